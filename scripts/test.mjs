@@ -1,0 +1,24 @@
+// Runs every compiled test file under dist/test with node's own test runner.
+// Node 20's `--test` takes no globs, so the files are listed here.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+function testFiles(dir) {
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...testFiles(path));
+    else if (entry.name.endsWith('.test.js')) out.push(path);
+  }
+  return out.sort();
+}
+
+const only = process.argv.slice(2);
+const files = testFiles('dist/test').filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
+if (files.length === 0) {
+  console.error('no test files found under dist/test (did the build run?)');
+  process.exit(2);
+}
+const result = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+process.exit(result.status ?? 1);

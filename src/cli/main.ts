@@ -1,0 +1,74 @@
+/** Entry point of the `tally` command: routes the first word to a command module. */
+import { TallyError } from '../core/errors.js';
+import { type Command, type CommandContext, FailureError, UsageError } from './command.js';
+
+/** Every top-level command, loaded lazily so start-up stays fast. */
+const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
+  init: () => import('./commands/init.js'),
+  keys: () => import('./commands/keys.js'),
+  demo: () => import('./commands/demo.js'),
+};
+
+function defaultContext(): CommandContext {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    env: process.env,
+    cwd: process.cwd(),
+    isTTY: Boolean(process.stderr.isTTY),
+    stdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    },
+  };
+}
+
+async function overview(): Promise<string> {
+  const lines = ['usage: tally <command> [options]', '', 'commands:'];
+  for (const [name, load] of Object.entries(COMMANDS)) {
+    const { command } = await load();
+    lines.push(`  ${name.padEnd(10)} ${command.summary}`);
+  }
+  lines.push('', 'Run `tally <command> --help` for a command; every command takes --json.');
+  return `${lines.join('\n')}\n`;
+}
+
+export async function main(argv: string[], ctx: CommandContext = defaultContext()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? ctx.stderr : ctx.stdout)(await overview());
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version') {
+    ctx.stdout('tally 0.1.0\n');
+    return 0;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    ctx.stderr(`tally: unknown command '${name}'\n\n${await overview()}`);
+    return 2;
+  }
+  const { command } = await load();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    ctx.stdout(command.usage.endsWith('\n') ? command.usage : `${command.usage}\n`);
+    return 0;
+  }
+  try {
+    return await command.run(rest, ctx);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      ctx.stderr(`tally ${name}: ${error.message}\n(see 'tally ${name} --help')\n`);
+      return 2;
+    }
+    if (error instanceof FailureError) {
+      ctx.stderr(`tally ${name}: ${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof TallyError) {
+      ctx.stderr(`tally ${name}: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
