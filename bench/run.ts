@@ -20,9 +20,12 @@ for (const file of files) {
   process.stderr.write(`# ${mod.title} (${file})\n`);
   for (const result of await mod.run()) {
     rows.push(result);
-    process.stderr.write(`  ${result.name}: ${result.measured} vs ${result.baseline} -> ratio ${result.ratio.toFixed(3)} (target ${result.target})\n`);
+    process.stderr.write(
+      `  ${result.name}: ${result.measured} vs ${result.baseline} -> ratio ${result.ratio.toFixed(3)} (target ${result.target})\n`,
+    );
   }
 }
 console.log('| benchmark | measured | baseline (same run) | ratio | target |');
 console.log('|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.name} | ${r.measured} | ${r.baseline} | ${r.ratio.toFixed(3)} | ${r.target} |`);
+for (const r of rows)
+  console.log(`| ${r.name} | ${r.measured} | ${r.baseline} | ${r.ratio.toFixed(3)} | ${r.target} |`);

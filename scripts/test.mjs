@@ -20,5 +20,7 @@ if (files.length === 0) {
   console.error('no test files found under dist/test (did the build run?)');
   process.exit(2);
 }
-const result = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+const result = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], {
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);

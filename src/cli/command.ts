@@ -2,7 +2,7 @@
  * The shape every CLI command module has, and the errors that map to exit codes.
  * Exit codes: 0 ok, 1 verification or policy failure, 2 usage or input error.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 export interface CommandContext {
   /** Machine output: with --json only JSON goes here. */
@@ -36,9 +36,12 @@ export class FailureError extends Error {
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** parseArgs with strict checking, turning its errors into UsageError. */
-export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = true) {
+export function parseFlags<O extends Options>(
+  argv: string[],
+  options: O,
+): ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>> {
   try {
-    return parseArgs({ args: argv, options, allowPositionals, strict: true });
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

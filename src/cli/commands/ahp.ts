@@ -20,7 +20,9 @@ export const command: Command = {
     const load = sub === undefined ? undefined : SUBCOMMANDS[sub];
     if (!load) {
       throw new UsageError(
-        sub === undefined ? 'missing subcommand' : `unknown subcommand '${sub}' (expected one of: ${Object.keys(SUBCOMMANDS).join(', ')})`,
+        sub === undefined
+          ? 'missing subcommand'
+          : `unknown subcommand '${sub}' (expected one of: ${Object.keys(SUBCOMMANDS).join(', ')})`,
       );
     }
     const { command: subcommand } = await load();
