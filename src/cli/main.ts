@@ -7,6 +7,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   init: () => import('./commands/init.js'),
   keys: () => import('./commands/keys.js'),
   demo: () => import('./commands/demo.js'),
+  ahp: () => import('./commands/ahp.js'),
 };
 
 function defaultContext(): CommandContext {

@@ -2,7 +2,9 @@
 import type { Command } from '../command.js';
 import { UsageError } from '../command.js';
 
-const SUBCOMMANDS: Record<string, () => Promise<{ command: Command }>> = {};
+const SUBCOMMANDS: Record<string, () => Promise<{ command: Command }>> = {
+  validate: () => import('./ahp/validate.js'),
+};
 
 export const command: Command = {
   summary: 'Agent Hooks Protocol: validate, dispatch, serve, capabilities',
