@@ -1,0 +1,139 @@
+/**
+ * One HTTP exchange with the rules every AHP client call shares: no redirects followed, a bound on
+ * the response body, prompt settlement when the signal aborts (during connect, send or receive),
+ * and plain `http` only to a loopback host. Used by the event transport, OAuth discovery and uploads.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import { TransportError } from '../transport.js';
+
+export interface HttpResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface ExchangeOptions {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: Buffer;
+  signal: AbortSignal;
+  maxBodyBytes: number;
+  agent?: http.Agent | https.Agent;
+  /** Code used when the signal aborts; 'timeout' unless the caller's own close fired. */
+  abortCode?: () => 'timeout' | 'closed';
+}
+
+/** True for `localhost`, 127.0.0.0/8 and ::1. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  if (isIP(host) === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1';
+  return false;
+}
+
+/** The URL without credentials, query or fragment: safe for logs and error details. */
+export function safeUrl(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname}`;
+}
+
+/**
+ * Parses and checks an endpoint: https anywhere, http only to loopback (or when explicitly allowed),
+ * never user:password in the URL (that would be a literal credential).
+ */
+export function checkEndpoint(raw: string, allowInsecureHttp = false): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new TransportError('transport', `endpoint is not an absolute URL`, { field: 'url' });
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new TransportError('auth', `endpoint ${safeUrl(url)} carries credentials in the URL; use an authentication reference`, {
+      field: 'url',
+    });
+  }
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:' && (isLoopbackHost(url.hostname) || allowInsecureHttp)) return url;
+  throw new TransportError(
+    'transport',
+    `endpoint ${safeUrl(url)} must use https (plain http is allowed only to a loopback address)`,
+    { field: 'url', url: safeUrl(url) },
+  );
+}
+
+/** Media type of a Content-Type header, lower-cased, without parameters. */
+export function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+export function exchange(url: URL, options: ExchangeOptions): Promise<HttpResponse> {
+  const abortCode = options.abortCode ?? (() => 'timeout' as const);
+  const where = safeUrl(url);
+  return new Promise<HttpResponse>((resolve, reject) => {
+    if (options.signal.aborted) {
+      reject(new TransportError(abortCode(), `aborted before contacting ${where}`, { url: where }));
+      return;
+    }
+    let settled = false;
+    const finish = (error: TransportError | undefined, value?: HttpResponse) => {
+      if (settled) return;
+      settled = true;
+      options.signal.removeEventListener('abort', onAbort);
+      if (error) {
+        req.destroy();
+        reject(error);
+      } else resolve(value!);
+    };
+    const onAbort = () => {
+      const code = abortCode();
+      finish(new TransportError(code, code === 'closed' ? `transport closed` : `deadline reached talking to ${where}`, { url: where }));
+    };
+    const lib = url.protocol === 'https:' ? https : http;
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.body !== undefined) headers['content-length'] = String(options.body.length);
+    const req = lib.request(url, { method: options.method, headers, agent: options.agent }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > options.maxBodyBytes) {
+        res.resume();
+        finish(tooLarge(where, options.maxBodyBytes));
+        return;
+      }
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > options.maxBodyBytes) {
+          finish(tooLarge(where, options.maxBodyBytes));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.on('end', () =>
+        finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', () =>
+        finish(new TransportError('transport', `connection to ${where} lost while reading the response`, { url: where })),
+      );
+      res.on('aborted', () =>
+        finish(new TransportError('transport', `connection to ${where} closed mid-response`, { url: where })),
+      );
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      finish(
+        new TransportError('transport', `cannot reach ${where}: ${error.code ?? 'connection failed'}`, {
+          url: where,
+          errno: error.code,
+        }),
+      );
+    });
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    req.end(options.body);
+  });
+}
+
+function tooLarge(where: string, limit: number): TransportError {
+  return new TransportError('too-large', `response from ${where} exceeds ${limit} bytes`, { url: where, limit });
+}

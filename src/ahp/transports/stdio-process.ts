@@ -1,0 +1,184 @@
+/**
+ * What both stdio lifecycles share: the backend's environment, starting the process without a
+ * shell, routing its stderr to the logger, splitting stdout into lines under a size bound, and
+ * stopping it (close stdin, then SIGTERM, then SIGKILL, each after the grace period).
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { parseJson } from '../../core/canonical.js';
+import { TransportError } from '../transport.js';
+import type { Logger } from './options.js';
+
+/**
+ * Inherited from the harness, when set: what a program needs to find executables, a home, a
+ * locale, a time zone and a temp directory. Nothing else (no credentials, no agent variables).
+ */
+export const INHERITED_ENV_NAMES: readonly string[] = Object.freeze([
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TMPDIR',
+  // Windows loader and shell essentials.
+  'SYSTEMROOT',
+  'SystemRoot',
+  'ComSpec',
+  'PATHEXT',
+  'TEMP',
+  'TMP',
+  'USERPROFILE',
+]);
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The smallest practical environment: the inherited names above, then the registration's literal
+ * `env` entries on top. Values are used verbatim: `$VAR` or `${VAR}` is not expanded.
+ */
+export function backendEnvironment(literal: Record<string, string>, parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of INHERITED_ENV_NAMES) {
+    const value = parent[name];
+    if (value !== undefined) env[name] = value;
+  }
+  for (const [name, value] of Object.entries(literal)) {
+    if (!ENV_NAME.test(name)) {
+      throw new TransportError('transport', `environment name '${name}' is not [A-Za-z_][A-Za-z0-9_]*`, {
+        pointer: `/transport/env/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+      });
+    }
+    if (typeof value !== 'string' || value.includes('\0')) {
+      throw new TransportError('transport', `environment value of '${name}' must be a string without NUL`, {
+        pointer: `/transport/env/${name}`,
+      });
+    }
+    env[name] = value;
+  }
+  return env;
+}
+
+export interface ProcessSpec {
+  backendId: string;
+  command: string;
+  args: string[];
+  cwd?: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export function startProcess(spec: ProcessSpec, logger: Logger): ChildProcessWithoutNullStreams {
+  const child = spawn(spec.command, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    shell: false,
+    windowsHide: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin.on('error', () => {
+    // EPIPE after the backend exited; the exit handler reports the failure.
+  });
+  let pending = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    pending += chunk;
+    let nl = pending.indexOf('\n');
+    while (nl >= 0) {
+      logger('info', 'backend stderr', { backend: spec.backendId, pid: child.pid, line: clip(pending.slice(0, nl)) });
+      pending = pending.slice(nl + 1);
+      nl = pending.indexOf('\n');
+    }
+    if (pending.length > 4096) {
+      logger('info', 'backend stderr', { backend: spec.backendId, pid: child.pid, line: clip(pending) });
+      pending = '';
+    }
+  });
+  child.stderr.on('end', () => {
+    if (pending !== '') logger('info', 'backend stderr', { backend: spec.backendId, pid: child.pid, line: clip(pending) });
+  });
+  return child;
+}
+
+function clip(line: string): string {
+  return line.length > 4096 ? `${line.slice(0, 4096)}…` : line;
+}
+
+/** Splits a byte stream into `\n`-terminated lines, refusing a line longer than `limit` bytes. */
+export class LineSplitter {
+  private parts: Buffer[] = [];
+  private size = 0;
+
+  constructor(private readonly limit: number) {}
+
+  /** Returns the complete lines in `chunk`; throws 'too-large' when a line exceeds the limit. */
+  push(chunk: Buffer): Buffer[] {
+    const lines: Buffer[] = [];
+    let start = 0;
+    let nl = chunk.indexOf(0x0a, start);
+    while (nl >= 0) {
+      this.add(chunk.subarray(start, nl));
+      lines.push(Buffer.concat(this.parts));
+      this.parts = [];
+      this.size = 0;
+      start = nl + 1;
+      nl = chunk.indexOf(0x0a, start);
+    }
+    if (start < chunk.length) this.add(chunk.subarray(start));
+    return lines;
+  }
+
+  /** Bytes received after the last newline. */
+  get rest(): number {
+    return this.size;
+  }
+
+  private add(part: Buffer): void {
+    this.size += part.length;
+    if (this.size > this.limit) {
+      throw new TransportError('too-large', `backend output line exceeds ${this.limit} bytes`, { limit: this.limit });
+    }
+    this.parts.push(part);
+  }
+}
+
+/** Parses one stdout line as one JSON-RPC object, or throws 'protocol'. */
+export function parseLine(line: Buffer, backendId: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = parseJson(line);
+  } catch {
+    throw new TransportError('protocol', `backend ${backendId} wrote a stdout line that is not JSON`, {
+      backend: backendId,
+      bytes: line.length,
+    });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TransportError('protocol', `backend ${backendId} wrote a line that is not one JSON-RPC object`, {
+      backend: backendId,
+    });
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Resolves once the child has exited (immediately if it already has). */
+export function exited(child: ChildProcessWithoutNullStreams): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
+}
+
+/** Close stdin, then SIGTERM, then SIGKILL, waiting `graceMs` before each escalation. */
+export async function stopProcess(child: ChildProcessWithoutNullStreams, graceMs: number): Promise<void> {
+  const done = exited(child);
+  const waitFor = (ms: number) =>
+    Promise.race([done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+  child.stdin.end();
+  if (await waitFor(graceMs)) return;
+  child.kill('SIGTERM');
+  if (await waitFor(graceMs)) return;
+  child.kill('SIGKILL');
+  await done;
+}

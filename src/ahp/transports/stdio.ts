@@ -1,0 +1,351 @@
+/**
+ * The AHP stdio binding, harness side. Newline-delimited JSON-RPC: one object per line on the
+ * backend's stdin and stdout; stderr is diagnostics and goes to the logger, never to parsing.
+ *
+ * - `persistent`: one long-lived process, started on first use. One message in flight at a time
+ *   (the rest wait in order). A response is matched by id. A crash fails the message in flight and
+ *   the next message restarts the process after a backoff that grows with consecutive crashes. A
+ *   deadline, a malformed or mismatched line, an unsolicited line or an over-long line ends the
+ *   process too: the backend then holds an outstanding request or an untrustworthy stream, and the
+ *   binding allows only one outstanding request.
+ * - `per_event`: one process per message: one line on stdin, EOF, at most one line back, exit 0.
+ */
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import {
+  type BackendTransport,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  TransportError,
+} from '../transport.js';
+import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js';
+import { exited, LineSplitter, type ProcessSpec, parseLine, startProcess, stopProcess } from './stdio-process.js';
+
+export interface StdioTransportOptions extends ProcessSpec {
+  logger?: Logger;
+  maxBodyBytes?: number;
+  killGraceMs?: number;
+}
+
+interface InFlight {
+  id: string | number;
+  resolve: (value: Record<string, unknown>) => void;
+  reject: (error: TransportError) => void;
+}
+
+function timeoutError(backendId: string): TransportError {
+  return new TransportError('timeout', `deadline reached waiting for backend ${backendId}`, { backend: backendId });
+}
+
+function closedError(backendId: string): TransportError {
+  return new TransportError('closed', `transport to backend ${backendId} is closed`, { backend: backendId });
+}
+
+function exitDetail(code: number | null, signal: NodeJS.Signals | null): string {
+  return signal !== null ? `signal ${signal}` : `code ${code}`;
+}
+
+export class PersistentStdioTransport implements BackendTransport {
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private inFlight: InFlight | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private crashes = 0;
+  private lastExit = 0;
+  private closed = false;
+  private readonly logger: Logger;
+  private readonly stopping = new Set<Promise<void>>();
+
+  constructor(private readonly options: StdioTransportOptions) {
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  request(message: JsonRpcRequest, signal: AbortSignal): Promise<unknown> {
+    return this.enqueue(signal, () => this.exchange(message, signal));
+  }
+
+  notify(message: JsonRpcNotification, signal: AbortSignal): Promise<void> {
+    return this.enqueue(signal, async () => {
+      const child = await this.ensure(signal);
+      await this.write(child, message, signal);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.inFlight?.reject(closedError(this.options.backendId));
+      this.inFlight = undefined;
+      if (this.child) this.stop(this.child);
+      this.child = undefined;
+    }
+    await Promise.all([...this.stopping]);
+  }
+
+  /** Runs `task` after every earlier message; the caller stops waiting as soon as `signal` aborts. */
+  private enqueue<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
+    const id = this.options.backendId;
+    const run = this.queue.then(() => {
+      if (signal.aborted) throw timeoutError(id);
+      if (this.closed) throw closedError(id);
+      return task();
+    });
+    this.queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(timeoutError(id));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      run.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  private async ensure(signal: AbortSignal): Promise<ChildProcessWithoutNullStreams> {
+    if (this.child) return this.child;
+    if (this.crashes > 0) {
+      const backoff = Math.min(50 * 2 ** (this.crashes - 1), 2000);
+      const wait = this.lastExit + backoff - Date.now();
+      if (wait > 0) await sleep(wait, signal, this.options.backendId);
+    }
+    if (this.closed) throw closedError(this.options.backendId);
+    const child = startProcess(this.options, this.logger);
+    this.child = child;
+    const splitter = new LineSplitter(this.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (this.child !== child) return;
+      try {
+        for (const line of splitter.push(chunk)) if (line.length > 0) this.onLine(child, line);
+      } catch (error) {
+        this.fault(child, error as TransportError);
+      }
+    });
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      this.onExit(child, `cannot start ${this.options.command}: ${error.code ?? error.message}`, error.code);
+    });
+    child.once('exit', (code, sig) => this.onExit(child, `exited with ${exitDetail(code, sig)}`, undefined, code, sig));
+    this.logger('debug', 'backend started', { backend: this.options.backendId, pid: child.pid });
+    return child;
+  }
+
+  private onLine(child: ChildProcessWithoutNullStreams, line: Buffer): void {
+    const message = parseLine(line, this.options.backendId);
+    const current = this.inFlight;
+    if (current === undefined) {
+      throw new TransportError('protocol', `backend ${this.options.backendId} wrote a line nobody asked for`, {
+        backend: this.options.backendId,
+      });
+    }
+    if (message.id !== current.id) {
+      throw new TransportError('protocol', `backend ${this.options.backendId} answered id ${JSON.stringify(message.id)}, expected ${JSON.stringify(current.id)}`, {
+        backend: this.options.backendId,
+        expected: current.id,
+        received: typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null,
+      });
+    }
+    this.inFlight = undefined;
+    this.crashes = 0;
+    current.resolve(message);
+    void child;
+  }
+
+  /** A broken stream: fail the message in flight and end the process. */
+  private fault(child: ChildProcessWithoutNullStreams, error: TransportError): void {
+    this.logger('warn', 'backend protocol fault; stopping it', { backend: this.options.backendId, code: error.code, message: error.message });
+    this.inFlight?.reject(error);
+    this.inFlight = undefined;
+    this.retire(child);
+  }
+
+  private onExit(child: ChildProcessWithoutNullStreams, what: string, errno?: string, code?: number | null, sig?: NodeJS.Signals | null) {
+    if (this.child === child) {
+      this.child = undefined;
+      this.crashes++;
+      this.lastExit = Date.now();
+      this.logger(this.closed ? 'debug' : 'warn', `backend ${what}`, { backend: this.options.backendId, pid: child.pid });
+    }
+    if (this.inFlight !== undefined && (this.child === undefined || this.child === child)) {
+      this.inFlight.reject(
+        new TransportError('transport', `backend ${this.options.backendId} ${what}`, {
+          backend: this.options.backendId,
+          exitCode: code ?? null,
+          signal: sig ?? null,
+          errno,
+        }),
+      );
+      this.inFlight = undefined;
+    }
+  }
+
+  private retire(child: ChildProcessWithoutNullStreams): void {
+    if (this.child === child) {
+      this.child = undefined;
+      this.crashes++;
+      this.lastExit = Date.now();
+    }
+    this.stop(child);
+  }
+
+  private stop(child: ChildProcessWithoutNullStreams): void {
+    const stopping = stopProcess(child, this.options.killGraceMs ?? 2000);
+    this.stopping.add(stopping);
+    void stopping.finally(() => this.stopping.delete(stopping));
+  }
+
+  private write(child: ChildProcessWithoutNullStreams, message: unknown, signal: AbortSignal): Promise<void> {
+    const line = `${JSON.stringify(message)}\n`;
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(timeoutError(this.options.backendId));
+      signal.addEventListener('abort', onAbort, { once: true });
+      child.stdin.write(line, (error) => {
+        signal.removeEventListener('abort', onAbort);
+        if (error) {
+          reject(new TransportError('transport', `cannot write to backend ${this.options.backendId}`, { backend: this.options.backendId }));
+        } else resolve();
+      });
+    });
+  }
+
+  private async exchange(message: JsonRpcRequest, signal: AbortSignal): Promise<unknown> {
+    const child = await this.ensure(signal);
+    const answer = new Promise<Record<string, unknown>>((resolve, reject) => {
+      this.inFlight = { id: message.id, resolve, reject };
+    });
+    const onAbort = () => {
+      const current = this.inFlight;
+      if (current?.id !== message.id) return;
+      this.inFlight = undefined;
+      current.reject(timeoutError(this.options.backendId));
+      // The backend still holds this request; only one may be outstanding, so it is ended.
+      this.retire(child);
+    };
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await this.write(child, message, signal).catch((error: TransportError) => {
+        if (this.inFlight?.id === message.id) {
+          this.inFlight.reject(error);
+          this.inFlight = undefined;
+        }
+      });
+      return await answer;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+export class PerEventStdioTransport implements BackendTransport {
+  private closed = false;
+  private readonly live = new Set<ChildProcessWithoutNullStreams>();
+  private readonly logger: Logger;
+
+  constructor(private readonly options: StdioTransportOptions) {
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  async request(message: JsonRpcRequest, signal: AbortSignal): Promise<unknown> {
+    const lines = await this.run(message, signal, true);
+    const id = this.options.backendId;
+    if (lines.length === 0) throw new TransportError('protocol', `backend ${id} exited without a response`, { backend: id });
+    if (lines.length > 1) {
+      throw new TransportError('protocol', `backend ${id} wrote ${lines.length} lines; at most one response is allowed`, {
+        backend: id,
+        lines: lines.length,
+      });
+    }
+    return parseLine(lines[0]!, id);
+  }
+
+  async notify(message: JsonRpcNotification, signal: AbortSignal): Promise<void> {
+    await this.run(message, signal, false);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.live].map((child) => stopProcess(child, this.options.killGraceMs ?? 2000)));
+  }
+
+  /** One process, one message, EOF; resolves with its non-empty stdout lines after it exits. */
+  private run(message: unknown, signal: AbortSignal, strictExit: boolean): Promise<Buffer[]> {
+    const id = this.options.backendId;
+    if (this.closed) return Promise.reject(closedError(id));
+    if (signal.aborted) return Promise.reject(timeoutError(id));
+    const child = startProcess(this.options, this.logger);
+    this.live.add(child);
+    void exited(child).then(() => this.live.delete(child));
+    return new Promise<Buffer[]>((resolve, reject) => {
+      const lines: Buffer[] = [];
+      const splitter = new LineSplitter(this.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+      let settled = false;
+      let exitedWith: { code: number | null; sig: NodeJS.Signals | null } | undefined;
+      let stdoutDone = false;
+      const finish = (error?: TransportError) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        if (error) {
+          void stopProcess(child, 0);
+          reject(error);
+        } else resolve(lines);
+      };
+      const onAbort = () => finish(timeoutError(id));
+      signal.addEventListener('abort', onAbort, { once: true });
+      const maybeDone = () => {
+        if (!exitedWith || !stdoutDone) return;
+        const { code, sig } = exitedWith;
+        if (code !== 0 && strictExit) {
+          finish(
+            new TransportError('transport', `backend ${id} exited with ${exitDetail(code, sig)}`, {
+              backend: id,
+              exitCode: code,
+              signal: sig,
+            }),
+          );
+        } else {
+          if (code !== 0) this.logger('info', 'observer process exited non-zero', { backend: id, exitCode: code, signal: sig });
+          if (splitter.rest > 0 && strictExit) {
+            finish(new TransportError('protocol', `backend ${id} ended its response without a newline`, { backend: id }));
+          } else finish();
+        }
+      };
+      child.stdout.on('data', (chunk: Buffer) => {
+        try {
+          for (const line of splitter.push(chunk)) if (line.length > 0) lines.push(line);
+        } catch (error) {
+          finish(error as TransportError);
+        }
+      });
+      child.stdout.on('end', () => {
+        stdoutDone = true;
+        maybeDone();
+      });
+      child.once('error', (error: NodeJS.ErrnoException) =>
+        finish(
+          new TransportError('transport', `cannot start backend ${id}: ${error.code ?? error.message}`, {
+            backend: id,
+            errno: error.code,
+          }),
+        ),
+      );
+      child.once('exit', (code, sig) => {
+        exitedWith = { code, sig };
+        maybeDone();
+      });
+      child.stdin.end(`${JSON.stringify(message)}\n`);
+    });
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal, backendId: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(timeoutError(backendId));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
