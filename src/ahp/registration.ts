@@ -98,25 +98,31 @@ function errorByte(error: unknown): number | undefined {
   return undefined;
 }
 
-/** Offset of the first byte where UTF-8 decoding fails (prefix validity is monotone: bisect). */
+/**
+ * Offset of the first byte of the first malformed UTF-8 sequence. Whether a prefix can still be
+ * the start of valid UTF-8 is monotone in its length, so bisect for the longest such prefix, then
+ * step back to the character boundary where the bad sequence begins.
+ */
 function firstBadUtf8Byte(bytes: Uint8Array): number | undefined {
-  const validPrefix = (n: number) => {
+  const decodes = (n: number, stream: boolean) => {
     try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, n), { stream: true });
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, n), { stream });
       return true;
     } catch {
       return false;
     }
   };
-  if (validPrefix(bytes.length)) return undefined;
+  if (decodes(bytes.length, false)) return undefined;
   let lo = 0;
-  let hi = bytes.length;
+  let hi = bytes.length + 1;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
-    if (validPrefix(mid)) lo = mid;
+    if (decodes(mid, true)) lo = mid;
     else hi = mid;
   }
-  return lo;
+  let start = Math.min(lo, bytes.length);
+  while (start > 0 && lo - start < 3 && !decodes(start, false)) start--;
+  return start;
 }
 
 function checkDocument(c: IssueCollector, doc: unknown): Registration | undefined {

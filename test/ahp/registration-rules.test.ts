@@ -1,0 +1,418 @@
+/**
+ * One case per registration rule: mutate the official valid portable fixture and assert the exact
+ * JSON pointer and rule id reported (the pointers are worked out by hand from the fixture), plus
+ * the normalised form of the unmutated fixture and the text-level errors.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { parseRegistration, parseRegistrationText, RegistrationError } from '../../src/ahp/registration.js';
+import type { Issue } from '../../src/ahp/registration-types.js';
+
+const PORTABLE = new URL('../../../../shared/ahp/fixtures/draft/registration/portable.valid.json', import.meta.url);
+
+// biome-ignore lint/suspicious/noExplicitAny: test mutations poke at arbitrary JSON
+type Doc = any;
+
+function portable(): Doc {
+  return JSON.parse(readFileSync(PORTABLE, 'utf8'));
+}
+
+function issuesOf(doc: unknown): Issue[] {
+  try {
+    parseRegistration(doc);
+  } catch (error) {
+    assert.ok(error instanceof RegistrationError);
+    assert.equal(error.code, 'invalid');
+    return error.issues;
+  }
+  assert.fail('the document was accepted');
+}
+
+function expectIssue(mutate: (d: Doc) => void, pointer: string, rule: string): Issue[] {
+  const doc = portable();
+  mutate(doc);
+  const issues = issuesOf(doc);
+  assert.ok(
+    issues.some((i) => i.pointer === pointer && i.rule === rule),
+    `expected ${rule} at ${pointer}, got ${JSON.stringify(issues)}`,
+  );
+  return issues;
+}
+
+function accepted(mutate: (d: Doc) => void) {
+  const doc = portable();
+  mutate(doc);
+  return parseRegistration(doc);
+}
+
+const H0 = '/hooks/0';
+const H1 = '/hooks/1';
+const S00 = '/hooks/0/subscriptions/0';
+const S11 = '/hooks/1/subscriptions/1';
+
+test('the portable fixture normalises to the expected registration', () => {
+  const { registration, warnings } = parseRegistration(portable());
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(registration, {
+    protocolVersion: 'draft',
+    hooks: [
+      {
+        index: 0,
+        id: 'com.example.policy',
+        transport: { kind: 'http', url: 'https://policy.example.com/agent-hooks' },
+        authentication: { type: 'bearer', tokenEnv: 'AHP_POLICY_TOKEN' },
+        subscriptions: [
+          {
+            index: 0,
+            events: ['tool.before'],
+            mode: 'intercept',
+            timeoutMs: 750,
+            failurePolicy: 'fail-closed',
+            content: { default: 'metadata', categories: {} },
+            includeNative: false,
+          },
+        ],
+      },
+      {
+        index: 1,
+        id: 'com.example.local_review',
+        transport: {
+          kind: 'stdio',
+          command: '/usr/local/bin/local-review',
+          args: ['serve'],
+          lifecycle: 'persistent',
+          env: {},
+        },
+        subscriptions: [
+          {
+            index: 0,
+            events: ['tool.before'],
+            mode: 'intercept',
+            timeoutMs: 500,
+            failurePolicy: 'fail-open',
+            content: { default: 'metadata', categories: {} },
+            includeNative: false,
+          },
+          {
+            index: 1,
+            events: ['tool.after'],
+            mode: 'observe',
+            content: { default: 'metadata', categories: {} },
+            includeNative: false,
+          },
+        ],
+      },
+    ],
+  });
+});
+
+test('document rules', () => {
+  assert.deepEqual(issuesOf([])[0], { pointer: '', rule: 'document.object', message: issuesOf([])[0]?.message });
+  expectIssue((d) => (d.protocolVersion = '2025-06-01'), '/protocolVersion', 'document.protocol-version');
+  expectIssue((d) => delete d.protocolVersion, '/protocolVersion', 'document.protocol-version');
+  expectIssue((d) => (d.hooks = []), '/hooks', 'document.hooks');
+  expectIssue((d) => (d.hooks = { a: 1 }), '/hooks', 'document.hooks');
+  expectIssue((d) => (d.hooks[1] = 'com.example.x'), H1, 'backend.object');
+});
+
+test('backend id: required, reverse-DNS, unique', () => {
+  expectIssue((d) => delete d.hooks[0].id, `${H0}/id`, 'backend.id');
+  for (const bad of ['policy', '1com.example', 'com..example', 'com.example.', 'com.exa mple']) {
+    expectIssue((d) => (d.hooks[0].id = bad), `${H0}/id`, 'backend.id.reverse-dns');
+  }
+  const issues = expectIssue((d) => (d.hooks[1].id = 'com.example.policy'), `${H1}/id`, 'backend.id.duplicate');
+  assert.equal(issues.length, 1, 'the first use of the id is not reported');
+});
+
+test('transport: exactly one supported transport', () => {
+  expectIssue((d) => delete d.hooks[0].transport, `${H0}/transport`, 'transport.object');
+  expectIssue((d) => (d.hooks[0].transport = [d.hooks[0].transport]), `${H0}/transport`, 'transport.object');
+  expectIssue((d) => (d.hooks[0].transport.type = 'websocket'), `${H0}/transport/type`, 'transport.type');
+  expectIssue((d) => delete d.hooks[0].transport.type, `${H0}/transport/type`, 'transport.type');
+});
+
+test('http transport: absolute http(s) url without credentials', () => {
+  for (const bad of ['/agent-hooks', 'policy.example.com/hooks', 'ftp://policy.example.com/', 'https://', 42]) {
+    expectIssue((d) => (d.hooks[0].transport.url = bad), `${H0}/transport/url`, 'transport.http.url');
+  }
+  expectIssue(
+    (d) => (d.hooks[0].transport.url = 'https://user:pw@policy.example.com/'),
+    `${H0}/transport/url`,
+    'transport.http.url.credentials',
+  );
+  const plain = accepted((d) => (d.hooks[0].transport.url = 'http://policy.example.com/hooks'));
+  assert.deepEqual(
+    plain.warnings.map((w) => [w.pointer, w.rule]),
+    [[`${H0}/transport/url`, 'transport.http.url.insecure']],
+  );
+  assert.deepEqual(accepted((d) => (d.hooks[0].transport.url = 'http://127.0.0.1:8080/h')).warnings, []);
+});
+
+test('stdio transport fields', () => {
+  const T = `${H1}/transport`;
+  expectIssue((d) => delete d.hooks[1].transport.command, `${T}/command`, 'transport.stdio.command');
+  expectIssue((d) => (d.hooks[1].transport.args = 'serve'), `${T}/args`, 'transport.stdio.args');
+  expectIssue((d) => (d.hooks[1].transport.args = ['serve', 1]), `${T}/args`, 'transport.stdio.args');
+  expectIssue((d) => (d.hooks[1].transport.lifecycle = 'per-event'), `${T}/lifecycle`, 'transport.stdio.lifecycle');
+  expectIssue((d) => (d.hooks[1].transport.cwd = 7), `${T}/cwd`, 'transport.stdio.cwd');
+  expectIssue((d) => (d.hooks[1].transport.env = ['A=1']), `${T}/env`, 'transport.stdio.env');
+  expectIssue((d) => (d.hooks[1].transport.env = { PORT: 8080 }), `${T}/env/PORT`, 'transport.stdio.env');
+  expectIssue((d) => (d.hooks[1].transport.env = { 'A=B': 'x' }), `${T}/env/A=B`, 'transport.stdio.env');
+  const ok = accepted((d) => {
+    delete d.hooks[1].transport.args;
+    d.hooks[1].transport.lifecycle = 'per_event';
+    d.hooks[1].transport.cwd = '/srv/review';
+    d.hooks[1].transport.env = { LOG_LEVEL: 'debug', REVIEW_TOKEN: 'x' };
+  });
+  assert.deepEqual(ok.registration.hooks[1]?.transport, {
+    kind: 'stdio',
+    command: '/usr/local/bin/local-review',
+    args: [],
+    lifecycle: 'per_event',
+    cwd: '/srv/review',
+    env: { LOG_LEVEL: 'debug', REVIEW_TOKEN: 'x' },
+  });
+  assert.deepEqual(
+    ok.warnings.map((w) => [w.pointer, w.rule]),
+    [[`${T}/env/REVIEW_TOKEN`, 'transport.stdio.env.secret']],
+  );
+});
+
+test('authentication: a credential reference, never a literal', () => {
+  const A = `${H0}/authentication`;
+  expectIssue((d) => (d.hooks[0].authentication = { type: 'bearer', token: 'abc' }), `${A}/token`, 'authentication.literal-credential');
+  expectIssue((d) => (d.hooks[0].authentication.token = 'abc'), `${A}/token`, 'authentication.literal-credential');
+  expectIssue((d) => (d.hooks[0].authentication.tokenRef = 'secrets/p'), A, 'authentication.bearer.one-reference');
+  expectIssue((d) => delete d.hooks[0].authentication.tokenEnv, A, 'authentication.bearer.one-reference');
+  expectIssue((d) => (d.hooks[0].authentication.tokenEnv = '9TOKEN'), `${A}/tokenEnv`, 'authentication.bearer.token-env');
+  expectIssue(
+    (d) => (d.hooks[0].authentication = { type: 'bearer', tokenRef: '' }),
+    `${A}/tokenRef`,
+    'authentication.bearer.token-ref',
+  );
+  expectIssue((d) => (d.hooks[0].authentication.type = 'basic'), `${A}/type`, 'authentication.type');
+  expectIssue((d) => (d.hooks[0].authentication = 'Bearer abc'), A, 'authentication.object');
+  expectIssue(
+    (d) => (d.hooks[1].authentication = { type: 'bearer', tokenEnv: 'X' }),
+    `${H1}/authentication`,
+    'backend.authentication.stdio',
+  );
+  const ref = accepted((d) => (d.hooks[0].authentication = { type: 'bearer', tokenRef: 'secrets/policy' }));
+  assert.deepEqual(ref.registration.hooks[0]?.authentication, { type: 'bearer', tokenRef: 'secrets/policy' });
+});
+
+test('authentication: oauth preset', () => {
+  const A = `${H0}/authentication`;
+  const preset = {
+    type: 'oauth',
+    resource: 'https://policy.example.com/agent-hooks',
+    issuer: 'https://auth.example.com',
+    clientId: 'tally',
+    flow: 'client_credentials',
+    clientSecretRef: 'secrets/tally-client',
+  };
+  const ok = accepted((d) => (d.hooks[0].authentication = { ...preset }));
+  assert.deepEqual(ok.registration.hooks[0]?.authentication, { ...preset, scopes: [] });
+  expectIssue((d) => (d.hooks[0].authentication = { ...preset, issuer: 'http://auth.example.com' }), `${A}/issuer`, 'authentication.oauth.field');
+  expectIssue((d) => (d.hooks[0].authentication = { ...preset, flow: 'implicit' }), `${A}/flow`, 'authentication.oauth.field');
+  expectIssue((d) => (d.hooks[0].authentication = { ...preset, scopes: ['a', 'a'] }), `${A}/scopes`, 'authentication.oauth.field');
+  expectIssue(
+    (d) => (d.hooks[0].authentication = { ...preset, clientSecret: 'shh' }),
+    `${A}/clientSecret`,
+    'authentication.literal-credential',
+  );
+});
+
+test('subscriptions: non-empty, each an object', () => {
+  expectIssue((d) => (d.hooks[0].subscriptions = []), `${H0}/subscriptions`, 'backend.subscriptions');
+  expectIssue((d) => delete d.hooks[0].subscriptions, `${H0}/subscriptions`, 'backend.subscriptions');
+  expectIssue((d) => (d.hooks[0].subscriptions[0] = 'tool.before'), S00, 'subscription.object');
+});
+
+test('events: exact names, whole-family wildcards or *, nothing else', () => {
+  const E = `${S00}/events`;
+  expectIssue((d) => (d.hooks[0].subscriptions[0].events = []), E, 'subscription.events');
+  expectIssue((d) => delete d.hooks[0].subscriptions[0].events, E, 'subscription.events');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].events = 'tool.before'), E, 'subscription.events');
+  for (const bad of ['tool.before*', 'tool.permission.*', 'tool.*.before', '**', 'Tool.*', 'tool.b?fore']) {
+    expectIssue((d) => (d.hooks[0].subscriptions[0].events = [bad]), `${E}/0`, 'subscription.events.pattern');
+  }
+  for (const bad of ['tool.error', 'tool', 'foo.*', 'prompt.submitted']) {
+    expectIssue((d) => (d.hooks[0].subscriptions[0].events = ['tool.before', bad]), `${E}/1`, 'subscription.events.unknown');
+  }
+  expectIssue((d) => (d.hooks[0].subscriptions[0].events = ['tool.before', 7]), `${E}/1`, 'subscription.events.pattern');
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].events = ['tool.before', 'tool.after', 'tool.before']),
+    `${E}/2`,
+    'subscription.events.duplicate',
+  );
+  const redundant = accepted((d) => (d.hooks[0].subscriptions[0].events = ['context.*', 'context.compact.after']));
+  assert.deepEqual(
+    redundant.warnings.map((w) => [w.pointer, w.rule]),
+    [[`${E}/1`, 'subscription.events.redundant']],
+  );
+});
+
+test('intercept subscriptions select only interceptable events, wildcards included', () => {
+  const E = `${S00}/events`;
+  for (const bad of ['turn.end', 'tool.progress', 'session.end', 'hook.failure']) {
+    expectIssue((d) => (d.hooks[0].subscriptions[0].events = [bad]), `${E}/0`, 'subscription.events.not-interceptable');
+  }
+  for (const bad of ['file.*', 'hook.*']) {
+    expectIssue(
+      (d) => (d.hooks[0].subscriptions[0].events = ['tool.before', bad]),
+      `${E}/1`,
+      'subscription.events.not-interceptable',
+    );
+  }
+  // Families with some interceptable members are accepted, with a warning naming what is left out.
+  const partial = accepted((d) => (d.hooks[0].subscriptions[0].events = ['session.*']));
+  assert.deepEqual(
+    partial.warnings.map((w) => [w.pointer, w.rule]),
+    [[`${E}/0`, 'subscription.events.partly-interceptable']],
+  );
+  assert.match(partial.warnings[0]?.message ?? '', /session\.end/);
+  assert.deepEqual(accepted((d) => (d.hooks[0].subscriptions[0].events = ['*'])).warnings, []);
+  // The same observe-only names are fine in an observe subscription.
+  accepted((d) => (d.hooks[1].subscriptions[1].events = ['turn.end', 'file.*', 'hook.*']));
+});
+
+test('mode, timeoutMs and failurePolicy', () => {
+  expectIssue((d) => (d.hooks[0].subscriptions[0].mode = 'both'), `${S00}/mode`, 'subscription.mode');
+  expectIssue((d) => delete d.hooks[0].subscriptions[0].mode, `${S00}/mode`, 'subscription.mode');
+  for (const bad of [0, -5, 1.5, '750', null]) {
+    expectIssue((d) => (d.hooks[0].subscriptions[0].timeoutMs = bad), `${S00}/timeoutMs`, 'subscription.timeout-ms');
+  }
+  expectIssue((d) => delete d.hooks[0].subscriptions[0].timeoutMs, `${S00}/timeoutMs`, 'subscription.timeout-ms');
+  expectIssue((d) => delete d.hooks[0].subscriptions[0].failurePolicy, `${S00}/failurePolicy`, 'subscription.failure-policy');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].failurePolicy = 'open'), `${S00}/failurePolicy`, 'subscription.failure-policy');
+  expectIssue((d) => (d.hooks[1].subscriptions[1].failurePolicy = 'fail-open'), `${S11}/failurePolicy`, 'subscription.observe-policy-fields');
+  expectIssue((d) => (d.hooks[1].subscriptions[1].timeoutMs = 100), `${S11}/timeoutMs`, 'subscription.observe-policy-fields');
+  const slow = accepted((d) => (d.hooks[0].subscriptions[0].timeoutMs = 60_000));
+  assert.deepEqual(
+    slow.warnings.map((w) => [w.pointer, w.rule]),
+    [[`${S00}/timeoutMs`, 'subscription.timeout-ms.range']],
+  );
+});
+
+test('content selection, includeNative', () => {
+  const C = `${S00}/content`;
+  expectIssue((d) => delete d.hooks[0].subscriptions[0].content, C, 'subscription.content');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].content = 'metadata'), C, 'subscription.content');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].content = { text: 'body' }), `${C}/default`, 'content.default');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].content.default = 'all'), `${C}/default`, 'content.default');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].content.images = 'full'), `${C}/images`, 'content.category');
+  const ok = accepted((d) => (d.hooks[0].subscriptions[0].content = { default: 'omit', text: 'body', x3d: 'metadata' }));
+  assert.deepEqual(ok.registration.hooks[0]?.subscriptions[0]?.content, {
+    default: 'omit',
+    categories: { text: 'body', x3d: 'metadata' },
+  });
+  expectIssue((d) => (d.hooks[0].subscriptions[0].includeNative = 'true'), `${S00}/includeNative`, 'subscription.include-native');
+  const native = accepted((d) => (d.hooks[0].subscriptions[0].includeNative = true));
+  assert.equal(native.registration.hooks[0]?.subscriptions[0]?.includeNative, true);
+});
+
+test('upload binding: endpoint, timeoutMs, maxBytes, independent auth', () => {
+  const U = `${S00}/upload`;
+  const upload = { endpoint: 'https://uploads.example/bytes', timeoutMs: 5000, maxBytes: 1048576 };
+  const ok = accepted((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, auth: { type: 'bearer', tokenRef: 'secrets/up' } }));
+  assert.deepEqual(ok.registration.hooks[0]?.subscriptions[0]?.upload, { ...upload, auth: { type: 'bearer', tokenRef: 'secrets/up' } });
+  accepted((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, endpoint: 'http://127.0.0.1:9000/u', maxBytes: 0 }));
+  expectIssue((d) => (d.hooks[0].subscriptions[0].upload = 'https://u.example'), U, 'upload.object');
+  for (const bad of ['/bytes', 'http://uploads.example/bytes', 'https://a:b@uploads.example/', 'http://localhost.evil.example/']) {
+    expectIssue((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, endpoint: bad }), `${U}/endpoint`, 'upload.endpoint');
+  }
+  expectIssue((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, timeoutMs: 0 }), `${U}/timeoutMs`, 'upload.timeout-ms');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, maxBytes: -1 }), `${U}/maxBytes`, 'upload.max-bytes');
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].upload = { ...upload, auth: { type: 'bearer', tokenEnv: 'A', tokenRef: 'b' } }),
+    `${U}/auth`,
+    'authentication.bearer.one-reference',
+  );
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].upload = { ...upload, auth: { type: 'bearer', token: 't' } }),
+    `${U}/auth/token`,
+    'authentication.literal-credential',
+  );
+});
+
+test('local subscription fields: id, filters, scope, disableable; legacy contentReceiver', () => {
+  expectIssue((d) => (d.hooks[0].subscriptions[0].id = ''), `${S00}/id`, 'subscription.id');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].filters = { paths: ['a', 'a'] }), `${S00}/filters/paths`, 'subscription.filters');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].scope = 'global'), `${S00}/scope`, 'subscription.scope');
+  expectIssue((d) => (d.hooks[0].subscriptions[0].scope = 'managed'), `${S00}/disableable`, 'subscription.disableable');
+  expectIssue((d) => (d.hooks[0].contentReceiver = {}), `${H0}/contentReceiver`, 'backend.content-receiver');
+  const ok = accepted((d) => {
+    Object.assign(d.hooks[0].subscriptions[0], { id: 'tool-policy', scope: 'managed', disableable: false });
+    d.hooks[0].subscriptions[0].filters = { toolKinds: ['shell'] };
+  });
+  const sub = ok.registration.hooks[0]?.subscriptions[0];
+  assert.equal(sub?.id, 'tool-policy');
+  assert.equal(sub?.scope, 'managed');
+  assert.equal(sub?.disableable, false);
+  assert.deepEqual(sub?.filters, { toolKinds: ['shell'] });
+});
+
+test('unknown fields are ignored with a warning, recognised fields still validated', () => {
+  const ok = accepted((d) => {
+    d.comment = 'x';
+    d.hooks[0]['a/b~c'] = 1;
+    d.hooks[0].subscriptions[0].enabled = true;
+  });
+  assert.deepEqual(
+    ok.warnings.map((w) => [w.pointer, w.rule]),
+    [
+      ['/comment', 'unknown-field'],
+      [`${H0}/a~1b~0c`, 'unknown-field'],
+      [`${S00}/enabled`, 'unknown-field'],
+    ],
+  );
+  expectIssue((d) => {
+    d.hooks[0].subscriptions[0].enabled = true;
+    d.hooks[0].subscriptions[0].mode = 'all';
+  }, `${S00}/mode`, 'subscription.mode');
+});
+
+test('every problem is reported, not only the first', () => {
+  const doc = portable();
+  doc.hooks[0].authentication = { type: 'bearer', token: 'literal' };
+  doc.hooks[1].id = 'com.example.policy';
+  doc.hooks[1].subscriptions[1].failurePolicy = 'fail-open';
+  doc.hooks[1].transport.url = 'ignored';
+  const got = issuesOf(doc).map((i) => [i.pointer, i.rule]);
+  for (const want of [
+    [`${H0}/authentication/token`, 'authentication.literal-credential'],
+    [`${H0}/authentication`, 'authentication.bearer.one-reference'],
+    [`${H1}/id`, 'backend.id.duplicate'],
+    [`${S11}/failurePolicy`, 'subscription.observe-policy-fields'],
+  ]) {
+    assert.ok(got.some((g) => g[0] === want[0] && g[1] === want[1]), `missing ${want} in ${JSON.stringify(got)}`);
+  }
+});
+
+test('text: syntax errors and duplicate keys name the byte; nothing else is checked', () => {
+  const text = '{"protocolVersion":"draft",}';
+  try {
+    parseRegistrationText(text);
+    assert.fail('accepted');
+  } catch (error) {
+    assert.ok(error instanceof RegistrationError);
+    assert.equal(error.code, 'syntax');
+    assert.equal(error.issues.length, 1);
+    assert.equal(error.issues[0]?.rule, 'document.json');
+    assert.equal(error.detail?.byte, text.indexOf('}'), 'the byte of the unexpected }');
+  }
+  for (const bad of ['{"hooks":[],"hooks":[]}', '', 'null x', new Uint8Array([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d])]) {
+    assert.throws(
+      () => parseRegistrationText(bad),
+      (e: unknown) => e instanceof RegistrationError && e.code === 'syntax' && /byte \d+/.test(e.issues[0]?.message ?? ''),
+    );
+  }
+  assert.throws(
+    () => parseRegistrationText(new Uint8Array([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d])),
+    (e: unknown) => e instanceof RegistrationError && e.detail?.byte === 2,
+  );
+  const ok = parseRegistrationText(readFileSync(PORTABLE));
+  assert.equal(ok.registration.hooks.length, 2);
+});
