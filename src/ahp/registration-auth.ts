@@ -4,11 +4,11 @@
  * warning, because the document has then already leaked it.
  */
 import {
-  type IssueCollector,
-  type JsonObject,
   has,
+  type IssueCollector,
   isNonEmptyString,
   isObject,
+  type JsonObject,
   jsonType,
   pointerTo,
   warnUnknownFields,
@@ -36,7 +36,11 @@ const OAUTH_FLOWS = new Set(['authorization_code_pkce', 'client_credentials']);
 const TOKEN_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Validates one binding at `pointer`; returns it when it added no errors. */
-export function checkAuthentication(c: IssueCollector, raw: unknown, pointer: string): Authentication | undefined {
+export function checkAuthentication(
+  c: IssueCollector,
+  raw: unknown,
+  pointer: string,
+): Authentication | undefined {
   if (!isObject(raw)) {
     c.error(pointer, 'authentication.object', `authentication must be an object, not ${jsonType(raw)}`);
     return undefined;
@@ -69,7 +73,13 @@ export function checkAuthentication(c: IssueCollector, raw: unknown, pointer: st
   return c.errorsSince(mark) === 0 ? result : undefined;
 }
 
-function warnUnknown(c: IssueCollector, raw: JsonObject, pointer: string, known: ReadonlySet<string>, where: string) {
+function warnUnknown(
+  c: IssueCollector,
+  raw: JsonObject,
+  pointer: string,
+  known: ReadonlySet<string>,
+  where: string,
+) {
   const visible: JsonObject = {};
   for (const key of Object.keys(raw)) if (!LITERAL_CREDENTIAL_FIELDS.has(key)) visible[key] = true;
   warnUnknownFields(c, visible, pointer, known, where);
@@ -97,7 +107,11 @@ function checkBearer(c: IssueCollector, raw: JsonObject, pointer: string): Authe
     );
   }
   if (hasRef && !isNonEmptyString(tokenRef)) {
-    c.error(pointerTo(pointer, 'tokenRef'), 'authentication.bearer.token-ref', 'tokenRef must be a non-empty string');
+    c.error(
+      pointerTo(pointer, 'tokenRef'),
+      'authentication.bearer.token-ref',
+      'tokenRef must be a non-empty string',
+    );
   }
   if (hasEnv && !hasRef && typeof tokenEnv === 'string') return { type: 'bearer', tokenEnv };
   if (hasRef && !hasEnv && typeof tokenRef === 'string') return { type: 'bearer', tokenRef };

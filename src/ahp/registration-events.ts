@@ -34,14 +34,19 @@ const BY_TYPE: ReadonlyMap<string, boolean> = new Map(EVENT_CATALOGUE.map((e) =>
 export function expandSelector(selector: EventSelector, mode: SubscriptionMode): string[] {
   const eligible = (e: { interceptable: boolean }) => mode === 'observe' || e.interceptable;
   if (selector === '*') return EVENT_CATALOGUE.filter(eligible).map((e) => e.type);
-  if (WILDCARD.test(selector)) return (FAMILIES.get(selector.slice(0, -2)) ?? []).filter(eligible).map((e) => e.type);
+  if (WILDCARD.test(selector))
+    return (FAMILIES.get(selector.slice(0, -2)) ?? []).filter(eligible).map((e) => e.type);
   const interceptable = BY_TYPE.get(selector);
   if (interceptable === undefined || (mode === 'intercept' && !interceptable)) return [];
   return [selector];
 }
 
 /** Whether a subscription with these selectors and this mode receives events of `type`. */
-export function selectorsMatch(selectors: readonly EventSelector[], mode: SubscriptionMode, type: string): boolean {
+export function selectorsMatch(
+  selectors: readonly EventSelector[],
+  mode: SubscriptionMode,
+  type: string,
+): boolean {
   return selectors.some((s) => expandSelector(s, mode).includes(type));
 }
 
@@ -70,12 +75,20 @@ export function checkEvents(
   raw.forEach((selector: unknown, i) => {
     const at = pointerTo(pointer, i);
     if (typeof selector !== 'string') {
-      c.error(at, 'subscription.events.pattern', `event selector must be a string, not ${jsonType(selector)}`);
+      c.error(
+        at,
+        'subscription.events.pattern',
+        `event selector must be a string, not ${jsonType(selector)}`,
+      );
       return;
     }
     const first = seen.get(selector);
     if (first !== undefined) {
-      c.error(at, 'subscription.events.duplicate', `'${selector}' is already selected at ${pointerTo(pointer, first)}`);
+      c.error(
+        at,
+        'subscription.events.duplicate',
+        `'${selector}' is already selected at ${pointerTo(pointer, first)}`,
+      );
       return;
     }
     seen.set(selector, i);
@@ -87,7 +100,12 @@ export function checkEvents(
   return [...selectors];
 }
 
-function checkSelector(c: IssueCollector, selector: string, at: string, mode: SubscriptionMode | undefined): void {
+function checkSelector(
+  c: IssueCollector,
+  selector: string,
+  at: string,
+  mode: SubscriptionMode | undefined,
+): void {
   if (WILDCARD.test(selector)) {
     const family = selector === '*' ? undefined : selector.slice(0, -2);
     const members = family === undefined ? EVENT_CATALOGUE : FAMILIES.get(family);
@@ -137,7 +155,11 @@ function warnRedundant(c: IssueCollector, selectors: readonly string[], pointer:
     if (s === '*') return;
     const family = s.endsWith('.*') ? undefined : s.slice(0, s.indexOf('.'));
     if (all || (family !== undefined && families.has(family))) {
-      c.warn(pointerTo(pointer, i), 'subscription.events.redundant', `'${s}' is already covered by a wildcard`);
+      c.warn(
+        pointerTo(pointer, i),
+        'subscription.events.redundant',
+        `'${s}' is already covered by a wildcard`,
+      );
     }
   });
 }

@@ -5,20 +5,25 @@
  */
 import { checkAuthentication } from './registration-auth.js';
 import {
-  type IssueCollector,
-  type JsonObject,
   has,
+  type IssueCollector,
   isLoopbackHost,
   isNonEmptyString,
   isNonNegativeInteger,
   isObject,
   isPositiveInteger,
+  type JsonObject,
   jsonType,
   pointerTo,
   warnUnknownFields,
 } from './registration-check.js';
 import { checkEvents, type SubscriptionMode } from './registration-events.js';
-import type { ContentDisposition, ContentSelection, Subscription, UploadBinding } from './registration-types.js';
+import type {
+  ContentDisposition,
+  ContentSelection,
+  Subscription,
+  UploadBinding,
+} from './registration-types.js';
 
 const SUBSCRIPTION_FIELDS = new Set([
   'id',
@@ -64,7 +69,9 @@ export function checkSubscription(
     c.error(
       at('mode'),
       'subscription.mode',
-      raw.mode === undefined ? "'mode' is required: 'intercept' or 'observe'" : "'mode' must be 'intercept' or 'observe'",
+      raw.mode === undefined
+        ? "'mode' is required: 'intercept' or 'observe'"
+        : "'mode' must be 'intercept' or 'observe'",
     );
   }
   const events = checkEvents(c, raw.events, at('events'), mode);
@@ -98,7 +105,12 @@ export function checkSubscription(
 }
 
 /** timeoutMs and failurePolicy: required on intercept, forbidden on observe. */
-function checkPolicyFields(c: IssueCollector, raw: JsonObject, pointer: string, mode: SubscriptionMode | undefined) {
+function checkPolicyFields(
+  c: IssueCollector,
+  raw: JsonObject,
+  pointer: string,
+  mode: SubscriptionMode | undefined,
+) {
   const at = (field: string) => pointerTo(pointer, field);
   if (mode === 'observe') {
     for (const field of ['timeoutMs', 'failurePolicy']) {
@@ -191,7 +203,11 @@ function checkUpload(c: IssueCollector, raw: unknown, pointer: string): UploadBi
     );
   }
   if (!isPositiveInteger(timeoutMs)) {
-    c.error(pointerTo(pointer, 'timeoutMs'), 'upload.timeout-ms', "upload 'timeoutMs' is required: a positive integer");
+    c.error(
+      pointerTo(pointer, 'timeoutMs'),
+      'upload.timeout-ms',
+      "upload 'timeoutMs' is required: a positive integer",
+    );
   }
   if (!isNonNegativeInteger(maxBytes)) {
     c.error(
@@ -202,7 +218,11 @@ function checkUpload(c: IssueCollector, raw: unknown, pointer: string): UploadBi
   }
   const auth = has(raw, 'auth') ? checkAuthentication(c, raw.auth, pointerTo(pointer, 'auth')) : undefined;
   if (c.errorsSince(mark) > 0) return undefined;
-  const binding: UploadBinding = { endpoint: endpoint as string, timeoutMs: timeoutMs as number, maxBytes: maxBytes as number };
+  const binding: UploadBinding = {
+    endpoint: endpoint as string,
+    timeoutMs: timeoutMs as number,
+    maxBytes: maxBytes as number,
+  };
   if (auth !== undefined) binding.auth = auth;
   return binding;
 }
@@ -227,7 +247,11 @@ function checkFilters(c: IssueCollector, raw: unknown, pointer: string): Subscri
     if (Array.isArray(list) && list.every(isNonEmptyString) && new Set(list).size === list.length) {
       filters[key] = [...list];
     } else {
-      c.error(pointerTo(pointer, key), 'subscription.filters', `filters '${key}' must be an array of distinct non-empty strings`);
+      c.error(
+        pointerTo(pointer, key),
+        'subscription.filters',
+        `filters '${key}' must be an array of distinct non-empty strings`,
+      );
     }
   }
   return filters;
@@ -235,7 +259,11 @@ function checkFilters(c: IssueCollector, raw: unknown, pointer: string): Subscri
 
 function checkScope(c: IssueCollector, raw: JsonObject, pointer: string): void {
   if (has(raw, 'scope') && (typeof raw.scope !== 'string' || !SCOPES.has(raw.scope))) {
-    c.error(pointerTo(pointer, 'scope'), 'subscription.scope', "'scope' must be 'managed', 'project' or 'user'");
+    c.error(
+      pointerTo(pointer, 'scope'),
+      'subscription.scope',
+      "'scope' must be 'managed', 'project' or 'user'",
+    );
   }
   if (has(raw, 'disableable') && typeof raw.disableable !== 'boolean') {
     c.error(pointerTo(pointer, 'disableable'), 'subscription.disableable', "'disableable' must be a boolean");

@@ -7,12 +7,12 @@ import { parseJson } from '../core/canonical.js';
 import { TallyError } from '../core/errors.js';
 import { checkAuthentication } from './registration-auth.js';
 import {
-  IssueCollector,
-  type JsonObject,
   has,
+  IssueCollector,
   isLoopbackHost,
   isNonEmptyString,
   isObject,
+  type JsonObject,
   jsonType,
   pointerTo,
   warnUnknownFields,
@@ -38,11 +38,22 @@ export class RegistrationError extends TallyError<RegistrationErrorCode> {
   /** Warnings collected before the document was rejected. */
   readonly warnings: Issue[];
 
-  constructor(code: RegistrationErrorCode, issues: Issue[], warnings: Issue[] = [], detail?: Record<string, unknown>) {
+  constructor(
+    code: RegistrationErrorCode,
+    issues: Issue[],
+    warnings: Issue[] = [],
+    detail?: Record<string, unknown>,
+  ) {
     const first = issues[0];
-    const summary = first ? `${first.pointer || '/'}: ${first.message} [${first.rule}]` : 'invalid registration';
+    const summary = first
+      ? `${first.pointer || '/'}: ${first.message} [${first.rule}]`
+      : 'invalid registration';
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-    super(code, `registration ${code === 'syntax' ? 'is not JSON' : 'is invalid'}: ${summary}${more}`, detail);
+    super(
+      code,
+      `registration ${code === 'syntax' ? 'is not JSON' : 'is invalid'}: ${summary}${more}`,
+      detail,
+    );
     this.issues = issues;
     this.warnings = warnings;
   }
@@ -172,9 +183,17 @@ function checkBackend(
   const at = (field: string) => pointerTo(pointer, field);
   const { id } = raw;
   if (typeof id !== 'string') {
-    c.error(at('id'), 'backend.id', "backend 'id' is required: a reverse-DNS name such as 'com.example.policy'");
+    c.error(
+      at('id'),
+      'backend.id',
+      "backend 'id' is required: a reverse-DNS name such as 'com.example.policy'",
+    );
   } else if (!REVERSE_DNS.test(id)) {
-    c.error(at('id'), 'backend.id.reverse-dns', `backend id '${id}' is not a reverse-DNS name such as 'com.example.policy'`);
+    c.error(
+      at('id'),
+      'backend.id.reverse-dns',
+      `backend id '${id}' is not a reverse-DNS name such as 'com.example.policy'`,
+    );
   } else if (ids.has(id)) {
     c.error(at('id'), 'backend.id.duplicate', `backend id '${id}' is already used by /hooks/${ids.get(id)}`);
   } else {
@@ -203,7 +222,12 @@ function checkBackend(
     authentication = checkAuthentication(c, raw.authentication, at('authentication'));
   }
   const subscriptions = checkSubscriptions(c, raw.subscriptions, at('subscriptions'));
-  if (c.errorsSince(mark) > 0 || typeof id !== 'string' || transport === undefined || subscriptions === undefined) {
+  if (
+    c.errorsSince(mark) > 0 ||
+    typeof id !== 'string' ||
+    transport === undefined ||
+    subscriptions === undefined
+  ) {
     return undefined;
   }
   const backend: Backend = { index, id, transport, subscriptions };
@@ -257,13 +281,21 @@ function checkStdio(c: IssueCollector, raw: JsonObject, pointer: string): Transp
   warnUnknownFields(c, raw, pointer, STDIO_FIELDS, 'stdio transport');
   const { command, args, lifecycle, cwd, env } = raw;
   if (!isNonEmptyString(command)) {
-    c.error(at('command'), 'transport.stdio.command', "stdio 'command' is required: a non-empty executable path or name");
+    c.error(
+      at('command'),
+      'transport.stdio.command',
+      "stdio 'command' is required: a non-empty executable path or name",
+    );
   }
   if (has(raw, 'args') && !(Array.isArray(args) && args.every((a) => typeof a === 'string'))) {
     c.error(at('args'), 'transport.stdio.args', "stdio 'args' must be an array of strings");
   }
   if (lifecycle !== 'persistent' && lifecycle !== 'per_event') {
-    c.error(at('lifecycle'), 'transport.stdio.lifecycle', "stdio 'lifecycle' is required: 'persistent' or 'per_event'");
+    c.error(
+      at('lifecycle'),
+      'transport.stdio.lifecycle',
+      "stdio 'lifecycle' is required: 'persistent' or 'per_event'",
+    );
   }
   if (has(raw, 'cwd') && !isNonEmptyString(cwd)) {
     c.error(at('cwd'), 'transport.stdio.cwd', "stdio 'cwd' must be a non-empty string");
@@ -278,7 +310,11 @@ function checkStdio(c: IssueCollector, raw: JsonObject, pointer: string): Transp
         if (name === '' || name.includes('=') || name.includes('\0')) {
           c.error(where, 'transport.stdio.env', `'${name}' is not a usable environment variable name`);
         } else if (typeof value !== 'string' || value.includes('\0')) {
-          c.error(where, 'transport.stdio.env', `env '${name}' must be a literal string, not ${jsonType(value)}`);
+          c.error(
+            where,
+            'transport.stdio.env',
+            `env '${name}' must be a literal string, not ${jsonType(value)}`,
+          );
         } else {
           environment[name] = value;
           if (SECRET_ENV_NAME.test(name)) {
@@ -314,11 +350,19 @@ function checkHttp(c: IssueCollector, raw: JsonObject, pointer: string): Transpo
   }
   const parsed = new URL(url);
   if (parsed.username !== '' || parsed.password !== '') {
-    c.error(at, 'transport.http.url.credentials', 'http url must not embed credentials (user info); use authentication');
+    c.error(
+      at,
+      'transport.http.url.credentials',
+      'http url must not embed credentials (user info); use authentication',
+    );
     return undefined;
   }
   if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
-    c.warn(at, 'transport.http.url.insecure', 'plain http is acceptable only for loopback or explicit local tests; use https');
+    c.warn(
+      at,
+      'transport.http.url.insecure',
+      'plain http is acceptable only for loopback or explicit local tests; use https',
+    );
   }
   return { kind: 'http', url };
 }

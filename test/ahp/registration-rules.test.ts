@@ -9,7 +9,10 @@ import { test } from 'node:test';
 import { parseRegistration, parseRegistrationText, RegistrationError } from '../../src/ahp/registration.js';
 import type { Issue } from '../../src/ahp/registration-types.js';
 
-const PORTABLE = new URL('../../../../shared/ahp/fixtures/draft/registration/portable.valid.json', import.meta.url);
+const PORTABLE = new URL(
+  '../../../../shared/ahp/fixtures/draft/registration/portable.valid.json',
+  import.meta.url,
+);
 
 // biome-ignore lint/suspicious/noExplicitAny: test mutations poke at arbitrary JSON
 type Doc = any;
@@ -108,7 +111,11 @@ test('the portable fixture normalises to the expected registration', () => {
 });
 
 test('document rules', () => {
-  assert.deepEqual(issuesOf([])[0], { pointer: '', rule: 'document.object', message: issuesOf([])[0]?.message });
+  assert.deepEqual(issuesOf([])[0], {
+    pointer: '',
+    rule: 'document.object',
+    message: issuesOf([])[0]?.message,
+  });
   expectIssue((d) => (d.protocolVersion = '2025-06-01'), '/protocolVersion', 'document.protocol-version');
   expectIssue((d) => delete d.protocolVersion, '/protocolVersion', 'document.protocol-version');
   expectIssue((d) => (d.hooks = []), '/hooks', 'document.hooks');
@@ -121,7 +128,11 @@ test('backend id: required, reverse-DNS, unique', () => {
   for (const bad of ['policy', '1com.example', 'com..example', 'com.example.', 'com.exa mple']) {
     expectIssue((d) => (d.hooks[0].id = bad), `${H0}/id`, 'backend.id.reverse-dns');
   }
-  const issues = expectIssue((d) => (d.hooks[1].id = 'com.example.policy'), `${H1}/id`, 'backend.id.duplicate');
+  const issues = expectIssue(
+    (d) => (d.hooks[1].id = 'com.example.policy'),
+    `${H1}/id`,
+    'backend.id.duplicate',
+  );
   assert.equal(issues.length, 1, 'the first use of the id is not reported');
 });
 
@@ -133,7 +144,13 @@ test('transport: exactly one supported transport', () => {
 });
 
 test('http transport: absolute http(s) url without credentials', () => {
-  for (const bad of ['/agent-hooks', 'policy.example.com/hooks', 'ftp://policy.example.com/', 'https://', 42]) {
+  for (const bad of [
+    '/agent-hooks',
+    'policy.example.com/hooks',
+    'ftp://policy.example.com/',
+    'https://',
+    42,
+  ]) {
     expectIssue((d) => (d.hooks[0].transport.url = bad), `${H0}/transport/url`, 'transport.http.url');
   }
   expectIssue(
@@ -154,7 +171,11 @@ test('stdio transport fields', () => {
   expectIssue((d) => delete d.hooks[1].transport.command, `${T}/command`, 'transport.stdio.command');
   expectIssue((d) => (d.hooks[1].transport.args = 'serve'), `${T}/args`, 'transport.stdio.args');
   expectIssue((d) => (d.hooks[1].transport.args = ['serve', 1]), `${T}/args`, 'transport.stdio.args');
-  expectIssue((d) => (d.hooks[1].transport.lifecycle = 'per-event'), `${T}/lifecycle`, 'transport.stdio.lifecycle');
+  expectIssue(
+    (d) => (d.hooks[1].transport.lifecycle = 'per-event'),
+    `${T}/lifecycle`,
+    'transport.stdio.lifecycle',
+  );
   expectIssue((d) => (d.hooks[1].transport.cwd = 7), `${T}/cwd`, 'transport.stdio.cwd');
   expectIssue((d) => (d.hooks[1].transport.env = ['A=1']), `${T}/env`, 'transport.stdio.env');
   expectIssue((d) => (d.hooks[1].transport.env = { PORT: 8080 }), `${T}/env/PORT`, 'transport.stdio.env');
@@ -181,11 +202,27 @@ test('stdio transport fields', () => {
 
 test('authentication: a credential reference, never a literal', () => {
   const A = `${H0}/authentication`;
-  expectIssue((d) => (d.hooks[0].authentication = { type: 'bearer', token: 'abc' }), `${A}/token`, 'authentication.literal-credential');
-  expectIssue((d) => (d.hooks[0].authentication.token = 'abc'), `${A}/token`, 'authentication.literal-credential');
-  expectIssue((d) => (d.hooks[0].authentication.tokenRef = 'secrets/p'), A, 'authentication.bearer.one-reference');
+  expectIssue(
+    (d) => (d.hooks[0].authentication = { type: 'bearer', token: 'abc' }),
+    `${A}/token`,
+    'authentication.literal-credential',
+  );
+  expectIssue(
+    (d) => (d.hooks[0].authentication.token = 'abc'),
+    `${A}/token`,
+    'authentication.literal-credential',
+  );
+  expectIssue(
+    (d) => (d.hooks[0].authentication.tokenRef = 'secrets/p'),
+    A,
+    'authentication.bearer.one-reference',
+  );
   expectIssue((d) => delete d.hooks[0].authentication.tokenEnv, A, 'authentication.bearer.one-reference');
-  expectIssue((d) => (d.hooks[0].authentication.tokenEnv = '9TOKEN'), `${A}/tokenEnv`, 'authentication.bearer.token-env');
+  expectIssue(
+    (d) => (d.hooks[0].authentication.tokenEnv = '9TOKEN'),
+    `${A}/tokenEnv`,
+    'authentication.bearer.token-env',
+  );
   expectIssue(
     (d) => (d.hooks[0].authentication = { type: 'bearer', tokenRef: '' }),
     `${A}/tokenRef`,
@@ -214,9 +251,21 @@ test('authentication: oauth preset', () => {
   };
   const ok = accepted((d) => (d.hooks[0].authentication = { ...preset }));
   assert.deepEqual(ok.registration.hooks[0]?.authentication, { ...preset, scopes: [] });
-  expectIssue((d) => (d.hooks[0].authentication = { ...preset, issuer: 'http://auth.example.com' }), `${A}/issuer`, 'authentication.oauth.field');
-  expectIssue((d) => (d.hooks[0].authentication = { ...preset, flow: 'implicit' }), `${A}/flow`, 'authentication.oauth.field');
-  expectIssue((d) => (d.hooks[0].authentication = { ...preset, scopes: ['a', 'a'] }), `${A}/scopes`, 'authentication.oauth.field');
+  expectIssue(
+    (d) => (d.hooks[0].authentication = { ...preset, issuer: 'http://auth.example.com' }),
+    `${A}/issuer`,
+    'authentication.oauth.field',
+  );
+  expectIssue(
+    (d) => (d.hooks[0].authentication = { ...preset, flow: 'implicit' }),
+    `${A}/flow`,
+    'authentication.oauth.field',
+  );
+  expectIssue(
+    (d) => (d.hooks[0].authentication = { ...preset, scopes: ['a', 'a'] }),
+    `${A}/scopes`,
+    'authentication.oauth.field',
+  );
   expectIssue(
     (d) => (d.hooks[0].authentication = { ...preset, clientSecret: 'shh' }),
     `${A}/clientSecret`,
@@ -239,15 +288,25 @@ test('events: exact names, whole-family wildcards or *, nothing else', () => {
     expectIssue((d) => (d.hooks[0].subscriptions[0].events = [bad]), `${E}/0`, 'subscription.events.pattern');
   }
   for (const bad of ['tool.error', 'tool', 'foo.*', 'prompt.submitted']) {
-    expectIssue((d) => (d.hooks[0].subscriptions[0].events = ['tool.before', bad]), `${E}/1`, 'subscription.events.unknown');
+    expectIssue(
+      (d) => (d.hooks[0].subscriptions[0].events = ['tool.before', bad]),
+      `${E}/1`,
+      'subscription.events.unknown',
+    );
   }
-  expectIssue((d) => (d.hooks[0].subscriptions[0].events = ['tool.before', 7]), `${E}/1`, 'subscription.events.pattern');
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].events = ['tool.before', 7]),
+    `${E}/1`,
+    'subscription.events.pattern',
+  );
   expectIssue(
     (d) => (d.hooks[0].subscriptions[0].events = ['tool.before', 'tool.after', 'tool.before']),
     `${E}/2`,
     'subscription.events.duplicate',
   );
-  const redundant = accepted((d) => (d.hooks[0].subscriptions[0].events = ['context.*', 'context.compact.after']));
+  const redundant = accepted(
+    (d) => (d.hooks[0].subscriptions[0].events = ['context.*', 'context.compact.after']),
+  );
   assert.deepEqual(
     redundant.warnings.map((w) => [w.pointer, w.rule]),
     [[`${E}/1`, 'subscription.events.redundant']],
@@ -257,7 +316,11 @@ test('events: exact names, whole-family wildcards or *, nothing else', () => {
 test('intercept subscriptions select only interceptable events, wildcards included', () => {
   const E = `${S00}/events`;
   for (const bad of ['turn.end', 'tool.progress', 'session.end', 'hook.failure']) {
-    expectIssue((d) => (d.hooks[0].subscriptions[0].events = [bad]), `${E}/0`, 'subscription.events.not-interceptable');
+    expectIssue(
+      (d) => (d.hooks[0].subscriptions[0].events = [bad]),
+      `${E}/0`,
+      'subscription.events.not-interceptable',
+    );
   }
   for (const bad of ['file.*', 'hook.*']) {
     expectIssue(
@@ -282,13 +345,37 @@ test('mode, timeoutMs and failurePolicy', () => {
   expectIssue((d) => (d.hooks[0].subscriptions[0].mode = 'both'), `${S00}/mode`, 'subscription.mode');
   expectIssue((d) => delete d.hooks[0].subscriptions[0].mode, `${S00}/mode`, 'subscription.mode');
   for (const bad of [0, -5, 1.5, '750', null]) {
-    expectIssue((d) => (d.hooks[0].subscriptions[0].timeoutMs = bad), `${S00}/timeoutMs`, 'subscription.timeout-ms');
+    expectIssue(
+      (d) => (d.hooks[0].subscriptions[0].timeoutMs = bad),
+      `${S00}/timeoutMs`,
+      'subscription.timeout-ms',
+    );
   }
-  expectIssue((d) => delete d.hooks[0].subscriptions[0].timeoutMs, `${S00}/timeoutMs`, 'subscription.timeout-ms');
-  expectIssue((d) => delete d.hooks[0].subscriptions[0].failurePolicy, `${S00}/failurePolicy`, 'subscription.failure-policy');
-  expectIssue((d) => (d.hooks[0].subscriptions[0].failurePolicy = 'open'), `${S00}/failurePolicy`, 'subscription.failure-policy');
-  expectIssue((d) => (d.hooks[1].subscriptions[1].failurePolicy = 'fail-open'), `${S11}/failurePolicy`, 'subscription.observe-policy-fields');
-  expectIssue((d) => (d.hooks[1].subscriptions[1].timeoutMs = 100), `${S11}/timeoutMs`, 'subscription.observe-policy-fields');
+  expectIssue(
+    (d) => delete d.hooks[0].subscriptions[0].timeoutMs,
+    `${S00}/timeoutMs`,
+    'subscription.timeout-ms',
+  );
+  expectIssue(
+    (d) => delete d.hooks[0].subscriptions[0].failurePolicy,
+    `${S00}/failurePolicy`,
+    'subscription.failure-policy',
+  );
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].failurePolicy = 'open'),
+    `${S00}/failurePolicy`,
+    'subscription.failure-policy',
+  );
+  expectIssue(
+    (d) => (d.hooks[1].subscriptions[1].failurePolicy = 'fail-open'),
+    `${S11}/failurePolicy`,
+    'subscription.observe-policy-fields',
+  );
+  expectIssue(
+    (d) => (d.hooks[1].subscriptions[1].timeoutMs = 100),
+    `${S11}/timeoutMs`,
+    'subscription.observe-policy-fields',
+  );
   const slow = accepted((d) => (d.hooks[0].subscriptions[0].timeoutMs = 60_000));
   assert.deepEqual(
     slow.warnings.map((w) => [w.pointer, w.rule]),
@@ -300,15 +387,33 @@ test('content selection, includeNative', () => {
   const C = `${S00}/content`;
   expectIssue((d) => delete d.hooks[0].subscriptions[0].content, C, 'subscription.content');
   expectIssue((d) => (d.hooks[0].subscriptions[0].content = 'metadata'), C, 'subscription.content');
-  expectIssue((d) => (d.hooks[0].subscriptions[0].content = { text: 'body' }), `${C}/default`, 'content.default');
-  expectIssue((d) => (d.hooks[0].subscriptions[0].content.default = 'all'), `${C}/default`, 'content.default');
-  expectIssue((d) => (d.hooks[0].subscriptions[0].content.images = 'full'), `${C}/images`, 'content.category');
-  const ok = accepted((d) => (d.hooks[0].subscriptions[0].content = { default: 'omit', text: 'body', x3d: 'metadata' }));
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].content = { text: 'body' }),
+    `${C}/default`,
+    'content.default',
+  );
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].content.default = 'all'),
+    `${C}/default`,
+    'content.default',
+  );
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].content.images = 'full'),
+    `${C}/images`,
+    'content.category',
+  );
+  const ok = accepted(
+    (d) => (d.hooks[0].subscriptions[0].content = { default: 'omit', text: 'body', x3d: 'metadata' }),
+  );
   assert.deepEqual(ok.registration.hooks[0]?.subscriptions[0]?.content, {
     default: 'omit',
     categories: { text: 'body', x3d: 'metadata' },
   });
-  expectIssue((d) => (d.hooks[0].subscriptions[0].includeNative = 'true'), `${S00}/includeNative`, 'subscription.include-native');
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].includeNative = 'true'),
+    `${S00}/includeNative`,
+    'subscription.include-native',
+  );
   const native = accepted((d) => (d.hooks[0].subscriptions[0].includeNative = true));
   assert.equal(native.registration.hooks[0]?.subscriptions[0]?.includeNative, true);
 });
@@ -316,17 +421,47 @@ test('content selection, includeNative', () => {
 test('upload binding: endpoint, timeoutMs, maxBytes, independent auth', () => {
   const U = `${S00}/upload`;
   const upload = { endpoint: 'https://uploads.example/bytes', timeoutMs: 5000, maxBytes: 1048576 };
-  const ok = accepted((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, auth: { type: 'bearer', tokenRef: 'secrets/up' } }));
-  assert.deepEqual(ok.registration.hooks[0]?.subscriptions[0]?.upload, { ...upload, auth: { type: 'bearer', tokenRef: 'secrets/up' } });
-  accepted((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, endpoint: 'http://127.0.0.1:9000/u', maxBytes: 0 }));
+  const ok = accepted(
+    (d) =>
+      (d.hooks[0].subscriptions[0].upload = { ...upload, auth: { type: 'bearer', tokenRef: 'secrets/up' } }),
+  );
+  assert.deepEqual(ok.registration.hooks[0]?.subscriptions[0]?.upload, {
+    ...upload,
+    auth: { type: 'bearer', tokenRef: 'secrets/up' },
+  });
+  accepted(
+    (d) =>
+      (d.hooks[0].subscriptions[0].upload = { ...upload, endpoint: 'http://127.0.0.1:9000/u', maxBytes: 0 }),
+  );
   expectIssue((d) => (d.hooks[0].subscriptions[0].upload = 'https://u.example'), U, 'upload.object');
-  for (const bad of ['/bytes', 'http://uploads.example/bytes', 'https://a:b@uploads.example/', 'http://localhost.evil.example/']) {
-    expectIssue((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, endpoint: bad }), `${U}/endpoint`, 'upload.endpoint');
+  for (const bad of [
+    '/bytes',
+    'http://uploads.example/bytes',
+    'https://a:b@uploads.example/',
+    'http://localhost.evil.example/',
+  ]) {
+    expectIssue(
+      (d) => (d.hooks[0].subscriptions[0].upload = { ...upload, endpoint: bad }),
+      `${U}/endpoint`,
+      'upload.endpoint',
+    );
   }
-  expectIssue((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, timeoutMs: 0 }), `${U}/timeoutMs`, 'upload.timeout-ms');
-  expectIssue((d) => (d.hooks[0].subscriptions[0].upload = { ...upload, maxBytes: -1 }), `${U}/maxBytes`, 'upload.max-bytes');
   expectIssue(
-    (d) => (d.hooks[0].subscriptions[0].upload = { ...upload, auth: { type: 'bearer', tokenEnv: 'A', tokenRef: 'b' } }),
+    (d) => (d.hooks[0].subscriptions[0].upload = { ...upload, timeoutMs: 0 }),
+    `${U}/timeoutMs`,
+    'upload.timeout-ms',
+  );
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].upload = { ...upload, maxBytes: -1 }),
+    `${U}/maxBytes`,
+    'upload.max-bytes',
+  );
+  expectIssue(
+    (d) =>
+      (d.hooks[0].subscriptions[0].upload = {
+        ...upload,
+        auth: { type: 'bearer', tokenEnv: 'A', tokenRef: 'b' },
+      }),
     `${U}/auth`,
     'authentication.bearer.one-reference',
   );
@@ -339,9 +474,17 @@ test('upload binding: endpoint, timeoutMs, maxBytes, independent auth', () => {
 
 test('local subscription fields: id, filters, scope, disableable; legacy contentReceiver', () => {
   expectIssue((d) => (d.hooks[0].subscriptions[0].id = ''), `${S00}/id`, 'subscription.id');
-  expectIssue((d) => (d.hooks[0].subscriptions[0].filters = { paths: ['a', 'a'] }), `${S00}/filters/paths`, 'subscription.filters');
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].filters = { paths: ['a', 'a'] }),
+    `${S00}/filters/paths`,
+    'subscription.filters',
+  );
   expectIssue((d) => (d.hooks[0].subscriptions[0].scope = 'global'), `${S00}/scope`, 'subscription.scope');
-  expectIssue((d) => (d.hooks[0].subscriptions[0].scope = 'managed'), `${S00}/disableable`, 'subscription.disableable');
+  expectIssue(
+    (d) => (d.hooks[0].subscriptions[0].scope = 'managed'),
+    `${S00}/disableable`,
+    'subscription.disableable',
+  );
   expectIssue((d) => (d.hooks[0].contentReceiver = {}), `${H0}/contentReceiver`, 'backend.content-receiver');
   const ok = accepted((d) => {
     Object.assign(d.hooks[0].subscriptions[0], { id: 'tool-policy', scope: 'managed', disableable: false });
@@ -368,10 +511,14 @@ test('unknown fields are ignored with a warning, recognised fields still validat
       [`${S00}/enabled`, 'unknown-field'],
     ],
   );
-  expectIssue((d) => {
-    d.hooks[0].subscriptions[0].enabled = true;
-    d.hooks[0].subscriptions[0].mode = 'all';
-  }, `${S00}/mode`, 'subscription.mode');
+  expectIssue(
+    (d) => {
+      d.hooks[0].subscriptions[0].enabled = true;
+      d.hooks[0].subscriptions[0].mode = 'all';
+    },
+    `${S00}/mode`,
+    'subscription.mode',
+  );
 });
 
 test('every problem is reported, not only the first', () => {
@@ -387,7 +534,10 @@ test('every problem is reported, not only the first', () => {
     [`${H1}/id`, 'backend.id.duplicate'],
     [`${S11}/failurePolicy`, 'subscription.observe-policy-fields'],
   ]) {
-    assert.ok(got.some((g) => g[0] === want[0] && g[1] === want[1]), `missing ${want} in ${JSON.stringify(got)}`);
+    assert.ok(
+      got.some((g) => g[0] === want[0] && g[1] === want[1]),
+      `missing ${want} in ${JSON.stringify(got)}`,
+    );
   }
 });
 
@@ -403,10 +553,16 @@ test('text: syntax errors and duplicate keys name the byte; nothing else is chec
     assert.equal(error.issues[0]?.rule, 'document.json');
     assert.equal(error.detail?.byte, text.indexOf('}'), 'the byte of the unexpected }');
   }
-  for (const bad of ['{"hooks":[],"hooks":[]}', '', 'null x', new Uint8Array([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d])]) {
+  for (const bad of [
+    '{"hooks":[],"hooks":[]}',
+    '',
+    'null x',
+    new Uint8Array([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d]),
+  ]) {
     assert.throws(
       () => parseRegistrationText(bad),
-      (e: unknown) => e instanceof RegistrationError && e.code === 'syntax' && /byte \d+/.test(e.issues[0]?.message ?? ''),
+      (e: unknown) =>
+        e instanceof RegistrationError && e.code === 'syntax' && /byte \d+/.test(e.issues[0]?.message ?? ''),
     );
   }
   assert.throws(

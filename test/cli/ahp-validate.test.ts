@@ -12,12 +12,17 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const FIXTURES = fileURLToPath(new URL('../../../../shared/ahp/fixtures/draft/registration/', import.meta.url));
+const FIXTURES = fileURLToPath(
+  new URL('../../../../shared/ahp/fixtures/draft/registration/', import.meta.url),
+);
 const dir = mkdtempSync(join(tmpdir(), 'tally-ahp-validate-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function tally(...args: string[]) {
-  const r = spawnSync(process.execPath, ['bin/tally.js', 'ahp', 'validate', ...args], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['bin/tally.js', 'ahp', 'validate', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -81,7 +86,8 @@ test('an invalid registration exits 1 and lists every issue with pointer and rul
   const human = tally(file);
   assert.equal(human.code, 1);
   assert.equal(human.stdout, '');
-  for (const i of report.issues) assert.ok(human.stderr.includes(i.pointer) && human.stderr.includes(`[${i.rule}]`));
+  for (const i of report.issues)
+    assert.ok(human.stderr.includes(i.pointer) && human.stderr.includes(`[${i.rule}]`));
 });
 
 test('every official invalid fixture exits 1', () => {

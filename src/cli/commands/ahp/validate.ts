@@ -4,9 +4,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { RegistrationError, parseRegistrationText } from '../../../ahp/registration.js';
+import { parseRegistrationText, RegistrationError } from '../../../ahp/registration.js';
 import type { Issue, Registration } from '../../../ahp/registration-types.js';
-import { type Command, type CommandContext, UsageError, parseFlags, printJson } from '../../command.js';
+import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../../command.js';
 
 interface Report {
   valid: boolean;
@@ -40,7 +40,13 @@ export const command: Command = {
       bytes = file === '-' ? await ctx.stdin() : await readFile(resolve(ctx.cwd, file));
     } catch (error) {
       const message = `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
-      return finish(ctx, json, file, { valid: false, issues: [{ pointer: '', rule: 'document.read', message }], warnings: [] }, 2);
+      return finish(
+        ctx,
+        json,
+        file,
+        { valid: false, issues: [{ pointer: '', rule: 'document.read', message }], warnings: [] },
+        2,
+      );
     }
 
     try {
@@ -69,12 +75,15 @@ function finish(
   const lines: string[] = [];
   if (report.valid && registration) {
     const subs = registration.hooks.reduce((n, b) => n + b.subscriptions.length, 0);
-    lines.push(`${file}: valid (${plural(registration.hooks.length, 'backend')}, ${plural(subs, 'subscription')})`);
+    lines.push(
+      `${file}: valid (${plural(registration.hooks.length, 'backend')}, ${plural(subs, 'subscription')})`,
+    );
   } else if (exit === 2) {
     lines.push(`${file}: ${report.issues[0]?.message ?? 'unreadable'}`);
   } else {
     lines.push(`${file}: invalid, ${plural(report.issues.length, 'problem')}`);
-    for (const issue of report.issues) lines.push(`  error   ${issue.pointer || '/'}  ${issue.message}  [${issue.rule}]`);
+    for (const issue of report.issues)
+      lines.push(`  error   ${issue.pointer || '/'}  ${issue.message}  [${issue.rule}]`);
   }
   for (const w of report.warnings) lines.push(`  warning ${w.pointer || '/'}  ${w.message}  [${w.rule}]`);
   ctx.stderr(`${lines.join('\n')}\n`);
