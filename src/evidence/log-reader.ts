@@ -1,0 +1,168 @@
+/**
+ * Reading and verifying a session log in constant memory. `ChainVerifier` checks one line at a
+ * time (parse → signature → schema → session → sequence → chain) and is shared by the file
+ * reader here and by package verification, so there is one definition of a valid log.
+ */
+import { createReadStream } from 'node:fs';
+import { type TrustedKeys, trustKeys, verifyEnvelope } from '../core/dsse.js';
+import { sha256 } from '../core/hash.js';
+import type { PublicKeyInput } from '../core/keys.js';
+import type { EventRecord } from './record.js';
+import {
+  decodeRecordPayload,
+  digestRef,
+  parseEnvelopeLine,
+  type RecordCheck,
+  RecordError,
+} from './record-codec.js';
+
+export interface LogIssue {
+  check: RecordCheck;
+  /** The sequence number the bad line claims, when it could be read; else the one expected. */
+  seq: number;
+  /** Byte offset of the line's first byte in the log. */
+  offset: number;
+  message: string;
+}
+
+export interface CheckedRecord {
+  record: EventRecord;
+  /** SHA-256 of the canonical payload (the Merkle leaf and the next record's `prev`). */
+  digest: Buffer;
+  keyIds: string[];
+}
+
+export class ChainVerifier {
+  private expectedSeq = 0;
+  private prev: string | null = null;
+  private session: string | undefined;
+  private readonly trusted: TrustedKeys;
+
+  constructor(trusted: TrustedKeys | readonly PublicKeyInput[], session?: string) {
+    this.trusted = 'byId' in trusted ? trusted : trustKeys(trusted);
+    this.session = session;
+  }
+
+  get count(): number {
+    return this.expectedSeq;
+  }
+
+  /** Checks the next line; throws a LogIssue-shaped RecordError on the first failed check. */
+  check(line: Buffer | string, offset: number): CheckedRecord {
+    const fail = (check: RecordCheck, message: string, seq = this.expectedSeq): never => {
+      throw new RecordError(check, message, { check, seq, offset });
+    };
+    let record: EventRecord;
+    let payload: Buffer;
+    let keyIds: string[];
+    try {
+      const envelope = parseEnvelopeLine(line);
+      try {
+        ({ payload, keyIds } = verifyEnvelope(envelope, this.trusted));
+      } catch (error) {
+        return fail('signature', (error as Error).message);
+      }
+      record = decodeRecordPayload(payload);
+    } catch (error) {
+      if (error instanceof RecordError && error.detail) throw error;
+      if (error instanceof RecordError) return fail(error.code, error.message);
+      throw error;
+    }
+    if (this.session === undefined) this.session = record.session;
+    if (record.session !== this.session) {
+      fail('session', `record belongs to session ${record.session}, expected ${this.session}`, record.seq);
+    }
+    if (record.seq !== this.expectedSeq) {
+      fail('sequence', `sequence number ${record.seq} where ${this.expectedSeq} was expected`, record.seq);
+    }
+    if (record.prev !== this.prev) {
+      fail(
+        'chain',
+        `prev is ${record.prev ?? 'null'} but the previous record's digest is ${this.prev ?? 'null (first record)'}`,
+        record.seq,
+      );
+    }
+    const digest = sha256(payload);
+    this.prev = digestRef(digest);
+    this.expectedSeq += 1;
+    return { record, digest, keyIds };
+  }
+}
+
+export function asLogIssue(error: unknown): LogIssue | null {
+  if (!(error instanceof RecordError) || !error.detail) return null;
+  return {
+    check: error.code,
+    seq: error.detail.seq as number,
+    offset: error.detail.offset as number,
+    message: error.message,
+  };
+}
+
+export interface LogLine {
+  line: Buffer;
+  offset: number;
+  /** True for trailing bytes with no final newline: a torn append. */
+  torn: boolean;
+}
+
+/** Streams the lines of a file with their byte offsets, holding at most one chunk plus one line. */
+export async function* readLogLines(path: string): AsyncGenerator<LogLine> {
+  let carry: Buffer = Buffer.alloc(0);
+  let offset = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
+    let buf: Buffer = carry.length > 0 ? Buffer.concat([carry, chunk as Buffer]) : (chunk as Buffer);
+    let start = 0;
+    for (let nl = buf.indexOf(0x0a, start); nl >= 0; nl = buf.indexOf(0x0a, start)) {
+      yield { line: buf.subarray(start, nl), offset, torn: false };
+      offset += nl - start + 1;
+      start = nl + 1;
+    }
+    buf = buf.subarray(start);
+    carry = Buffer.from(buf);
+  }
+  if (carry.length > 0) yield { line: carry, offset, torn: true };
+}
+
+export interface LogVerification {
+  ok: boolean;
+  records: number;
+  bytes: number;
+  issue: LogIssue | null;
+  lastDigest: string | null;
+}
+
+export interface VerifyLogOptions {
+  trusted: TrustedKeys | readonly PublicKeyInput[];
+  session?: string;
+  /** Called with each record that passed every check, in order. */
+  onRecord?: (checked: CheckedRecord) => void;
+}
+
+export async function verifyLogFile(path: string, options: VerifyLogOptions): Promise<LogVerification> {
+  const verifier = new ChainVerifier(options.trusted, options.session);
+  let bytes = 0;
+  let lastDigest: string | null = null;
+  for await (const { line, offset, torn } of readLogLines(path)) {
+    if (torn) {
+      const issue: LogIssue = {
+        check: 'parse',
+        seq: verifier.count,
+        offset,
+        message: `torn last line: ${line.length} bytes with no final newline (an append that never completed)`,
+      };
+      return { ok: false, records: verifier.count, bytes, issue, lastDigest };
+    }
+    try {
+      const checked = verifier.check(line, offset);
+      lastDigest = digestRef(checked.digest);
+      options.onRecord?.(checked);
+    } catch (error) {
+      const issue = asLogIssue(error);
+      if (!issue) throw error;
+      return { ok: false, records: verifier.count, bytes, issue, lastDigest };
+    }
+    bytes = offset + line.length + 1;
+  }
+  return { ok: true, records: verifier.count, bytes, issue: null, lastDigest };
+}

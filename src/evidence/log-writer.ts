@@ -1,0 +1,247 @@
+/**
+ * The session log writer: the only code that appends to a log. It holds the log's lock for as long
+ * as it is open, signs each record as it is appended, and acknowledges an append only after the
+ * bytes are on disk (fdatasync). Appends that arrive while a sync runs are written and synced
+ * together (group commit), so throughput does not pay one fsync per record.
+ *
+ * On open, a torn last line (a crash mid-write) is moved to a quarantine file beside the log and
+ * reported; the complete records before it are kept and the chain continues from the last one.
+ */
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { verifyEnvelope } from '../core/dsse.js';
+import { sha256 } from '../core/hash.js';
+import { toPublicKey } from '../core/keys.js';
+import { acquireLock, type FileLock } from './lock.js';
+import type { AgentAttribution, CanonicalEvent, EventRecord, PolicyDecision } from './record.js';
+import { RECORD_VERSION } from './record.js';
+import {
+  decodeRecordPayload,
+  digestRef,
+  encodeRecord,
+  parseEnvelopeLine,
+  RecordError,
+  type Signer,
+} from './record-codec.js';
+
+export interface AppendInput {
+  source: string;
+  event: CanonicalEvent;
+  agent?: AgentAttribution;
+  decision?: PolicyDecision;
+}
+
+export interface Appended {
+  seq: number;
+  digest: string;
+  record: EventRecord;
+}
+
+export interface TornTail {
+  offset: number;
+  bytes: number;
+  quarantinePath: string;
+}
+
+export interface OpenLogOptions {
+  session: string;
+  signer: Signer;
+  /** Clock for record times; tests inject one. */
+  now?: () => Date;
+  lockTimeoutMs?: number;
+}
+
+interface Pending {
+  line: Buffer;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Finds the last complete line and where a torn remainder (bytes after the last "\n") starts,
+ * reading backwards in chunks so a long log costs only its tail.
+ */
+function readTail(fd: number, size: number): { lastLine: Buffer | null; tornFrom: number } {
+  const CHUNK = 64 * 1024;
+  let buf = Buffer.alloc(0);
+  let start = size; // buf holds bytes [start, size)
+  let lastNewline = -1; // absolute positions
+  while (start > 0) {
+    const from = Math.max(0, start - CHUNK);
+    const piece = Buffer.alloc(start - from);
+    readSync(fd, piece, 0, piece.length, from);
+    buf = Buffer.concat([piece, buf]);
+    start = from;
+    if (lastNewline < 0) {
+      const i = buf.lastIndexOf(0x0a);
+      if (i < 0) continue;
+      lastNewline = start + i;
+    }
+    const before = lastNewline - start - 1;
+    const j = before >= 0 ? buf.lastIndexOf(0x0a, before) : -1;
+    if (j >= 0 || start === 0) {
+      return { lastLine: buf.subarray(j + 1, lastNewline - start), tornFrom: lastNewline + 1 };
+    }
+  }
+  return lastNewline < 0
+    ? { lastLine: null, tornFrom: 0 }
+    : { lastLine: buf.subarray(0, lastNewline), tornFrom: lastNewline + 1 };
+}
+
+export class LogWriter {
+  private nextSeq = 0;
+  private prev: string | null = null;
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private closed = false;
+  /** A failed write leaves the file in an unknown state: no further append is accepted. */
+  private failure: Error | null = null;
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+    private readonly lock: FileLock,
+    private readonly options: OpenLogOptions,
+    /** Set when a torn tail was found and quarantined on open. */
+    readonly recovered: TornTail | null,
+  ) {}
+
+  static async open(path: string, options: OpenLogOptions): Promise<LogWriter> {
+    const lock = await acquireLock(path, options.lockTimeoutMs);
+    try {
+      const recovered = LogWriter.recoverTail(path);
+      const handle = await open(path, 'a', 0o600);
+      const writer = new LogWriter(path, handle, lock, options, recovered);
+      try {
+        writer.resumeChain();
+      } catch (error) {
+        await handle.close();
+        throw error;
+      }
+      return writer;
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  /** Quarantines bytes after the last newline; they are an append that never completed. */
+  private static recoverTail(path: string): TornTail | null {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r+');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        writeFileSync(path, '', { mode: 0o600, flag: 'wx' });
+        const dirFd = openSync(dirname(path), 'r');
+        fsyncSync(dirFd);
+        closeSync(dirFd);
+        return null;
+      }
+      throw error;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      const { tornFrom } = readTail(fd, size);
+      if (tornFrom >= size) return null;
+      const torn = Buffer.alloc(size - tornFrom);
+      readSync(fd, torn, 0, torn.length, tornFrom);
+      const quarantinePath = `${path}.torn-${tornFrom}`;
+      writeFileSync(quarantinePath, torn, { mode: 0o600 });
+      ftruncateSync(fd, tornFrom);
+      fsyncSync(fd);
+      return { offset: tornFrom, bytes: torn.length, quarantinePath };
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Continues the chain from the last record on disk, checking it is ours and intact. */
+  private resumeChain(): void {
+    const fd = openSync(this.path, 'r');
+    try {
+      const { lastLine } = readTail(fd, fstatSync(fd).size);
+      if (!lastLine) return;
+      const envelope = parseEnvelopeLine(lastLine);
+      const { payload } = verifyEnvelope(envelope, [toPublicKey(this.options.signer.privateKey)]);
+      const record = decodeRecordPayload(payload);
+      if (record.session !== this.options.session) {
+        throw new RecordError(
+          'session',
+          `log ${this.path} belongs to session ${record.session}, not ${this.options.session}`,
+        );
+      }
+      this.nextSeq = record.seq + 1;
+      this.prev = digestRef(sha256(payload));
+    } catch (error) {
+      if (error instanceof RecordError) throw error;
+      throw new RecordError(
+        'signature',
+        `cannot continue ${this.path}: its last record does not verify with this key (${(error as Error).message})`,
+      );
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  get size(): number {
+    return this.nextSeq;
+  }
+
+  /** Signs and appends one record; resolves once it is durable. */
+  append(input: AppendInput): Promise<Appended> {
+    if (this.closed) return Promise.reject(new Error(`log ${this.path} is closed`));
+    if (this.failure) return Promise.reject(this.failure);
+    const record: EventRecord = {
+      v: RECORD_VERSION,
+      seq: this.nextSeq,
+      time: (this.options.now?.() ?? new Date()).toISOString(),
+      session: this.options.session,
+      source: input.source,
+      ...(input.agent ? { agent: input.agent } : {}),
+      event: input.event,
+      ...(input.decision ? { decision: input.decision } : {}),
+      prev: this.prev,
+    };
+    const { line, digest } = encodeRecord(record, this.options.signer);
+    this.nextSeq += 1;
+    this.prev = digestRef(digest);
+    const appended: Appended = { seq: record.seq, digest: this.prev, record };
+    return new Promise<Appended>((resolve, reject) => {
+      this.queue.push({ line, resolve: () => resolve(appended), reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = (async () => {
+      while (this.queue.length > 0) {
+        const batch = this.queue;
+        this.queue = [];
+        try {
+          await this.handle.write(Buffer.concat(batch.map((p) => p.line)));
+          await this.handle.datasync();
+          for (const p of batch) p.resolve();
+        } catch (error) {
+          this.failure = new Error(
+            `write to ${this.path} failed; reopen the log to recover: ${(error as Error).message}`,
+          );
+          for (const p of [...batch, ...this.queue]) p.reject(this.failure);
+          this.queue = [];
+        }
+      }
+      this.flushing = null;
+    })();
+  }
+
+  /** Waits for every pending append, then releases the file and the lock. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    await this.handle.close();
+    this.lock.release();
+  }
+}

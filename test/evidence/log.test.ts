@@ -1,0 +1,267 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { canonicalize } from '../../src/core/canonical.js';
+import { signEnvelope } from '../../src/core/dsse.js';
+import { sha256 } from '../../src/core/hash.js';
+import { generateKeyPair, keyId } from '../../src/core/keys.js';
+import { createKey, loadPrivateKey } from '../../src/core/keystore.js';
+import { readLogLines, verifyLogFile } from '../../src/evidence/log-reader.js';
+import { LogWriter } from '../../src/evidence/log-writer.js';
+import { RECORD_PAYLOAD_TYPE } from '../../src/evidence/record.js';
+
+const APPENDER = fileURLToPath(new URL('./programs/appender.js', import.meta.url));
+
+function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-log-'));
+  createKey(dir, 'ship');
+  const { privateKey, key } = loadPrivateKey(dir, 'ship');
+  return {
+    dir,
+    logPath: join(dir, 'events.log'),
+    signer: { privateKey, keyId: keyId(privateKey) },
+    publicKey: key.publicKey,
+  };
+}
+
+const event = (i: number) => ({
+  id: `e${i}`,
+  type: 'tool.before',
+  time: '2026-01-01T00:00:00Z',
+  source: 'urn:test',
+  i,
+});
+
+async function writeRecords(
+  logPath: string,
+  signer: { privateKey: import('node:crypto').KeyObject; keyId: string },
+  n: number,
+) {
+  const log = await LogWriter.open(logPath, { session: 'ses_test', signer });
+  await Promise.all(Array.from({ length: n }, (_, i) => log.append({ source: 'cli', event: event(i) })));
+  await log.close();
+}
+
+function runAppender(args: string[]): Promise<{ acks: number[]; code: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [APPENDER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({
+        acks: out
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => Number(l.split(' ')[1])),
+        code,
+      }),
+    );
+  });
+}
+
+describe('signed event log', () => {
+  it('appends signed, chained records that verify; each record is its own DSSE envelope', async () => {
+    const { logPath, signer, publicKey } = setup();
+    await writeRecords(logPath, signer, 50);
+    const result = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.deepEqual(result.issue, null);
+    assert.equal(result.records, 50);
+    // Independent check of the format: line = canonical envelope; prev = sha256 of the previous payload.
+    const lines = readFileSync(logPath, 'utf8').trimEnd().split('\n');
+    let prev: string | null = null;
+    lines.forEach((line, i) => {
+      const env = JSON.parse(line);
+      assert.equal(canonicalize(env), line);
+      assert.equal(env.payloadType, RECORD_PAYLOAD_TYPE);
+      const payload = Buffer.from(env.payload, 'base64');
+      const record = JSON.parse(payload.toString());
+      assert.equal(record.seq, i);
+      assert.equal(record.prev, prev);
+      assert.deepEqual(record.event, event(i));
+      prev = `sha256:${sha256(payload).toString('hex')}`;
+    });
+  });
+
+  it('continues the chain across reopen', async () => {
+    const { logPath, signer, publicKey } = setup();
+    await writeRecords(logPath, signer, 3);
+    await writeRecords(logPath, signer, 4);
+    const result = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.equal(result.ok, true);
+    assert.equal(result.records, 7);
+  });
+
+  it('refuses to continue another session or another key', async () => {
+    const { logPath, signer } = setup();
+    await writeRecords(logPath, signer, 1);
+    await assert.rejects(
+      LogWriter.open(logPath, { session: 'ses_other', signer }),
+      /belongs to session ses_test/,
+    );
+    const other = generateKeyPair().privateKey;
+    await assert.rejects(
+      LogWriter.open(logPath, { session: 'ses_test', signer: { privateKey: other, keyId: keyId(other) } }),
+      /does not verify/,
+    );
+  });
+
+  it('serialises appenders from several processes without gaps or duplicates', async () => {
+    const { dir, logPath, publicKey } = setup();
+    const runs = await Promise.all(
+      [1, 2, 3].map(() => runAppender([dir, logPath, 'ses_test', '15', 'close-each'])),
+    );
+    for (const run of runs) assert.equal(run.code, 0);
+    const acked = runs.flatMap((r) => r.acks).sort((a, b) => a - b);
+    assert.deepEqual(
+      acked,
+      Array.from({ length: 45 }, (_, i) => i),
+    );
+    const result = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.equal(result.ok, true, result.issue?.message);
+    assert.equal(result.records, 45);
+  });
+
+  it('keeps every acknowledged record when the writer is killed with SIGKILL', async () => {
+    const { dir, logPath, publicKey } = setup();
+    const child = spawn(process.execPath, [APPENDER, dir, logPath, 'ses_test', '100000', 'hold'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const acks: number[] = [];
+    await new Promise<void>((resolve) => {
+      let buf = '';
+      child.stdout.on('data', (d) => {
+        buf += d;
+        const lines = buf.split('\n');
+        buf = lines.pop()!;
+        for (const l of lines) acks.push(Number(l.split(' ')[1]));
+        if (acks.length >= 200 && !child.killed) child.kill('SIGKILL');
+      });
+      child.on('close', () => resolve());
+    });
+    assert.ok(acks.length >= 200);
+    // Reopening recovers any torn tail; every acknowledged record is still there and verifies.
+    const key = loadPrivateKey(dir, 'ship').privateKey;
+    const log = await LogWriter.open(logPath, {
+      session: 'ses_test',
+      signer: { privateKey: key, keyId: keyId(key) },
+    });
+    await log.close();
+    const result = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.equal(result.ok, true, result.issue?.message);
+    assert.ok(result.records > Math.max(...acks), `records ${result.records}, last ack ${Math.max(...acks)}`);
+  });
+
+  it('quarantines a torn last line on reopen and reports it', async () => {
+    const { logPath, signer, publicKey } = setup();
+    await writeRecords(logPath, signer, 5);
+    const intact = readFileSync(logPath);
+    appendFileSync(logPath, '{"payload":"eyJ2Ijo');
+    const before = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.equal(before.ok, false);
+    assert.equal(before.issue?.check, 'parse');
+    assert.equal(before.issue?.offset, intact.length);
+    assert.match(before.issue!.message, /torn/);
+    const log = await LogWriter.open(logPath, { session: 'ses_test', signer });
+    assert.deepEqual(log.recovered, {
+      offset: intact.length,
+      bytes: 19,
+      quarantinePath: `${logPath}.torn-${intact.length}`,
+    });
+    assert.equal(readFileSync(log.recovered!.quarantinePath, 'utf8'), '{"payload":"eyJ2Ijo');
+    await log.append({ source: 'cli', event: event(5) });
+    await log.close();
+    const after = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.equal(after.ok, true);
+    assert.equal(after.records, 6);
+  });
+
+  it('reports the first bad record precisely: signature, chain, sequence, parse', async () => {
+    const { logPath, signer, publicKey } = setup();
+    await writeRecords(logPath, signer, 6);
+    const original = readFileSync(logPath, 'utf8');
+    const lines = original.trimEnd().split('\n');
+    const offsetOf = (i: number) =>
+      Buffer.byteLength(
+        lines
+          .slice(0, i)
+          .map((l) => `${l}\n`)
+          .join(''),
+      );
+    const check = async (mutated: string[], check: string, seq: number, offset: number) => {
+      writeFileSync(logPath, `${mutated.join('\n')}\n`);
+      const result = await verifyLogFile(logPath, { trusted: [publicKey] });
+      assert.equal(result.ok, false);
+      assert.deepEqual(
+        { check: result.issue?.check, seq: result.issue?.seq, offset: result.issue?.offset },
+        { check, seq, offset },
+      );
+    };
+    // flipped byte inside record 3's payload
+    const env3 = JSON.parse(lines[3]!);
+    const payload3 = Buffer.from(env3.payload, 'base64');
+    payload3[payload3.indexOf('"i":3') + 4] = 0x39;
+    await check(
+      lines.map((l, i) => (i === 3 ? JSON.stringify({ ...env3, payload: payload3.toString('base64') }) : l)),
+      'signature',
+      3,
+      offsetOf(3),
+    );
+    // deleted record 2: record 3 arrives where 2 was expected
+    await check(
+      lines.filter((_, i) => i !== 2),
+      'sequence',
+      3,
+      offsetOf(2),
+    );
+    // swapped records 1 and 2
+    await check([lines[0]!, lines[2]!, lines[1]!, ...lines.slice(3)], 'sequence', 2, offsetOf(1));
+    // duplicated record 4
+    await check([...lines.slice(0, 5), lines[4]!, ...lines.slice(5)], 'sequence', 4, offsetOf(5));
+    // garbage line
+    await check([...lines.slice(0, 2), 'not json', ...lines.slice(3)], 'parse', 2, offsetOf(2));
+    // a record re-signed by the right key but with a broken chain link
+    const rec = JSON.parse(Buffer.from(JSON.parse(lines[4]!).payload, 'base64').toString());
+    rec.prev = `sha256:${'0'.repeat(64)}`;
+    const forged = signEnvelope(canonicalize(rec), RECORD_PAYLOAD_TYPE, signer.privateKey);
+    await check(
+      lines.map((l, i) => (i === 4 ? canonicalize(forged) : l)),
+      'chain',
+      4,
+      offsetOf(4),
+    );
+    // signed by an unpinned key
+    const stranger = generateKeyPair().privateKey;
+    const alien = signEnvelope(
+      Buffer.from(JSON.parse(lines[1]!).payload, 'base64'),
+      RECORD_PAYLOAD_TYPE,
+      stranger,
+    );
+    await check(
+      lines.map((l, i) => (i === 1 ? canonicalize(alien) : l)),
+      'signature',
+      1,
+      offsetOf(1),
+    );
+  });
+
+  it('streams lines with exact offsets, including a torn tail', async () => {
+    const { logPath } = setup();
+    writeFileSync(logPath, 'a\nbcd\n\nxyz');
+    const seen = [];
+    for await (const l of readLogLines(logPath)) seen.push([l.line.toString(), l.offset, l.torn]);
+    assert.deepEqual(seen, [
+      ['a', 0, false],
+      ['bcd', 2, false],
+      ['', 6, false],
+      ['xyz', 7, true],
+    ]);
+    assert.ok(existsSync(logPath));
+  });
+});
