@@ -4,6 +4,7 @@ import { UsageError } from '../command.js';
 
 const SUBCOMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   validate: () => import('./ahp/validate.js'),
+  serve: () => import('./ahp/serve.js'),
 };
 
 export const command: Command = {

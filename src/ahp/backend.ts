@@ -1,0 +1,252 @@
+/**
+ * The backend kit: write an AHP backend as one handler and serve it over HTTP (a `node:http`
+ * request listener) or stdio (newline-delimited JSON on any pair of streams).
+ *
+ * Answers, per the protocol's error table and HTTP binding:
+ * - HTTP: 405 (with `Allow: POST`) for any method but POST, 415 for a body that is not
+ *   `application/json`, 413 over the body limit, 400 with a -32700 error for unparseable JSON,
+ *   204 with no body for a notification, 200 `application/json` for every JSON-RPC response.
+ * - JSON-RPC: -32700 parse error, -32600 invalid request (not one JSON-RPC 2.0 object; batches are
+ *   not supported), -32601 unknown method, -32602 invalid params (including a request id that is
+ *   not `params.event.id`), -32001 unsupported protocol version (`data.supported: ["draft"]`),
+ *   -32002 event type not supported for intercept by this backend, -32003 backend temporarily
+ *   unavailable (the handler threw `BackendUnavailable`), -32004 backend failed while evaluating
+ *   (the handler threw, or returned effects the request did not advertise).
+ * - The response id is the request id, which the protocol makes equal to the event id.
+ * - Notifications are never answered, even when invalid.
+ *
+ * Unadvertised effects are refused, not dropped: the protocol makes them an operational failure
+ * and never a silent no-op, and dropping a `deny` would silently turn a refusal into "no change".
+ * The kit answers -32004 naming the effects, and the harness's failure policy settles the call.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable, Writable } from 'node:stream';
+import { parseJson } from '../core/canonical.js';
+import { catalogueEntry } from './catalogue.js';
+
+export const PROTOCOL_VERSION = 'draft';
+
+export type Effect = { type: string } & Record<string, unknown>;
+
+/** The request-level capability advertisement (`params.capabilities`). */
+export interface Capabilities {
+  effects: string[];
+  modify?: Record<string, { replace?: boolean; merge?: boolean }>;
+  flow?: { operations?: string[] };
+  inject?: { deliverAt?: string[] };
+  [key: string]: unknown;
+}
+
+export interface InterceptContext {
+  /** `params.event`: at least `id` and `type`; every other field as the harness sent it. */
+  event: { id: string; type: string } & Record<string, unknown>;
+  capabilities: Capabilities;
+  params: Record<string, unknown>;
+}
+
+export interface BackendHandler {
+  /** Event types this backend evaluates; others get -32002. Default: every interceptable event. */
+  interceptEvents?: readonly string[];
+  intercept?(context: InterceptContext): readonly Effect[] | Promise<readonly Effect[]>;
+  observe?(event: Record<string, unknown>, params: Record<string, unknown>): void | Promise<void>;
+  /** Answer to `hooks/capabilities`; without one that method is -32601. */
+  manifest?: Record<string, unknown>;
+  /** Largest HTTP body accepted. Default 4 MiB. */
+  maxBodyBytes?: number;
+}
+
+/** Throw from `intercept` to answer -32003 (backend temporarily unable to evaluate). */
+export class BackendUnavailable extends Error {
+  override name = 'BackendUnavailable';
+}
+
+export interface BackendKit {
+  http: (req: IncomingMessage, res: ServerResponse) => void;
+  serveStdio(input: Readable, output: Writable): Promise<void>;
+  handleMessage(message: unknown): Promise<unknown | undefined>;
+}
+
+type Id = string | number | null;
+
+function rpcError(id: Id, code: number, message: string, data?: unknown) {
+  return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function validId(value: unknown): value is string | number {
+  return (typeof value === 'string' && value.length > 0) || (typeof value === 'number' && Number.isSafeInteger(value));
+}
+
+/** The effects of `effects` that `capabilities` did not advertise, described for the error data. */
+export function unadvertisedEffects(effects: readonly Effect[], capabilities: Capabilities): string[] {
+  const out: string[] = [];
+  for (const effect of effects) {
+    const advertised = capabilities.effects.includes(effect.type);
+    if (!advertised) out.push(effect.type);
+    else if (effect.type === 'modify') {
+      const target = String(effect.target);
+      const op = effect.operation === 'merge' ? 'merge' : 'replace';
+      if (capabilities.modify?.[target]?.[op] !== true) out.push(`modify(${target}, ${op})`);
+    } else if (effect.type === 'flow') {
+      if (!capabilities.flow?.operations?.includes(String(effect.operation))) out.push(`flow(${String(effect.operation)})`);
+    } else if (effect.type === 'inject') {
+      if (!capabilities.inject?.deliverAt?.includes(String(effect.deliverAt))) out.push(`inject(${String(effect.deliverAt)})`);
+    }
+  }
+  return out;
+}
+
+export function createBackend(handler: BackendHandler): BackendKit {
+  const supports = (type: string) => {
+    const entry = catalogueEntry(type);
+    if (!entry?.interceptable || handler.intercept === undefined) return false;
+    return handler.interceptEvents === undefined || handler.interceptEvents.includes(type);
+  };
+
+  async function intercept(id: string | number, params: Record<string, unknown>): Promise<unknown> {
+    const event = params.event;
+    const caps = params.capabilities;
+    if (!isObject(event) || typeof event.id !== 'string' || event.id === '' || typeof event.type !== 'string') {
+      return rpcError(id, -32602, 'params.event must be an object with string id and type', { pointer: '/params/event' });
+    }
+    if (!isObject(caps) || !Array.isArray(caps.effects) || !caps.effects.every((e) => typeof e === 'string')) {
+      return rpcError(id, -32602, 'params.capabilities.effects must be an array of strings', {
+        pointer: '/params/capabilities/effects',
+      });
+    }
+    if (id !== event.id) return rpcError(id, -32602, 'request id must equal params.event.id', { pointer: '/id' });
+    if (!supports(event.type)) {
+      return rpcError(id, -32002, `event type ${JSON.stringify(event.type)} is not supported for hooks/intercept`, {
+        type: event.type,
+      });
+    }
+    let effects: readonly Effect[];
+    try {
+      effects = await handler.intercept!({
+        event: event as InterceptContext['event'],
+        capabilities: caps as Capabilities,
+        params,
+      });
+    } catch (error) {
+      if (error instanceof BackendUnavailable) return rpcError(id, -32003, 'backend temporarily unavailable');
+      return rpcError(id, -32004, 'backend failed while evaluating');
+    }
+    if (!Array.isArray(effects) || !effects.every((e) => isObject(e) && typeof e.type === 'string')) {
+      return rpcError(id, -32004, 'backend failed while evaluating');
+    }
+    const refused = unadvertisedEffects(effects, caps as Capabilities);
+    if (refused.length > 0) {
+      return rpcError(id, -32004, 'backend produced effects the request did not advertise', { unadvertised: refused });
+    }
+    return { jsonrpc: '2.0', id, result: { protocolVersion: PROTOCOL_VERSION, effects } };
+  }
+
+  async function handleMessage(message: unknown): Promise<unknown | undefined> {
+    if (!isObject(message)) {
+      return rpcError(null, -32600, Array.isArray(message) ? 'batches are not supported' : 'not a JSON-RPC object');
+    }
+    const isRequest = 'id' in message;
+    if (isRequest && !validId(message.id)) return rpcError(null, -32600, 'id must be a non-empty string or an integer');
+    const id = isRequest ? (message.id as string | number) : null;
+    if (message.jsonrpc !== '2.0' || typeof message.method !== 'string') {
+      return isRequest ? rpcError(id, -32600, 'jsonrpc must be "2.0" and method a string') : undefined;
+    }
+    const params = message.params;
+    if (!isRequest) {
+      if (message.method === 'hooks/observe' && isObject(params) && params.protocolVersion === PROTOCOL_VERSION) {
+        if (isObject(params.event)) await Promise.resolve(handler.observe?.(params.event, params)).catch(() => undefined);
+      }
+      return undefined;
+    }
+    const known = message.method === 'hooks/intercept' || (message.method === 'hooks/capabilities' && handler.manifest);
+    if (!known) return rpcError(id, -32601, `method ${JSON.stringify(message.method)} not found`);
+    if (!isObject(params)) return rpcError(id, -32602, 'params must be an object', { pointer: '/params' });
+    if (params.protocolVersion !== PROTOCOL_VERSION) {
+      return rpcError(id, -32001, 'unsupported protocol version', { supported: [PROTOCOL_VERSION] });
+    }
+    if (message.method === 'hooks/capabilities') {
+      const extra = Object.keys(params).filter((k) => k !== 'protocolVersion');
+      if (extra.length > 0) return rpcError(id, -32602, `unexpected params: ${extra.join(', ')}`, { pointer: `/params/${extra[0]}` });
+      return { jsonrpc: '2.0', id, result: { protocolVersion: PROTOCOL_VERSION, manifest: handler.manifest } };
+    }
+    return intercept(id as string | number, params);
+  }
+
+  const limit = handler.maxBodyBytes ?? 4 * 1024 * 1024;
+
+  function http(req: IncomingMessage, res: ServerResponse): void {
+    const send = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
+      if (body === undefined) {
+        res.writeHead(status, headers).end();
+        return;
+      }
+      const text = JSON.stringify(body);
+      res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    };
+    if (req.method !== 'POST') {
+      req.resume();
+      send(405, undefined, { allow: 'POST' });
+      return;
+    }
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') {
+      req.resume();
+      send(415);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) over = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (over) return send(413, undefined, { connection: 'close' });
+      let parsed: unknown;
+      try {
+        parsed = parseJson(Buffer.concat(chunks));
+      } catch {
+        return send(400, rpcError(null, -32700, 'parse error'));
+      }
+      handleMessage(parsed).then(
+        (answer) => (answer === undefined ? send(204) : send(200, answer)),
+        () => send(200, rpcError(null, -32004, 'backend failed while evaluating')),
+      );
+    });
+  }
+
+  async function serveStdio(input: Readable, output: Writable): Promise<void> {
+    let buffered = Buffer.alloc(0);
+    const handleLine = async (line: Buffer) => {
+      if (line.length === 0 || /^\s*$/.test(line.toString('utf8'))) return;
+      let parsed: unknown;
+      try {
+        parsed = parseJson(line);
+      } catch {
+        output.write(`${JSON.stringify(rpcError(null, -32700, 'parse error'))}\n`);
+        return;
+      }
+      const answer = await handleMessage(parsed);
+      if (answer !== undefined) output.write(`${JSON.stringify(answer)}\n`);
+    };
+    for await (const chunk of input) {
+      buffered = Buffer.concat([buffered, typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)]);
+      let nl = buffered.indexOf(0x0a);
+      while (nl >= 0) {
+        const line = buffered.subarray(0, nl);
+        buffered = buffered.subarray(nl + 1);
+        await handleLine(line);
+        nl = buffered.indexOf(0x0a);
+      }
+    }
+    if (buffered.length > 0) await handleLine(buffered);
+  }
+
+  return { http, serveStdio, handleMessage };
+}

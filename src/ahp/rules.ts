@@ -1,0 +1,152 @@
+/**
+ * The rule-file policy behind `tally ahp serve`: an ordered list of rules, first match wins.
+ *
+ *   { "rules": [ { "events": ["tool.before"],
+ *                  "match": { "tool": "Bash", "commandGlob": "rm -rf *" },
+ *                  "effect": "deny", "message": "no recursive deletes" } ] }
+ *
+ * `events` uses registration selectors (exact name, `family.*`, `*`). `match` is optional; every
+ * given key must match: `tool` equals `tool.name`; `commandGlob` matches `tool.input.command`;
+ * `pathGlob` matches one of `tool.input.file_path`, `path`, `filePath`, `notebook_path`. In a
+ * command glob `*` matches anything; in a path glob `*` and `?` stop at `/` and `**` crosses it.
+ * No match (or no rule) answers no effects.
+ */
+import { TallyError } from '../core/errors.js';
+import { parseJson } from '../core/canonical.js';
+import type { BackendHandler, Effect, InterceptContext } from './backend.js';
+import { catalogueEntry } from './catalogue.js';
+
+export type RulesErrorCode = 'bad-rules';
+
+export class RulesError extends TallyError<RulesErrorCode> {}
+
+export type RuleEffect = 'deny' | 'allow' | 'ask';
+
+export interface Rule {
+  events: string[];
+  match: { tool?: string; commandGlob?: string; pathGlob?: string };
+  effect: RuleEffect;
+  message?: string;
+}
+
+const SELECTOR = /^(?:\*|[a-z][a-z0-9]*\.\*)$/;
+const MATCH_KEYS = ['tool', 'commandGlob', 'pathGlob'] as const;
+const PATH_KEYS = ['file_path', 'path', 'filePath', 'notebook_path'] as const;
+
+function fail(pointer: string, message: string): never {
+  throw new RulesError('bad-rules', `${pointer}: ${message}`, { pointer });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Parses and checks a rule file; the error names the JSON pointer at fault. */
+export function parseRules(text: string | Uint8Array): Rule[] {
+  let doc: unknown;
+  try {
+    doc = parseJson(text);
+  } catch (error) {
+    fail('', `not JSON (${(error as Error).message})`);
+  }
+  if (!isObject(doc) || !Array.isArray(doc.rules)) fail('/rules', 'the file must be an object with a "rules" array');
+  for (const key of Object.keys(doc)) if (key !== 'rules') fail(`/${key}`, 'unknown key');
+  return doc.rules.map((raw, i) => parseRule(raw, `/rules/${i}`));
+}
+
+function parseRule(raw: unknown, at: string): Rule {
+  if (!isObject(raw)) fail(at, 'a rule must be an object');
+  for (const key of Object.keys(raw)) {
+    if (!['events', 'match', 'effect', 'message'].includes(key)) fail(`${at}/${key}`, 'unknown key');
+  }
+  const events = raw.events;
+  if (!Array.isArray(events) || events.length === 0) fail(`${at}/events`, 'must be a non-empty array');
+  events.forEach((e, j) => {
+    if (typeof e !== 'string' || !(SELECTOR.test(e) || catalogueEntry(e)?.interceptable)) {
+      fail(`${at}/events/${j}`, 'must be an interceptable event name, "family.*" or "*"');
+    }
+  });
+  const match: Rule['match'] = {};
+  if (raw.match !== undefined) {
+    if (!isObject(raw.match)) fail(`${at}/match`, 'must be an object');
+    for (const [key, value] of Object.entries(raw.match)) {
+      if (!(MATCH_KEYS as readonly string[]).includes(key)) fail(`${at}/match/${key}`, 'unknown key');
+      if (typeof value !== 'string' || value === '') fail(`${at}/match/${key}`, 'must be a non-empty string');
+      match[key as (typeof MATCH_KEYS)[number]] = value;
+    }
+  }
+  if (raw.effect !== 'deny' && raw.effect !== 'allow' && raw.effect !== 'ask') {
+    fail(`${at}/effect`, 'must be "deny", "allow" or "ask"');
+  }
+  if (raw.message !== undefined && (typeof raw.message !== 'string' || raw.message === '')) {
+    fail(`${at}/message`, 'must be a non-empty string');
+  }
+  if (raw.effect === 'deny' && raw.message === undefined) fail(`${at}/message`, 'a deny rule needs a message (its reason)');
+  return { events: events as string[], match, effect: raw.effect, message: raw.message as string | undefined };
+}
+
+/** Whole-string glob. Path mode: `*`/`?` stay within a segment, `**` crosses `/`. */
+export function globToRegExp(glob: string, pathMode: boolean): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      i++;
+      if (glob[i + 1] === '/') {
+        i++;
+        re += '(?:.*/)?';
+      } else re += '.*';
+    } else if (c === '*') re += pathMode ? '[^/]*' : '.*';
+    else if (c === '?') re += pathMode ? '[^/]' : '.';
+    else re += c.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`, 's');
+}
+
+function selects(selector: string, type: string): boolean {
+  if (selector === '*') return true;
+  if (selector.endsWith('.*')) return type.startsWith(selector.slice(0, -1));
+  return selector === type;
+}
+
+function ruleMatches(rule: Rule, event: Record<string, unknown>): boolean {
+  if (!rule.events.some((s) => selects(s, String(event.type)))) return false;
+  const tool = isObject(event.tool) ? event.tool : undefined;
+  const input = tool && isObject(tool.input) ? tool.input : undefined;
+  if (rule.match.tool !== undefined && tool?.name !== rule.match.tool) return false;
+  if (rule.match.commandGlob !== undefined) {
+    const command = input?.command;
+    if (typeof command !== 'string' || !globToRegExp(rule.match.commandGlob, false).test(command)) return false;
+  }
+  if (rule.match.pathGlob !== undefined) {
+    const re = globToRegExp(rule.match.pathGlob, true);
+    const paths = PATH_KEYS.map((k) => input?.[k]).filter((p): p is string => typeof p === 'string');
+    if (!paths.some((p) => re.test(p))) return false;
+  }
+  return true;
+}
+
+/** The first matching rule, if any. */
+export function firstMatch(rules: readonly Rule[], event: Record<string, unknown>): Rule | undefined {
+  return rules.find((rule) => ruleMatches(rule, event));
+}
+
+/**
+ * Effects for one intercept. `deny` carries the message as its reason. `allow` and `ask` add a
+ * `message` effect when one is given and advertised. An `allow` the request did not advertise
+ * becomes no effects (allow only suppresses a prompt; answering nothing restricts no less).
+ */
+export function evaluateRules(rules: readonly Rule[], context: InterceptContext): Effect[] {
+  const rule = firstMatch(rules, context.event);
+  if (rule === undefined) return [];
+  const advertised = context.capabilities.effects;
+  if (rule.effect === 'deny') return [{ type: 'deny', reason: rule.message! }];
+  if (rule.effect === 'allow' && !advertised.includes('allow')) return [];
+  const effects: Effect[] = [{ type: rule.effect }];
+  if (rule.message !== undefined && advertised.includes('message')) effects.push({ type: 'message', text: rule.message });
+  return effects;
+}
+
+export function rulesHandler(rules: readonly Rule[]): BackendHandler {
+  return { intercept: (context) => evaluateRules(rules, context) };
+}
