@@ -1,0 +1,229 @@
+/**
+ * Small structural checkers for AHP wire data. A `Check` looks at one value at one JSON pointer and
+ * appends an `Issue` for everything wrong with it; it never throws and never changes the value.
+ * The message validators are built from these, written out by hand for each protocol shape.
+ */
+import type { Issue } from '../registration-types.js';
+
+export type { Issue };
+
+export type Check = (value: unknown, pointer: string, out: Issue[]) => void;
+
+export type JsonObject = Record<string, unknown>;
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** RFC 6901: `~` becomes `~0`, `/` becomes `~1`. */
+export function at(pointer: string, key: string | number): string {
+  return `${pointer}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+}
+
+export function issue(out: Issue[], pointer: string, rule: string, message: string): void {
+  out.push({ pointer, rule, message });
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number' && Number.isInteger(value)) return 'an integer';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** Any JSON value. */
+export const anyValue: Check = () => {};
+
+/** Reverse-DNS name: extension keys, extension effect names, deny codes. */
+export const REVERSE_DNS = /^(?:[A-Za-z][A-Za-z0-9_-]*\.)+[A-Za-z][A-Za-z0-9_-]*$/;
+
+export interface StringRules {
+  /** Minimum length in code points. */
+  min?: number;
+  max?: number;
+  pattern?: RegExp;
+  /** Human name of the pattern, used in the message. */
+  patternName?: string;
+  /** Extra check run only when the value is a string (formats). */
+  format?: (text: string, pointer: string, out: Issue[]) => void;
+}
+
+export function str(rules: StringRules = {}): Check {
+  return (value, pointer, out) => {
+    if (typeof value !== 'string')
+      return issue(out, pointer, 'type', `must be a string, got ${describe(value)}`);
+    const length = rules.min !== undefined || rules.max !== undefined ? [...value].length : 0;
+    if (rules.min !== undefined && length < rules.min) {
+      issue(
+        out,
+        pointer,
+        'min-length',
+        rules.min === 1 ? 'must not be empty' : `must have at least ${rules.min} characters`,
+      );
+    }
+    if (rules.max !== undefined && length > rules.max)
+      issue(out, pointer, 'max-length', `must have at most ${rules.max} characters`);
+    if (rules.pattern && !rules.pattern.test(value)) {
+      issue(
+        out,
+        pointer,
+        'pattern',
+        `must be ${rules.patternName ?? `a string matching ${rules.pattern.source}`}`,
+      );
+    }
+    rules.format?.(value, pointer, out);
+  };
+}
+
+/** A non-empty string: the most common protocol field. */
+export const nonEmpty: Check = str({ min: 1 });
+
+export const bool: Check = (value, pointer, out) => {
+  if (typeof value !== 'boolean') issue(out, pointer, 'type', `must be a boolean, got ${describe(value)}`);
+};
+
+export function int(min?: number): Check {
+  return (value, pointer, out) => {
+    if (typeof value !== 'number' || !Number.isInteger(value)) {
+      return issue(out, pointer, 'type', `must be an integer, got ${describe(value)}`);
+    }
+    if (min !== undefined && value < min) issue(out, pointer, 'minimum', `must be at least ${min}`);
+  };
+}
+
+export function num(min?: number): Check {
+  return (value, pointer, out) => {
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      return issue(out, pointer, 'type', `must be a number, got ${describe(value)}`);
+    }
+    if (min !== undefined && value < min) issue(out, pointer, 'minimum', `must be at least ${min}`);
+  };
+}
+
+export function oneOfValues(values: readonly (string | number | boolean | null)[]): Check {
+  return (value, pointer, out) => {
+    if (!values.includes(value as string)) {
+      issue(
+        out,
+        pointer,
+        'enum',
+        `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(value) ?? 'nothing'}`,
+      );
+    }
+  };
+}
+
+export function constant(expected: string | number | boolean): Check {
+  return (value, pointer, out) => {
+    if (value !== expected)
+      issue(
+        out,
+        pointer,
+        'const',
+        `must be ${JSON.stringify(expected)}, got ${JSON.stringify(value) ?? 'nothing'}`,
+      );
+  };
+}
+
+/** A JSON object whose members are not inspected. */
+export const anyObject: Check = (value, pointer, out) => {
+  if (!isObject(value)) issue(out, pointer, 'type', `must be an object, got ${describe(value)}`);
+};
+
+export interface ArrayRules {
+  min?: number;
+  max?: number;
+  unique?: boolean;
+}
+
+/** Deep equality over parsed JSON, with object key order ignored. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => k in b && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+export function arr(item: Check, rules: ArrayRules = {}): Check {
+  return (value, pointer, out) => {
+    if (!Array.isArray(value)) return issue(out, pointer, 'type', `must be an array, got ${describe(value)}`);
+    if (rules.min !== undefined && value.length < rules.min) {
+      issue(
+        out,
+        pointer,
+        'min-items',
+        rules.min === 1 ? 'must not be empty' : `must have at least ${rules.min} items`,
+      );
+    }
+    if (rules.max !== undefined && value.length > rules.max) {
+      issue(
+        out,
+        pointer,
+        'max-items',
+        rules.max === 0 ? 'must be empty' : `must have at most ${rules.max} items`,
+      );
+    }
+    value.forEach((element, index) => {
+      item(element, at(pointer, index), out);
+      if (rules.unique && value.slice(0, index).some((earlier) => jsonEqual(earlier, element))) {
+        issue(out, at(pointer, index), 'unique', 'repeats an earlier item');
+      }
+    });
+  };
+}
+
+export interface ObjectRules {
+  required?: readonly string[];
+  /** Reject members not listed in `props` (a closed protocol payload). Defaults to false (open). */
+  closed?: boolean;
+  /** Members that must be absent even though the object is otherwise open. */
+  forbidden?: readonly string[];
+  /** Checks every member not listed in `props` (for maps such as counters). */
+  rest?: Check;
+  minProperties?: number;
+  /** Cross-field rules, run after the members when the value is an object. */
+  also?: (value: JsonObject, pointer: string, out: Issue[]) => void;
+}
+
+export type Props = Record<string, Check>;
+
+export function obj(props: Props, rules: ObjectRules = {}): Check {
+  return (value, pointer, out) => {
+    if (!isObject(value)) return issue(out, pointer, 'type', `must be an object, got ${describe(value)}`);
+    for (const name of rules.required ?? []) {
+      if (!(name in value)) issue(out, at(pointer, name), 'required', `'${name}' is required`);
+    }
+    for (const name of rules.forbidden ?? []) {
+      if (name in value) issue(out, at(pointer, name), 'forbidden', `'${name}' is not allowed here`);
+    }
+    if (rules.minProperties !== undefined && Object.keys(value).length < rules.minProperties) {
+      issue(out, pointer, 'min-properties', `must have at least ${rules.minProperties} member(s)`);
+    }
+    for (const [name, member] of Object.entries(value)) {
+      const check = Object.hasOwn(props, name) ? props[name] : undefined;
+      if (check) check(member, at(pointer, name), out);
+      else if (rules.closed)
+        issue(out, at(pointer, name), 'unknown-field', `'${name}' is not a field of this closed object`);
+      else rules.rest?.(member, at(pointer, name), out);
+    }
+    rules.also?.(value, pointer, out);
+  };
+}
+
+/** Run a check and report whether it passed, without keeping its issues. */
+export function passes(check: Check, value: unknown): boolean {
+  const scratch: Issue[] = [];
+  check(value, '', scratch);
+  return scratch.length === 0;
+}
+
+/** All checks apply to the same value. */
+export function all(...checks: Check[]): Check {
+  return (value, pointer, out) => {
+    for (const check of checks) check(value, pointer, out);
+  };
+}
