@@ -41,15 +41,6 @@ export function expandSelector(selector: EventSelector, mode: SubscriptionMode):
   return [selector];
 }
 
-/** Whether a subscription with these selectors and this mode receives events of `type`. */
-export function selectorsMatch(
-  selectors: readonly EventSelector[],
-  mode: SubscriptionMode,
-  type: string,
-): boolean {
-  return selectors.some((s) => expandSelector(s, mode).includes(type));
-}
-
 /**
  * Validates a subscription's `events` at `pointer`. `mode` is undefined when the subscription's
  * own mode is invalid; then the interceptable rule is not applied.
