@@ -5,6 +5,7 @@ import { UsageError } from '../command.js';
 const SUBCOMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   validate: () => import('./ahp/validate.js'),
   serve: () => import('./ahp/serve.js'),
+  capabilities: () => import('./ahp/capabilities.js'),
 };
 
 export const command: Command = {
