@@ -1,0 +1,112 @@
+/**
+ * One intercept call under its subscription deadline (AHP-FAIL-002). The deadline starts when the
+ * call starts and covers connect, authentication, transmission and the answer; the transport gets
+ * it as an AbortSignal. Connection failures are retried with the identical request (same JSON-RPC
+ * id, same event id, same bytes) only while the deadline still has room. An answer that arrives
+ * after the deadline or after an interruption is ignored.
+ */
+
+import type { BackendTransport, JsonRpcRequest } from './transport.js';
+import { TransportError } from './transport.js';
+
+export type CallResult =
+  | { kind: 'response'; response: unknown; attempts: number }
+  | { kind: 'failed'; reason: string; attempts: number }
+  | { kind: 'interrupted'; attempts: number };
+
+export interface CallOptions {
+  timeoutMs: number;
+  interrupt?: AbortSignal | undefined;
+  maxAttempts: number;
+  retryDelayMs: number;
+}
+
+/** JSON-RPC `backend_unavailable`: the backend asks to be tried again. */
+const BACKEND_UNAVAILABLE = -32003;
+
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new TransportError('timeout', 'aborted');
+}
+
+/** Settles with `promise`, or rejects as soon as `signal` aborts (a transport that hangs cannot hold us). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(abortError(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return raceAbort(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
+}
+
+function retryableAnswer(response: unknown): boolean {
+  if (typeof response !== 'object' || response === null) return false;
+  const error = (response as { error?: unknown }).error;
+  return (
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === BACKEND_UNAVAILABLE
+  );
+}
+
+export async function callWithDeadline(
+  transport: BackendTransport,
+  request: JsonRpcRequest,
+  options: CallOptions,
+): Promise<CallResult> {
+  const deadline = new AbortController();
+  const started = Date.now();
+  const timer = setTimeout(
+    () => deadline.abort(new TransportError('timeout', `no answer within ${options.timeoutMs} ms`)),
+    options.timeoutMs,
+  );
+  timer.unref();
+  const signal = options.interrupt ? AbortSignal.any([deadline.signal, options.interrupt]) : deadline.signal;
+  const roomFor = (ms: number) => Date.now() - started + ms < options.timeoutMs;
+  let attempts = 0;
+  try {
+    for (;;) {
+      attempts++;
+      try {
+        const response = await raceAbort(transport.request(request, signal), signal);
+        if (retryableAnswer(response) && attempts < options.maxAttempts && roomFor(options.retryDelayMs)) {
+          await pause(options.retryDelayMs, signal);
+          continue;
+        }
+        return { kind: 'response', response, attempts };
+      } catch (error) {
+        if (options.interrupt?.aborted) return { kind: 'interrupted', attempts };
+        if (deadline.signal.aborted) {
+          return { kind: 'failed', reason: `timeout: no answer within ${options.timeoutMs} ms`, attempts };
+        }
+        const code = error instanceof TransportError ? error.code : 'transport';
+        const message = error instanceof Error ? error.message : String(error);
+        if (code === 'transport' && attempts < options.maxAttempts && roomFor(options.retryDelayMs)) {
+          try {
+            await pause(options.retryDelayMs, signal);
+          } catch {
+            if (options.interrupt?.aborted) return { kind: 'interrupted', attempts };
+            return { kind: 'failed', reason: `timeout: no answer within ${options.timeoutMs} ms`, attempts };
+          }
+          continue;
+        }
+        return { kind: 'failed', reason: `${code}: ${message}`, attempts };
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

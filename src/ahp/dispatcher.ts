@@ -1,0 +1,358 @@
+/**
+ * The harness-side AHP dispatcher. For one canonical event it calls every matching intercept
+ * subscription serially in registration order, accepts or rejects each response whole, composes
+ * the accepted effects (./compose.ts), short-circuits on deny, stop or a fail-closed failure, and
+ * after settlement sends `hooks/observe` to the explicit observers and to every intercept
+ * subscription that was not called. A `Dispatcher` keeps backend transports open across events
+ * (persistent stdio processes, HTTP agents) until `close()`.
+ */
+import { TallyError } from '../core/errors.js';
+import type { CanonicalEvent } from '../evidence/record.js';
+import {
+  type Denial,
+  failClosed,
+  type HostCheck,
+  type InterceptCapabilities,
+  type InterceptState,
+  type Permission,
+  type Pipeline,
+  type Settlement,
+  settle,
+  stageResponse,
+  startPipeline,
+} from './compose.js';
+import { selectContent } from './content.js';
+import { callWithDeadline } from './dispatch-call.js';
+import { holdsWithheldContent, readPath, targetLocation } from './edit-targets.js';
+import { type MatchedSubscription, matchingSubscriptions, subscriptionLabel } from './matching.js';
+import { validateInterceptResponse } from './messages/index.js';
+import { type Backend, type Registration, SUPPORTED_PROTOCOL_VERSION } from './registration-types.js';
+import type { BackendTransport, JsonRpcNotification, JsonRpcRequest } from './transport.js';
+
+type JsonObject = Record<string, unknown>;
+
+export type DispatchErrorCode = 'bad-event' | 'no-capabilities' | 'closed';
+export class DispatchError extends TallyError<DispatchErrorCode> {}
+
+export type TransportFactory = (backend: Backend) => BackendTransport;
+
+export interface DispatcherOptions {
+  registration: Registration;
+  /** Opens the connection to one backend; called at most once per backend while the dispatcher is open. */
+  transportFactory: TransportFactory;
+  /** Host rules over a staged modification (the tool's own argument checks); a failure rejects the response. */
+  hostCheck?: HostCheck;
+  /**
+   * Capabilities advertised when a dispatch names none (the CLI and the session recorder pass
+   * `requestCapabilities` from ./capabilities.ts). Without either, an event that matches an
+   * interceptor is refused: advertising nothing is never a safe default.
+   */
+  capabilitiesFor?: (eventType: string) => InterceptCapabilities | undefined;
+  /** Deadline of one best-effort observe delivery. Default 5000 ms. */
+  observeTimeoutMs?: number;
+  /** Attempts per intercept call on a connection failure, all inside the one deadline. Default 3. */
+  maxAttempts?: number;
+  /** Pause between attempts. Default 25 ms (never past the deadline). */
+  retryDelayMs?: number;
+}
+
+export interface DispatchInput {
+  event: CanonicalEvent;
+  /** What this boundary can enforce now; default from `capabilitiesFor`. */
+  capabilities?: InterceptCapabilities;
+  /** Incoming pipeline state, sent unchanged as `params.state` to every interceptor. */
+  state?: InterceptState;
+  /** Interruption: ends a pending request at once; later responses are ignored. */
+  signal?: AbortSignal;
+}
+
+export type SubscriptionStatus = 'accepted' | 'rejected' | 'failed' | 'observed' | 'interrupted';
+
+export interface SubscriptionReport {
+  backend: string;
+  subscription: string;
+  /** The method this subscription received. Uncalled interceptors get `hooks/observe`. */
+  method: 'hooks/intercept' | 'hooks/observe';
+  status: SubscriptionStatus;
+  /** Why a call failed or a response was rejected (local audit only, never shown to the model). */
+  reason?: string;
+  /** For failed or rejected intercepts: the policy that settled it. */
+  failurePolicy?: 'fail-open' | 'fail-closed';
+}
+
+export interface DispatchOutcome extends Settlement {
+  /** The raw AHP permission: `none` means no backend objected and the host's own permission flow decides. */
+  permission: Permission;
+  /** Who denied and why; `synthetic` marks a fail-closed denial. */
+  denial?: Denial;
+  /** Present when the boundary was interrupted: nothing pending may run. */
+  interrupted?: true;
+  /** The effective event after every accepted modification. */
+  event: CanonicalEvent;
+  subscriptions: SubscriptionReport[];
+}
+
+/** The generic reason of a fail-closed synthetic denial: no backend detail reaches the model. */
+export const SYNTHETIC_DENY_REASON = 'policy backend unavailable';
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkEvent(event: unknown): asserts event is CanonicalEvent {
+  if (!isObject(event))
+    throw new DispatchError('bad-event', 'the event is not a JSON object', { pointer: '' });
+  for (const key of ['id', 'type', 'time', 'source']) {
+    if (typeof event[key] !== 'string' || event[key] === '') {
+      throw new DispatchError('bad-event', `the event needs a non-empty string '${key}'`, {
+        pointer: `/${key}`,
+      });
+    }
+  }
+}
+
+/**
+ * Removes whole-list `replace` from the advertisement for list targets whose text this
+ * subscription cannot see: such a replace could never be accepted.
+ */
+export function narrowCapabilities(
+  caps: InterceptCapabilities,
+  effective: JsonObject,
+  view: JsonObject,
+): InterceptCapabilities {
+  if (!caps.modify) return caps;
+  let modify: Record<string, { replace: boolean; merge: boolean }> | undefined;
+  for (const [target, ops] of Object.entries(caps.modify)) {
+    const location = targetLocation(String(effective.type), target);
+    if (!ops.replace || location?.shape !== 'list') continue;
+    const full = readPath(effective, location.path);
+    if (!holdsWithheldContent(full) && JSON.stringify(full) === JSON.stringify(readPath(view, location.path)))
+      continue;
+    modify ??= { ...caps.modify };
+    if (ops.merge) modify[target] = { replace: false, merge: true };
+    else delete modify[target];
+  }
+  if (!modify) return caps;
+  if (Object.keys(modify).length > 0) return { ...caps, modify };
+  const { modify: _dropped, ...rest } = caps;
+  return { ...rest, effects: caps.effects.filter((e) => e !== 'modify') };
+}
+
+export class Dispatcher {
+  readonly registration: Registration;
+  private readonly options: DispatcherOptions;
+  private readonly transports = new Map<Backend, BackendTransport>();
+  private readonly detached = new Set<Promise<unknown>>();
+  private closed = false;
+
+  constructor(options: DispatcherOptions) {
+    this.options = options;
+    this.registration = options.registration;
+  }
+
+  private transportFor(backend: Backend): BackendTransport {
+    if (this.closed) throw new DispatchError('closed', 'the dispatcher is closed');
+    let transport = this.transports.get(backend);
+    if (!transport) {
+      transport = this.options.transportFactory(backend);
+      this.transports.set(backend, transport);
+    }
+    return transport;
+  }
+
+  /** Runs one event through every matching subscription and returns the settled outcome. */
+  async dispatch(input: DispatchInput): Promise<DispatchOutcome> {
+    checkEvent(input.event);
+    if (this.closed) throw new DispatchError('closed', 'the dispatcher is closed');
+    const event = input.event;
+    const interceptors = matchingSubscriptions(this.registration, event.type, 'intercept');
+    const capabilities = input.capabilities ?? this.options.capabilitiesFor?.(event.type);
+    if (capabilities === undefined && interceptors.length > 0) {
+      throw new DispatchError('no-capabilities', `no capabilities to advertise for '${event.type}'`, {
+        pointer: '/type',
+      });
+    }
+    const observers = matchingSubscriptions(this.registration, event.type, 'observe');
+    const reports: SubscriptionReport[] = [];
+    let pipeline = startPipeline(event, input.state);
+    let interrupted = false;
+    let next = 0;
+
+    // Incoming state (an earlier deny or stop outside this dispatch) does not stop the calls;
+    // a deny, stop or fail-closed failure settled here does.
+    while (next < interceptors.length) {
+      if (input.signal?.aborted) {
+        interrupted = true;
+        break;
+      }
+      const match = interceptors[next++] as MatchedSubscription;
+      const step = await this.intercept(match, pipeline, capabilities as InterceptCapabilities, input);
+      reports.push(step.report);
+      if (step.interrupted) {
+        interrupted = true;
+        break;
+      }
+      pipeline = step.pipeline;
+      if (step.settles) break;
+    }
+
+    const settlement = settle(pipeline, interceptors.length > 0 ? capabilities : undefined);
+    const outcome: DispatchOutcome = {
+      ...settlement,
+      permission: pipeline.permission,
+      ...(pipeline.denial ? { denial: pipeline.denial } : {}),
+      event: pipeline.event,
+      subscriptions: reports,
+    };
+    if (interrupted) {
+      outcome.interrupted = true;
+      outcome.executed = false;
+      delete outcome.result;
+    }
+
+    // Observation after settlement: uncalled interceptors, then explicit observers.
+    const watchers = [...interceptors.slice(next), ...observers];
+    const deliveries = this.observe(watchers, pipeline.event, reports);
+    if (interrupted) this.detach(deliveries);
+    else await deliveries;
+    return outcome;
+  }
+
+  /** One intercept call: request, validation, atomic staging, failure policy. */
+  private async intercept(
+    match: MatchedSubscription,
+    pipeline: Pipeline,
+    capabilities: InterceptCapabilities,
+    input: DispatchInput,
+  ): Promise<{ pipeline: Pipeline; report: SubscriptionReport; settles?: boolean; interrupted?: boolean }> {
+    const { backend, subscription } = match;
+    const supplier = { backend: backend.id, subscription: subscriptionLabel(subscription) };
+    const report: SubscriptionReport = { ...supplier, method: 'hooks/intercept', status: 'accepted' };
+    const view = selectContent(pipeline.event, subscription.content, subscription.includeNative);
+    const advertised = narrowCapabilities(capabilities, pipeline.event, view);
+    const params: JsonObject = {
+      protocolVersion: SUPPORTED_PROTOCOL_VERSION,
+      event: view,
+      capabilities: advertised,
+    };
+    if (input.state !== undefined) params.state = input.state;
+    const request = {
+      jsonrpc: '2.0' as const,
+      id: pipeline.event.id,
+      method: 'hooks/intercept',
+      params: params as JsonObject & { event: CanonicalEvent },
+    } satisfies JsonRpcRequest;
+
+    const failed = (status: 'failed' | 'rejected', reason: string) => {
+      const policy = subscription.failurePolicy ?? 'fail-closed';
+      Object.assign(report, { status, reason, failurePolicy: policy });
+      if (policy === 'fail-open') return { pipeline, report };
+      return { pipeline: failClosed(pipeline, supplier, SYNTHETIC_DENY_REASON), report, settles: true };
+    };
+
+    let transport: BackendTransport;
+    try {
+      transport = this.transportFor(backend);
+    } catch (error) {
+      return failed('failed', `transport: ${(error as Error).message}`);
+    }
+    const call = await callWithDeadline(transport, request, {
+      timeoutMs: subscription.timeoutMs ?? 1000,
+      interrupt: input.signal,
+      maxAttempts: this.options.maxAttempts ?? 3,
+      retryDelayMs: this.options.retryDelayMs ?? 25,
+    });
+    if (call.kind === 'interrupted' || input.signal?.aborted) {
+      Object.assign(report, { status: 'interrupted', reason: 'the boundary was interrupted' });
+      return { pipeline, report, interrupted: true };
+    }
+    if (call.kind === 'failed') return failed('failed', call.reason);
+
+    const response = call.response;
+    if (isObject(response) && Object.hasOwn(response, 'error')) {
+      const error = response.error;
+      const code = isObject(error) && typeof error.code === 'number' ? error.code : 'invalid';
+      return failed('failed', `JSON-RPC error ${code}`);
+    }
+    const issues = validateInterceptResponse(response, request);
+    if (issues.length > 0) {
+      const first = issues[0];
+      const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+      return failed('rejected', `${first?.pointer || '/'}: ${first?.message} [${first?.rule}]${more}`);
+    }
+    const result = (response as { result: { effects: unknown[] } }).result;
+    const staged = stageResponse(pipeline, result.effects, {
+      capabilities: advertised,
+      view,
+      supplier,
+      ...(this.options.hostCheck ? { hostCheck: this.options.hostCheck } : {}),
+    });
+    if ('error' in staged) return failed('rejected', staged.error);
+    // An accepted deny or flow stop ends decision-making for this boundary.
+    const settles = result.effects.some(
+      (e) => isObject(e) && (e.type === 'deny' || (e.type === 'flow' && e.operation === 'stop')),
+    );
+    return { pipeline: staged.pipeline, report, settles };
+  }
+
+  /** Best-effort `hooks/observe` to each watcher, in order, under its own content selection. */
+  private async observe(
+    watchers: MatchedSubscription[],
+    effective: CanonicalEvent,
+    reports: SubscriptionReport[],
+  ) {
+    const timeoutMs = this.options.observeTimeoutMs ?? 5000;
+    const pending: Promise<void>[] = [];
+    for (const { backend, subscription } of watchers) {
+      const report: SubscriptionReport = {
+        backend: backend.id,
+        subscription: subscriptionLabel(subscription),
+        method: 'hooks/observe',
+        status: 'observed',
+      };
+      reports.push(report);
+      const message: JsonRpcNotification = {
+        jsonrpc: '2.0',
+        method: 'hooks/observe',
+        params: {
+          protocolVersion: SUPPORTED_PROTOCOL_VERSION,
+          event: selectContent(effective, subscription.content, subscription.includeNative),
+        },
+      };
+      const fail = (error: unknown) => {
+        report.status = 'failed';
+        report.reason = error instanceof Error ? error.message : String(error);
+      };
+      try {
+        pending.push(this.transportFor(backend).notify(message, AbortSignal.timeout(timeoutMs)).catch(fail));
+      } catch (error) {
+        fail(error);
+      }
+    }
+    await Promise.all(pending);
+  }
+
+  private detach(work: Promise<unknown>): void {
+    const tracked = work.finally(() => this.detached.delete(tracked));
+    this.detached.add(tracked);
+  }
+
+  /** Waits for detached observer deliveries, then closes every transport. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.detached]);
+    const transports = [...this.transports.values()];
+    this.transports.clear();
+    await Promise.allSettled(transports.map((t) => t.close()));
+  }
+}
+
+/** One-shot form: opens a dispatcher, runs one event, closes it. */
+export async function dispatch(options: DispatcherOptions & DispatchInput): Promise<DispatchOutcome> {
+  const dispatcher = new Dispatcher(options);
+  try {
+    return await dispatcher.dispatch(options);
+  } finally {
+    await dispatcher.close();
+  }
+}
