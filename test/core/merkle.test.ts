@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { TallyError } from '../../src/core/errors.js';
 import {
@@ -16,6 +16,7 @@ import {
   verifyInclusion,
   verifyInclusionHash,
 } from '../../src/core/merkle.js';
+import { consistencyHoldsAs, inclusionHoldsAs, Reference, sha } from './merkle-reference.js';
 
 const hex = (h: string): Buffer => Buffer.from(h, 'hex');
 const hexes = (list: readonly Buffer[]): string[] => list.map((b) => b.toString('hex'));
@@ -115,119 +116,6 @@ const CT_CONSISTENCY: { oldSize: number; newSize: number; proof: string[] }[] = 
     ],
   },
 ];
-
-// ---------------------------------------------------------------------------------------------
-// An independent reference, written from the recursive definitions of RFC 9162 §2.1 over ranges
-// [start, end) of one leaf list. It is generic over the hash: with SHA-256 (node:crypto directly)
-// it gives the expected hashes; with a symbolic "hash" that writes terms such as "(<0>,<1>)" it
-// shows which subtrees a proof element stands for.
-
-function sha(...parts: Uint8Array[]): Buffer {
-  const h = createHash('sha256');
-  for (const part of parts) h.update(part);
-  return h.digest();
-}
-
-interface HashAlgebra<T> {
-  empty: T;
-  leaf(index: number): T;
-  node(left: T, right: T): T;
-}
-
-class Reference<T> {
-  private readonly memo = new Map<string, T>();
-  constructor(readonly algebra: HashAlgebra<T>) {}
-
-  static k(n: number): number {
-    let k = 1;
-    while (k * 2 < n) k *= 2;
-    return k;
-  }
-
-  /** MTH(D[start:end]). */
-  mth(start: number, end: number): T {
-    const key = `${start}:${end}`;
-    const known = this.memo.get(key);
-    if (known !== undefined) return known;
-    const n = end - start;
-    let out: T;
-    if (n === 0) out = this.algebra.empty;
-    else if (n === 1) out = this.algebra.leaf(start);
-    else {
-      const k = Reference.k(n);
-      out = this.algebra.node(this.mth(start, start + k), this.mth(start + k, end));
-    }
-    this.memo.set(key, out);
-    return out;
-  }
-
-  /** PATH(m, D[start:end]). */
-  path(m: number, start: number, end: number): T[] {
-    const n = end - start;
-    if (n === 1) return [];
-    const k = Reference.k(n);
-    if (m < k) return [...this.path(m, start, start + k), this.mth(start + k, end)];
-    return [...this.path(m - k, start + k, end), this.mth(start, start + k)];
-  }
-
-  /** PROOF(m, D[0:n]) = SUBPROOF(m, D[0:n], true), for 0 < m <= n. */
-  proof(m: number, n: number): T[] {
-    return this.subproof(m, 0, n, true);
-  }
-
-  private subproof(m: number, start: number, end: number, b: boolean): T[] {
-    const n = end - start;
-    if (m === n) return b ? [] : [this.mth(start, end)];
-    const k = Reference.k(n);
-    if (m <= k) return [...this.subproof(m, start, start + k, b), this.mth(start + k, end)];
-    return [...this.subproof(m - k, start + k, end, false), this.mth(start, start + k)];
-  }
-}
-
-const SYM = new Reference<string>({ empty: 'e', leaf: (i) => `<${i}>`, node: (l, r) => `(${l},${r})` });
-
-function substitute(term: string, pairs: readonly (readonly [string, string])[]): string {
-  let out = term;
-  for (const [from, to] of pairs) out = out.split(from).join(to);
-  return out;
-}
-
-/**
- * Whether the proof of leaf `i` in a tree of `n`, with that tree's root, also holds when read as
- * leaf `i2` of a tree of `n2`. A verifier sees proof elements only as opaque hashes, so this
- * happens exactly when the root of the (i2, n2) shape, written over its own proof elements, turns
- * into the root of the (i, n) tree when those elements are replaced by the real ones.
- */
-function inclusionHoldsAs(i: number, n: number, i2: number, n2: number): boolean {
-  if (i2 < 0 || i2 >= n2) return false;
-  const real = SYM.path(i, 0, n);
-  const shape = SYM.path(i2, 0, n2);
-  if (real.length !== shape.length) return false;
-  const template = substitute(SYM.mth(0, n2), [
-    [`<${i2}>`, '#L#'],
-    ...shape.map((t, j) => [t, `#${j}#`] as const),
-  ]);
-  const filled = substitute(template, [['#L#', `<${i}>`], ...real.map((t, j) => [`#${j}#`, t] as const)]);
-  return filled === SYM.mth(0, n);
-}
-
-/** The same question for the consistency proof of m -> n read as m2 -> n2 (0 < m < n). */
-function consistencyHoldsAs(m: number, n: number, m2: number, n2: number): boolean {
-  if (m2 <= 0 || m2 >= n2) return false;
-  const real = SYM.proof(m, n);
-  const shape = SYM.proof(m2, n2);
-  if (real.length !== shape.length) return false;
-  // When m2 is a power of two the old root is itself an input of the verification.
-  const oldIsInput = Reference.k(m2) * 2 === m2 || m2 === 1;
-  const pairs = [
-    ...(oldIsInput ? [[SYM.mth(0, m2), '#O#'] as const] : []),
-    ...shape.map((t, j) => [t, `#${j}#`] as const),
-  ];
-  const back = [['#O#', SYM.mth(0, m)] as const, ...real.map((t, j) => [`#${j}#`, t] as const)];
-  const oldFilled = substitute(substitute(SYM.mth(0, m2), pairs), back);
-  const newFilled = substitute(substitute(SYM.mth(0, n2), pairs), back);
-  return oldFilled === SYM.mth(0, m) && newFilled === SYM.mth(0, n);
-}
 
 /** Deterministic leaves of varied lengths (0..40 bytes), including one longer than 4 KiB. */
 function makeLeaves(count: number): Buffer[] {
@@ -358,6 +246,47 @@ describe('RFC 9162 Merkle tree: agreement with the recursive reference', () => {
       }
       assert.deepEqual(hexes(inclusionProof(leaves, n - 1)), hexes(REF.path(n - 1, 0, n)));
       assert.deepEqual(hexes(consistencyProof(leaves, n)), []);
+    }
+  });
+});
+
+describe('RFC 9162 Merkle tree: Treeship v2 interop vectors', () => {
+  // Read in place. The file says it is derived (a port of Treeship's tree.rs), not upstream output,
+  // so it is a secondary oracle: leaves are sha256(0x00 || artifact id), nodes sha256(0x01 || l || r).
+  interface Vectors {
+    trees: {
+      artifact_ids: string[];
+      root_hex: string;
+      inclusion_proofs: { leaf_index: number; leaf_hash: string; path: { hash: string }[] }[];
+      consistency_to_this_size: { old_size: number; old_root: string; proof: string[] }[];
+    }[];
+  }
+  const url = new URL(
+    '../../../../shared/reference/treeship-vectors/derived/merkle-v2-derived.json',
+    import.meta.url,
+  );
+  const vectors = JSON.parse(readFileSync(url, 'utf8')) as Vectors;
+
+  it('reproduces every root, leaf hash, inclusion proof and consistency proof', () => {
+    assert.equal(vectors.trees.length, 8);
+    for (const tree of vectors.trees) {
+      const leaves = tree.artifact_ids.map((id) => Buffer.from(id, 'utf8'));
+      const n = leaves.length;
+      assert.equal(merkleRoot(leaves).toString('hex'), tree.root_hex, `root of ${n}`);
+      for (const p of tree.inclusion_proofs) {
+        const path = p.path.map((e) => e.hash);
+        assert.equal(leafHash(leaves[p.leaf_index] as Buffer).toString('hex'), p.leaf_hash);
+        assert.deepEqual(hexes(inclusionProof(leaves, p.leaf_index)), path, `leaf ${p.leaf_index} of ${n}`);
+        assert.equal(
+          verifyInclusionHash(hex(p.leaf_hash), p.leaf_index, n, path.map(hex), hex(tree.root_hex)),
+          true,
+        );
+      }
+      for (const c of tree.consistency_to_this_size) {
+        assert.deepEqual(hexes(consistencyProof(leaves, c.old_size)), c.proof, `${c.old_size} -> ${n}`);
+        const ok = verifyConsistency(c.old_size, n, hex(c.old_root), hex(tree.root_hex), c.proof.map(hex));
+        assert.equal(ok, true, `${c.old_size} -> ${n}`);
+      }
     }
   });
 });
