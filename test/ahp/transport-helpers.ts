@@ -1,0 +1,106 @@
+/** Shared pieces of the transport tests: real backends, a recording logger, temp homes. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Authentication, Backend } from '../../src/ahp/registration-types.js';
+import { fileSecretProvider } from '../../src/ahp/secrets.js';
+import type { JsonRpcRequest } from '../../src/ahp/transport.js';
+import { TransportError } from '../../src/ahp/transport.js';
+import type { Logger, TransportOptions } from '../../src/ahp/transports/index.js';
+
+export const FAULT_BACKEND = fileURLToPath(new URL('./backends/fault-backend.js', import.meta.url));
+export const SHARED = new URL('../../../../shared/', import.meta.url);
+
+export interface LogLine {
+  level: string;
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
+export function recordingLogger(): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  return { lines, logger: (level, message, fields) => lines.push({ level, message, fields }) };
+}
+
+export function tempDir(prefix = 'tally-ahp-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function options(extra: Partial<TransportOptions> = {}, home = tempDir()): TransportOptions {
+  const env = { ...process.env, TALLY_HOME: home, ...(extra.env ?? {}) };
+  return { secrets: fileSecretProvider(env), killGraceMs: 200, ...extra, env };
+}
+
+export function stdioBackend(
+  mode: string,
+  args: string[] = [],
+  lifecycle: 'persistent' | 'per_event' = 'persistent',
+  more: { cwd?: string; env?: Record<string, string> } = {},
+): Backend {
+  return {
+    index: 0,
+    id: `org.tally.test.${mode.replace(/[^a-z]/g, '')}`,
+    transport: {
+      kind: 'stdio',
+      command: process.execPath,
+      args: [FAULT_BACKEND, mode, ...args],
+      lifecycle,
+      cwd: more.cwd,
+      env: more.env ?? {},
+    },
+    subscriptions: [],
+  };
+}
+
+export function httpBackend(url: string, authentication?: Authentication, id = 'org.tally.test.http'): Backend {
+  return { index: 0, id, transport: { kind: 'http', url }, authentication, subscriptions: [] };
+}
+
+let counter = 0;
+/** A minimal hooks/intercept request whose id equals its event id. */
+export function interceptRequest(id = `evt-${++counter}`): JsonRpcRequest {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'hooks/intercept',
+    params: {
+      protocolVersion: 'draft',
+      event: {
+        id,
+        source: 'urn:tally:test',
+        type: 'tool.before',
+        time: '2026-01-01T00:00:00Z',
+        call: { id: 'call-1' },
+        path: 'native',
+        tool: { origin: 'native', name: 'Bash', input: { command: 'ls' } },
+      },
+      capabilities: { effects: ['deny'] },
+    },
+  };
+}
+
+/** A signal that never fires: for calls the test expects to settle on their own. */
+export function never(): AbortSignal {
+  return new AbortController().signal;
+}
+
+/** Awaits a rejection and returns the TransportError code. */
+export async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof TransportError) return error.code;
+    throw error;
+  }
+  throw new Error('expected a TransportError, but the call resolved');
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
