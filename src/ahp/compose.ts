@@ -48,7 +48,6 @@ export interface InterceptCapabilities {
   };
   inject?: { context: { append: true; deliverAt: string[] } };
   elicitation?: { form?: JsonObject; url?: JsonObject };
-  [extension: string]: unknown;
 }
 
 /** Who supplied an accepted effect: the backend id and the local subscription label. */

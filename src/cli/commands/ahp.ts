@@ -4,6 +4,7 @@ import { UsageError } from '../command.js';
 
 const SUBCOMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   validate: () => import('./ahp/validate.js'),
+  dispatch: () => import('./ahp/dispatch.js'),
   serve: () => import('./ahp/serve.js'),
   capabilities: () => import('./ahp/capabilities.js'),
 };

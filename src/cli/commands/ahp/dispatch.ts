@@ -1,0 +1,170 @@
+/**
+ * `tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE] [--json]`:
+ * runs one canonical event through every matching backend of a registration, over the real
+ * transports, and prints the settled outcome.
+ * Exit 0 dispatched (allow or ask), 1 the boundary was denied, 2 bad input.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { requestCapabilities } from '../../../ahp/capabilities.js';
+import type { InterceptCapabilities, InterceptState } from '../../../ahp/compose.js';
+import { Dispatcher, type DispatchOutcome } from '../../../ahp/dispatcher.js';
+import { validateEvent } from '../../../ahp/messages/index.js';
+import { parseRegistrationText, RegistrationError } from '../../../ahp/registration.js';
+import { fileSecretProvider } from '../../../ahp/secrets.js';
+import { createTransport } from '../../../ahp/transports/index.js';
+import { parseJson } from '../../../core/canonical.js';
+import type { CanonicalEvent } from '../../../evidence/record.js';
+import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../../command.js';
+
+const USAGE = [
+  'usage: tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE] [--json]',
+  '',
+  'Runs one canonical AHP event through every matching backend: interceptors serially in',
+  'registration order, then observers. Backends are reached over their registered transports.',
+  '',
+  '  --registration FILE  portable registration document',
+  '  --event FILE         one canonical event (JSON object)',
+  '  --capabilities FILE  capabilities to advertise (default: what Tally can enforce at the event)',
+  '  --state FILE         incoming pipeline state {permission, candidate, flow?}',
+  '  --json               print the outcome object on stdout',
+  '',
+  'exit 0 dispatched (allow or ask), 1 denied (explicitly or fail-closed), 2 bad input',
+].join('\n');
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+async function readJson(ctx: CommandContext, flag: string, file: string): Promise<unknown> {
+  let bytes: Uint8Array;
+  try {
+    bytes = file === '-' ? await ctx.stdin() : await readFile(resolve(ctx.cwd, file));
+  } catch (error) {
+    throw new UsageError(`--${flag}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+  try {
+    return parseJson(bytes);
+  } catch (error) {
+    throw new UsageError(`--${flag}: ${file} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+function checkCapabilities(value: unknown): InterceptCapabilities {
+  if (!isObject(value)) throw new UsageError('--capabilities: / must be an object');
+  const effects = value.effects;
+  if (!Array.isArray(effects) || !effects.every((e) => typeof e === 'string')) {
+    throw new UsageError('--capabilities: /effects must be an array of effect names');
+  }
+  return value as unknown as InterceptCapabilities;
+}
+
+function checkState(value: unknown): InterceptState {
+  if (!isObject(value)) throw new UsageError('--state: / must be an object');
+  if (!['none', 'allow', 'ask', 'deny'].includes(value.permission as string)) {
+    throw new UsageError('--state: /permission must be one of none, allow, ask, deny');
+  }
+  if (value.candidate !== null && !(isObject(value.candidate) && 'value' in value.candidate)) {
+    throw new UsageError('--state: /candidate must be null or an object with a value');
+  }
+  if (value.flow !== undefined && !['none', 'stop', 'continue'].includes(value.flow as string)) {
+    throw new UsageError('--state: /flow must be one of none, stop, continue');
+  }
+  return value as unknown as InterceptState;
+}
+
+export const command: Command = {
+  summary: 'run one event through every matching AHP backend',
+  usage: USAGE,
+  async run(argv, ctx) {
+    const { values, positionals } = parseFlags(argv, {
+      registration: { type: 'string' },
+      event: { type: 'string' },
+      capabilities: { type: 'string' },
+      state: { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    if (values.registration === undefined) throw new UsageError('missing --registration FILE');
+    if (values.event === undefined) throw new UsageError('missing --event FILE');
+
+    let registrationBytes: Uint8Array;
+    try {
+      registrationBytes = await readFile(resolve(ctx.cwd, values.registration));
+    } catch (error) {
+      throw new UsageError(
+        `--registration: cannot read ${values.registration}: ${(error as NodeJS.ErrnoException).code}`,
+      );
+    }
+    let parsed: ReturnType<typeof parseRegistrationText>;
+    try {
+      parsed = parseRegistrationText(registrationBytes);
+    } catch (error) {
+      if (error instanceof RegistrationError) throw new UsageError(`--registration: ${error.message}`);
+      throw error;
+    }
+    const event = await readJson(ctx, 'event', values.event);
+    const issues = validateEvent(event);
+    if (issues.length > 0) {
+      const first = issues[0];
+      throw new UsageError(`--event: ${first?.pointer || '/'}: ${first?.message} [${first?.rule}]`);
+    }
+    const capabilities =
+      values.capabilities === undefined
+        ? undefined
+        : checkCapabilities(await readJson(ctx, 'capabilities', values.capabilities));
+    const state =
+      values.state === undefined ? undefined : checkState(await readJson(ctx, 'state', values.state));
+
+    const canonical = event as CanonicalEvent;
+    const used = typeof canonical.continuationCount === 'number' ? canonical.continuationCount : 0;
+    const dispatcher = new Dispatcher({
+      registration: parsed.registration,
+      transportFactory: (backend) =>
+        createTransport(backend, {
+          secrets: fileSecretProvider(ctx.env),
+          env: ctx.env,
+          logger: (level, message) => {
+            if (level !== 'debug') ctx.stderr(`${level}: ${message}\n`);
+          },
+        }),
+      capabilitiesFor: (type) => requestCapabilities(type, { continuationCount: used }),
+    });
+    let outcome: DispatchOutcome;
+    try {
+      outcome = await dispatcher.dispatch({
+        event: canonical,
+        ...(capabilities ? { capabilities } : {}),
+        ...(state ? { state } : {}),
+      });
+    } finally {
+      await dispatcher.close();
+    }
+    if (values.json === true) printJson(ctx, outcome);
+    else ctx.stderr(describe(outcome));
+    return outcome.decision === 'deny' ? 1 : 0;
+  },
+};
+
+function describe(outcome: DispatchOutcome): string {
+  const lines: string[] = [];
+  const by = outcome.denial
+    ? ` by ${outcome.denial.backend}${outcome.denial.synthetic ? ' (fail-closed)' : ''}`
+    : '';
+  lines.push(`decision: ${outcome.decision}${by}${outcome.denial ? `: ${outcome.denial.reason}` : ''}`);
+  lines.push(`executed: ${outcome.executed ? 'yes' : 'no'}${outcome.interrupted ? ' (interrupted)' : ''}`);
+  if (outcome.flow) lines.push(`flow: ${outcome.flow}`);
+  if ('result' in outcome) lines.push(`result (supplied): ${JSON.stringify(outcome.result)}`);
+  if (outcome.input !== undefined) lines.push(`input: ${JSON.stringify(outcome.input)}`);
+  for (const text of outcome.messages) lines.push(`message: ${text}`);
+  for (const text of outcome.continuationInstructions ?? []) lines.push(`continue: ${text}`);
+  if (outcome.injections?.length) lines.push(`injections: ${outcome.injections.length}`);
+  if (outcome.subscriptions.length === 0) lines.push('no subscription matched this event');
+  for (const s of outcome.subscriptions) {
+    const method = s.method === 'hooks/intercept' ? 'intercept' : 'observe';
+    lines.push(`  ${s.backend} ${s.subscription} ${method}: ${s.status}${s.reason ? ` (${s.reason})` : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
