@@ -92,6 +92,14 @@ export interface WorkspaceFrame {
   cwd?: string;
 }
 
+/**
+ * The frame for reports that name files relative to the repository (a reconcile pass, a baseline,
+ * `file.changed`): relative paths resolve against the root, not the agent's cwd.
+ */
+export function rootFrame(frame: WorkspaceFrame): WorkspaceFrame {
+  return frame.root === undefined ? {} : { root: frame.root };
+}
+
 export interface NormalPath {
   /** Repo-relative POSIX path, or an absolute POSIX-style path when it is outside the root. */
   path: string;
@@ -162,7 +170,7 @@ export function sessionWorkspace(records: readonly EventRecord[]): SessionWorksp
   if (isRecord(dirty)) {
     for (const key of Object.keys(dirty).sort(compareCodeUnits)) {
       const value = dirty[key];
-      const normal = normalizePath(key, result.frame);
+      const normal = normalizePath(key, rootFrame(result.frame));
       if (normal === undefined) continue;
       if (value === null || isDigest(value)) result.baselineDirty.set(normal.path, value);
     }

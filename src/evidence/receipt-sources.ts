@@ -10,6 +10,7 @@ import {
   fileChangedOperation,
   isRecord,
   normalizePath,
+  rootFrame,
   sortedUnique,
   stringField,
   type WorkspaceFrame,
@@ -34,13 +35,13 @@ export function fileChangedWitnesses(record: EventRecord, frame: WorkspaceFrame)
     const rawPath = stringField(change, 'path');
     const operation = isRecord(change) ? fileChangedOperation(change.operation) : undefined;
     if (rawPath === undefined || operation === undefined || !isRecord(change)) continue;
-    const normal = normalizePath(rawPath, frame, cwd);
+    const normal = normalizePath(rawPath, rootFrame(frame), cwd);
     if (normal === undefined) continue;
     const facts = changeFacts(event, rawPath);
     const w: WriteWitness = { ...normal, operation, definite: true, source: record.source, seq: record.seq };
     if (agent !== undefined) w.agent = agent;
     if (facts.from !== undefined) {
-      const from = normalizePath(facts.from, frame, cwd);
+      const from = normalizePath(facts.from, rootFrame(frame), cwd);
       if (from !== undefined) {
         w.operation = 'renamed';
         w.from = from.path;

@@ -9,6 +9,7 @@ import {
   isRecord,
   NETWORK_EVENT_TYPE,
   normalizePath,
+  rootFrame,
   stringField,
   truncate,
   type WorkspaceFrame,
@@ -130,7 +131,7 @@ function fileChangedSummary(event: EventRecord['event'], frame: WorkspaceFrame):
   const first = changes[0];
   const rawPath = stringField(first, 'path');
   if (rawPath === undefined || !isRecord(first)) return undefined;
-  const path = normalizePath(rawPath, frame, stringField(event.session, 'cwd'))?.path ?? rawPath;
+  const path = normalizePath(rawPath, rootFrame(frame), stringField(event.session, 'cwd'))?.path ?? rawPath;
   const more = changes.length > 1 ? ` (+${changes.length - 1} more)` : '';
   return `${String(first.operation)} ${path}${more}`;
 }
