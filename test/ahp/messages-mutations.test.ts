@@ -19,7 +19,7 @@ function load(id: string): Json {
   return (c.binding === 'stdio-jsonl' ? parseStdioLine(fixtureText(c)) : JSON.parse(fixtureText(c))) as Json;
 }
 
-function escape(key: string): string {
+function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
@@ -35,7 +35,7 @@ function* members(
     }
   } else if (typeof value === 'object' && value !== null) {
     for (const key of Object.keys(value)) {
-      const child = `${pointer}/${escape(key)}`;
+      const child = `${pointer}/${escapePointer(key)}`;
       yield { parent: value as Json, key, pointer: child };
       yield* members((value as Json)[key], child);
     }
