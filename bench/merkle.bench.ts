@@ -31,16 +31,21 @@ const bench: BenchModule = {
         .update(leaves[i] as Uint8Array)
         .digest();
 
-    const rawSeconds = await seconds(() => {
-      for (let i = 0; i < LEAF_COUNT; i++)
-        createHash('sha256')
-          .update(leaves[i] as Uint8Array)
-          .digest();
-    });
-    const treeSeconds = await seconds(() => merkleRoot(leaves));
-    const sample = leaves[0] as Uint8Array;
-    const rawRate = rate(() => createHash('sha256').update(sample).digest());
-
+    // Alternate the two measurements and keep the best of each, so a burst of load on the
+    // machine does not land on one side only.
+    let rawSeconds = Number.POSITIVE_INFINITY;
+    let treeSeconds = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 3; round++) {
+      const raw = await seconds(() => {
+        for (let i = 0; i < LEAF_COUNT; i++)
+          createHash('sha256')
+            .update(leaves[i] as Uint8Array)
+            .digest();
+      });
+      rawSeconds = Math.min(rawSeconds, raw);
+      treeSeconds = Math.min(treeSeconds, await seconds(() => merkleRoot(leaves)));
+    }
+    const rawRate = LEAF_COUNT / rawSeconds;
     const invocations = 2 * LEAF_COUNT - 1;
     const treeRate = invocations / treeSeconds;
 
@@ -57,7 +62,7 @@ const bench: BenchModule = {
       {
         name: 'merkleRoot 10^6 x 32 B, per hash',
         measured: `${fmt(treeRate)} hashes/s (${invocations} hashes in ${treeSeconds.toFixed(3)} s)`,
-        baseline: `raw sha256(32 B) ${fmt(rawRate)} hashes/s`,
+        baseline: `raw createHash('sha256').update(32 B).digest() ${fmt(rawRate)} hashes/s`,
         ratio: treeRate / rawRate,
         target: '>= 0.5',
       },

@@ -41,6 +41,7 @@ function digestScratch(length: number): Buffer {
 
 /** SHA-256(0x00 || data): the hash of one leaf. */
 export function leafHash(data: Uint8Array): Buffer {
+  if (!(data instanceof Uint8Array)) throw new MerkleError('BAD_ARGUMENT', 'leaf data is not a byte array');
   if (data.length > SCRATCH_LEAF_LIMIT) {
     return crypto.createHash('sha256').update(LEAF_PREFIX).update(data).digest();
   }
@@ -70,7 +71,6 @@ function hashPairInto(src: Buffer, from: number, dst: Buffer, to: number): void 
 /** The RFC 9162 root of the empty tree: SHA-256 of no bytes. */
 export const EMPTY_TREE_ROOT: Buffer = sha256(new Uint8Array(0));
 
-// ---------------------------------------------------------------------------------------------
 // Packed levels
 
 function packLeaves(leaves: readonly Uint8Array[]): Buffer {
@@ -78,7 +78,7 @@ function packLeaves(leaves: readonly Uint8Array[]): Buffer {
   for (let i = 0; i < leaves.length; i++) {
     const leaf = leaves[i];
     if (!(leaf instanceof Uint8Array)) {
-      throw new MerkleError('BAD_ARGUMENT', `leaf ${i} is not a byte array`, { index: i });
+      throw new MerkleError('BAD_ARGUMENT', `leaf ${i} is not a byte array`, { field: 'leaves', index: i });
     }
     leafHash(leaf).copy(packed, i * H);
   }
@@ -90,7 +90,10 @@ function packLeafHashes(hashes: readonly Uint8Array[]): Buffer {
   for (let i = 0; i < hashes.length; i++) {
     const hash = hashes[i];
     if (!(hash instanceof Uint8Array) || hash.length !== H) {
-      throw new MerkleError('BAD_HASH_LENGTH', `leaf hash ${i} is not ${H} bytes`, { index: i });
+      throw new MerkleError('BAD_HASH_LENGTH', `leaf hash ${i} is not ${H} bytes`, {
+        field: 'hashes',
+        index: i,
+      });
     }
     packed.set(hash, i * H);
   }
@@ -156,7 +159,6 @@ function largestPowerOfTwoBelow(n: number): number {
   return k;
 }
 
-// ---------------------------------------------------------------------------------------------
 // Roots
 
 /** MTH(D[n]) of RFC 9162 §2.1.1 over leaf data. */
@@ -171,7 +173,6 @@ export function merkleRootFromLeafHashes(hashes: readonly Uint8Array[]): Buffer 
   return reduceInPlace(packLeafHashes(hashes), hashes.length);
 }
 
-// ---------------------------------------------------------------------------------------------
 // Inclusion proofs (RFC 9162 §2.1.3)
 
 /** PATH(index, D[n]): the sibling hashes from the leaf up to the root. */
@@ -248,7 +249,6 @@ export function verifyInclusionHash(
   return sn === 0 && Buffer.compare(r, root) === 0;
 }
 
-// ---------------------------------------------------------------------------------------------
 // Consistency proofs (RFC 9162 §2.1.4)
 
 /**
@@ -346,7 +346,6 @@ export function verifyConsistency(
   return sn === 0 && Buffer.compare(fr, oldRoot) === 0 && Buffer.compare(sr, newRoot) === 0;
 }
 
-// ---------------------------------------------------------------------------------------------
 // Argument checks
 
 function isCount(value: unknown): value is number {

@@ -397,6 +397,7 @@ describe('RFC 9162 Merkle tree: bad arguments and malformed proofs', () => {
       [() => merkleRootFromLeafHashes([Buffer.alloc(31)]), 'BAD_HASH_LENGTH'],
       [() => inclusionProofFromLeafHashes([Buffer.alloc(32), Buffer.alloc(33)], 0), 'BAD_HASH_LENGTH'],
       [() => merkleRoot(['text' as unknown as Uint8Array]), 'BAD_ARGUMENT'],
+      [() => leafHash('text' as unknown as Uint8Array), 'BAD_ARGUMENT'],
     ];
     for (const [run, code] of cases) {
       assert.throws(
