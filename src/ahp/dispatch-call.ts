@@ -51,7 +51,7 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return raceAbort(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
+  return raceAbort(new Promise<void>((resolve) => setTimeout(resolve, ms)), signal);
 }
 
 function retryableAnswer(response: unknown): boolean {
@@ -60,6 +60,19 @@ function retryableAnswer(response: unknown): boolean {
   return (
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === BACKEND_UNAVAILABLE
   );
+}
+
+/**
+ * A signal that aborts after `ms` with a timeout TransportError. The timer is kept referenced: a
+ * pending deadline is real work and must keep the process alive until it settles.
+ */
+export function deadlineSignal(ms: number): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new TransportError('timeout', `no answer within ${ms} ms`)),
+    ms,
+  );
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
 export async function callWithDeadline(
@@ -73,7 +86,6 @@ export async function callWithDeadline(
     () => deadline.abort(new TransportError('timeout', `no answer within ${options.timeoutMs} ms`)),
     options.timeoutMs,
   );
-  timer.unref();
   const signal = options.interrupt ? AbortSignal.any([deadline.signal, options.interrupt]) : deadline.signal;
   const roomFor = (ms: number) => Date.now() - started + ms < options.timeoutMs;
   let attempts = 0;

@@ -22,7 +22,7 @@ import {
   startPipeline,
 } from './compose.js';
 import { selectContent } from './content.js';
-import { callWithDeadline } from './dispatch-call.js';
+import { callWithDeadline, deadlineSignal } from './dispatch-call.js';
 import { holdsWithheldContent, readPath, targetLocation } from './edit-targets.js';
 import { type MatchedSubscription, matchingSubscriptions, subscriptionLabel } from './matching.js';
 import { validateInterceptResponse } from './messages/index.js';
@@ -323,10 +323,14 @@ export class Dispatcher {
         report.status = 'failed';
         report.reason = error instanceof Error ? error.message : String(error);
       };
+      const deadline = deadlineSignal(timeoutMs);
       try {
-        pending.push(this.transportFor(backend).notify(message, AbortSignal.timeout(timeoutMs)).catch(fail));
+        pending.push(
+          this.transportFor(backend).notify(message, deadline.signal).catch(fail).finally(deadline.clear),
+        );
       } catch (error) {
         fail(error);
+        deadline.clear();
       }
     }
     await Promise.all(pending);

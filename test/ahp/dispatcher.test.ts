@@ -1,0 +1,412 @@
+/**
+ * Dispatcher behaviour the interop rows do not script: matching (AHP-REG-002), serial order,
+ * deadlines, retries with identical ids, each failure class under fail-open and fail-closed,
+ * content selection before anything leaves, observation after settlement, and the CLI as a real
+ * process against a real stdio backend.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { InterceptCapabilities } from '../../src/ahp/compose.js';
+import { Dispatcher, type DispatcherOptions, SYNTHETIC_DENY_REASON } from '../../src/ahp/dispatcher.js';
+import type { Backend, Subscription } from '../../src/ahp/registration-types.js';
+import { type JsonRpcNotification, type JsonRpcRequest, TransportError } from '../../src/ahp/transport.js';
+import { type MemoryHandler, memoryTransport } from '../../src/ahp/transports/memory.js';
+import type { CanonicalEvent } from '../../src/evidence/record.js';
+
+type Message = JsonRpcRequest | JsonRpcNotification;
+
+const event: CanonicalEvent = {
+  id: 'evt-1',
+  source: 'urn:test',
+  type: 'tool.before',
+  time: '2026-01-01T00:00:00Z',
+  call: { id: 'c1' },
+  path: 'native',
+  tool: { name: 'shell', origin: 'native', input: { command: 'ls' } },
+  items: [{ id: 'p1', kind: 'text', mediaType: 'text/plain', selection: 'body', text: 'secret plan' }],
+  native: { raw: true },
+};
+const caps: InterceptCapabilities = {
+  effects: ['deny', 'allow', 'ask', 'modify', 'message'],
+  modify: { input: { replace: true, merge: true } },
+};
+
+function intercept(id: string, extra: Partial<Subscription> = {}): Subscription {
+  return {
+    index: 0,
+    id,
+    events: ['tool.before'],
+    mode: 'intercept',
+    timeoutMs: 2000,
+    failurePolicy: 'fail-open',
+    content: { default: 'body', categories: {} },
+    includeNative: false,
+    ...extra,
+  } as Subscription;
+}
+function observe(id: string, extra: Partial<Subscription> = {}): Subscription {
+  return {
+    index: 0,
+    id,
+    events: ['*'],
+    mode: 'observe',
+    content: { default: 'body', categories: {} },
+    includeNative: false,
+    ...extra,
+  } as Subscription;
+}
+
+/** One backend per entry, each answering with its handler; every message is recorded per backend. */
+function setup(
+  entries: { id: string; subs: Subscription[]; handler?: MemoryHandler }[],
+  options: Partial<DispatcherOptions> = {},
+) {
+  const received = new Map<string, Message[]>();
+  const hooks: Backend[] = entries.map((e, index) => ({
+    index,
+    id: e.id,
+    transport: { kind: 'http', url: 'http://127.0.0.1:9/' },
+    subscriptions: e.subs.map((s, i) => ({ ...s, index: i })),
+  }));
+  const dispatcher = new Dispatcher({
+    registration: { protocolVersion: 'draft', hooks },
+    transportFactory: (backend) => {
+      const entry = entries.find((e) => e.id === backend.id);
+      return memoryTransport((message, signal) => {
+        received.set(backend.id, [...(received.get(backend.id) ?? []), message]);
+        return entry?.handler?.(message, signal) ?? answer(message, []);
+      });
+    },
+    ...options,
+  });
+  return { dispatcher, received };
+}
+
+function answer(message: Message, effects: unknown[]) {
+  if (!('id' in message)) return undefined;
+  return { jsonrpc: '2.0', id: message.id, result: { protocolVersion: 'draft', effects } };
+}
+
+test('only matching subscriptions with the right mode receive anything', async () => {
+  const { dispatcher, received } = setup([
+    { id: 'org.example.exact', subs: [intercept('exact')] },
+    { id: 'org.example.family', subs: [intercept('family', { events: ['tool.*'] })] },
+    { id: 'org.example.other', subs: [intercept('other', { events: ['model.*'] })] },
+    { id: 'org.example.watch', subs: [observe('watch', { events: ['tool.before'] })] },
+  ]);
+  const outcome = await dispatcher.dispatch({ event, capabilities: caps });
+  assert.deepStrictEqual(
+    outcome.subscriptions.map((s) => [s.backend, s.method, s.status]),
+    [
+      ['org.example.exact', 'hooks/intercept', 'accepted'],
+      ['org.example.family', 'hooks/intercept', 'accepted'],
+      ['org.example.watch', 'hooks/observe', 'observed'],
+    ],
+  );
+  assert.equal(received.has('org.example.other'), false);
+  assert.deepStrictEqual(
+    received.get('org.example.watch')?.map((m) => m.method),
+    ['hooks/observe'],
+  );
+  // An observe-only event is never intercepted, even by a '*' interceptor.
+  const turnEnd = {
+    id: 'e9',
+    source: 'urn:test',
+    type: 'turn.end',
+    time: '2026-01-01T00:00:00Z',
+    turn: { id: 't' },
+    outcome: 'completed',
+    continuationCount: 0,
+    items: [],
+  };
+  const star = setup([{ id: 'org.example.star', subs: [intercept('star', { events: ['*'] })] }]);
+  const quiet = await star.dispatcher.dispatch({ event: turnEnd });
+  assert.deepStrictEqual(quiet.subscriptions, []);
+  assert.equal(star.received.size, 0);
+  await dispatcher.close();
+  await star.dispatcher.close();
+});
+
+test('interceptors run one at a time in order and each sees the accepted effective event', async () => {
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const slow: MemoryHandler = async (message) => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    await new Promise((resolve) => setImmediate(resolve));
+    inFlight--;
+    return answer(message, [{ type: 'modify', target: 'input', operation: 'merge', value: { step: 1 } }]);
+  };
+  const { dispatcher, received } = setup([
+    { id: 'org.example.a', subs: [intercept('a')], handler: slow },
+    { id: 'org.example.b', subs: [intercept('b')], handler: slow },
+  ]);
+  const outcome = await dispatcher.dispatch({ event, capabilities: caps });
+  assert.equal(maxInFlight, 1);
+  const secondInput = (
+    (received.get('org.example.b')?.[0]?.params as { event: CanonicalEvent }).event.tool as { input: unknown }
+  ).input;
+  assert.deepStrictEqual(secondInput, { command: 'ls', step: 1 });
+  assert.deepStrictEqual(outcome.input, { command: 'ls', step: 1 });
+  // The request id is the event id (AHP JSON-RPC correlation).
+  assert.equal((received.get('org.example.a')?.[0] as JsonRpcRequest).id, 'evt-1');
+  await dispatcher.close();
+});
+
+test('content selection is applied before the event leaves, per subscription', async () => {
+  const { dispatcher, received } = setup([
+    {
+      id: 'org.example.meta',
+      subs: [intercept('meta', { content: { default: 'metadata', categories: {} } })],
+    },
+    {
+      id: 'org.example.omit',
+      subs: [observe('omit', { content: { default: 'body', categories: { text: 'omit' } } })],
+    },
+    { id: 'org.example.native', subs: [observe('native', { includeNative: true })] },
+  ]);
+  const outcome = await dispatcher.dispatch({ event, capabilities: caps });
+  const seen = (id: string) => (received.get(id)?.[0]?.params as { event: Record<string, unknown> }).event;
+  const bytes = Buffer.from('secret plan', 'utf8');
+  assert.deepStrictEqual(seen('org.example.meta').items, [
+    {
+      id: 'p1',
+      kind: 'text',
+      mediaType: 'text/plain',
+      selection: 'metadata',
+      size: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    },
+  ]);
+  assert.equal('native' in seen('org.example.meta'), false);
+  assert.deepStrictEqual(seen('org.example.omit').items, []);
+  assert.deepStrictEqual(seen('org.example.native').native, { raw: true });
+  // The outcome keeps the full effective event.
+  assert.deepStrictEqual(outcome.event, event);
+  await dispatcher.close();
+});
+
+test('a deadline ends a silent backend: fail-open continues unchanged, fail-closed denies generically', async () => {
+  let aborted = false;
+  const silent: MemoryHandler = (_message, signal) =>
+    new Promise(() => {
+      signal.addEventListener('abort', () => {
+        aborted = true;
+      });
+    });
+  for (const policy of ['fail-open', 'fail-closed'] as const) {
+    const { dispatcher, received } = setup([
+      {
+        id: 'org.example.slow',
+        subs: [intercept('slow', { timeoutMs: 30, failurePolicy: policy })],
+        handler: silent,
+      },
+      { id: 'org.example.next', subs: [intercept('next')] },
+    ]);
+    const outcome = await dispatcher.dispatch({ event, capabilities: caps });
+    const first = outcome.subscriptions[0];
+    assert.equal(first?.status, 'failed');
+    assert.match(first?.reason ?? '', /^timeout/);
+    assert.equal(first?.failurePolicy, policy);
+    if (policy === 'fail-open') {
+      assert.equal(outcome.decision, 'allow');
+      assert.equal(received.get('org.example.next')?.[0]?.method, 'hooks/intercept');
+    } else {
+      assert.equal(outcome.decision, 'deny');
+      assert.deepStrictEqual(outcome.denial, {
+        backend: 'org.example.slow',
+        subscription: 'slow',
+        reason: SYNTHETIC_DENY_REASON,
+        synthetic: true,
+      });
+      // The uncalled interceptor gets a best-effort observation instead.
+      assert.equal(received.get('org.example.next')?.[0]?.method, 'hooks/observe');
+    }
+    await dispatcher.close();
+  }
+  assert.equal(aborted, true, 'the transport saw its signal abort');
+});
+
+test('connection failures are retried inside the deadline with the identical request', async () => {
+  let calls = 0;
+  const flaky: MemoryHandler = (message) => {
+    calls++;
+    if (calls === 1) throw new TransportError('transport', 'connection refused');
+    if (calls === 2)
+      return { jsonrpc: '2.0', id: (message as JsonRpcRequest).id, error: { code: -32003, message: 'busy' } };
+    return answer(message, [{ type: 'message', text: 'ok' }]);
+  };
+  const { dispatcher, received } = setup(
+    [{ id: 'org.example.flaky', subs: [intercept('f')], handler: flaky }],
+    { retryDelayMs: 1 },
+  );
+  const outcome = await dispatcher.dispatch({ event, capabilities: caps });
+  assert.equal(outcome.subscriptions[0]?.status, 'accepted');
+  assert.deepStrictEqual(outcome.messages, ['ok']);
+  const sent = received.get('org.example.flaky') ?? [];
+  assert.equal(sent.length, 3);
+  assert.deepStrictEqual(sent[1], sent[0]);
+  assert.deepStrictEqual(sent[2], sent[0]);
+  await dispatcher.close();
+});
+
+test('every failure class goes through the policy; none is salvaged', async () => {
+  const classes: Record<string, MemoryHandler> = {
+    'json-rpc error': (m) => ({
+      jsonrpc: '2.0',
+      id: (m as JsonRpcRequest).id,
+      error: { code: -32004, message: 'boom' },
+    }),
+    'wrong id': () => ({ jsonrpc: '2.0', id: 'other', result: { protocolVersion: 'draft', effects: [] } }),
+    'not json-rpc': () => ({ hello: 'world' }),
+    'unadvertised effect': (m) =>
+      answer(m, [
+        { type: 'deny', reason: 'x' },
+        { type: 'return', value: 1 },
+      ]),
+    'auth failure': () => {
+      throw new TransportError('auth', 'token missing');
+    },
+  };
+  for (const [name, handler] of Object.entries(classes)) {
+    const { dispatcher } = setup([
+      { id: 'org.example.bad', subs: [intercept('bad', { failurePolicy: 'fail-closed' })], handler },
+    ]);
+    const outcome = await dispatcher.dispatch({ event, capabilities: caps });
+    const report = outcome.subscriptions[0];
+    assert.ok(report?.status === 'failed' || report?.status === 'rejected', name);
+    assert.equal(outcome.decision, 'deny', name);
+    assert.equal(outcome.denial?.synthetic, true, name);
+    assert.equal(outcome.denial?.reason, SYNTHETIC_DENY_REASON, name);
+    await dispatcher.close();
+  }
+});
+
+test('after a deny: uncalled interceptors and observers get the effective event once, called ones no copy', async () => {
+  const { dispatcher, received } = setup([
+    {
+      id: 'org.example.a',
+      subs: [intercept('a'), observe('a-audit')],
+      handler: (m) =>
+        answer(m, [
+          { type: 'modify', target: 'input', operation: 'replace', value: { command: 'pwd' } },
+          { type: 'deny', reason: 'policy' },
+        ]),
+    },
+    { id: 'org.example.b', subs: [intercept('b')] },
+  ]);
+  const outcome = await dispatcher.dispatch({ event, capabilities: caps });
+  assert.equal(outcome.decision, 'deny');
+  assert.deepStrictEqual(outcome.denial, {
+    backend: 'org.example.a',
+    subscription: 'a',
+    reason: 'policy',
+    synthetic: false,
+  });
+  const a = received.get('org.example.a') ?? [];
+  const b = received.get('org.example.b') ?? [];
+  assert.deepStrictEqual(
+    a.map((m) => m.method),
+    ['hooks/intercept', 'hooks/observe'],
+  );
+  assert.deepStrictEqual(
+    b.map((m) => m.method),
+    ['hooks/observe'],
+  );
+  for (const m of [a[1], b[0]]) {
+    assert.equal('id' in (m ?? {}), false);
+    assert.deepStrictEqual(
+      ((m?.params as { event: CanonicalEvent }).event.tool as { input: unknown }).input,
+      { command: 'pwd' },
+    );
+  }
+  await dispatcher.close();
+});
+
+test('a failing observer changes nothing', async () => {
+  const { dispatcher } = setup([
+    {
+      id: 'org.example.watch',
+      subs: [observe('w')],
+      handler: () => {
+        throw new TransportError('transport', 'gone');
+      },
+    },
+  ]);
+  const outcome = await dispatcher.dispatch({ event, capabilities: caps });
+  assert.equal(outcome.decision, 'allow');
+  assert.equal(outcome.executed, true);
+  assert.equal(outcome.subscriptions[0]?.status, 'failed');
+  await dispatcher.close();
+});
+
+test('tally ahp dispatch runs a real stdio backend: deny exits 1 with the outcome, bad input exits 2', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-dispatch-'));
+  const backend = join(dir, 'backend.mjs');
+  writeFileSync(
+    backend,
+    [
+      "import { createInterface } from 'node:readline';",
+      'for await (const line of createInterface({ input: process.stdin })) {',
+      '  const m = JSON.parse(line);',
+      '  if (m.id === undefined) continue;',
+      "  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: 'draft', effects: [{ type: 'deny', reason: 'no shell' }] } }) + '\\n');",
+      '}',
+    ].join('\n'),
+  );
+  const registration = {
+    protocolVersion: 'draft',
+    hooks: [
+      {
+        id: 'org.example.guard',
+        transport: { type: 'stdio', command: process.execPath, args: [backend], lifecycle: 'per_event' },
+        subscriptions: [
+          {
+            events: ['tool.before'],
+            mode: 'intercept',
+            timeoutMs: 5000,
+            failurePolicy: 'fail-open',
+            content: { default: 'metadata' },
+          },
+        ],
+      },
+    ],
+  };
+  const { native: _native, ...plain } = event;
+  writeFileSync(join(dir, 'registration.json'), JSON.stringify(registration));
+  writeFileSync(join(dir, 'event.json'), JSON.stringify(plain));
+  writeFileSync(join(dir, 'bad.json'), JSON.stringify({ ...plain, time: 'yesterday' }));
+  const run = (eventFile: string) =>
+    spawnSync(
+      process.execPath,
+      [
+        'bin/tally.js',
+        'ahp',
+        'dispatch',
+        '--registration',
+        join(dir, 'registration.json'),
+        '--event',
+        join(dir, eventFile),
+        '--json',
+      ],
+      { encoding: 'utf8' },
+    );
+  const denied = run('event.json');
+  assert.equal(denied.status, 1, denied.stderr);
+  const outcome = JSON.parse(denied.stdout) as {
+    decision: string;
+    denial: { reason: string };
+    subscriptions: { status: string }[];
+  };
+  assert.equal(outcome.decision, 'deny');
+  assert.equal(outcome.denial.reason, 'no shell');
+  assert.equal(outcome.subscriptions[0]?.status, 'accepted');
+  const bad = run('bad.json');
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /\/time/);
+});
