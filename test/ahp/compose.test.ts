@@ -222,3 +222,16 @@ test('unadvertised effects and operations are refused even if a validator let th
       ),
   );
 });
+
+test('an ask after a deny, in the same response or a later one, never weakens the deny', () => {
+  const same = stage(startPipeline(toolBefore), [{ type: 'deny', reason: 'no' }, { type: 'ask' }], toolCaps);
+  assert.ok('pipeline' in same);
+  assert.equal(settle(same.pipeline, toolCaps).decision, 'deny');
+  const later = stage(
+    startPipeline(toolBefore, { permission: 'deny', candidate: null }),
+    [{ type: 'ask' }, { type: 'allow' }],
+    toolCaps,
+  );
+  assert.ok('pipeline' in later);
+  assert.equal(settle(later.pipeline, toolCaps).decision, 'deny');
+});
