@@ -104,7 +104,7 @@ describe('event catalogue', () => {
         continue;
       }
       const bounds = def.allOf[1]?.properties as Record<string, Json>;
-      const effects = (bounds.effects?.items as Json).enum as string[];
+      const effects = ((bounds.effects as Json).items as Json).enum as string[];
       const targets =
         ((bounds.modify?.propertyNames as Json | undefined)?.enum as string[] | undefined) ?? [];
       const flow = ((
