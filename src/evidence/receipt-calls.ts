@@ -288,7 +288,7 @@ export function promote(table: CallTable, frame: WorkspaceFrame, out: Promotions
       for (const w of call.witnesses) {
         if (facts.effectKind === 'read') out.reads.push({ ...normal, ...w });
         else if (writeOp !== undefined)
-          out.writes.push({ ...normal, ...w, operation: writeOp, definite: false });
+          out.writes.push({ ...normal, ...w, operation: writeOp, definite: false, agentCaused: true });
       }
     }
     if (facts.effectKind === 'fetch') {
@@ -310,7 +310,8 @@ function addReportedChange(
   if (rawPath === undefined || operation === undefined || !isRecord(change)) return;
   const normal = normalizePath(rawPath, frame, cwd);
   if (normal === undefined) return;
-  const w: WriteWitness = { ...normal, ...witness, operation, definite: true };
+  // A change reported as the result of the agent's own tool call is the agent's doing.
+  const w: WriteWitness = { ...normal, ...witness, operation, definite: true, agentCaused: true };
   const previous = stringField(change, 'previousPath');
   if (operation === 'renamed' && previous !== undefined) {
     const from = normalizePath(previous, frame, cwd);

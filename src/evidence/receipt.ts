@@ -82,7 +82,8 @@ export interface ReceiptSession {
 
 export interface ToolCallRow {
   tool: string;
-  kind: string;
+  /** The tool's kind, plus the kind its own name gives an MCP or unfamiliar tool when that differs. */
+  kinds: string[];
   native_names: string[];
   count: number;
   /** Calls by reported outcome; `none` when no `tool.after` was recorded. */
@@ -191,10 +192,10 @@ function sessionSection(records: readonly EventRecord[]): ReceiptSession {
 }
 
 function toolCallRows(table: CallTable): ToolCallRow[] {
-  const groups = new Map<string, { kind: string; calls: ToolIdentityFacts[]; states: CallState[] }>();
+  const groups = new Map<string, { calls: ToolIdentityFacts[]; states: CallState[] }>();
   for (const call of table.calls.values()) {
     const facts = identify(call);
-    const group = groups.get(facts.canonical) ?? { kind: facts.kind, calls: [], states: [] };
+    const group = groups.get(facts.canonical) ?? { calls: [], states: [] };
     group.calls.push(facts);
     group.states.push(call);
     groups.set(facts.canonical, group);
@@ -205,7 +206,7 @@ function toolCallRows(table: CallTable): ToolCallRow[] {
     const callIds = new Set(group.states.map((s) => s.callId));
     rows.push({
       tool,
-      kind: group.kind,
+      kinds: sortedUnique(group.calls.flatMap((c) => [c.kind, c.effectKind])),
       native_names: sortedUnique(group.calls.map((c) => c.native)),
       count: group.states.length,
       outcomes: tally(group.states.map((s) => s.outcome ?? 'none')),

@@ -108,7 +108,7 @@ describe('composeReceipt: renames', () => {
         from: 'src/old.ts',
         additions: 0,
         deletions: 0,
-        agent_caused: false,
+        agent_caused: true,
         sources: ['git-reconcile', 'hook'],
         agents: [],
         seqs: [1, 2],
@@ -231,8 +231,8 @@ describe('composeReceipt: session without an end, MCP tools, bad input', () => {
       [['out/x.json', 'written', ['mcp']]],
     );
     assert.deepEqual(
-      receipt.tool_calls.map((t) => [t.tool, t.kind]),
-      [['mcp__fs__write_file', 'mcp']],
+      receipt.tool_calls.map((t) => [t.tool, t.kinds]),
+      [['mcp__fs__write_file', ['mcp', 'write']]],
     );
   });
 

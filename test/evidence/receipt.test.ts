@@ -74,10 +74,10 @@ describe('composeReceipt: one session, section by section', () => {
 
   it('counts tool calls per tool: before + after of one call is one call', () => {
     assert.deepEqual(
-      receipt.tool_calls.map((t) => [t.tool, t.kind, t.count, t.native_names, t.outcomes]),
+      receipt.tool_calls.map((t) => [t.tool, t.kinds, t.count, t.native_names, t.outcomes]),
       [
-        ['Bash', 'shell', 1, ['Bash'], { error: 1 }],
-        ['Read', 'read', 1, ['Read'], { ok: 1 }],
+        ['Bash', ['shell'], 1, ['Bash'], { error: 1 }],
+        ['Read', ['read'], 1, ['Read'], { ok: 1 }],
       ],
     );
     assert.equal(receipt.counts.tool_calls, 2);
