@@ -140,7 +140,3 @@ export function selectContent<E extends JsonObject>(
   return out as E;
 }
 
-/** True when the selection leaves `event` byte-for-byte as it is (nothing withheld or removed). */
-export function selectionIsIdentity(event: JsonObject, view: JsonObject): boolean {
-  return JSON.stringify(event) === JSON.stringify(view);
-}
