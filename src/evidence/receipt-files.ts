@@ -152,23 +152,29 @@ export function foldWrites(
   witnesses: readonly WriteWitness[],
   baselineDirty: ReadonlyMap<string, string | null>,
 ): FoldedWrites {
-  const groups = new Map<
-    string,
-    { path: string; operation: FileOperation; from?: string; members: WriteWitness[] }
-  >();
+  type Group = { path: string; operation: FileOperation; from?: string; members: WriteWitness[] };
+  const groups = new Map<string, Group>();
+  /** Definite groups by path, so an inferred witness finds its row without scanning them all. */
+  const definiteByPath = new Map<string, Group[]>();
   const add = (w: WriteWitness, operation: FileOperation, from: string | undefined): void => {
     const key = rowKey(w.path, operation, from);
     const group = groups.get(key);
-    if (group !== undefined) group.members.push(w);
-    else groups.set(key, { path: w.path, operation, ...(from === undefined ? {} : { from }), members: [w] });
+    if (group !== undefined) {
+      group.members.push(w);
+      return;
+    }
+    const created: Group = { path: w.path, operation, ...(from === undefined ? {} : { from }), members: [w] };
+    groups.set(key, created);
+    if (w.definite) definiteByPath.set(w.path, [...(definiteByPath.get(w.path) ?? []), created]);
   };
   for (const w of witnesses) if (w.definite) add(w, w.operation, w.from);
   for (const w of witnesses) {
     if (w.definite) continue;
+    const candidates = definiteByPath.get(w.path) ?? [];
     const target = JOINS[w.operation]
       .flatMap((op) =>
-        [...groups.values()]
-          .filter((g) => g.path === w.path && g.operation === op && g.members.some((m) => m.definite))
+        candidates
+          .filter((g) => g.operation === op)
           .sort((a, b) => compareCodeUnits(a.from ?? '', b.from ?? '')),
       )
       .at(0);

@@ -126,6 +126,8 @@ export interface Receipt {
 }
 
 const MERKLE_ROOT = /^[0-9a-f]{64}$/;
+/** RFC 3339 date-time: parsed the same way by every engine, unlike free-form dates. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 
 function fail(code: ReceiptErrorCode, message: string, pointer: string): never {
   throw new ReceiptError(code, message, { pointer });
@@ -141,8 +143,8 @@ function checkRecords(records: readonly EventRecord[], merkleRootHex: string): v
       fail('seq-order', `record ${i} has seq ${r.seq}; records must be in order from 0`, `/${i}/seq`);
     if (r.session !== session)
       fail('session-mismatch', `record ${i} belongs to session ${r.session}`, `/${i}/session`);
-    if (typeof r.time !== 'string' || Number.isNaN(Date.parse(r.time)))
-      fail('bad-record', `record ${i} has no valid time`, `/${i}/time`);
+    if (typeof r.time !== 'string' || !RFC3339.test(r.time) || Number.isNaN(Date.parse(r.time)))
+      fail('bad-record', `record ${i} time is not an RFC 3339 timestamp`, `/${i}/time`);
     if (typeof r.source !== 'string' || r.source === '')
       fail('bad-record', `record ${i} has no source`, `/${i}/source`);
     if (typeof r.event?.type !== 'string')

@@ -265,4 +265,65 @@ describe('composeReceipt: session without an end, MCP tools, bad input', () => {
       (e) => e instanceof ReceiptError && e.code === 'session-mismatch' && e.detail?.pointer === '/1/session',
     );
   });
+
+  it('rejects a record time that is not RFC 3339', () => {
+    const list = new RecordList().start();
+    const bad = [{ ...list.records[0]!, time: 'Jan 2 2026' }];
+    assert.throws(
+      () => composeReceipt(bad, ROOT_HEX),
+      (e) => e instanceof ReceiptError && e.code === 'bad-record' && e.detail?.pointer === '/0/time',
+    );
+  });
+});
+
+describe('composeReceipt: batches and decisions outside tool calls', () => {
+  const list = new RecordList()
+    .start()
+    .add(
+      { type: 'turn.start', turn: { id: 't' }, trigger: 'user', items: [] },
+      { decision: { decision: 'ask', by: 'com.example.guard' } },
+    )
+    .add({
+      type: 'tool.batch.after',
+      batch: { id: 'b1' },
+      calls: [
+        {
+          call: { id: 'k1' },
+          tool: { name: 'Read', input: { path: 'x.md' }, origin: 'native' },
+          path: 'native',
+          outcome: 'ok',
+          execution: { status: 'executed' },
+        },
+        {
+          call: { id: 'k2' },
+          tool: { name: 'Write', input: { path: 'y.md' }, origin: 'native' },
+          path: 'native',
+          outcome: 'denied',
+          execution: { status: 'skipped', reason: 'policy' },
+        },
+      ],
+    });
+  const receipt = composeReceipt(list.records, ROOT_HEX);
+
+  it('treats each batch entry as a call with its own outcome', () => {
+    assert.deepEqual(
+      receipt.files_read.map((r) => r.path),
+      ['x.md'],
+    );
+    assert.deepEqual(receipt.files_written, []);
+    assert.deepEqual(
+      receipt.tool_calls.map((t) => [t.tool, t.count, t.outcomes, t.not_run]),
+      [
+        ['Read', 1, { ok: 1 }, 0],
+        ['Write', 1, { denied: 1 }, 1],
+      ],
+    );
+  });
+
+  it('lists a decision about a non-tool event without a call', () => {
+    assert.deepEqual(receipt.decisions, [
+      { seq: 1, decision: 'ask', by: 'com.example.guard', via: 'record', event_type: 'turn.start' },
+    ]);
+    assert.deepEqual(receipt.counts.decisions, { allow: 0, ask: 1, deny: 0 });
+  });
 });
