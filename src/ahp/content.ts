@@ -139,4 +139,3 @@ export function selectContent<E extends JsonObject>(
   }
   return out as E;
 }
-
