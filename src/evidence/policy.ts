@@ -57,6 +57,8 @@ export interface ActionPattern {
     source: string;
     command: Glob;
     path: Glob;
+    /** `path` behind an optional leading directory run: matches any tail of a path. */
+    pathAnywhere: Glob;
     absolute: boolean;
     hasSlash: boolean;
     domain?: string;
@@ -168,6 +170,7 @@ export function parsePattern(text: string): ActionPattern {
     source,
     command: compileGlob(parts, 'command', prefixWord),
     path: compileGlob(pathParts, 'path'),
+    pathAnywhere: compileGlob([{ star: 2 }, { lit: '/' }, ...pathParts], 'path'),
     absolute: first !== undefined && 'lit' in first && first.lit.startsWith('/'),
     hasSlash: pathSource.replace(/\/+$/, '').includes('/'),
     ...(domain === undefined ? {} : { domain: domain.toLowerCase() }),
@@ -240,10 +243,12 @@ function pathMatches(
   if (relative !== undefined && (relative === '..' || relative.startsWith('../'))) relative = undefined;
   if (relative !== undefined && test(relative)) return true;
   if (!lenient) return false;
-  for (let i = normal.indexOf('/'); i >= 0 && i < normal.length - 1; i = normal.indexOf('/', i + 1)) {
-    if (test(normal.slice(i + 1))) return true;
-  }
-  return false;
+  // Any tail of the path that starts after a `/`: one pass with the pattern behind an optional `**/`.
+  const tail = normal.startsWith('/') ? normal.slice(1) : normal;
+  return (
+    globMatches(argument.pathAnywhere, tail) ||
+    (!argument.hasSlash && globMatches(argument.path, posix.basename(normal)))
+  );
 }
 
 function urlMatches(argument: NonNullable<ActionPattern['argument']>, url: string): boolean {
