@@ -5,9 +5,17 @@
  * Rules the schema cannot express (id correlation, advertised effects) are mutated separately.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { parseStdioLine, validateInterceptResponse, validateMessage } from '../../src/ahp/messages/index.js';
-import { fixtureCases, fixturePresent, fixtureText, officialAggregateValid } from './messages-oracle.js';
+import {
+  fixtureCases,
+  fixturePresent,
+  fixtureText,
+  officialAggregateValid,
+  officialValid,
+  SHARED,
+} from './messages-oracle.js';
 
 type Json = Record<string, unknown>;
 
@@ -227,4 +235,44 @@ describe('rules beyond the schema', () => {
       [['/result/effects/0/type', 'effect.not-advertised']],
     );
   });
+});
+
+/**
+ * The official interop scenarios: full request/response envelopes tagged by the kind of failure.
+ * Correlation- and capability-invalid responses, and any the official response schema rejects,
+ * must be rejected by the response validator; positive rows must be accepted. Application-invalid rows depend on a fixture-local
+ * tool rule (positive integer `task`), except the exhausted continuation allowance, which is a
+ * limit the request advertised.
+ */
+describe('interop scenarios', () => {
+  const rows = (
+    JSON.parse(readFileSync(new URL('ahp/interop/scenarios.json', SHARED), 'utf8')) as {
+      scenarios: {
+        id: string;
+        tags: string[];
+        request: Parameters<typeof validateInterceptResponse>[1];
+        response: unknown;
+      }[];
+    }
+  ).scenarios;
+  for (const row of rows) {
+    test(row.id, () => {
+      assert.deepEqual(validateMessage(row.request), [], 'scenario requests are valid');
+      const issues = validateInterceptResponse(row.response, row.request);
+      const tags = new Set(row.tags);
+      // The scenario file predates the newest schemas in two rows (inject values, optional continue
+      // instruction); the official response schema decides the schema layer.
+      if (!officialValid('intercept-response.schema.json', row.response))
+        assert.ok(issues.length > 0, 'schema-invalid: rejected');
+      else if (!tags.has('negative')) assert.deepEqual(issues, []);
+      else if (tags.has('correlation-invalid') || tags.has('capability-invalid'))
+        assert.ok(issues.length > 0, 'rejected');
+      else if (row.id === 'flow-exhausted-allowance-rejects-message') {
+        assert.deepEqual(
+          issues.map((i) => i.rule),
+          ['flow.continuations-exhausted'],
+        );
+      }
+    });
+  }
 });
