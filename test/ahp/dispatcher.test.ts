@@ -87,6 +87,12 @@ function setup(
   return { dispatcher, received };
 }
 
+/** The event a received message carried; fails the test when the message is missing. */
+function eventOf(message: Message | undefined): Record<string, unknown> {
+  assert.ok(message, 'a message was received');
+  return (message.params as { event: Record<string, unknown> }).event;
+}
+
 function answer(message: Message, effects: unknown[]) {
   if (!('id' in message)) return undefined;
   return { jsonrpc: '2.0', id: message.id, result: { protocolVersion: 'draft', effects } };
@@ -148,13 +154,11 @@ test('interceptors run one at a time in order and each sees the accepted effecti
   ]);
   const outcome = await dispatcher.dispatch({ event, capabilities: caps });
   assert.equal(maxInFlight, 1);
-  const secondInput = (
-    (received.get('org.example.b')?.[0]?.params as { event: CanonicalEvent }).event.tool as { input: unknown }
-  ).input;
+  const secondInput = (eventOf(received.get('org.example.b')?.[0]).tool as { input: unknown }).input;
   assert.deepStrictEqual(secondInput, { command: 'ls', step: 1 });
   assert.deepStrictEqual(outcome.input, { command: 'ls', step: 1 });
   // The request id is the event id (AHP JSON-RPC correlation).
-  assert.equal((received.get('org.example.a')?.[0] as JsonRpcRequest).id, 'evt-1');
+  assert.equal((received.get('org.example.a')?.[0] as JsonRpcRequest | undefined)?.id, 'evt-1');
   await dispatcher.close();
 });
 
@@ -171,7 +175,7 @@ test('content selection is applied before the event leaves, per subscription', a
     { id: 'org.example.native', subs: [observe('native', { includeNative: true })] },
   ]);
   const outcome = await dispatcher.dispatch({ event, capabilities: caps });
-  const seen = (id: string) => (received.get(id)?.[0]?.params as { event: Record<string, unknown> }).event;
+  const seen = (id: string) => eventOf(received.get(id)?.[0]);
   const bytes = Buffer.from('secret plan', 'utf8');
   assert.deepStrictEqual(seen('org.example.meta').items, [
     {
@@ -320,10 +324,7 @@ test('after a deny: uncalled interceptors and observers get the effective event 
   );
   for (const m of [a[1], b[0]]) {
     assert.equal('id' in (m ?? {}), false);
-    assert.deepStrictEqual(
-      ((m?.params as { event: CanonicalEvent }).event.tool as { input: unknown }).input,
-      { command: 'pwd' },
-    );
+    assert.deepStrictEqual((eventOf(m).tool as { input: unknown }).input, { command: 'pwd' });
   }
   await dispatcher.close();
 });
