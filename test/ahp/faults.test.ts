@@ -91,17 +91,22 @@ describe('faults over stdio (real processes)', { timeout: 60_000 }, () => {
     ['hang', [], 'timeout'],
     ['slow', ['5000'], 'timeout'],
     ['garbage', [], 'protocol'],
-    ['wrong-id', [], 'protocol'],
     ['exit', ['3'], 'transport'],
     ['huge', ['200000'], 'too-large'],
   ];
   for (const [mode, args, code] of cases) {
     test(`${mode}: ${code}, then settled by the failure policy`, async () => {
       assert.equal(await codeFor(stdioBackend(mode, args)), code);
-      assert.equal(await codeFor(stdioBackend(mode, args, 'per_event')), mode === 'wrong-id' ? 'ok' : code);
+      assert.equal(await codeFor(stdioBackend(mode, args, 'per_event')), code);
       await checkPolicies(stdioBackend(mode, args));
     });
   }
+
+  test('wrong-id: handed up, then rejected whole by the harness and settled by the policy', async () => {
+    assert.equal(await codeFor(stdioBackend('wrong-id')), 'ok');
+    assert.equal(await codeFor(stdioBackend('wrong-id', [], 'per_event')), 'ok');
+    await checkPolicies(stdioBackend('wrong-id'), 'rejected');
+  });
 
   test('answers twice: the first answer counts, the extra line ends the process, the next call still works', async () => {
     const { logger: log, lines } = recordingLogger();

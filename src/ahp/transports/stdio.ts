@@ -5,8 +5,8 @@
  * - `persistent`: one long-lived process, started on first use. One message in flight at a time
  *   (the rest wait in order). A response is matched by id. A crash fails the message in flight and
  *   the next message restarts the process after a backoff that grows with consecutive crashes. A
- *   deadline, a malformed or mismatched line, an unsolicited line or an over-long line ends the
- *   process too: the backend then holds an outstanding request or an untrustworthy stream, and the
+ *   deadline, a malformed line, an unsolicited line, an over-long line or an answer with another
+ *   id (handed up for the harness to reject) ends the process too: the backend then holds an outstanding request or an untrustworthy stream, and the
  *   binding allows only one outstanding request.
  * - `per_event`: one process per message: one line on stdin, EOF, at most one line back, exit 0.
  */
@@ -136,16 +136,18 @@ export class PersistentStdioTransport implements BackendTransport {
       });
     }
     if (message.id !== current.id) {
-      throw new TransportError('protocol', `backend ${this.options.backendId} answered id ${JSON.stringify(message.id)}, expected ${JSON.stringify(current.id)}`, {
+      // Handed up as the answer (one request is in flight, so this line is its answer, and the
+      // harness rejects the id mismatch whole, as over HTTP), but correlation is lost: the
+      // process is ended so a late line cannot be taken for the next answer.
+      this.logger('warn', 'backend answered with another id; stopping it', {
         backend: this.options.backendId,
         expected: current.id,
-        received: typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null,
       });
+      this.retire(child);
     }
     this.inFlight = undefined;
     this.crashes = 0;
     current.resolve(message);
-    void child;
   }
 
   /** A broken stream: fail the message in flight and end the process. */
