@@ -57,15 +57,27 @@ async function sample(iterations: number, warmup: number, fn: () => Promise<unkn
 }
 
 function listen(server: http.Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`),
+    ),
+  );
 }
 
 function rawPost(agent: http.Agent, url: string, body: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.on('data', () => {});
-      res.on('end', () => resolve());
-    });
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve());
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -99,7 +111,12 @@ async function httpBench(): Promise<BenchResult[]> {
   const rawUrl = await listen(rawServer);
   const kitUrl = await listen(kitServer);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const backend: Backend = { index: 0, id: 'org.tally.bench.http', transport: { kind: 'http', url: kitUrl }, subscriptions: [] };
+  const backend: Backend = {
+    index: 0,
+    id: 'org.tally.bench.http',
+    transport: { kind: 'http', url: kitUrl },
+    subscriptions: [],
+  };
   const transport = createTransport(backend, options);
   try {
     const raw = await sample(3000, 300, () => rawPost(agent, rawUrl, JSON.stringify(request())));
@@ -137,7 +154,13 @@ async function stdioBench(): Promise<BenchResult[]> {
   const backend: Backend = {
     index: 0,
     id: 'org.tally.bench.stdio',
-    transport: { kind: 'stdio', command: process.execPath, args: [TALLY, 'ahp', 'serve', '--stdio', '--rules', rules], lifecycle: 'persistent', env: {} },
+    transport: {
+      kind: 'stdio',
+      command: process.execPath,
+      args: [TALLY, 'ahp', 'serve', '--stdio', '--rules', rules],
+      lifecycle: 'persistent',
+      env: {},
+    },
     subscriptions: [],
   };
   const transport = createTransport(backend, options);
@@ -152,11 +175,20 @@ async function stdioBench(): Promise<BenchResult[]> {
 }
 
 async function perEventBench(): Promise<BenchResult[]> {
-  const bare = () => new Promise<void>((resolve) => spawn(process.execPath, ['-e', ''], { stdio: 'ignore' }).on('exit', () => resolve()));
+  const bare = () =>
+    new Promise<void>((resolve) =>
+      spawn(process.execPath, ['-e', ''], { stdio: 'ignore' }).on('exit', () => resolve()),
+    );
   const backend: Backend = {
     index: 0,
     id: 'org.tally.bench.perevent',
-    transport: { kind: 'stdio', command: process.execPath, args: [FAULT_BACKEND, 'one-shot', '0'], lifecycle: 'per_event', env: {} },
+    transport: {
+      kind: 'stdio',
+      command: process.execPath,
+      args: [FAULT_BACKEND, 'one-shot', '0'],
+      lifecycle: 'per_event',
+      env: {},
+    },
     subscriptions: [],
   };
   const transport = createTransport(backend, options);

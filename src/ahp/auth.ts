@@ -117,7 +117,8 @@ export class EndpointAuth {
   async authorization(signal: AbortSignal): Promise<string | undefined> {
     const binding = this.binding;
     if (binding?.type === 'bearer') return `Bearer ${await this.resolveBearer(binding)}`;
-    if (binding?.type === 'oauth' && !this.valid()) await this.acquireOnce(signal, () => this.presetToken(binding, signal));
+    if (binding?.type === 'oauth' && !this.valid())
+      await this.acquireOnce(signal, () => this.presetToken(binding, signal));
     return this.valid() ? `Bearer ${this.token!.value}` : undefined;
   }
 
@@ -128,7 +129,10 @@ export class EndpointAuth {
   async challenged(wwwAuthenticate: string | undefined, signal: AbortSignal): Promise<void> {
     const binding = this.binding;
     if (binding?.type === 'bearer') {
-      throw authError(`${this.where} rejected the configured bearer credential (401)`, { url: this.where, status: 401 });
+      throw authError(`${this.where} rejected the configured bearer credential (401)`, {
+        url: this.where,
+        status: 401,
+      });
     }
     this.token = undefined;
     if (binding?.type === 'oauth') await this.acquireOnce(signal, () => this.presetToken(binding, signal));
@@ -143,13 +147,18 @@ export class EndpointAuth {
     await abortable(run(), signal, this.where);
   }
 
-  private async resolveBearer(binding: { type: 'bearer'; tokenEnv: string } | { type: 'bearer'; tokenRef: string }) {
+  private async resolveBearer(
+    binding: { type: 'bearer'; tokenEnv: string } | { type: 'bearer'; tokenRef: string },
+  ) {
     if ('tokenEnv' in binding) {
       const value = this.options.env[binding.tokenEnv];
       if (value === undefined || value === '') {
-        throw authError(`bearer token variable ${binding.tokenEnv} is not set; nothing was sent to ${this.where}`, {
-          tokenEnv: binding.tokenEnv,
-        });
+        throw authError(
+          `bearer token variable ${binding.tokenEnv} is not set; nothing was sent to ${this.where}`,
+          {
+            tokenEnv: binding.tokenEnv,
+          },
+        );
       }
       return value;
     }
@@ -170,9 +179,12 @@ export class EndpointAuth {
 
   private async presetToken(preset: OAuthPreset, signal: AbortSignal): Promise<void> {
     if (preset.flow !== 'client_credentials') {
-      throw authError(`OAuth flow '${preset.flow}' needs an interactive user; only client_credentials is supported`, {
-        flow: preset.flow,
-      });
+      throw authError(
+        `OAuth flow '${preset.flow}' needs an interactive user; only client_credentials is supported`,
+        {
+          flow: preset.flow,
+        },
+      );
     }
     if (preset.clientSecretRef === undefined) {
       throw authError(`OAuth preset for ${this.where} has no clientSecretRef`, { field: 'clientSecretRef' });
@@ -190,7 +202,10 @@ export class EndpointAuth {
     const candidates = [] as { url: URL; resource: string[] }[];
     const fromHeader = parseBearerChallenge(header)?.resource_metadata;
     if (fromHeader !== undefined) {
-      candidates.push({ url: this.checked(fromHeader, 'resource_metadata'), resource: [`${this.endpoint.origin}${this.endpoint.pathname}`] });
+      candidates.push({
+        url: this.checked(fromHeader, 'resource_metadata'),
+        resource: [`${this.endpoint.origin}${this.endpoint.pathname}`],
+      });
     } else candidates.push(...protectedResourceMetadataUrls(this.endpoint));
     let metadata: Record<string, unknown> | undefined;
     let expected: string[] = [];
@@ -208,10 +223,13 @@ export class EndpointAuth {
     }
     const resource = metadata.resource;
     if (typeof resource !== 'string' || !expected.includes(resource)) {
-      throw authError(`protected resource metadata names resource ${JSON.stringify(resource)}, not ${expected[0]}`, {
-        field: 'resource',
-        expected: expected[0],
-      });
+      throw authError(
+        `protected resource metadata names resource ${JSON.stringify(resource)}, not ${expected[0]}`,
+        {
+          field: 'resource',
+          expected: expected[0],
+        },
+      );
     }
     const servers = metadata.authorization_servers;
     if (!Array.isArray(servers) || servers.length === 0 || !servers.every((s) => typeof s === 'string')) {
@@ -238,7 +256,11 @@ export class EndpointAuth {
   }
 
   /** GET a JSON object; undefined on 404 (try the next candidate); error otherwise. */
-  private async getJson(url: URL, signal: AbortSignal, what: string): Promise<Record<string, unknown> | undefined> {
+  private async getJson(
+    url: URL,
+    signal: AbortSignal,
+    what: string,
+  ): Promise<Record<string, unknown> | undefined> {
     const res = await exchange(url, {
       method: 'GET',
       headers: { accept: 'application/json' },
@@ -247,29 +269,43 @@ export class EndpointAuth {
     });
     if (res.status === 404) return undefined;
     if (res.status !== 200 || mediaType(res.headers['content-type']) !== 'application/json') {
-      throw authError(`${what} at ${safeUrl(url)} answered ${res.status}`, { url: safeUrl(url), status: res.status });
+      throw authError(`${what} at ${safeUrl(url)} answered ${res.status}`, {
+        url: safeUrl(url),
+        status: res.status,
+      });
     }
     const parsed = parseObject(res.body);
-    if (parsed === undefined) throw authError(`${what} at ${safeUrl(url)} is not a JSON object`, { url: safeUrl(url) });
+    if (parsed === undefined)
+      throw authError(`${what} at ${safeUrl(url)} is not a JSON object`, { url: safeUrl(url) });
     return parsed;
   }
 
-  private async clientCredentials(choice: OAuthClientChoice, resource: string, signal: AbortSignal): Promise<CachedToken> {
+  private async clientCredentials(
+    choice: OAuthClientChoice,
+    resource: string,
+    signal: AbortSignal,
+  ): Promise<CachedToken> {
     const issuer = this.checked(choice.issuer, 'issuer');
     let metadata: Record<string, unknown> | undefined;
     for (const url of authorizationServerMetadataUrls(issuer)) {
       metadata = await this.getJson(url, signal, 'authorization server metadata');
       if (metadata !== undefined) break;
     }
-    if (metadata === undefined) throw authError(`issuer ${safeUrl(issuer)} publishes no metadata`, { issuer: safeUrl(issuer) });
+    if (metadata === undefined)
+      throw authError(`issuer ${safeUrl(issuer)} publishes no metadata`, { issuer: safeUrl(issuer) });
     if (metadata.issuer !== choice.issuer) {
-      throw authError(`authorization server metadata names issuer ${JSON.stringify(metadata.issuer)}, not ${choice.issuer}`, {
-        field: 'issuer',
-      });
+      throw authError(
+        `authorization server metadata names issuer ${JSON.stringify(metadata.issuer)}, not ${choice.issuer}`,
+        {
+          field: 'issuer',
+        },
+      );
     }
     const grants = metadata.grant_types_supported;
     if (Array.isArray(grants) && !grants.includes('client_credentials')) {
-      throw authError(`issuer ${choice.issuer} does not support client_credentials`, { issuer: choice.issuer });
+      throw authError(`issuer ${choice.issuer} does not support client_credentials`, {
+        issuer: choice.issuer,
+      });
     }
     if (typeof metadata.token_endpoint !== 'string') {
       throw authError(`issuer ${choice.issuer} metadata has no token_endpoint`, { field: 'token_endpoint' });
@@ -293,20 +329,32 @@ export class EndpointAuth {
     });
     const body = parseObject(res.body);
     if (res.status !== 200) {
-      const code = typeof body?.error === 'string' && /^[\x21-\x7e]{1,64}$/.test(body.error) ? body.error : undefined;
-      throw authError(`token endpoint ${safeUrl(tokenUrl)} refused the client credentials (${res.status}${code ? ` ${code}` : ''})`, {
-        url: safeUrl(tokenUrl),
-        status: res.status,
-        error: code,
-      });
+      const code =
+        typeof body?.error === 'string' && /^[\x21-\x7e]{1,64}$/.test(body.error) ? body.error : undefined;
+      throw authError(
+        `token endpoint ${safeUrl(tokenUrl)} refused the client credentials (${res.status}${code ? ` ${code}` : ''})`,
+        {
+          url: safeUrl(tokenUrl),
+          status: res.status,
+          error: code,
+        },
+      );
     }
     const value = body?.access_token;
     const type = body?.token_type;
-    if (typeof value !== 'string' || value === '' || typeof type !== 'string' || type.toLowerCase() !== 'bearer') {
-      throw authError(`token endpoint ${safeUrl(tokenUrl)} returned no bearer access_token`, { url: safeUrl(tokenUrl) });
+    if (
+      typeof value !== 'string' ||
+      value === '' ||
+      typeof type !== 'string' ||
+      type.toLowerCase() !== 'bearer'
+    ) {
+      throw authError(`token endpoint ${safeUrl(tokenUrl)} returned no bearer access_token`, {
+        url: safeUrl(tokenUrl),
+      });
     }
     const lifetime = body?.expires_in;
-    const expiresAt = typeof lifetime === 'number' && lifetime > 0 ? Date.now() + lifetime * 1000 - 5000 : Infinity;
+    const expiresAt =
+      typeof lifetime === 'number' && lifetime > 0 ? Date.now() + lifetime * 1000 - 5000 : Infinity;
     return { value, expiresAt };
   }
 }
@@ -326,9 +374,11 @@ function parseObject(body: Buffer): Record<string, unknown> | undefined {
 
 /** Waits for `promise`, but settles with a timeout error as soon as `signal` aborts. */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal, where: string): Promise<T> {
-  if (signal.aborted) return Promise.reject(new TransportError('timeout', `deadline reached authenticating to ${where}`));
+  if (signal.aborted)
+    return Promise.reject(new TransportError('timeout', `deadline reached authenticating to ${where}`));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new TransportError('timeout', `deadline reached authenticating to ${where}`, { url: where }));
+    const onAbort = () =>
+      reject(new TransportError('timeout', `deadline reached authenticating to ${where}`, { url: where }));
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (v) => {

@@ -77,7 +77,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function validId(value: unknown): value is string | number {
-  return (typeof value === 'string' && value.length > 0) || (typeof value === 'number' && Number.isSafeInteger(value));
+  return (
+    (typeof value === 'string' && value.length > 0) ||
+    (typeof value === 'number' && Number.isSafeInteger(value))
+  );
 }
 
 /** The effects of `effects` that `capabilities` did not advertise, described for the error data. */
@@ -91,9 +94,11 @@ export function unadvertisedEffects(effects: readonly Effect[], capabilities: Ca
       const op = effect.operation === 'merge' ? 'merge' : 'replace';
       if (capabilities.modify?.[target]?.[op] !== true) out.push(`modify(${target}, ${op})`);
     } else if (effect.type === 'flow') {
-      if (!capabilities.flow?.operations?.includes(String(effect.operation))) out.push(`flow(${String(effect.operation)})`);
+      if (!capabilities.flow?.operations?.includes(String(effect.operation)))
+        out.push(`flow(${String(effect.operation)})`);
     } else if (effect.type === 'inject') {
-      if (!capabilities.inject?.deliverAt?.includes(String(effect.deliverAt))) out.push(`inject(${String(effect.deliverAt)})`);
+      if (!capabilities.inject?.deliverAt?.includes(String(effect.deliverAt)))
+        out.push(`inject(${String(effect.deliverAt)})`);
     }
   }
   return out;
@@ -109,19 +114,36 @@ export function createBackend(handler: BackendHandler): BackendKit {
   async function intercept(id: string | number, params: Record<string, unknown>): Promise<unknown> {
     const event = params.event;
     const caps = params.capabilities;
-    if (!isObject(event) || typeof event.id !== 'string' || event.id === '' || typeof event.type !== 'string') {
-      return rpcError(id, -32602, 'params.event must be an object with string id and type', { pointer: '/params/event' });
+    if (
+      !isObject(event) ||
+      typeof event.id !== 'string' ||
+      event.id === '' ||
+      typeof event.type !== 'string'
+    ) {
+      return rpcError(id, -32602, 'params.event must be an object with string id and type', {
+        pointer: '/params/event',
+      });
     }
-    if (!isObject(caps) || !Array.isArray(caps.effects) || !caps.effects.every((e) => typeof e === 'string')) {
+    if (
+      !isObject(caps) ||
+      !Array.isArray(caps.effects) ||
+      !caps.effects.every((e) => typeof e === 'string')
+    ) {
       return rpcError(id, -32602, 'params.capabilities.effects must be an array of strings', {
         pointer: '/params/capabilities/effects',
       });
     }
-    if (id !== event.id) return rpcError(id, -32602, 'request id must equal params.event.id', { pointer: '/id' });
+    if (id !== event.id)
+      return rpcError(id, -32602, 'request id must equal params.event.id', { pointer: '/id' });
     if (!supports(event.type)) {
-      return rpcError(id, -32002, `event type ${JSON.stringify(event.type)} is not supported for hooks/intercept`, {
-        type: event.type,
-      });
+      return rpcError(
+        id,
+        -32002,
+        `event type ${JSON.stringify(event.type)} is not supported for hooks/intercept`,
+        {
+          type: event.type,
+        },
+      );
     }
     let effects: readonly Effect[];
     try {
@@ -139,29 +161,42 @@ export function createBackend(handler: BackendHandler): BackendKit {
     }
     const refused = unadvertisedEffects(effects, caps as Capabilities);
     if (refused.length > 0) {
-      return rpcError(id, -32004, 'backend produced effects the request did not advertise', { unadvertised: refused });
+      return rpcError(id, -32004, 'backend produced effects the request did not advertise', {
+        unadvertised: refused,
+      });
     }
     return { jsonrpc: '2.0', id, result: { protocolVersion: PROTOCOL_VERSION, effects } };
   }
 
   async function handleMessage(message: unknown): Promise<unknown | undefined> {
     if (!isObject(message)) {
-      return rpcError(null, -32600, Array.isArray(message) ? 'batches are not supported' : 'not a JSON-RPC object');
+      return rpcError(
+        null,
+        -32600,
+        Array.isArray(message) ? 'batches are not supported' : 'not a JSON-RPC object',
+      );
     }
     const isRequest = 'id' in message;
-    if (isRequest && !validId(message.id)) return rpcError(null, -32600, 'id must be a non-empty string or an integer');
+    if (isRequest && !validId(message.id))
+      return rpcError(null, -32600, 'id must be a non-empty string or an integer');
     const id = isRequest ? (message.id as string | number) : null;
     if (message.jsonrpc !== '2.0' || typeof message.method !== 'string') {
       return isRequest ? rpcError(id, -32600, 'jsonrpc must be "2.0" and method a string') : undefined;
     }
     const params = message.params;
     if (!isRequest) {
-      if (message.method === 'hooks/observe' && isObject(params) && params.protocolVersion === PROTOCOL_VERSION) {
-        if (isObject(params.event)) await Promise.resolve(handler.observe?.(params.event, params)).catch(() => undefined);
+      if (
+        message.method === 'hooks/observe' &&
+        isObject(params) &&
+        params.protocolVersion === PROTOCOL_VERSION
+      ) {
+        if (isObject(params.event))
+          await Promise.resolve(handler.observe?.(params.event, params)).catch(() => undefined);
       }
       return undefined;
     }
-    const known = message.method === 'hooks/intercept' || (message.method === 'hooks/capabilities' && handler.manifest);
+    const known =
+      message.method === 'hooks/intercept' || (message.method === 'hooks/capabilities' && handler.manifest);
     if (!known) return rpcError(id, -32601, `method ${JSON.stringify(message.method)} not found`);
     if (!isObject(params)) return rpcError(id, -32602, 'params must be an object', { pointer: '/params' });
     if (params.protocolVersion !== PROTOCOL_VERSION) {
@@ -169,8 +204,15 @@ export function createBackend(handler: BackendHandler): BackendKit {
     }
     if (message.method === 'hooks/capabilities') {
       const extra = Object.keys(params).filter((k) => k !== 'protocolVersion');
-      if (extra.length > 0) return rpcError(id, -32602, `unexpected params: ${extra.join(', ')}`, { pointer: `/params/${extra[0]}` });
-      return { jsonrpc: '2.0', id, result: { protocolVersion: PROTOCOL_VERSION, manifest: handler.manifest } };
+      if (extra.length > 0)
+        return rpcError(id, -32602, `unexpected params: ${extra.join(', ')}`, {
+          pointer: `/params/${extra[0]}`,
+        });
+      return {
+        jsonrpc: '2.0',
+        id,
+        result: { protocolVersion: PROTOCOL_VERSION, manifest: handler.manifest },
+      };
     }
     return intercept(id as string | number, params);
   }
@@ -184,7 +226,11 @@ export function createBackend(handler: BackendHandler): BackendKit {
         return;
       }
       const text = JSON.stringify(body);
-      res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(status, {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+      });
       res.end(text);
     };
     if (req.method !== 'POST') {
@@ -236,7 +282,10 @@ export function createBackend(handler: BackendHandler): BackendKit {
       if (answer !== undefined) output.write(`${JSON.stringify(answer)}\n`);
     };
     for await (const chunk of input) {
-      buffered = Buffer.concat([buffered, typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)]);
+      buffered = Buffer.concat([
+        buffered,
+        typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer),
+      ]);
       let nl = buffered.indexOf(0x0a);
       while (nl >= 0) {
         const line = buffered.subarray(0, nl);

@@ -11,8 +11,9 @@
  * command glob `*` matches anything; in a path glob `*` and `?` stop at `/` and `**` crosses it.
  * No match (or no rule) answers no effects.
  */
-import { TallyError } from '../core/errors.js';
+
 import { parseJson } from '../core/canonical.js';
+import { TallyError } from '../core/errors.js';
 import type { BackendHandler, Effect, InterceptContext } from './backend.js';
 import { catalogueEntry } from './catalogue.js';
 
@@ -49,7 +50,8 @@ export function parseRules(text: string | Uint8Array): Rule[] {
   } catch (error) {
     fail('', `not JSON (${(error as Error).message})`);
   }
-  if (!isObject(doc) || !Array.isArray(doc.rules)) fail('/rules', 'the file must be an object with a "rules" array');
+  if (!isObject(doc) || !Array.isArray(doc.rules))
+    fail('/rules', 'the file must be an object with a "rules" array');
   for (const key of Object.keys(doc)) if (key !== 'rules') fail(`/${key}`, 'unknown key');
   return doc.rules.map((raw, i) => parseRule(raw, `/rules/${i}`));
 }
@@ -81,8 +83,14 @@ function parseRule(raw: unknown, at: string): Rule {
   if (raw.message !== undefined && (typeof raw.message !== 'string' || raw.message === '')) {
     fail(`${at}/message`, 'must be a non-empty string');
   }
-  if (raw.effect === 'deny' && raw.message === undefined) fail(`${at}/message`, 'a deny rule needs a message (its reason)');
-  return { events: events as string[], match, effect: raw.effect, message: raw.message as string | undefined };
+  if (raw.effect === 'deny' && raw.message === undefined)
+    fail(`${at}/message`, 'a deny rule needs a message (its reason)');
+  return {
+    events: events as string[],
+    match,
+    effect: raw.effect,
+    message: raw.message as string | undefined,
+  };
 }
 
 /** Whole-string glob. Path mode: `*`/`?` stay within a segment, `**` crosses `/`. */
@@ -116,7 +124,8 @@ function ruleMatches(rule: Rule, event: Record<string, unknown>): boolean {
   if (rule.match.tool !== undefined && tool?.name !== rule.match.tool) return false;
   if (rule.match.commandGlob !== undefined) {
     const command = input?.command;
-    if (typeof command !== 'string' || !globToRegExp(rule.match.commandGlob, false).test(command)) return false;
+    if (typeof command !== 'string' || !globToRegExp(rule.match.commandGlob, false).test(command))
+      return false;
   }
   if (rule.match.pathGlob !== undefined) {
     const re = globToRegExp(rule.match.pathGlob, true);
@@ -143,7 +152,8 @@ export function evaluateRules(rules: readonly Rule[], context: InterceptContext)
   if (rule.effect === 'deny') return [{ type: 'deny', reason: rule.message! }];
   if (rule.effect === 'allow' && !advertised.includes('allow')) return [];
   const effects: Effect[] = [{ type: rule.effect }];
-  if (rule.message !== undefined && advertised.includes('message')) effects.push({ type: 'message', text: rule.message });
+  if (rule.message !== undefined && advertised.includes('message'))
+    effects.push({ type: 'message', text: rule.message });
   return effects;
 }
 

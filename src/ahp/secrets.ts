@@ -35,9 +35,13 @@ const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 export function secretRefSegments(ref: string): string[] {
   const segments = ref.split('/');
   if (ref.length === 0 || ref.length > 255 || !segments.every((s) => SEGMENT.test(s))) {
-    throw new SecretError('bad-ref', `secret reference '${ref}' is not a relative name of [A-Za-z0-9._-] segments`, {
-      ref,
-    });
+    throw new SecretError(
+      'bad-ref',
+      `secret reference '${ref}' is not a relative name of [A-Za-z0-9._-] segments`,
+      {
+        ref,
+      },
+    );
   }
   return segments;
 }
@@ -53,13 +57,19 @@ export function fileSecretProvider(env: NodeJS.ProcessEnv): SecretProvider {
         handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT') throw new SecretError('missing', `secret '${ref}' not found at ${path}`, { ref, path });
-        if (code === 'ELOOP') throw new SecretError('not-file', `secret '${ref}' at ${path} is a symlink`, { ref, path });
-        throw new SecretError('unreadable', `secret '${ref}' at ${path} cannot be opened (${code})`, { ref, path });
+        if (code === 'ENOENT')
+          throw new SecretError('missing', `secret '${ref}' not found at ${path}`, { ref, path });
+        if (code === 'ELOOP')
+          throw new SecretError('not-file', `secret '${ref}' at ${path} is a symlink`, { ref, path });
+        throw new SecretError('unreadable', `secret '${ref}' at ${path} cannot be opened (${code})`, {
+          ref,
+          path,
+        });
       }
       try {
         const stat = await handle.stat();
-        if (!stat.isFile()) throw new SecretError('not-file', `secret '${ref}' at ${path} is not a file`, { ref, path });
+        if (!stat.isFile())
+          throw new SecretError('not-file', `secret '${ref}' at ${path} is not a file`, { ref, path });
         const mode = stat.mode & 0o777;
         if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
           throw new SecretError(
@@ -69,7 +79,8 @@ export function fileSecretProvider(env: NodeJS.ProcessEnv): SecretProvider {
           );
         }
         const value = (await handle.readFile('utf8')).replace(/\r?\n$/, '');
-        if (value.length === 0) throw new SecretError('empty', `secret '${ref}' at ${path} is empty`, { ref, path });
+        if (value.length === 0)
+          throw new SecretError('empty', `secret '${ref}' at ${path} is empty`, { ref, path });
         return value;
       } finally {
         await handle.close();

@@ -67,10 +67,14 @@ export class Uploader {
 
   async upload(bytes: Uint8Array, signal?: AbortSignal): Promise<UploadReceipt> {
     if (bytes.length > this.binding.maxBytes) {
-      throw new UploadError('too-large', `attachment of ${bytes.length} bytes exceeds upload maxBytes ${this.binding.maxBytes}`, {
-        size: bytes.length,
-        maxBytes: this.binding.maxBytes,
-      });
+      throw new UploadError(
+        'too-large',
+        `attachment of ${bytes.length} bytes exceeds upload maxBytes ${this.binding.maxBytes}`,
+        {
+          size: bytes.length,
+          maxBytes: this.binding.maxBytes,
+        },
+      );
     }
     const budget = AbortSignal.timeout(this.binding.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, budget]) : budget;
@@ -84,7 +88,13 @@ export class Uploader {
           accept: 'application/json',
         };
         if (authorization !== undefined) headers.authorization = authorization;
-        return exchange(this.url, { method: 'POST', headers, body, signal: combined, maxBodyBytes: RECEIPT_LIMIT });
+        return exchange(this.url, {
+          method: 'POST',
+          headers,
+          body,
+          signal: combined,
+          maxBodyBytes: RECEIPT_LIMIT,
+        });
       };
       let res = await send(await this.auth.authorization(combined));
       if (res.status === 401) {
@@ -94,7 +104,8 @@ export class Uploader {
       return this.receipt(res.status, res.headers['content-type'], res.body, bytes.length, digest);
     } catch (error) {
       if (error instanceof UploadError) throw error;
-      if (combined.aborted) throw new UploadError('timeout', `upload to ${this.where} ran out of time`, { url: this.where });
+      if (combined.aborted)
+        throw new UploadError('timeout', `upload to ${this.where} ran out of time`, { url: this.where });
       if (error instanceof TransportError) {
         const code = error.code === 'too-large' ? 'receipt' : error.code === 'auth' ? 'auth' : 'transport';
         throw new UploadError(code, error.message, error.detail);
@@ -103,21 +114,40 @@ export class Uploader {
     }
   }
 
-  private receipt(status: number, type: string | undefined, body: Buffer, size: number, digest: string): UploadReceipt {
+  private receipt(
+    status: number,
+    type: string | undefined,
+    body: Buffer,
+    size: number,
+    digest: string,
+  ): UploadReceipt {
     if (status === 401 || status === 403) {
-      throw new UploadError('auth', `upload endpoint ${this.where} refused the credential (${status})`, { url: this.where, status });
-    }
-    if (status === 413) {
-      throw new UploadError('too-large', `upload endpoint ${this.where} refused ${size} bytes as too large (413)`, { url: this.where, status });
-    }
-    if (status !== 201) {
-      throw new UploadError('http-status', `upload endpoint ${this.where} answered ${status}; only 201 confirms an upload`, {
+      throw new UploadError('auth', `upload endpoint ${this.where} refused the credential (${status})`, {
         url: this.where,
         status,
       });
     }
+    if (status === 413) {
+      throw new UploadError(
+        'too-large',
+        `upload endpoint ${this.where} refused ${size} bytes as too large (413)`,
+        { url: this.where, status },
+      );
+    }
+    if (status !== 201) {
+      throw new UploadError(
+        'http-status',
+        `upload endpoint ${this.where} answered ${status}; only 201 confirms an upload`,
+        {
+          url: this.where,
+          status,
+        },
+      );
+    }
     if (mediaType(type) !== 'application/json') {
-      throw new UploadError('receipt', `upload receipt from ${this.where} is not application/json`, { url: this.where });
+      throw new UploadError('receipt', `upload receipt from ${this.where} is not application/json`, {
+        url: this.where,
+      });
     }
     let value: unknown;
     try {
@@ -130,14 +160,22 @@ export class Uploader {
     }
     const r = value as Record<string, unknown>;
     for (const key of Object.keys(r)) {
-      if (!['ref', 'size', 'sha256'].includes(key)) throw new UploadError('receipt', `upload receipt has unknown field ${key}`, { pointer: `/${key}` });
+      if (!['ref', 'size', 'sha256'].includes(key))
+        throw new UploadError('receipt', `upload receipt has unknown field ${key}`, { pointer: `/${key}` });
     }
-    if (typeof r.ref !== 'string' || r.ref === '') throw new UploadError('receipt', 'upload receipt ref must be a non-empty string', { pointer: '/ref' });
+    if (typeof r.ref !== 'string' || r.ref === '')
+      throw new UploadError('receipt', 'upload receipt ref must be a non-empty string', { pointer: '/ref' });
     if (r.size !== size) {
-      throw new UploadError('receipt', `upload receipt size ${JSON.stringify(r.size)} differs from the ${size} bytes sent`, { pointer: '/size' });
+      throw new UploadError(
+        'receipt',
+        `upload receipt size ${JSON.stringify(r.size)} differs from the ${size} bytes sent`,
+        { pointer: '/size' },
+      );
     }
     if (typeof r.sha256 !== 'string' || !SHA256_HEX.test(r.sha256) || r.sha256 !== digest) {
-      throw new UploadError('receipt', 'upload receipt sha256 differs from the digest of the bytes sent', { pointer: '/sha256' });
+      throw new UploadError('receipt', 'upload receipt sha256 differs from the digest of the bytes sent', {
+        pointer: '/sha256',
+      });
     }
     return { ref: r.ref, size, sha256: digest };
   }

@@ -15,7 +15,14 @@ import { fileSecretProvider, SecretError } from '../../src/ahp/secrets.js';
 import { TransportError } from '../../src/ahp/transport.js';
 import { createTransport } from '../../src/ahp/transports/index.js';
 import { answerFor, json, startServer, type TestServer } from './http-servers.js';
-import { httpBackend, interceptRequest, never, options, recordingLogger, tempDir } from './transport-helpers.js';
+import {
+  httpBackend,
+  interceptRequest,
+  never,
+  options,
+  recordingLogger,
+  tempDir,
+} from './transport-helpers.js';
 
 const TOKEN = 'tok-3f9a1c7e-very-secret';
 const CLIENT_SECRET = 'cs-77aa21-also-secret';
@@ -35,21 +42,42 @@ function home(secrets: Record<string, [string, number]>): string {
 /** Every error message, detail and log line, as text, for the no-leak checks. */
 function exposed(errors: unknown[], logs: unknown[]): string {
   return JSON.stringify([
-    ...errors.map((e) => (e instanceof Error ? { m: e.message, d: (e as TransportError).detail, s: e.stack } : e)),
+    ...errors.map((e) =>
+      e instanceof Error ? { m: e.message, d: (e as TransportError).detail, s: e.stack } : e,
+    ),
     ...logs,
   ]);
 }
 
 describe('secret provider', () => {
   test('resolves TALLY_HOME/secrets/<ref> at 0600 and refuses anything looser', async () => {
-    const dir = home({ good: [`${TOKEN}\n`, 0o600], 'team/nested': [TOKEN, 0o400], wide: [TOKEN, 0o644], group: [TOKEN, 0o640], empty: ['', 0o600] });
+    const dir = home({
+      good: [`${TOKEN}\n`, 0o600],
+      'team/nested': [TOKEN, 0o400],
+      wide: [TOKEN, 0o644],
+      group: [TOKEN, 0o640],
+      empty: ['', 0o600],
+    });
     symlinkSync(join(dir, 'secrets', 'good'), join(dir, 'secrets', 'link'));
     const provider = fileSecretProvider({ TALLY_HOME: dir });
     assert.equal(await provider.resolve('good'), TOKEN);
     assert.equal(await provider.resolve('team/nested'), TOKEN);
-    const codes: Record<string, string> = { wide: 'mode', group: 'mode', empty: 'empty', missing: 'missing', link: 'not-file', '../good': 'bad-ref', '/etc/passwd': 'bad-ref', 'a//b': 'bad-ref', '': 'bad-ref' };
+    const codes: Record<string, string> = {
+      wide: 'mode',
+      group: 'mode',
+      empty: 'empty',
+      missing: 'missing',
+      link: 'not-file',
+      '../good': 'bad-ref',
+      '/etc/passwd': 'bad-ref',
+      'a//b': 'bad-ref',
+      '': 'bad-ref',
+    };
     for (const [ref, code] of Object.entries(codes)) {
-      const error = await provider.resolve(ref).then(() => undefined, (e: unknown) => e);
+      const error = await provider.resolve(ref).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof SecretError, ref);
       assert.equal(error.code, code, ref);
       assert.ok(!error.message.includes(TOKEN));
@@ -76,9 +104,14 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
 
   test('bearer from tokenEnv: exactly one Authorization header', async () => {
     const s = await protectedServer(TOKEN);
-    const t = createTransport(httpBackend(s.url, { type: 'bearer', tokenEnv: 'AHP_TEST_TOKEN' }), options({ env: { AHP_TEST_TOKEN: TOKEN } }));
+    const t = createTransport(
+      httpBackend(s.url, { type: 'bearer', tokenEnv: 'AHP_TEST_TOKEN' }),
+      options({ env: { AHP_TEST_TOKEN: TOKEN } }),
+    );
     await t.request(interceptRequest(), never());
-    const auth = s.seen[0]!.rawHeaders.filter((_, i, a) => i % 2 === 0 && a[i]!.toLowerCase() === 'authorization');
+    const auth = s.seen[0]!.rawHeaders.filter(
+      (_, i, a) => i % 2 === 0 && a[i]!.toLowerCase() === 'authorization',
+    );
     assert.equal(auth.length, 1);
     assert.equal(s.seen[0]!.headers.authorization, `Bearer ${TOKEN}`);
     assert.ok(!s.seen[0]!.body.toString().includes(TOKEN), 'token in the payload');
@@ -87,7 +120,10 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
 
   test('bearer from tokenRef via the secret provider', async () => {
     const s = await protectedServer(TOKEN);
-    const t = createTransport(httpBackend(s.url, { type: 'bearer', tokenRef: 'team/policy' }), options({}, home({ 'team/policy': [TOKEN, 0o600] })));
+    const t = createTransport(
+      httpBackend(s.url, { type: 'bearer', tokenRef: 'team/policy' }),
+      options({}, home({ 'team/policy': [TOKEN, 0o600] })),
+    );
     await t.request(interceptRequest(), never());
     await t.close();
   });
@@ -102,7 +138,10 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
       [{ type: 'bearer', tokenRef: 'missing' }, home({})],
     ] as const;
     for (const [binding, dir] of cases) {
-      const t = createTransport(httpBackend(s.url, binding), options({ logger, oauthClients: () => ({ issuer: 'x', clientId: 'c', clientSecretRef: 'c' }) }, dir));
+      const t = createTransport(
+        httpBackend(s.url, binding),
+        options({ logger, oauthClients: () => ({ issuer: 'x', clientId: 'c', clientSecretRef: 'c' }) }, dir),
+      );
       const error = await t.request(interceptRequest(), never()).catch((e: unknown) => e);
       assert.ok(error instanceof TransportError && error.code === 'auth', JSON.stringify(binding));
       errors.push(error);
@@ -114,7 +153,10 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
 
   test('a rejected explicit bearer fails without discovery', async () => {
     const s = await protectedServer('another-token', `Bearer resource_metadata="${'http://127.0.0.1:9/x'}"`);
-    const t = createTransport(httpBackend(s.url, { type: 'bearer', tokenEnv: 'T' }), options({ env: { T: TOKEN } }));
+    const t = createTransport(
+      httpBackend(s.url, { type: 'bearer', tokenEnv: 'T' }),
+      options({ env: { T: TOKEN } }),
+    );
     const error = await t.request(interceptRequest(), never()).catch((e: unknown) => e);
     assert.ok(error instanceof TransportError && error.code === 'auth');
     assert.equal(s.seen.length, 1);
@@ -127,11 +169,18 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
     const state = { issuer: '' };
     const as = await serve((seen, res) => {
       if (seen.method === 'GET' && seen.url === `/.well-known/oauth-authorization-server${issuerPath}`) {
-        return json(res, 200, { issuer: state.issuer, token_endpoint: `${state.issuer}/token`, grant_types_supported: grants });
+        return json(res, 200, {
+          issuer: state.issuer,
+          token_endpoint: `${state.issuer}/token`,
+          grant_types_supported: grants,
+        });
       }
       if (seen.method === 'POST' && seen.url === `${issuerPath}/token`) {
         const form = new URLSearchParams(seen.body.toString());
-        const basic = Buffer.from(String(seen.headers.authorization).replace(/^Basic /, ''), 'base64').toString();
+        const basic = Buffer.from(
+          String(seen.headers.authorization).replace(/^Basic /, ''),
+          'base64',
+        ).toString();
         if (form.get('grant_type') !== 'client_credentials' || basic !== `client-1:${CLIENT_SECRET}`) {
           return json(res, 401, { error: 'invalid_client', error_description: `bad ${basic}` });
         }
@@ -147,15 +196,20 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
     const { as, issuer } = await authorizationServer('/tenant');
     const rsState = { url: '' };
     const rs = await serve((seen, res) => {
-      if (seen.url === '/meta') return json(res, 200, { resource: `${rsState.url}/hooks`, authorization_servers: [issuer] });
+      if (seen.url === '/meta')
+        return json(res, 200, { resource: `${rsState.url}/hooks`, authorization_servers: [issuer] });
       if (seen.headers.authorization === `Bearer ${ISSUED}`) return json(res, 200, answerFor(seen));
-      res.writeHead(401, { 'www-authenticate': `Bearer realm="x", resource_metadata="${rsState.url}/meta"` }).end();
+      res
+        .writeHead(401, { 'www-authenticate': `Bearer realm="x", resource_metadata="${rsState.url}/meta"` })
+        .end();
     });
     rsState.url = rs.url;
     const { logger, lines } = recordingLogger();
     const policy = (resource: string, servers: readonly string[]) => {
       assert.equal(resource, `${rs.url}/hooks`);
-      return servers.includes(issuer) ? { issuer, clientId: 'client-1', clientSecretRef: 'oauth/client' } : undefined;
+      return servers.includes(issuer)
+        ? { issuer, clientId: 'client-1', clientSecretRef: 'oauth/client' }
+        : undefined;
     };
     const dir = home({});
     mkdirSync(join(dir, 'secrets', 'oauth'));
@@ -186,14 +240,18 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
     const { issuer } = await authorizationServer();
     const state = { url: '', resource: '' };
     const rs = await serve((seen, res) => {
-      if (seen.url === '/.well-known/oauth-protected-resource') return json(res, 200, { resource: state.resource, authorization_servers: [issuer] });
+      if (seen.url === '/.well-known/oauth-protected-resource')
+        return json(res, 200, { resource: state.resource, authorization_servers: [issuer] });
       if (seen.url.startsWith('/.well-known/')) return res.writeHead(404).end();
       if (seen.headers.authorization === `Bearer ${ISSUED}`) return json(res, 200, answerFor(seen));
       res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
     });
     state.url = rs.url;
     const dir = home({ client: [CLIENT_SECRET, 0o600] });
-    const opts = options({ oauthClients: () => ({ issuer, clientId: 'client-1', clientSecretRef: 'client' }) }, dir);
+    const opts = options(
+      { oauthClients: () => ({ issuer, clientId: 'client-1', clientSecretRef: 'client' }) },
+      dir,
+    );
     state.resource = 'https://someone-else.example/';
     const bad = createTransport(httpBackend(`${rs.url}/a/b`), opts);
     const error = await bad.request(interceptRequest(), never()).catch((e: unknown) => e);
@@ -217,7 +275,11 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
       res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${state.url}/m"` }).end();
     });
     state.url = rs.url;
-    for (const oauthClients of [undefined, () => undefined, () => ({ issuer: 'https://other.example', clientId: 'c', clientSecretRef: 'c' })]) {
+    for (const oauthClients of [
+      undefined,
+      () => undefined,
+      () => ({ issuer: 'https://other.example', clientId: 'c', clientSecretRef: 'c' }),
+    ]) {
       const t = createTransport(httpBackend(`${rs.url}`), options({ oauthClients }));
       const error = await t.request(interceptRequest(), never()).catch((e: unknown) => e);
       assert.ok(error instanceof TransportError && error.code === 'auth');
@@ -230,14 +292,25 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
     const a = await protectedServer(ISSUED);
     const b = await serve((seen, res) => json(res, 200, answerFor(seen)));
     const dir = home({ client: [CLIENT_SECRET, 0o600] });
-    const preset = { type: 'oauth' as const, issuer, resource: a.url, clientId: 'client-1', clientSecretRef: 'client', flow: 'client_credentials' as const, scopes: ['hooks'] };
+    const preset = {
+      type: 'oauth' as const,
+      issuer,
+      resource: a.url,
+      clientId: 'client-1',
+      clientSecretRef: 'client',
+      flow: 'client_credentials' as const,
+      scopes: ['hooks'],
+    };
     const ta = createTransport(httpBackend(a.url, preset), options({}, dir));
     const tb = createTransport(httpBackend(b.url, undefined, 'org.tally.test.other'), options({}, dir));
     await ta.request(interceptRequest(), never());
     await tb.request(interceptRequest(), never());
     assert.equal(a.seen[0]!.headers.authorization, `Bearer ${ISSUED}`);
     assert.equal(b.seen[0]!.headers.authorization, undefined);
-    const pkce = createTransport(httpBackend(a.url, { ...preset, flow: 'authorization_code_pkce' }), options({}, dir));
+    const pkce = createTransport(
+      httpBackend(a.url, { ...preset, flow: 'authorization_code_pkce' }),
+      options({}, dir),
+    );
     const error = await pkce.request(interceptRequest(), never()).catch((e: unknown) => e);
     assert.ok(error instanceof TransportError && error.code === 'auth');
     await Promise.all([ta.close(), tb.close(), pkce.close()]);
@@ -247,8 +320,19 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
     const { issuer } = await authorizationServer();
     const a = await protectedServer(ISSUED);
     const { logger, lines } = recordingLogger();
-    const preset = { type: 'oauth' as const, issuer, resource: a.url, clientId: 'client-1', clientSecretRef: 'client', flow: 'client_credentials' as const, scopes: [] };
-    const t = createTransport(httpBackend(a.url, preset), options({ logger }, home({ client: ['wrong-secret-value', 0o600] })));
+    const preset = {
+      type: 'oauth' as const,
+      issuer,
+      resource: a.url,
+      clientId: 'client-1',
+      clientSecretRef: 'client',
+      flow: 'client_credentials' as const,
+      scopes: [],
+    };
+    const t = createTransport(
+      httpBackend(a.url, preset),
+      options({ logger }, home({ client: ['wrong-secret-value', 0o600] })),
+    );
     const error = await t.request(interceptRequest(), never()).catch((e: unknown) => e);
     assert.ok(error instanceof TransportError && error.code === 'auth');
     assert.equal(error.detail?.error, 'invalid_client');
@@ -259,11 +343,23 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
 
   test('the deadline covers authentication: a hanging token endpoint settles as timeout', async () => {
     const hanging = await serve((seen, res) => {
-      if (seen.method === 'GET') return json(res, 200, { issuer: `${hanging.url}`, token_endpoint: `${hanging.url}/token` });
+      if (seen.method === 'GET')
+        return json(res, 200, { issuer: `${hanging.url}`, token_endpoint: `${hanging.url}/token` });
     });
     const a = await protectedServer(ISSUED);
-    const preset = { type: 'oauth' as const, issuer: hanging.url, resource: a.url, clientId: 'client-1', clientSecretRef: 'client', flow: 'client_credentials' as const, scopes: [] };
-    const t = createTransport(httpBackend(a.url, preset), options({}, home({ client: [CLIENT_SECRET, 0o600] })));
+    const preset = {
+      type: 'oauth' as const,
+      issuer: hanging.url,
+      resource: a.url,
+      clientId: 'client-1',
+      clientSecretRef: 'client',
+      flow: 'client_credentials' as const,
+      scopes: [],
+    };
+    const t = createTransport(
+      httpBackend(a.url, preset),
+      options({}, home({ client: [CLIENT_SECRET, 0o600] })),
+    );
     const error = await t.request(interceptRequest(), AbortSignal.timeout(200)).catch((e: unknown) => e);
     assert.ok(error instanceof TransportError);
     assert.equal(error.code, 'timeout');

@@ -10,12 +10,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { BackendUnavailable, createBackend, type Effect } from '../../src/ahp/backend.js';
 import { evaluateRules, globToRegExp, parseRules, RulesError } from '../../src/ahp/rules.js';
 import { loadScenarioRows, officialSchemas } from './scenario-replay.js';
@@ -25,8 +24,15 @@ const RESPONSE_SCHEMA = 'https://agenthooksprotocol.org/schemas/draft/intercept-
 const TALLY = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
 const row = loadScenarioRows().find((r) => r.id === 'deny-blocks')!;
 /** An official intercept request (tool.before, tool name `task`, advertises deny/allow/ask/...). */
-const REQUEST = row.request as unknown as { id: string; params: Record<string, unknown> } & Record<string, unknown>;
-type Rpc = { id: unknown; result?: { effects: Effect[] }; error?: { code: number; message: string; data?: Record<string, unknown> } };
+const REQUEST = row.request as unknown as { id: string; params: Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
+type Rpc = {
+  id: unknown;
+  result?: { effects: Effect[] };
+  error?: { code: number; message: string; data?: Record<string, unknown> };
+};
 
 const ajv = officialSchemas();
 
@@ -41,7 +47,10 @@ describe('backend kit: JSON-RPC answers', () => {
     manifest: { events: [] },
   });
   const call = async (message: unknown) => (await kit.handleMessage(message)) as Rpc | undefined;
-  const withParams = (patch: Record<string, unknown>) => ({ ...REQUEST, params: { ...REQUEST.params, ...patch } });
+  const withParams = (patch: Record<string, unknown>) => ({
+    ...REQUEST,
+    params: { ...REQUEST.params, ...patch },
+  });
 
   test('a success answer carries the event id and validates against the official schema', async () => {
     effects = [{ type: 'deny', reason: 'no' }];
@@ -64,19 +73,35 @@ describe('backend kit: JSON-RPC answers', () => {
       [withParams({ protocolVersion: '2025-01-01' }), -32001],
       [withParams({ event: { ...(REQUEST.params.event as object), type: 'turn.end' } }), -32002],
       [withParams({ event: { ...(REQUEST.params.event as object), type: 'tool.error' } }), -32002],
-      [{ jsonrpc: '2.0', id: 7, method: 'hooks/capabilities', params: { protocolVersion: 'draft', extra: 1 } }, -32602],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'hooks/capabilities',
+          params: { protocolVersion: 'draft', extra: 1 },
+        },
+        -32602,
+      ],
     ];
     for (const [message, code] of cases) {
       const answer = await call(message);
       assert.equal(answer?.error?.code, code, JSON.stringify(message).slice(0, 80));
-      assert.ok(ajv.validate('https://agenthooksprotocol.org/schemas/draft/json-rpc-message.schema.json', answer), JSON.stringify(ajv.errors));
+      assert.ok(
+        ajv.validate('https://agenthooksprotocol.org/schemas/draft/json-rpc-message.schema.json', answer),
+        JSON.stringify(ajv.errors),
+      );
     }
     const version = await call(withParams({ protocolVersion: '2025-01-01' }));
     assert.deepStrictEqual(version?.error?.data, { supported: ['draft'] });
   });
 
   test('capabilities discovery answers the manifest', async () => {
-    const answer = (await kit.handleMessage({ jsonrpc: '2.0', id: 1, method: 'hooks/capabilities', params: { protocolVersion: 'draft' } })) as {
+    const answer = (await kit.handleMessage({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'hooks/capabilities',
+      params: { protocolVersion: 'draft' },
+    })) as {
       result: unknown;
     };
     assert.deepStrictEqual(answer.result, { protocolVersion: 'draft', manifest: { events: [] } });
@@ -95,7 +120,10 @@ describe('backend kit: JSON-RPC answers', () => {
   test('unadvertised effects are refused with -32004, never sent or silently dropped', async () => {
     const advertised = REQUEST.params.capabilities as { effects: string[] };
     assert.ok(!advertised.effects.includes('flow'));
-    effects = [{ type: 'deny', reason: 'x' }, { type: 'flow', operation: 'stop', reason: 'y' }];
+    effects = [
+      { type: 'deny', reason: 'x' },
+      { type: 'flow', operation: 'stop', reason: 'y' },
+    ];
     const answer = await call(REQUEST);
     assert.equal(answer?.error?.code, -32004);
     assert.deepStrictEqual(answer?.error?.data, { unadvertised: ['flow'] });
@@ -105,7 +133,11 @@ describe('backend kit: JSON-RPC answers', () => {
 
   test('notifications are never answered, valid or not', async () => {
     for (const note of [
-      { jsonrpc: '2.0', method: 'hooks/observe', params: { protocolVersion: 'draft', event: REQUEST.params.event } },
+      {
+        jsonrpc: '2.0',
+        method: 'hooks/observe',
+        params: { protocolVersion: 'draft', event: REQUEST.params.event },
+      },
       { jsonrpc: '2.0', method: 'hooks/observe', params: { protocolVersion: 'nope' } },
       { jsonrpc: '2.0', method: 'hooks/whatever' },
     ]) {
@@ -147,7 +179,10 @@ describe('backend kit over HTTP', () => {
     assert.equal(bad.status, 400);
     assert.equal((JSON.parse(bad.body) as Rpc).error?.code, -32700);
     assert.equal((await send('POST', JSON.stringify({ pad: 'x'.repeat(4096) }))).status, 413);
-    const note = await send('POST', JSON.stringify({ jsonrpc: '2.0', method: 'hooks/observe', params: { protocolVersion: 'draft' } }));
+    const note = await send(
+      'POST',
+      JSON.stringify({ jsonrpc: '2.0', method: 'hooks/observe', params: { protocolVersion: 'draft' } }),
+    );
     assert.equal(note.status, 204);
     assert.equal(note.body, '');
   });
@@ -157,7 +192,12 @@ describe('rule files', () => {
   const rules = parseRules(
     JSON.stringify({
       rules: [
-        { events: ['tool.*'], match: { tool: 'Bash', commandGlob: 'rm -rf *' }, effect: 'deny', message: 'no recursive deletes' },
+        {
+          events: ['tool.*'],
+          match: { tool: 'Bash', commandGlob: 'rm -rf *' },
+          effect: 'deny',
+          message: 'no recursive deletes',
+        },
         { events: ['tool.before'], match: { pathGlob: '**/.env' }, effect: 'ask', message: 'secrets file' },
         { events: ['*'], match: { tool: 'task' }, effect: 'allow', message: 'tasks are fine' },
       ],
@@ -170,14 +210,18 @@ describe('rule files', () => {
   });
 
   test('first match wins; globs follow the documented rules', () => {
-    assert.deepStrictEqual(evaluateRules(rules, context({ name: 'Bash', input: { command: 'rm -rf /tmp/x' } })), [
-      { type: 'deny', reason: 'no recursive deletes' },
-    ]);
-    assert.deepStrictEqual(evaluateRules(rules, context({ name: 'Edit', input: { file_path: 'a/b/.env' } })), [
-      { type: 'ask' },
-      { type: 'message', text: 'secrets file' },
-    ]);
-    assert.deepStrictEqual(evaluateRules(rules, context({ name: 'Edit', input: { file_path: 'a/.envrc' } })), []);
+    assert.deepStrictEqual(
+      evaluateRules(rules, context({ name: 'Bash', input: { command: 'rm -rf /tmp/x' } })),
+      [{ type: 'deny', reason: 'no recursive deletes' }],
+    );
+    assert.deepStrictEqual(
+      evaluateRules(rules, context({ name: 'Edit', input: { file_path: 'a/b/.env' } })),
+      [{ type: 'ask' }, { type: 'message', text: 'secrets file' }],
+    );
+    assert.deepStrictEqual(
+      evaluateRules(rules, context({ name: 'Edit', input: { file_path: 'a/.envrc' } })),
+      [],
+    );
     assert.deepStrictEqual(evaluateRules(rules, context({ name: 'task', input: {} }, ['deny'])), []);
     assert.ok(globToRegExp('src/*.ts', true).test('src/a.ts'));
     assert.ok(!globToRegExp('src/*.ts', true).test('src/x/a.ts'));
@@ -195,17 +239,27 @@ describe('rule files', () => {
       [{ rules: [{ events: ['*'], effect: 'allow', match: { regex: '.*' } }] }, '/rules/0/match/regex'],
     ];
     for (const [doc, pointer] of cases) {
-      assert.throws(() => parseRules(JSON.stringify(doc)), (e: unknown) => e instanceof RulesError && e.detail?.pointer === pointer);
+      assert.throws(
+        () => parseRules(JSON.stringify(doc)),
+        (e: unknown) => e instanceof RulesError && e.detail?.pointer === pointer,
+      );
     }
   });
 });
 
 describe('tally ahp serve', { timeout: 30_000 }, () => {
   const rulesFile = join(tempDir(), 'rules.json');
-  writeFileSync(rulesFile, JSON.stringify({ rules: [{ events: ['tool.before'], match: { tool: 'task' }, effect: 'deny', message: 'tasks are off' }] }));
+  writeFileSync(
+    rulesFile,
+    JSON.stringify({
+      rules: [{ events: ['tool.before'], match: { tool: 'task' }, effect: 'deny', message: 'tasks are off' }],
+    }),
+  );
 
   test('--stdio answers one line per request and exits 0 at EOF', async () => {
-    const child = spawn(process.execPath, [TALLY, 'ahp', 'serve', '--stdio', '--rules', rulesFile], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [TALLY, 'ahp', 'serve', '--stdio', '--rules', rulesFile], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     child.stdin.end(`${JSON.stringify(REQUEST)}\n`);
@@ -219,13 +273,23 @@ describe('tally ahp serve', { timeout: 30_000 }, () => {
   });
 
   test('--port 0 prints the bound port, serves HTTP, and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [TALLY, 'ahp', 'serve', '--port', '0', '--rules', rulesFile, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [TALLY, 'ahp', 'serve', '--port', '0', '--rules', rulesFile, '--json'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const first = await new Promise<string>((r) => child.stdout.once('data', (c) => r(String(c))));
     const { port } = JSON.parse(first) as { port: number };
     assert.ok(port > 0);
-    const body = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(REQUEST) });
+    const body = await fetch(`http://127.0.0.1:${port}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(REQUEST),
+    });
     assert.equal(body.status, 200);
-    assert.deepStrictEqual(((await body.json()) as Rpc).result?.effects, [{ type: 'deny', reason: 'tasks are off' }]);
+    assert.deepStrictEqual(((await body.json()) as Rpc).result?.effects, [
+      { type: 'deny', reason: 'tasks are off' },
+    ]);
     child.kill('SIGTERM');
     assert.equal(await new Promise<number | null>((r) => child.on('exit', r)), 0);
   });
@@ -233,7 +297,9 @@ describe('tally ahp serve', { timeout: 30_000 }, () => {
   test('a bad rule file is a usage error (exit 2) naming the pointer', async () => {
     const bad = join(tempDir(), 'bad.json');
     writeFileSync(bad, JSON.stringify({ rules: [{ events: ['*'], effect: 'nope' }] }));
-    const child = spawn(process.execPath, [TALLY, 'ahp', 'serve', '--stdio', '--rules', bad], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [TALLY, 'ahp', 'serve', '--stdio', '--rules', bad], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (c) => (err += c));
     const code = await new Promise<number | null>((r) => child.on('exit', r));

@@ -13,9 +13,16 @@ import { Dispatcher, SYNTHETIC_DENY_REASON } from '../../src/ahp/dispatcher.js';
 import type { Backend, Registration } from '../../src/ahp/registration-types.js';
 import { TransportError } from '../../src/ahp/transport.js';
 import { createTransport, type TransportOptions } from '../../src/ahp/transports/index.js';
-import { loadScenarioRows } from './scenario-replay.js';
 import { answerFor, startServer, type TestServer } from './http-servers.js';
-import { httpBackend, interceptRequest, options, recordingLogger, stdioBackend, type LogLine } from './transport-helpers.js';
+import { loadScenarioRows } from './scenario-replay.js';
+import {
+  httpBackend,
+  interceptRequest,
+  type LogLine,
+  options,
+  recordingLogger,
+  stdioBackend,
+} from './transport-helpers.js';
 
 const TOKEN = 'fault-token-5b7c0e2d9a';
 const DEADLINE_MS = 400;
@@ -24,10 +31,18 @@ const row = loadScenarioRows().find((r) => r.id === 'empty-response-preserves-in
 const logs: LogLine[] = [];
 const seenErrors: unknown[] = [];
 const seenReports: unknown[] = [];
-const { logger } = { logger: (level: string, message: string, fields?: Record<string, unknown>) => logs.push({ level, message, fields }) };
+const { logger } = {
+  logger: (level: string, message: string, fields?: Record<string, unknown>) =>
+    logs.push({ level, message, fields }),
+};
 
 function opts(extra: Partial<TransportOptions> = {}): TransportOptions {
-  return options({ logger: logger as TransportOptions['logger'], maxBodyBytes: 64 * 1024, env: { ...process.env, FAULT_TOKEN: TOKEN }, ...extra });
+  return options({
+    logger: logger as TransportOptions['logger'],
+    maxBodyBytes: 64 * 1024,
+    env: { ...process.env, FAULT_TOKEN: TOKEN },
+    ...extra,
+  });
 }
 
 function registration(backend: Backend, failurePolicy: 'fail-open' | 'fail-closed'): Registration {
@@ -37,7 +52,15 @@ function registration(backend: Backend, failurePolicy: 'fail-open' | 'fail-close
       {
         ...backend,
         subscriptions: [
-          { index: 0, events: ['tool.before'], mode: 'intercept', timeoutMs: DEADLINE_MS, failurePolicy, content: { default: 'body', categories: {} }, includeNative: false },
+          {
+            index: 0,
+            events: ['tool.before'],
+            mode: 'intercept',
+            timeoutMs: DEADLINE_MS,
+            failurePolicy,
+            content: { default: 'body', categories: {} },
+            includeNative: false,
+          },
         ],
       },
     ],
@@ -46,7 +69,10 @@ function registration(backend: Backend, failurePolicy: 'fail-open' | 'fail-close
 
 /** Dispatches the official scenario event through `backend` under `failurePolicy`. */
 async function settle(backend: Backend, failurePolicy: 'fail-open' | 'fail-closed') {
-  const dispatcher = new Dispatcher({ registration: registration(backend, failurePolicy), transportFactory: (b) => createTransport(b, opts()) });
+  const dispatcher = new Dispatcher({
+    registration: registration(backend, failurePolicy),
+    transportFactory: (b) => createTransport(b, opts()),
+  });
   try {
     const { event, capabilities } = row.request.params;
     const outcome = await dispatcher.dispatch({ event, capabilities });
@@ -127,9 +153,15 @@ describe('faults over stdio (real processes)', { timeout: 60_000 }, () => {
     const caps = row.request.params.capabilities as { effects: string[] };
     assert.ok(caps.effects.includes('allow'));
     const narrowed = { ...row.request.params, capabilities: { effects: ['deny'] } };
-    const dispatcher = new Dispatcher({ registration: registration(stdioBackend('unadvertised'), 'fail-closed'), transportFactory: (b) => createTransport(b, opts()) });
+    const dispatcher = new Dispatcher({
+      registration: registration(stdioBackend('unadvertised'), 'fail-closed'),
+      transportFactory: (b) => createTransport(b, opts()),
+    });
     try {
-      const outcome = await dispatcher.dispatch({ event: narrowed.event, capabilities: narrowed.capabilities as never });
+      const outcome = await dispatcher.dispatch({
+        event: narrowed.event,
+        capabilities: narrowed.capabilities as never,
+      });
       seenReports.push(outcome);
       assert.equal(outcome.subscriptions[0]?.status, 'rejected');
       assert.equal(outcome.decision, 'deny');
@@ -145,7 +177,9 @@ describe('faults over HTTP (real sockets, bearer credential)', { timeout: 60_000
   after(async () => {
     await Promise.all(servers.map((s) => s.close()));
     const text = JSON.stringify([
-      ...seenErrors.map((e) => (e instanceof TransportError ? { m: e.message, d: e.detail, s: e.stack } : String(e))),
+      ...seenErrors.map((e) =>
+        e instanceof TransportError ? { m: e.message, d: e.detail, s: e.stack } : String(e),
+      ),
       ...logs,
       ...seenReports,
     ]);
@@ -163,18 +197,38 @@ describe('faults over HTTP (real sockets, bearer credential)', { timeout: 60_000
   const jsonHead = { 'content-type': 'application/json' };
   const cases: [string, (res: ServerResponse, body: unknown) => void, string][] = [
     ['hangs', () => {}, 'timeout'],
-    ['is slow past the deadline', (res, body) => setTimeout(() => res.writeHead(200, jsonHead).end(JSON.stringify(body)), 5000).unref(), 'timeout'],
+    [
+      'is slow past the deadline',
+      (res, body) => setTimeout(() => res.writeHead(200, jsonHead).end(JSON.stringify(body)), 5000).unref(),
+      'timeout',
+    ],
     ['closes the socket', (res) => res.socket?.destroy(), 'transport'],
     ['answers garbage', (res) => res.writeHead(200, jsonHead).end('<html>oops</html>'), 'protocol'],
-    ['answers twice in one body', (res, body) => res.writeHead(200, jsonHead).end(JSON.stringify(body) + JSON.stringify(body)), 'protocol'],
-    ['returns a huge body', (res) => res.writeHead(200, jsonHead).end(JSON.stringify({ pad: 'x'.repeat(200_000) })), 'too-large'],
+    [
+      'answers twice in one body',
+      (res, body) => res.writeHead(200, jsonHead).end(JSON.stringify(body) + JSON.stringify(body)),
+      'protocol',
+    ],
+    [
+      'returns a huge body',
+      (res) => res.writeHead(200, jsonHead).end(JSON.stringify({ pad: 'x'.repeat(200_000) })),
+      'too-large',
+    ],
     ['answers 500', (res) => res.writeHead(500).end(`bearer was ${TOKEN}`), 'http-status'],
-    ['rejects the credential', (res) => res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end(), 'auth'],
-    ['half-answers then closes', (res) => {
-      res.writeHead(200, { ...jsonHead, 'content-length': '1000' });
-      res.write('{"jsonrpc":');
-      setTimeout(() => res.socket?.destroy(), 20).unref();
-    }, 'transport'],
+    [
+      'rejects the credential',
+      (res) => res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end(),
+      'auth',
+    ],
+    [
+      'half-answers then closes',
+      (res) => {
+        res.writeHead(200, { ...jsonHead, 'content-length': '1000' });
+        res.write('{"jsonrpc":');
+        setTimeout(() => res.socket?.destroy(), 20).unref();
+      },
+      'transport',
+    ],
   ];
   for (const [name, answer, code] of cases) {
     test(`backend ${name}: ${code}, then settled by the failure policy`, async () => {

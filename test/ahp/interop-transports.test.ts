@@ -24,7 +24,9 @@ replayScenarios(async (scripted) => {
         return;
       }
       const body = JSON.stringify(answer);
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+        .end(body);
     });
   });
   servers.push(server);
@@ -42,6 +44,7 @@ replayScenarios(async (scripted) => {
 }, 'HTTP (node:http on 127.0.0.1)');
 
 replayScenarios(
-  () => createTransport(stdioBackend('scripted', [fileURLToPath(new URL('scenarios.json', INTEROP))]), options()),
+  () =>
+    createTransport(stdioBackend('scripted', [fileURLToPath(new URL('scenarios.json', INTEROP))]), options()),
   'stdio persistent (child process)',
 );

@@ -53,7 +53,11 @@ export function stdioBackend(
   };
 }
 
-export function httpBackend(url: string, authentication?: Authentication, id = 'org.tally.test.http'): Backend {
+export function httpBackend(
+  url: string,
+  authentication?: Authentication,
+  id = 'org.tally.test.http',
+): Backend {
   return { index: 0, id, transport: { kind: 'http', url }, authentication, subscriptions: [] };
 }
 

@@ -35,7 +35,11 @@ describe('HTTP transport', { timeout: 30_000 }, () => {
     assert.equal(s.seen[0]!.url, '/hooks?tenant=a');
     assert.equal(s.seen[0]!.headers['content-type'], 'application/json');
     assert.deepStrictEqual(JSON.parse(s.seen[0]!.body.toString('utf8')), req);
-    assert.equal(s.seen[0]!.headers.authorization, undefined, 'no credential without a binding or a challenge');
+    assert.equal(
+      s.seen[0]!.headers.authorization,
+      undefined,
+      'no credential without a binding or a challenge',
+    );
     await t.close();
   });
 
@@ -65,7 +69,9 @@ describe('HTTP transport', { timeout: 30_000 }, () => {
   test('other statuses fail, and redirects are not followed', async () => {
     const target = await serve((seen, res) => json(res, 200, answerFor(seen)));
     for (const status of [201, 202, 204, 301, 302, 307, 308, 400, 404, 500, 503]) {
-      const s = await serve((_seen, res) => res.writeHead(status, { location: `${target.url}/elsewhere` }).end());
+      const s = await serve((_seen, res) =>
+        res.writeHead(status, { location: `${target.url}/elsewhere` }).end(),
+      );
       const t = createTransport(httpBackend(s.url), options());
       const error = await t.request(interceptRequest(), never()).catch((e: unknown) => e);
       assert.ok(error instanceof TransportError);
@@ -91,7 +97,9 @@ describe('HTTP transport', { timeout: 30_000 }, () => {
       await t.close();
     }
     const charset = await serve((seen, res) =>
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(answerFor(seen))),
+      res
+        .writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+        .end(JSON.stringify(answerFor(seen))),
     );
     const t = createTransport(httpBackend(charset.url), options());
     await t.request(interceptRequest(), never());
@@ -100,7 +108,9 @@ describe('HTTP transport', { timeout: 30_000 }, () => {
 
   test('a body over the limit is refused (declared or streamed)', async () => {
     const big = JSON.stringify({ jsonrpc: '2.0', id: 'x', result: { pad: 'y'.repeat(5000) } });
-    const declared = await serve((_seen, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(big));
+    const declared = await serve((_seen, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(big),
+    );
     const streamed = await serve((_seen, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write(big.slice(0, 2500));
@@ -115,9 +125,17 @@ describe('HTTP transport', { timeout: 30_000 }, () => {
 
   test('plain http only to loopback; credentials never in the URL', () => {
     for (const url of ['http://example.com/hooks', 'http://10.0.0.1/hooks', 'ftp://127.0.0.1/']) {
-      assert.throws(() => createTransport(httpBackend(url), options()), (e: unknown) => e instanceof TransportError && e.code === 'transport');
+      assert.throws(
+        () => createTransport(httpBackend(url), options()),
+        (e: unknown) => e instanceof TransportError && e.code === 'transport',
+      );
     }
-    for (const url of ['http://127.0.0.1:1/', 'http://localhost:1/', 'http://[::1]:1/', 'https://example.com/hooks']) {
+    for (const url of [
+      'http://127.0.0.1:1/',
+      'http://localhost:1/',
+      'http://[::1]:1/',
+      'https://example.com/hooks',
+    ]) {
       createTransport(httpBackend(url), options());
     }
     assert.throws(

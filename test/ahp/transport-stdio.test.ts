@@ -69,13 +69,15 @@ describe('stdio persistent', { timeout: 30_000 }, () => {
 
   test('the environment is the inherited minimum plus literal env strings; cwd is honoured', async () => {
     const cwd = tempDir();
-    const env = { TALLY_LITERAL: '$HOME and ${PATH}', TALLY_EMPTY: '' };
-    const opts = options({ env: { ...process.env, TALLY_PARENT_SECRET: 'must-not-leak', PATH: process.env.PATH ?? '/usr/bin' } });
+    const env = { TALLY_LITERAL: '$HOME and $' + '{PATH}', TALLY_EMPTY: '' };
+    const opts = options({
+      env: { ...process.env, TALLY_PARENT_SECRET: 'must-not-leak', PATH: process.env.PATH ?? '/usr/bin' },
+    });
     const t = createTransport(stdioBackend('env', [], 'persistent', { cwd, env }), opts);
     try {
       const answer = (await t.request(interceptRequest(), never())) as Answer;
       const childEnv = answer.result.env as Record<string, string>;
-      assert.equal(childEnv.TALLY_LITERAL, '$HOME and ${PATH}', 'no expansion');
+      assert.equal(childEnv.TALLY_LITERAL, '$HOME and $' + '{PATH}', 'no expansion');
       assert.equal(childEnv.TALLY_EMPTY, '');
       assert.equal(childEnv.TALLY_PARENT_SECRET, undefined);
       assert.equal(childEnv.TALLY_HOME, undefined);
@@ -118,7 +120,11 @@ describe('stdio persistent', { timeout: 30_000 }, () => {
     const log = join(tempDir(), 'lines');
     const t = createTransport(stdioBackend('notify-log', [log]), options());
     try {
-      const note = { jsonrpc: '2.0' as const, method: 'hooks/observe', params: { protocolVersion: 'draft', event: { id: 'n1' } } };
+      const note = {
+        jsonrpc: '2.0' as const,
+        method: 'hooks/observe',
+        params: { protocolVersion: 'draft', event: { id: 'n1' } },
+      };
       await t.notify(note, never());
       const req = interceptRequest();
       assert.equal(((await t.request(req, never())) as Answer).id, req.id);
@@ -181,9 +187,15 @@ describe('stdio per_event', { timeout: 30_000 }, () => {
   test('a notification is delivered and its exit status cannot fail it', async () => {
     const log = join(tempDir(), 'lines');
     const t = createTransport(stdioBackend('notify-log', [log], 'per_event'), options());
-    await t.notify({ jsonrpc: '2.0', method: 'hooks/observe', params: { protocolVersion: 'draft' } }, never());
+    await t.notify(
+      { jsonrpc: '2.0', method: 'hooks/observe', params: { protocolVersion: 'draft' } },
+      never(),
+    );
     assert.equal(readFileSync(log, 'utf8').trimEnd().split('\n').length, 1);
     const failing = createTransport(stdioBackend('exit', ['5'], 'per_event'), options());
-    await failing.notify({ jsonrpc: '2.0', method: 'hooks/observe', params: { protocolVersion: 'draft' } }, never());
+    await failing.notify(
+      { jsonrpc: '2.0', method: 'hooks/observe', params: { protocolVersion: 'draft' } },
+      never(),
+    );
   });
 });

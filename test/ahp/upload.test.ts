@@ -27,11 +27,23 @@ describe('upload binding', { timeout: 30_000 }, () => {
     servers.push(s);
     return s;
   };
-  const receipt = (seen: Seen) => ({ ref: 'att-1', size: seen.body.length, sha256: createHash('sha256').update(seen.body).digest('hex') });
+  const receipt = (seen: Seen) => ({
+    ref: 'att-1',
+    size: seen.body.length,
+    sha256: createHash('sha256').update(seen.body).digest('hex'),
+  });
 
   test('one POST of the raw bytes with exact framing; a matching 201 receipt confirms', async () => {
     const s = await receiver((seen, res) => json(res, 201, receipt(seen)));
-    const up = new Uploader({ endpoint: `${s.url}/bytes?bucket=a`, timeoutMs: 5000, maxBytes: 1024, auth: { type: 'bearer', tokenEnv: 'UPLOAD_TOKEN' } }, opts);
+    const up = new Uploader(
+      {
+        endpoint: `${s.url}/bytes?bucket=a`,
+        timeoutMs: 5000,
+        maxBytes: 1024,
+        auth: { type: 'bearer', tokenEnv: 'UPLOAD_TOKEN' },
+      },
+      opts,
+    );
     assert.deepStrictEqual(await up.upload(BYTES), { ref: 'att-1', size: BYTES.length, sha256: DIGEST });
     const seen = s.seen[0]!;
     assert.equal(seen.method, 'POST');
@@ -61,7 +73,9 @@ describe('upload binding', { timeout: 30_000 }, () => {
     ];
     for (const [code, answer] of cases) {
       const s = await receiver(answer);
-      const error = await new Uploader({ endpoint: s.url, timeoutMs: 5000, maxBytes: 1024 }, opts).upload(BYTES).catch((e: unknown) => e);
+      const error = await new Uploader({ endpoint: s.url, timeoutMs: 5000, maxBytes: 1024 }, opts)
+        .upload(BYTES)
+        .catch((e: unknown) => e);
       assert.ok(error instanceof UploadError, String(error));
       assert.equal(error.code, code);
     }
@@ -78,9 +92,15 @@ describe('upload binding', { timeout: 30_000 }, () => {
 
   test('an unresolvable upload credential sends nothing; plain http only to loopback', async () => {
     const s = await receiver((seen, res) => json(res, 201, receipt(seen)));
-    const up = new Uploader({ endpoint: s.url, timeoutMs: 5000, maxBytes: 1024, auth: { type: 'bearer', tokenRef: 'absent' } }, opts);
+    const up = new Uploader(
+      { endpoint: s.url, timeoutMs: 5000, maxBytes: 1024, auth: { type: 'bearer', tokenRef: 'absent' } },
+      opts,
+    );
     assert.equal(((await up.upload(BYTES).catch((e: unknown) => e)) as UploadError).code, 'auth');
     assert.equal(s.seen.length, 0);
-    assert.throws(() => new Uploader({ endpoint: 'http://uploads.example/bytes', timeoutMs: 1, maxBytes: 1 }, opts), UploadError);
+    assert.throws(
+      () => new Uploader({ endpoint: 'http://uploads.example/bytes', timeoutMs: 1, maxBytes: 1 }, opts),
+      UploadError,
+    );
   });
 });

@@ -51,9 +51,13 @@ export function checkEndpoint(raw: string, allowInsecureHttp = false): URL {
     throw new TransportError('transport', `endpoint is not an absolute URL`, { field: 'url' });
   }
   if (url.username !== '' || url.password !== '') {
-    throw new TransportError('auth', `endpoint ${safeUrl(url)} carries credentials in the URL; use an authentication reference`, {
-      field: 'url',
-    });
+    throw new TransportError(
+      'auth',
+      `endpoint ${safeUrl(url)} carries credentials in the URL; use an authentication reference`,
+      {
+        field: 'url',
+      },
+    );
   }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && (isLoopbackHost(url.hostname) || allowInsecureHttp)) return url;
@@ -89,7 +93,13 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<HttpRespon
     };
     const onAbort = () => {
       const code = abortCode();
-      finish(new TransportError(code, code === 'closed' ? `transport closed` : `deadline reached talking to ${where}`, { url: where }));
+      finish(
+        new TransportError(
+          code,
+          code === 'closed' ? `transport closed` : `deadline reached talking to ${where}`,
+          { url: where },
+        ),
+      );
     };
     const lib = url.protocol === 'https:' ? https : http;
     const headers: Record<string, string> = { ...options.headers };
@@ -115,7 +125,11 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<HttpRespon
         finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
       );
       res.on('error', () =>
-        finish(new TransportError('transport', `connection to ${where} lost while reading the response`, { url: where })),
+        finish(
+          new TransportError('transport', `connection to ${where} lost while reading the response`, {
+            url: where,
+          }),
+        ),
       );
       res.on('aborted', () =>
         finish(new TransportError('transport', `connection to ${where} closed mid-response`, { url: where })),
@@ -135,5 +149,8 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<HttpRespon
 }
 
 function tooLarge(where: string, limit: number): TransportError {
-  return new TransportError('too-large', `response from ${where} exceeds ${limit} bytes`, { url: where, limit });
+  return new TransportError('too-large', `response from ${where} exceeds ${limit} bytes`, {
+    url: where,
+    limit,
+  });
 }

@@ -42,7 +42,8 @@ export class HttpTransport implements BackendTransport {
     this.url = checkEndpoint(options.url, options.allowInsecureHttp);
     this.where = safeUrl(this.url);
     const agentOptions = { keepAlive: true, maxSockets: 8 };
-    this.agent = this.url.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    this.agent =
+      this.url.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
     this.logger = options.logger ?? silentLogger;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   }
@@ -52,10 +53,14 @@ export class HttpTransport implements BackendTransport {
     if (res.status !== 200) throw this.statusError(res.status, 'a request');
     const type = mediaType(res.headers['content-type']);
     if (type !== 'application/json') {
-      throw new TransportError('content-type', `${this.where} answered with content type '${type}', not application/json`, {
-        url: this.where,
-        contentType: type,
-      });
+      throw new TransportError(
+        'content-type',
+        `${this.where} answered with content type '${type}', not application/json`,
+        {
+          url: this.where,
+          contentType: type,
+        },
+      );
     }
     let value: unknown;
     try {
@@ -63,13 +68,19 @@ export class HttpTransport implements BackendTransport {
     } catch (error) {
       throw new TransportError('protocol', `${this.where} answered with a body that is not one JSON value`, {
         url: this.where,
-        ...(error instanceof Error && 'detail' in error ? { parse: (error as { detail: unknown }).detail } : {}),
+        ...(error instanceof Error && 'detail' in error
+          ? { parse: (error as { detail: unknown }).detail }
+          : {}),
       });
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new TransportError('protocol', `${this.where} answered with ${Array.isArray(value) ? 'a batch' : 'a non-object'}; one JSON-RPC object is required`, {
-        url: this.where,
-      });
+      throw new TransportError(
+        'protocol',
+        `${this.where} answered with ${Array.isArray(value) ? 'a batch' : 'a non-object'}; one JSON-RPC object is required`,
+        {
+          url: this.where,
+        },
+      );
     }
     return value;
   }
@@ -93,35 +104,65 @@ export class HttpTransport implements BackendTransport {
     });
   }
 
-  private async post(message: JsonRpcRequest | JsonRpcNotification, signal: AbortSignal): Promise<HttpResponse> {
-    if (this.closing.signal.aborted) throw new TransportError('closed', `transport to ${this.where} is closed`);
+  private async post(
+    message: JsonRpcRequest | JsonRpcNotification,
+    signal: AbortSignal,
+  ): Promise<HttpResponse> {
+    if (this.closing.signal.aborted)
+      throw new TransportError('closed', `transport to ${this.where} is closed`);
     const combined = AbortSignal.any([signal, this.closing.signal]);
     const abortCode = () => (this.closing.signal.aborted ? ('closed' as const) : ('timeout' as const));
     const body = Buffer.from(JSON.stringify(message), 'utf8');
     const send = async (authorization: string | undefined) => {
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: 'application/json',
+      };
       if (authorization !== undefined) headers.authorization = authorization;
-      return exchange(this.url, { method: 'POST', headers, body, signal: combined, maxBodyBytes: this.maxBodyBytes, agent: this.agent, abortCode });
+      return exchange(this.url, {
+        method: 'POST',
+        headers,
+        body,
+        signal: combined,
+        maxBodyBytes: this.maxBodyBytes,
+        agent: this.agent,
+        abortCode,
+      });
     };
-    const guard = <T>(p: Promise<T>) => p.catch((e: unknown) => {
-      if (combined.aborted && !(e instanceof TransportError && (e.code === 'timeout' || e.code === 'closed'))) {
-        throw new TransportError(abortCode(), `deadline reached talking to ${this.where}`, { url: this.where });
-      }
-      throw e;
-    });
+    const guard = <T>(p: Promise<T>) =>
+      p.catch((e: unknown) => {
+        if (
+          combined.aborted &&
+          !(e instanceof TransportError && (e.code === 'timeout' || e.code === 'closed'))
+        ) {
+          throw new TransportError(abortCode(), `deadline reached talking to ${this.where}`, {
+            url: this.where,
+          });
+        }
+        throw e;
+      });
     let authorization = await guard(this.options.auth.authorization(combined));
     let res = await send(authorization);
     if (res.status === 401) {
-      this.logger('debug', 'endpoint challenged; authenticating', { backend: this.options.backendId, url: this.where });
+      this.logger('debug', 'endpoint challenged; authenticating', {
+        backend: this.options.backendId,
+        url: this.where,
+      });
       await guard(this.options.auth.challenged(header(res.headers['www-authenticate']), combined));
       authorization = await guard(this.options.auth.authorization(combined));
       res = await send(authorization);
       if (res.status === 401) {
-        throw new TransportError('auth', `${this.where} rejected the acquired credential (401)`, { url: this.where, status: 401 });
+        throw new TransportError('auth', `${this.where} rejected the acquired credential (401)`, {
+          url: this.where,
+          status: 401,
+        });
       }
     }
     if (res.status === 403) {
-      throw new TransportError('auth', `${this.where} refused the credential's scope (403)`, { url: this.where, status: 403 });
+      throw new TransportError('auth', `${this.where} refused the credential's scope (403)`, {
+        url: this.where,
+        status: 403,
+      });
     }
     return res;
   }

@@ -28,7 +28,9 @@ export function createTransport(backend: Backend, options: TransportOptions): Ba
       maxBodyBytes: options.maxBodyBytes,
       killGraceMs: options.killGraceMs,
     };
-    return transport.lifecycle === 'persistent' ? new PersistentStdioTransport(spec) : new PerEventStdioTransport(spec);
+    return transport.lifecycle === 'persistent'
+      ? new PersistentStdioTransport(spec)
+      : new PerEventStdioTransport(spec);
   }
   const url = checkEndpoint(transport.url, options.allowInsecureHttp);
   const auth = new EndpointAuth(url, backend.authentication, {

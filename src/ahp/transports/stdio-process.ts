@@ -38,7 +38,10 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * The smallest practical environment: the inherited names above, then the registration's literal
  * `env` entries on top. Values are used verbatim: `$VAR` or `${VAR}` is not expanded.
  */
-export function backendEnvironment(literal: Record<string, string>, parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function backendEnvironment(
+  literal: Record<string, string>,
+  parent: NodeJS.ProcessEnv,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of INHERITED_ENV_NAMES) {
     const value = parent[name];
@@ -85,7 +88,11 @@ export function startProcess(spec: ProcessSpec, logger: Logger): ChildProcessWit
     pending += chunk;
     let nl = pending.indexOf('\n');
     while (nl >= 0) {
-      logger('info', 'backend stderr', { backend: spec.backendId, pid: child.pid, line: clip(pending.slice(0, nl)) });
+      logger('info', 'backend stderr', {
+        backend: spec.backendId,
+        pid: child.pid,
+        line: clip(pending.slice(0, nl)),
+      });
       pending = pending.slice(nl + 1);
       nl = pending.indexOf('\n');
     }
@@ -95,7 +102,8 @@ export function startProcess(spec: ProcessSpec, logger: Logger): ChildProcessWit
     }
   });
   child.stderr.on('end', () => {
-    if (pending !== '') logger('info', 'backend stderr', { backend: spec.backendId, pid: child.pid, line: clip(pending) });
+    if (pending !== '')
+      logger('info', 'backend stderr', { backend: spec.backendId, pid: child.pid, line: clip(pending) });
   });
   return child;
 }
@@ -136,7 +144,9 @@ export class LineSplitter {
   private add(part: Buffer): void {
     this.size += part.length;
     if (this.size > this.limit) {
-      throw new TransportError('too-large', `backend output line exceeds ${this.limit} bytes`, { limit: this.limit });
+      throw new TransportError('too-large', `backend output line exceeds ${this.limit} bytes`, {
+        limit: this.limit,
+      });
     }
     this.parts.push(part);
   }
@@ -154,16 +164,21 @@ export function parseLine(line: Buffer, backendId: string): Record<string, unkno
     });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TransportError('protocol', `backend ${backendId} wrote a line that is not one JSON-RPC object`, {
-      backend: backendId,
-    });
+    throw new TransportError(
+      'protocol',
+      `backend ${backendId} wrote a line that is not one JSON-RPC object`,
+      {
+        backend: backendId,
+      },
+    );
   }
   return value as Record<string, unknown>;
 }
 
 /** Resolves once the child has exited (immediately if it already has). */
 export function exited(child: ChildProcessWithoutNullStreams): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return Promise.resolve();
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined)
+    return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
     child.once('error', () => resolve());
@@ -174,7 +189,10 @@ export function exited(child: ChildProcessWithoutNullStreams): Promise<void> {
 export async function stopProcess(child: ChildProcessWithoutNullStreams, graceMs: number): Promise<void> {
   const done = exited(child);
   const waitFor = (ms: number) =>
-    Promise.race([done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    Promise.race([
+      done.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
+    ]);
   child.stdin.end();
   if (await waitFor(graceMs)) return;
   child.kill('SIGTERM');

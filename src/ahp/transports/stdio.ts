@@ -18,7 +18,14 @@ import {
   TransportError,
 } from '../transport.js';
 import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js';
-import { exited, LineSplitter, type ProcessSpec, parseLine, startProcess, stopProcess } from './stdio-process.js';
+import {
+  exited,
+  LineSplitter,
+  type ProcessSpec,
+  parseLine,
+  startProcess,
+  stopProcess,
+} from './stdio-process.js';
 
 export interface StdioTransportOptions extends ProcessSpec {
   logger?: Logger;
@@ -33,7 +40,9 @@ interface InFlight {
 }
 
 function timeoutError(backendId: string): TransportError {
-  return new TransportError('timeout', `deadline reached waiting for backend ${backendId}`, { backend: backendId });
+  return new TransportError('timeout', `deadline reached waiting for backend ${backendId}`, {
+    backend: backendId,
+  });
 }
 
 function closedError(backendId: string): TransportError {
@@ -122,7 +131,9 @@ export class PersistentStdioTransport implements BackendTransport {
     child.once('error', (error: NodeJS.ErrnoException) => {
       this.onExit(child, `cannot start ${this.options.command}: ${error.code ?? error.message}`, error.code);
     });
-    child.once('exit', (code, sig) => this.onExit(child, `exited with ${exitDetail(code, sig)}`, undefined, code, sig));
+    child.once('exit', (code, sig) =>
+      this.onExit(child, `exited with ${exitDetail(code, sig)}`, undefined, code, sig),
+    );
     this.logger('debug', 'backend started', { backend: this.options.backendId, pid: child.pid });
     return child;
   }
@@ -131,9 +142,13 @@ export class PersistentStdioTransport implements BackendTransport {
     const message = parseLine(line, this.options.backendId);
     const current = this.inFlight;
     if (current === undefined) {
-      throw new TransportError('protocol', `backend ${this.options.backendId} wrote a line nobody asked for`, {
-        backend: this.options.backendId,
-      });
+      throw new TransportError(
+        'protocol',
+        `backend ${this.options.backendId} wrote a line nobody asked for`,
+        {
+          backend: this.options.backendId,
+        },
+      );
     }
     if (message.id !== current.id) {
       // Handed up as the answer (one request is in flight, so this line is its answer, and the
@@ -152,18 +167,31 @@ export class PersistentStdioTransport implements BackendTransport {
 
   /** A broken stream: fail the message in flight and end the process. */
   private fault(child: ChildProcessWithoutNullStreams, error: TransportError): void {
-    this.logger('warn', 'backend protocol fault; stopping it', { backend: this.options.backendId, code: error.code, message: error.message });
+    this.logger('warn', 'backend protocol fault; stopping it', {
+      backend: this.options.backendId,
+      code: error.code,
+      message: error.message,
+    });
     this.inFlight?.reject(error);
     this.inFlight = undefined;
     this.retire(child);
   }
 
-  private onExit(child: ChildProcessWithoutNullStreams, what: string, errno?: string, code?: number | null, sig?: NodeJS.Signals | null) {
+  private onExit(
+    child: ChildProcessWithoutNullStreams,
+    what: string,
+    errno?: string,
+    code?: number | null,
+    sig?: NodeJS.Signals | null,
+  ) {
     if (this.child === child) {
       this.child = undefined;
       this.crashes++;
       this.lastExit = Date.now();
-      this.logger(this.closed ? 'debug' : 'warn', `backend ${what}`, { backend: this.options.backendId, pid: child.pid });
+      this.logger(this.closed ? 'debug' : 'warn', `backend ${what}`, {
+        backend: this.options.backendId,
+        pid: child.pid,
+      });
     }
     if (this.inFlight !== undefined && (this.child === undefined || this.child === child)) {
       this.inFlight.reject(
@@ -201,7 +229,11 @@ export class PersistentStdioTransport implements BackendTransport {
       child.stdin.write(line, (error) => {
         signal.removeEventListener('abort', onAbort);
         if (error) {
-          reject(new TransportError('transport', `cannot write to backend ${this.options.backendId}`, { backend: this.options.backendId }));
+          reject(
+            new TransportError('transport', `cannot write to backend ${this.options.backendId}`, {
+              backend: this.options.backendId,
+            }),
+          );
         } else resolve();
       });
     });
@@ -248,12 +280,17 @@ export class PerEventStdioTransport implements BackendTransport {
   async request(message: JsonRpcRequest, signal: AbortSignal): Promise<unknown> {
     const lines = await this.run(message, signal, true);
     const id = this.options.backendId;
-    if (lines.length === 0) throw new TransportError('protocol', `backend ${id} exited without a response`, { backend: id });
+    if (lines.length === 0)
+      throw new TransportError('protocol', `backend ${id} exited without a response`, { backend: id });
     if (lines.length > 1) {
-      throw new TransportError('protocol', `backend ${id} wrote ${lines.length} lines; at most one response is allowed`, {
-        backend: id,
-        lines: lines.length,
-      });
+      throw new TransportError(
+        'protocol',
+        `backend ${id} wrote ${lines.length} lines; at most one response is allowed`,
+        {
+          backend: id,
+          lines: lines.length,
+        },
+      );
     }
     return parseLine(lines[0]!, id);
   }
@@ -304,9 +341,18 @@ export class PerEventStdioTransport implements BackendTransport {
             }),
           );
         } else {
-          if (code !== 0) this.logger('info', 'observer process exited non-zero', { backend: id, exitCode: code, signal: sig });
+          if (code !== 0)
+            this.logger('info', 'observer process exited non-zero', {
+              backend: id,
+              exitCode: code,
+              signal: sig,
+            });
           if (splitter.rest > 0 && strictExit) {
-            finish(new TransportError('protocol', `backend ${id} ended its response without a newline`, { backend: id }));
+            finish(
+              new TransportError('protocol', `backend ${id} ended its response without a newline`, {
+                backend: id,
+              }),
+            );
           } else finish();
         }
       };

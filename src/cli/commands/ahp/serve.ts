@@ -18,19 +18,17 @@ export const command: Command = {
     '  --json         with --port, print {"port","url"} on stdout once listening',
   ].join('\n'),
   async run(argv, ctx) {
-    const { values, positionals } = parseFlags(
-      argv,
-      {
-        stdio: { type: 'boolean' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        rules: { type: 'string' },
-        json: { type: 'boolean' },
-      },
-    );
+    const { values, positionals } = parseFlags(argv, {
+      stdio: { type: 'boolean' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      rules: { type: 'string' },
+      json: { type: 'boolean' },
+    });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     if (values.rules === undefined) throw new UsageError('--rules FILE is required');
-    if (values.stdio === (values.port !== undefined)) throw new UsageError('give exactly one of --stdio or --port N');
+    if (values.stdio === (values.port !== undefined))
+      throw new UsageError('give exactly one of --stdio or --port N');
     const path = resolve(ctx.cwd, values.rules);
     let text: Buffer;
     try {
@@ -53,11 +51,14 @@ export const command: Command = {
       return 0;
     }
     const port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, got '${values.port}'`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(`--port must be 0..65535, got '${values.port}'`);
     const host = values.host ?? '127.0.0.1';
     const server = createServer(kit.http);
     await new Promise<void>((ok, fail) => {
-      server.once('error', (e: NodeJS.ErrnoException) => fail(new UsageError(`cannot listen on ${host}:${port}: ${e.code}`)));
+      server.once('error', (e: NodeJS.ErrnoException) =>
+        fail(new UsageError(`cannot listen on ${host}:${port}: ${e.code}`)),
+      );
       server.listen(port, host, () => ok());
     });
     const address = server.address();
