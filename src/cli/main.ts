@@ -5,9 +5,13 @@ import { type Command, type CommandContext, FailureError, UsageError } from './c
 /** Every top-level command, loaded lazily so start-up stays fast. */
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   init: () => import('./commands/init.js'),
-  keys: () => import('./commands/keys.js'),
-  demo: () => import('./commands/demo.js'),
+  agent: () => import('./commands/agent.js'),
+  session: () => import('./commands/session.js'),
+  verify: () => import('./commands/verify.js'),
+  package: () => import('./commands/package.js'),
+  receipt: () => import('./commands/receipt.js'),
   ahp: () => import('./commands/ahp.js'),
+  demo: () => import('./commands/demo.js'),
 };
 
 function defaultContext(): CommandContext {

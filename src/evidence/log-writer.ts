@@ -92,6 +92,7 @@ function readTail(fd: number, size: number): { lastLine: Buffer | null; tornFrom
 export class LogWriter {
   private nextSeq = 0;
   private prev: string | null = null;
+  private last: EventRecord | null = null;
   private queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
   private closed = false;
@@ -174,6 +175,7 @@ export class LogWriter {
       }
       this.nextSeq = record.seq + 1;
       this.prev = digestRef(sha256(payload));
+      this.last = record;
     } catch (error) {
       if (error instanceof RecordError) throw error;
       throw new RecordError(
@@ -187,6 +189,11 @@ export class LogWriter {
 
   get size(): number {
     return this.nextSeq;
+  }
+
+  /** The last record appended (or found on disk at open), if any. */
+  get lastRecord(): EventRecord | null {
+    return this.last;
   }
 
   /** Signs and appends one record; resolves once it is durable. */
@@ -207,6 +214,7 @@ export class LogWriter {
     const { line, digest } = encodeRecord(record, this.options.signer);
     this.nextSeq += 1;
     this.prev = digestRef(digest);
+    this.last = record;
     const appended: Appended = { seq: record.seq, digest: this.prev, record };
     return new Promise<Appended>((resolve, reject) => {
       this.queue.push({ line, resolve: () => resolve(appended), reject });
@@ -217,6 +225,7 @@ export class LogWriter {
   private scheduleFlush(): void {
     if (this.flushing) return;
     this.flushing = (async () => {
+      await null; // let appends made in the same tick join the first batch
       while (this.queue.length > 0) {
         const batch = this.queue;
         this.queue = [];

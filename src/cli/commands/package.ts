@@ -1,0 +1,133 @@
+/** `tally package inspect PKG` and `tally receipt show [PKG]`: read a package's receipt (unverified). */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readLogLines } from '../../evidence/log-reader.js';
+import { type PackageHeader, type PackageSeal, parseHeader, parseSeal } from '../../evidence/package.js';
+import type { Receipt } from '../../evidence/receipt.js';
+import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
+import { placesOf } from '../session-context.js';
+
+export interface InspectedPackage {
+  path: string;
+  header: PackageHeader;
+  seal: PackageSeal;
+  receipt: Receipt;
+}
+
+/** The package named, or the newest one in this project's packages/ folder. */
+export function packageArgument(ctx: CommandContext, given: string | undefined): string {
+  if (given) {
+    const path = resolve(ctx.cwd, given);
+    if (!existsSync(path)) throw new UsageError(`no such package: ${path}`);
+    return path;
+  }
+  const dir = join(placesOf(ctx).state, 'packages');
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.tally')) : [];
+  if (files.length === 0) throw new UsageError(`no package given and none in ${dir}`);
+  return files.map((f) => join(dir, f)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]!;
+}
+
+/** Reads header, seal and receipt without verifying anything (say so to the user). */
+export async function inspectPackage(path: string): Promise<InspectedPackage> {
+  let header: PackageHeader | null = null;
+  let last: Buffer | null = null;
+  for await (const { line } of readLogLines(path)) {
+    if (header === null) header = parseHeader(line);
+    last = line;
+  }
+  if (!header || !last) throw new UsageError(`${path} is empty`);
+  const seal = parseSeal(last);
+  const receipt = JSON.parse(Buffer.from(seal.receipt.payload, 'base64').toString('utf8')) as Receipt;
+  return { path, header, seal, receipt };
+}
+
+function summary(p: InspectedPackage): string {
+  const r = p.receipt;
+  const lines = [
+    `session ${r.session.id}  ${r.session.start} → ${r.session.end}${r.session.status ? `  (${r.session.status})` : ''}`,
+    `  records ${r.record_count}   merkle root ${r.merkle_root}`,
+    `  agents  ${r.agent_graph.agents.map((a) => `${a.name}${a.models.length ? ` [${a.models.map((m) => m.model).join(', ')}]` : ''}`).join(', ') || '(none recorded)'}`,
+  ];
+  const section = (title: string, rows: string[]) => {
+    lines.push(`  ${title} (${rows.length})`);
+    for (const row of rows.slice(0, 20)) lines.push(`    ${row}`);
+    if (rows.length > 20) lines.push(`    … ${rows.length - 20} more (--json for all)`);
+  };
+  section(
+    'files written',
+    r.files_written.map((f) => `${f.operation.padEnd(8)} ${f.path}  [${f.sources.join(', ')}]`),
+  );
+  section(
+    'files read',
+    r.files_read.map((f) => `${f.path}  [${f.sources.join(', ')}]`),
+  );
+  section(
+    'processes',
+    r.processes.map(
+      (p) =>
+        `${p.command}${p.exit_code !== undefined ? `  → exit ${p.exit_code}` : ''}  [${p.sources.join(', ')}]`,
+    ),
+  );
+  section(
+    'network',
+    r.network.map((n) => `${n.url ?? n.host ?? '?'}  [${n.sources.join(', ')}]`),
+  );
+  section(
+    'tool calls',
+    r.tool_calls.map(
+      (t) =>
+        `${t.tool.padEnd(16)} ×${t.count}  allow ${t.decisions.allow ?? 0} / deny ${t.decisions.deny ?? 0} / ask ${t.decisions.ask ?? 0}`,
+    ),
+  );
+  section(
+    'decisions',
+    r.decisions.map(
+      (d) =>
+        `#${d.seq} ${d.decision.padEnd(5)} ${d.tool ?? d.event_type} by ${d.by}${d.rule ? ` (${d.rule})` : ''}`,
+    ),
+  );
+  lines.push('  (read without verification — run `tally verify` to check it)');
+  return `${lines.join('\n')}\n`;
+}
+
+async function inspect(argv: string[], ctx: CommandContext): Promise<number> {
+  const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } });
+  const p = await inspectPackage(packageArgument(ctx, positionals[0]));
+  if (values.json)
+    printJson(ctx, {
+      path: p.path,
+      header: p.header,
+      merkle: p.seal.merkle,
+      receipt: p.receipt,
+      verified: false,
+    });
+  else ctx.stdout(`${p.path}\n${summary(p)}`);
+  return 0;
+}
+
+export const packageCommand: Command = {
+  summary: 'inspect a session package',
+  usage: 'usage: tally package inspect [PKG] [--json]   (default: the newest package of this project)',
+  async run(argv, ctx) {
+    const [sub, ...rest] = argv;
+    if (sub === 'inspect') return inspect(rest, ctx);
+    throw new UsageError(sub ? `unknown subcommand '${sub}' (inspect)` : 'missing subcommand (inspect)');
+  },
+};
+
+export const receiptCommand: Command = {
+  summary: 'show the receipt of a package as a readable summary',
+  usage: 'usage: tally receipt show [PKG] [--json]   (default: the newest package of this project)',
+  async run(argv, ctx) {
+    const [sub, ...rest] = argv;
+    if (sub !== 'show')
+      throw new UsageError(sub ? `unknown subcommand '${sub}' (show)` : 'missing subcommand (show)');
+    const { values, positionals } = parseFlags(rest, { json: { type: 'boolean' } });
+    const p = await inspectPackage(packageArgument(ctx, positionals[0]));
+    if (values.json) printJson(ctx, p.receipt);
+    else ctx.stdout(summary(p));
+    return 0;
+  },
+};
+
+export const command = packageCommand;

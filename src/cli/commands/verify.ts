@@ -1,0 +1,121 @@
+/** `tally verify PKG`: offline, deterministic verification with an explicit `now`. */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseJson } from '../../core/canonical.js';
+import { decodeBase64 } from '../../core/dsse.js';
+import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
+import { readLogLines } from '../../evidence/log-reader.js';
+import { type VerifyResult, verifyPackageLines } from '../../evidence/verify.js';
+import { defaultTrustedKeys } from '../../session/identity.js';
+import {
+  type Command,
+  type CommandContext,
+  parseFlags,
+  printJson,
+  UsageError,
+  useColour,
+} from '../command.js';
+import { placesOf } from '../session-context.js';
+import { certificatePathFor, readCertificateFile } from './agent.js';
+
+/** A pinned key: a Tally key file (public or private), or a raw key as 64 hex / base64 characters. */
+export function readTrustedKey(ctx: CommandContext, text: string): PublicKeyInput {
+  const path = resolve(ctx.cwd, text);
+  if (existsSync(path)) {
+    let file: { publicKey?: unknown };
+    try {
+      file = parseJson(readFileSync(path, 'utf8')) as { publicKey?: unknown };
+    } catch (error) {
+      throw new UsageError(`--trust ${text}: not a Tally key file (${(error as Error).message})`);
+    }
+    if (typeof file.publicKey !== 'string')
+      throw new UsageError(`--trust ${text}: the file has no publicKey field`);
+    return toPublicKey(decodeBase64(file.publicKey, 'publicKey'));
+  }
+  if (/^[0-9a-f]{64}$/i.test(text)) return toPublicKey(Buffer.from(text, 'hex'));
+  try {
+    return toPublicKey(decodeBase64(text, '--trust'));
+  } catch {
+    throw new UsageError(`--trust ${text}: no such file, and not a 32-byte public key in hex or base64`);
+  }
+}
+
+function render(ctx: CommandContext, result: VerifyResult, path: string, trustNote: string): void {
+  const colour = useColour(ctx);
+  const paint = (code: string, text: string) => (colour ? `\x1b[${code}m${text}\x1b[0m` : text);
+  ctx.stdout(
+    `verifying ${path}\n  session  ${result.session ?? '?'}\n  now      ${result.now}\n  trusted  ${result.trusted_keys.join(', ') || '(none)'} ${trustNote}\n\n`,
+  );
+  for (const c of result.checks) {
+    const mark = c.ok
+      ? paint('32', c.code === 'info' ? 'ℹ' : '✓')
+      : paint(c.code === 'skipped' ? '90' : '31', c.code === 'skipped' ? '-' : '✗');
+    const detail = typeof c.detail === 'string' ? c.detail : summarize(c.detail);
+    ctx.stdout(`  ${mark} ${c.check.padEnd(24)} ${c.code === 'ok' ? '' : `${c.code}: `}${detail}\n`);
+  }
+  ctx.stdout(`\n${result.ok ? paint('32', 'VERIFIED') : paint('31', 'FAILED')}\n`);
+}
+
+function summarize(detail: Record<string, unknown>): string {
+  if (typeof detail.message === 'string') {
+    const where = detail.seq !== undefined ? ` (seq ${detail.seq}, byte ${detail.offset})` : '';
+    return `${detail.message}${where}`;
+  }
+  return Object.entries(detail)
+    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .join(' ');
+}
+
+export const command: Command = {
+  summary: 'verify a session package offline, optionally against an agent certificate',
+  usage: [
+    'usage: tally verify PKG [--certificate CERT|NAME] [--trust KEY_OR_FILE…] [--now RFC3339] [--json]',
+    '',
+    'Checks every record signature, the chain and sequence, the Merkle root, the receipt recomputed',
+    'from the records byte for byte, the receipt signature and that the signer is pinned. With',
+    '--certificate also: ship_id_match, within_validity_window, unauthorized_calls, escalations,',
+    'never_called. Without --trust, the ship keys of this project and of $TALLY_HOME are pinned.',
+    'No network. Exit 0 verified, 1 a check failed, 2 usage or input error.',
+  ].join('\n'),
+  async run(argv, ctx) {
+    const { values, positionals } = parseFlags(argv, {
+      certificate: { type: 'string' },
+      trust: { type: 'string', multiple: true },
+      now: { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    if (positionals.length !== 1) throw new UsageError('give exactly one package file');
+    const path = resolve(ctx.cwd, positionals[0]!);
+    if (!existsSync(path)) throw new UsageError(`no such package: ${path}`);
+    let now = new Date();
+    if (values.now !== undefined) {
+      now = new Date(values.now);
+      if (!/^\d{4}-\d{2}-\d{2}T/.test(values.now) || Number.isNaN(now.getTime()))
+        throw new UsageError(`--now must be RFC 3339, got '${values.now}'`);
+    }
+    let trusted: PublicKeyInput[];
+    let trustNote: string;
+    if (values.trust?.length) {
+      trusted = values.trust.map((t) => readTrustedKey(ctx, t));
+      trustNote = '(from --trust)';
+    } else {
+      const keys = defaultTrustedKeys(placesOf(ctx));
+      trusted = keys.map((k) => k.publicKey);
+      trustNote = `(ship keys of ${keys.map((k) => k.path).join(', ') || 'nothing: run tally init or pass --trust'})`;
+    }
+    const certificate = values.certificate
+      ? readCertificateFile(certificatePathFor(ctx, values.certificate))
+      : undefined;
+    const result = await verifyPackageLines(readLogLines(path), {
+      trusted,
+      now,
+      ...(certificate !== undefined ? { certificate } : {}),
+      onProgress: (done, total) => ctx.stderr(`  verified ${done}/${total} records\n`),
+    });
+    if (values.json) {
+      const { receipt: _receipt, cross: _cross, ...rest } = result;
+      printJson(ctx, { package: path, ...rest, trusted_from: values.trust?.length ? 'flag' : 'default' });
+    } else render(ctx, result, path, trustNote);
+    return result.ok ? 0 : 1;
+  },
+};

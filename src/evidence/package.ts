@@ -1,0 +1,149 @@
+/**
+ * The session package: one self-contained, line-oriented file `<session>.tally`.
+ *
+ *   line 1        header: type, session id, record count, the public keys that signed
+ *   lines 2..N+1  the records, byte for byte the lines of the session log (DSSE envelopes)
+ *   line N+2      seal: the RFC 9162 Merkle root over the record digests, and the signed receipt
+ *
+ * Lines let a verifier stream a package of any size. Everything in it is canonical JSON and
+ * Ed25519 signatures are deterministic, so the same records always give the same bytes.
+ * Format: docs/formats.md#package.
+ */
+import { canonicalize } from '../core/canonical.js';
+import { type Envelope, signEnvelope } from '../core/dsse.js';
+import { TallyError } from '../core/errors.js';
+import { rawPublicKey, toPublicKey } from '../core/keys.js';
+import { merkleRootFromLeafHashes } from '../core/merkle.js';
+import type { CheckedRecord } from './log-reader.js';
+import { composeReceipt, type Receipt, receiptBytes } from './receipt.js';
+import type { Signer } from './record-codec.js';
+
+export const PACKAGE_TYPE = 'tally/package/v1';
+export const SEAL_TYPE = 'tally/package-seal/v1';
+export const RECEIPT_PAYLOAD_TYPE = 'application/vnd.tally.receipt+json';
+export const MERKLE_ALGORITHM = 'rfc9162-sha256';
+
+export class PackageError extends TallyError<'header' | 'seal' | 'truncated'> {}
+
+export interface PackageKey {
+  key_id: string;
+  /** Raw 32-byte Ed25519 public key, standard base64. */
+  public_key: string;
+}
+
+export interface PackageHeader {
+  type: typeof PACKAGE_TYPE;
+  session: string;
+  record_count: number;
+  keys: PackageKey[];
+}
+
+export interface PackageSeal {
+  type: typeof SEAL_TYPE;
+  merkle: { algorithm: typeof MERKLE_ALGORITHM; size: number; root: string };
+  receipt: Envelope;
+}
+
+export interface SealedPackage {
+  bytes: Buffer;
+  receipt: Receipt;
+  header: PackageHeader;
+  seal: PackageSeal;
+}
+
+/**
+ * Builds the package from verified records (in order) and their log lines. The receipt is
+ * composed from the records, so it can be recomputed by anyone holding the package.
+ */
+export function buildPackage(
+  lines: readonly Buffer[],
+  checked: readonly CheckedRecord[],
+  signer: Signer,
+): SealedPackage {
+  if (lines.length !== checked.length || checked.length === 0) {
+    throw new PackageError(
+      'truncated',
+      `a package needs at least one record and one line per record (${lines.length} lines, ${checked.length} records)`,
+    );
+  }
+  const session = checked[0]!.record.session;
+  const root = merkleRootFromLeafHashes(checked.map((c) => c.digest)).toString('hex');
+  const receipt = composeReceipt(
+    checked.map((c) => c.record),
+    root,
+  );
+  const publicKey = toPublicKey(signer.privateKey);
+  const header: PackageHeader = {
+    type: PACKAGE_TYPE,
+    session,
+    record_count: checked.length,
+    keys: [{ key_id: signer.keyId, public_key: rawPublicKey(publicKey).toString('base64') }],
+  };
+  const seal: PackageSeal = {
+    type: SEAL_TYPE,
+    merkle: { algorithm: MERKLE_ALGORITHM, size: checked.length, root },
+    receipt: signEnvelope(receiptBytes(receipt), RECEIPT_PAYLOAD_TYPE, {
+      privateKey: signer.privateKey,
+      keyid: signer.keyId,
+    }),
+  };
+  const parts: Buffer[] = [Buffer.from(`${canonicalize(header)}\n`)];
+  for (const line of lines) parts.push(line, Buffer.from('\n'));
+  parts.push(Buffer.from(`${canonicalize(seal)}\n`));
+  return { bytes: Buffer.concat(parts), receipt, header, seal };
+}
+
+function object(value: unknown, what: string, code: 'header' | 'seal'): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new PackageError(code, `${what} is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+export function parseHeader(line: Buffer | string): PackageHeader {
+  let value: unknown;
+  try {
+    value = JSON.parse(line.toString());
+  } catch (error) {
+    throw new PackageError(
+      'header',
+      `line 1 is not JSON (${(error as Error).message}); is this a .tally package?`,
+    );
+  }
+  const h = object(value, 'line 1', 'header');
+  if (h.type !== PACKAGE_TYPE)
+    throw new PackageError('header', `line 1 has type ${JSON.stringify(h.type)}, expected ${PACKAGE_TYPE}`);
+  if (typeof h.session !== 'string') throw new PackageError('header', 'header.session must be a string');
+  if (!Number.isSafeInteger(h.record_count) || (h.record_count as number) < 1) {
+    throw new PackageError('header', 'header.record_count must be a positive integer');
+  }
+  if (
+    !Array.isArray(h.keys) ||
+    h.keys.some((k) => typeof k?.key_id !== 'string' || typeof k?.public_key !== 'string')
+  ) {
+    throw new PackageError('header', 'header.keys must be a list of {key_id, public_key}');
+  }
+  return h as unknown as PackageHeader;
+}
+
+export function parseSeal(line: Buffer | string): PackageSeal {
+  let value: unknown;
+  try {
+    value = JSON.parse(line.toString());
+  } catch (error) {
+    throw new PackageError('seal', `seal line is not JSON (${(error as Error).message})`);
+  }
+  const s = object(value, 'seal line', 'seal');
+  if (s.type !== SEAL_TYPE)
+    throw new PackageError('seal', `seal line has type ${JSON.stringify(s.type)}, expected ${SEAL_TYPE}`);
+  const m = object(s.merkle, 'seal.merkle', 'seal');
+  if (
+    m.algorithm !== MERKLE_ALGORITHM ||
+    !Number.isSafeInteger(m.size) ||
+    typeof m.root !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(m.root)
+  ) {
+    throw new PackageError('seal', 'seal.merkle must be {algorithm: "rfc9162-sha256", size, root: 64 hex}');
+  }
+  object(s.receipt, 'seal.receipt', 'seal');
+  return s as unknown as PackageSeal;
+}

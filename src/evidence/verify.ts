@@ -1,0 +1,373 @@
+/**
+ * Offline verification of a session package: one fixed, ordered list of named checks, each
+ * `{check, ok, code, detail}`. Nothing here touches the network or the clock: `now` is an input.
+ * A check that cannot run because an earlier one failed is reported with code "skipped".
+ */
+import { type TrustedKeys, trustKeys, verifyEnvelope } from '../core/dsse.js';
+import { type PublicKeyInput, shipId, toPublicKey } from '../core/keys.js';
+import { merkleRootFromLeafHashes } from '../core/merkle.js';
+import { type AgentCertificate, verifyCertificate } from './certificate.js';
+import { type CrossVerification, crossVerify } from './cross-verify.js';
+import { asLogIssue, ChainVerifier, type CheckedRecord, type LogLine } from './log-reader.js';
+import {
+  type PackageHeader,
+  type PackageSeal,
+  parseHeader,
+  parseSeal,
+  RECEIPT_PAYLOAD_TYPE,
+} from './package.js';
+import { composeReceipt, type Receipt, receiptBytes } from './receipt.js';
+import type { EventRecord } from './record.js';
+
+export type CheckName =
+  | 'package_format'
+  | 'signer_pinned'
+  | 'record_format'
+  | 'record_signatures'
+  | 'record_session'
+  | 'record_sequence'
+  | 'record_chain'
+  | 'record_count'
+  | 'merkle_root'
+  | 'receipt_signature'
+  | 'receipt_recomputed'
+  | 'certificate_signature'
+  | 'ship_id_match'
+  | 'within_validity_window'
+  | 'unauthorized_calls'
+  | 'escalations'
+  | 'never_called';
+
+export interface CheckResult {
+  check: CheckName;
+  ok: boolean;
+  /** "ok", "skipped", "info", or a failure code naming what broke. */
+  code: string;
+  detail: string | Record<string, unknown>;
+}
+
+export interface VerifyOptions {
+  /** Pinned public keys: only these are trusted, whatever the package carries. */
+  trusted: readonly PublicKeyInput[];
+  /** A certificate envelope for cross-verification. */
+  certificate?: unknown;
+  /** The time the verification is made at (RFC 3339 in the output). */
+  now: Date;
+  onProgress?: (records: number, total: number) => void;
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  session: string | null;
+  now: string;
+  trusted_keys: string[];
+  checks: CheckResult[];
+  receipt: Receipt | null;
+  cross: CrossVerification | null;
+}
+
+const RECORD_CHECKS = [
+  'record_format',
+  'record_signatures',
+  'record_session',
+  'record_sequence',
+  'record_chain',
+  'record_count',
+] as const;
+const CROSS_CHECKS = [
+  'certificate_signature',
+  'ship_id_match',
+  'within_validity_window',
+  'unauthorized_calls',
+  'escalations',
+  'never_called',
+] as const;
+
+const ISSUE_TO_CHECK = {
+  parse: ['record_format', 'malformed'],
+  schema: ['record_format', 'bad-record'],
+  signature: ['record_signatures', 'bad-signature'],
+  session: ['record_session', 'session-mismatch'],
+  sequence: ['record_sequence', 'sequence-gap'],
+  chain: ['record_chain', 'broken-chain'],
+} as const;
+
+class Checks {
+  readonly list: CheckResult[] = [];
+  pass(check: CheckName, detail: CheckResult['detail'], code = 'ok'): void {
+    this.list.push({ check, ok: true, code, detail });
+  }
+  fail(check: CheckName, code: string, detail: CheckResult['detail']): void {
+    this.list.push({ check, ok: false, code, detail });
+  }
+  skip(checks: readonly CheckName[], why: string): void {
+    for (const check of checks)
+      if (!this.list.some((c) => c.check === check))
+        this.list.push({ check, ok: false, code: 'skipped', detail: why });
+  }
+}
+
+/** Splits package bytes into lines (no copying). */
+export function* bufferLines(bytes: Uint8Array): Generator<LogLine> {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let start = 0;
+  for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
+    yield { line: buf.subarray(start, nl), offset: start, torn: false };
+    start = nl + 1;
+  }
+  if (start < buf.length) yield { line: buf.subarray(start), offset: start, torn: true };
+}
+
+function sessionWindow(records: readonly EventRecord[]): { start: string; end: string } {
+  return { start: records[0]!.time, end: records[records.length - 1]!.time };
+}
+
+export async function verifyPackageLines(
+  lines: Iterable<LogLine> | AsyncIterable<LogLine>,
+  options: VerifyOptions,
+): Promise<VerifyResult> {
+  const checks = new Checks();
+  const trusted: TrustedKeys = trustKeys(options.trusted);
+  const result: VerifyResult = {
+    ok: false,
+    session: null,
+    now: options.now.toISOString(),
+    trusted_keys: [...trusted.byId.keys()].sort(),
+    checks: checks.list,
+    receipt: null,
+    cross: null,
+  };
+  const downstream: CheckName[] = [
+    'signer_pinned',
+    ...RECORD_CHECKS,
+    'merkle_root',
+    'receipt_signature',
+    'receipt_recomputed',
+  ];
+  if (options.certificate !== undefined) downstream.push(...CROSS_CHECKS);
+  const finish = () => {
+    checks.skip(downstream, 'an earlier check failed');
+    result.ok = checks.list.every((c) => c.ok);
+    return result;
+  };
+
+  let header: PackageHeader | null = null;
+  let seal: PackageSeal | null = null;
+  const records: EventRecord[] = [];
+  const digests: Buffer[] = [];
+  let recordIssue = false;
+  const chain = new ChainVerifier(trusted);
+  let extra = 0;
+  for await (const { line, offset, torn } of lines) {
+    if (header === null) {
+      try {
+        header = parseHeader(line);
+      } catch (error) {
+        checks.fail('package_format', 'bad-header', (error as Error).message);
+        return finish();
+      }
+      result.session = header.session;
+      const packageKeys = header.keys.map((k) => k.key_id);
+      const pinned = packageKeys.filter((id) => trusted.byId.has(id));
+      if (pinned.length === 0) {
+        checks.pass('package_format', 'header read');
+        checks.fail('signer_pinned', 'untrusted-signer', {
+          message: 'none of the keys that signed this package is pinned; pass --trust with the signer key',
+          package_keys: packageKeys,
+          trusted_keys: result.trusted_keys,
+        });
+        return finish();
+      }
+      continue;
+    }
+    if (records.length < header.record_count && !recordIssue) {
+      if (torn) {
+        recordIssue = true;
+        checks.fail('record_count', 'truncated', { offset, message: 'package ends inside a record' });
+        break;
+      }
+      try {
+        const checked: CheckedRecord = chain.check(line, offset);
+        records.push(checked.record);
+        digests.push(checked.digest);
+        if (records.length % 10_000 === 0) options.onProgress?.(records.length, header.record_count);
+      } catch (error) {
+        const issue = asLogIssue(error);
+        if (!issue) throw error;
+        recordIssue = true;
+        const [check, code] = ISSUE_TO_CHECK[issue.check];
+        checks.fail(check, code, { seq: issue.seq, offset: issue.offset, message: issue.message });
+      }
+      continue;
+    }
+    if (recordIssue) continue;
+    if (seal === null) {
+      try {
+        seal = parseSeal(line);
+      } catch (error) {
+        checks.fail('package_format', 'bad-seal', { offset, message: (error as Error).message });
+        return finish();
+      }
+      continue;
+    }
+    extra += 1;
+  }
+  if (header === null) {
+    checks.fail('package_format', 'empty', 'the package is empty');
+    return finish();
+  }
+  if (recordIssue) return finish();
+  if (records.length < header.record_count) {
+    checks.fail(
+      'record_count',
+      'truncated',
+      `header says ${header.record_count} records, package holds ${records.length}`,
+    );
+    return finish();
+  }
+  if (seal === null) {
+    checks.fail('package_format', 'missing-seal', 'the package ends without its seal line (truncated?)');
+    return finish();
+  }
+  if (extra > 0) {
+    checks.fail('package_format', 'trailing-data', `${extra} unexpected line(s) after the seal`);
+    return finish();
+  }
+  checks.pass('package_format', { records: records.length });
+  const signers = header.keys.map((k) => k.key_id).filter((id) => trusted.byId.has(id));
+  checks.pass('signer_pinned', { pinned: signers });
+  checks.pass('record_format', { records: records.length });
+  checks.pass('record_signatures', { records: records.length });
+  checks.pass('record_session', { session: header.session });
+  checks.pass('record_sequence', { first: 0, last: records.length - 1 });
+  checks.pass('record_chain', {
+    head: records.length > 0 ? `sha256:${digests[digests.length - 1]!.toString('hex')}` : null,
+  });
+  checks.pass('record_count', { records: records.length });
+
+  const root = merkleRootFromLeafHashes(digests).toString('hex');
+  if (seal.merkle.root !== root || seal.merkle.size !== records.length) {
+    checks.fail('merkle_root', 'root-mismatch', {
+      sealed: seal.merkle.root,
+      recomputed: root,
+      sealed_size: seal.merkle.size,
+      size: records.length,
+    });
+    return finish();
+  }
+  checks.pass('merkle_root', { root, size: records.length });
+
+  let signedReceipt: Buffer;
+  let receiptSigners: string[];
+  try {
+    const verified = verifyEnvelope(seal.receipt, trusted);
+    if (verified.payloadType !== RECEIPT_PAYLOAD_TYPE) throw new Error(`payloadType ${verified.payloadType}`);
+    signedReceipt = verified.payload;
+    receiptSigners = verified.keyIds;
+    checks.pass('receipt_signature', { signed_by: verified.keyIds });
+  } catch (error) {
+    checks.fail('receipt_signature', 'bad-signature', (error as Error).message);
+    return finish();
+  }
+  const receipt = composeReceipt(records, root);
+  const recomputed = receiptBytes(receipt);
+  if (!recomputed.equals(signedReceipt)) {
+    checks.fail('receipt_recomputed', 'receipt-mismatch', {
+      message: 'the signed receipt is not the receipt these records produce',
+      first_difference: firstDifference(recomputed, signedReceipt),
+    });
+    return finish();
+  }
+  checks.pass('receipt_recomputed', { bytes: recomputed.length });
+  result.receipt = receipt;
+
+  if (options.certificate !== undefined)
+    crossChecks(checks, options, records, trusted, receiptSigners, result);
+  return finish();
+}
+
+function firstDifference(a: Buffer, b: Buffer): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return n;
+}
+
+function crossChecks(
+  checks: Checks,
+  options: VerifyOptions,
+  records: EventRecord[],
+  trusted: TrustedKeys,
+  receiptSigners: string[],
+  result: VerifyResult,
+): void {
+  let certificate: AgentCertificate;
+  try {
+    certificate = verifyCertificate(options.certificate, trusted).certificate;
+    checks.pass('certificate_signature', { serial: certificate.serial, agent: certificate.agent.name });
+  } catch (error) {
+    checks.fail('certificate_signature', 'bad-certificate', (error as Error).message);
+    return;
+  }
+  // The receipt signer's identity must be the one the certificate was issued for.
+  const signerShips = receiptSigners.map((id) => shipId(toPublicKey(trusted.byId.get(id)!)));
+  if (signerShips.includes(certificate.ship_id)) {
+    checks.pass('ship_id_match', { ship_id: certificate.ship_id });
+  } else {
+    checks.fail('ship_id_match', 'ship-mismatch', { certificate: certificate.ship_id, session: signerShips });
+  }
+  const window = sessionWindow(records);
+  const inside =
+    Date.parse(window.start) >= Date.parse(certificate.valid_from) &&
+    Date.parse(window.end) <= Date.parse(certificate.valid_until);
+  const detail = {
+    session: window,
+    certificate: { valid_from: certificate.valid_from, valid_until: certificate.valid_until },
+  };
+  if (inside) checks.pass('within_validity_window', detail);
+  else checks.fail('within_validity_window', 'outside-window', detail);
+
+  const cross = crossVerify(certificate, records);
+  result.cross = cross;
+  const executed = cross.unauthorized.filter((c) => !c.blocked);
+  const list = cross.unauthorized.map((c) => ({
+    seq: c.seq,
+    tool: c.tool,
+    verdict: c.verdict,
+    ...(c.pattern ? { pattern: c.pattern } : {}),
+    blocked: c.blocked,
+  }));
+  if (executed.length === 0)
+    checks.pass('unauthorized_calls', {
+      count: cross.unauthorized.length,
+      blocked: cross.unauthorized.length,
+      calls: list,
+    });
+  else
+    checks.fail('unauthorized_calls', 'unauthorized', {
+      count: cross.unauthorized.length,
+      executed: executed.length,
+      calls: list,
+    });
+  const unapproved = cross.escalations.filter((c) => !c.approved && !c.blocked);
+  const escalations = cross.escalations.map((c) => ({
+    seq: c.seq,
+    tool: c.tool,
+    pattern: c.pattern,
+    approved: c.approved,
+    blocked: c.blocked,
+  }));
+  if (unapproved.length === 0)
+    checks.pass('escalations', { count: cross.escalations.length, calls: escalations });
+  else
+    checks.fail('escalations', 'unapproved-escalation', {
+      count: cross.escalations.length,
+      unapproved: unapproved.length,
+      calls: escalations,
+    });
+  checks.pass('never_called', { patterns: cross.neverCalled }, 'info');
+}
+
+/** Verifies a whole package held in memory. */
+export function verifyPackage(bytes: Uint8Array, options: VerifyOptions): Promise<VerifyResult> {
+  return verifyPackageLines(bufferLines(bytes), options);
+}
