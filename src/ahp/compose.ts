@@ -13,7 +13,7 @@
  * Staging never mutates its input pipeline, so a rejected response leaves nothing behind.
  */
 import { canonicalize } from '../core/canonical.js';
-import type { CanonicalEvent } from '../evidence/record.js';
+import type { CanonicalEvent } from '../core/event.js';
 import { applyEdit, holdsWithheldContent, readPath, targetLocation, writePath } from './edit-targets.js';
 
 type JsonObject = Record<string, unknown>;

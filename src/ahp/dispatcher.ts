@@ -7,7 +7,7 @@
  * (persistent stdio processes, HTTP agents) until `close()`.
  */
 import { TallyError } from '../core/errors.js';
-import type { CanonicalEvent } from '../evidence/record.js';
+import type { CanonicalEvent } from '../core/event.js';
 import {
   type Denial,
   failClosed,

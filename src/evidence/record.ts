@@ -22,14 +22,9 @@ export interface PolicyDecision {
   rule?: string;
 }
 
-/**
- * An AHP canonical event (see the AHP draft's event catalogue): at least `id`, `type`, `time`,
- * `source`; every other field is kept as received, unknown ones included.
- */
-export type CanonicalEvent = { id: string; type: string; time: string; source: string } & Record<
-  string,
-  unknown
->;
+import type { CanonicalEvent } from '../core/event.js';
+
+export type { CanonicalEvent };
 
 export const RECORD_VERSION = 1;
 export const RECORD_PAYLOAD_TYPE = 'application/vnd.tally.record+json';
