@@ -2,6 +2,9 @@
  * The event record: one per captured event, signed as it is appended to the session log.
  * The full byte format is in docs/formats.md.
  */
+import type { CanonicalEvent } from '../core/event.js';
+
+export type { CanonicalEvent };
 
 /** Who acted. `parent` is the instance of the agent that spawned this one (subagents). */
 export interface AgentAttribution {
@@ -21,10 +24,6 @@ export interface PolicyDecision {
   /** The certificate pattern or rule that matched, when one did. */
   rule?: string;
 }
-
-import type { CanonicalEvent } from '../core/event.js';
-
-export type { CanonicalEvent };
 
 export const RECORD_VERSION = 1;
 export const RECORD_PAYLOAD_TYPE = 'application/vnd.tally.record+json';
