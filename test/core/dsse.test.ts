@@ -107,6 +107,21 @@ describe('DSSE', () => {
     }
   });
 
+  it('is strict about Ed25519: a signature with S + L (non-canonical scalar) is refused', () => {
+    // L, the order of the base point (RFC 8032 §5.1), little-endian as in the signature's S half.
+    const L = BigInt('0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3ed');
+    const { privateKey, publicKey } = generateKeyPair();
+    const env = signEnvelope('strict', 't', privateKey);
+    const sig = Buffer.from(env.signatures[0]!.sig, 'base64');
+    const s = BigInt(`0x${Buffer.from(sig.subarray(32)).reverse().toString('hex')}`);
+    const malleated = Buffer.from((s + L).toString(16).padStart(64, '0'), 'hex').reverse();
+    const forged = Buffer.concat([sig.subarray(0, 32), malleated]);
+    assert.equal(verifyEnvelope(env, [publicKey]).payload.toString(), 'strict');
+    assert.throws(() =>
+      verifyEnvelope({ ...env, signatures: [{ sig: forged.toString('base64') }] }, [publicKey]),
+    );
+  });
+
   it('rejects non-canonical base64 and malformed envelopes clearly', () => {
     const { privateKey, publicKey } = generateKeyPair();
     const env = signEnvelope('ab', 't', privateKey);
