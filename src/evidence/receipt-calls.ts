@@ -102,19 +102,19 @@ export function identify(call: CallState): ToolIdentityFacts {
 export class CallTable {
   readonly calls = new Map<string, CallState>();
   readonly decisions: DecisionRow[] = [];
-  /** Call key per seq, for records that belong to a call. */
-  readonly callOfSeq = new Map<number, string>();
 
-  add(record: EventRecord): void {
+  /** Folds a tool record into its call(s); returns the key of the call it belongs to (the last, for a batch). */
+  add(record: EventRecord): string | undefined {
     const event = record.event;
     const witness: CallWitness = { seq: record.seq, source: record.source };
     const agent = agentId(record);
     if (agent !== undefined) witness.agent = agent;
     if (event.type === 'tool.batch.after') {
       const entries = Array.isArray(event.calls) ? event.calls : [];
-      for (const entry of entries) if (isRecord(entry)) this.take(record, entry, witness, true);
+      let last: string | undefined;
+      for (const entry of entries) if (isRecord(entry)) last = this.take(record, entry, witness, true);
       this.recordDecision(record, undefined);
-      return;
+      return last;
     }
     const key = this.take(record, event, witness, event.type === 'tool.after');
     this.recordDecision(record, key);
@@ -134,6 +134,7 @@ export class CallTable {
         if (decision === 'deny' && call.deniedAt === undefined) call.deniedAt = record.seq;
       }
     }
+    return key;
   }
 
   private recordDecision(record: EventRecord, key: string | undefined): void {
@@ -163,7 +164,7 @@ export class CallTable {
     body: Record<string, unknown>,
     witness: CallWitness,
     isAfter: boolean,
-  ): string | undefined {
+  ): string {
     const callId = stringField(body.call, 'id') ?? `event:${record.event.id}`;
     const key = JSON.stringify([record.event.source, callId]);
     let call = this.calls.get(key);
@@ -171,7 +172,6 @@ export class CallTable {
       call = { callId, witnesses: [], executed: false, fileChanges: [] };
       this.calls.set(key, call);
     }
-    this.callOfSeq.set(record.seq, key);
     call.witnesses.push(witness);
     const tool = body.tool;
     if (isRecord(tool)) {

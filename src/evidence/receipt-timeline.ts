@@ -136,64 +136,65 @@ function fileChangedSummary(event: EventRecord['event'], frame: WorkspaceFrame):
   return `${String(first.operation)} ${path}${more}`;
 }
 
-/** A short human line per record; deterministic, derived only from the record. */
-export function summarize(
-  record: EventRecord,
-  call: CallState | undefined,
-  frame: WorkspaceFrame,
-): string | undefined {
+/**
+ * A record's timeline summary, split in two: `text` is the whole summary when the record alone
+ * gives it; for the events of a tool call, `suffix` follows the call's own summary, which is only
+ * known once every record of the call has been seen.
+ */
+export type SummaryPart = { text: string | undefined } | { suffix: string };
+
+export function summaryPart(record: EventRecord, frame: WorkspaceFrame): SummaryPart {
   const event = record.event;
-  let text: string | undefined;
   switch (event.type) {
     case 'session.start':
-      text = [
-        stringField(event.harness, 'name'),
-        stringField(event.harness, 'version'),
-        stringField(event, 'trigger'),
-      ]
-        .filter((s) => s !== undefined)
-        .join(' ');
-      break;
+      return {
+        text: [
+          stringField(event.harness, 'name'),
+          stringField(event.harness, 'version'),
+          stringField(event, 'trigger'),
+        ]
+          .filter((s) => s !== undefined)
+          .join(' '),
+      };
     case 'session.end':
-      text = `${stringField(event, 'outcome') ?? 'unknown'}: ${stringField(event, 'reason') ?? ''}`;
-      break;
+      return { text: `${stringField(event, 'outcome') ?? 'unknown'}: ${stringField(event, 'reason') ?? ''}` };
     case 'tool.before':
     case 'tool.permission.request':
     case 'tool.progress':
-      text = callSummary(call, frame);
-      break;
+      return { suffix: '' };
     case 'tool.after':
-      text = `${callSummary(call, frame)} → ${stringField(event, 'outcome') ?? '?'}`;
-      break;
+      return { suffix: ` → ${stringField(event, 'outcome') ?? '?'}` };
     case 'tool.permission.resolved':
-      text = `${callSummary(call, frame)} → ${stringField(event, 'decision') ?? '?'} by ${stringField(event, 'decidedBy') ?? '?'}`;
-      break;
+      return {
+        suffix: ` → ${stringField(event, 'decision') ?? '?'} by ${stringField(event, 'decidedBy') ?? '?'}`,
+      };
     case 'tool.batch.after':
-      text = `${Array.isArray(event.calls) ? event.calls.length : 0} calls`;
-      break;
+      return { text: `${Array.isArray(event.calls) ? event.calls.length : 0} calls` };
     case 'file.changed':
-      text = fileChangedSummary(event, frame);
-      break;
+      return { text: fileChangedSummary(event, frame) };
     case 'model.request.before':
     case 'model.response.after':
     case 'model.error':
-      text = stringField(event.model, 'id');
-      break;
+      return { text: stringField(event.model, 'id') };
     case 'model.switch.after':
-      text = `${stringField(event.previous, 'id') ?? '?'} → ${stringField(event.current, 'id') ?? '?'}`;
-      break;
+      return {
+        text: `${stringField(event.previous, 'id') ?? '?'} → ${stringField(event.current, 'id') ?? '?'}`,
+      };
     case NETWORK_EVENT_TYPE:
-      text = stringField(event, 'url') ?? stringField(event, 'host');
-      break;
+      return { text: stringField(event, 'url') ?? stringField(event, 'host') };
   }
-  return text === undefined || text === '' ? undefined : truncate(text, SUMMARY_MAX);
+  return { text: undefined };
 }
 
-export function timelineEntry(
-  record: EventRecord,
-  call: CallState | undefined,
-  frame: WorkspaceFrame,
-): TimelineEntry {
+/** A timeline entry waiting for its call's summary (see `SummaryPart`). */
+export interface PendingEntry {
+  entry: TimelineEntry;
+  part: SummaryPart;
+  /** Key of the call the record belongs to, for call summaries. */
+  callKey?: string;
+}
+
+export function pendingEntry(record: EventRecord, frame: WorkspaceFrame, callKey?: string): PendingEntry {
   const entry: TimelineEntry = {
     seq: record.seq,
     time: record.time,
@@ -202,8 +203,67 @@ export function timelineEntry(
   };
   const agent = agentId(record);
   if (agent !== undefined) entry.agent = agent;
-  const summary = summarize(record, call, frame);
-  if (summary !== undefined) entry.summary = summary;
   if (record.decision !== undefined) entry.decision = record.decision.decision;
-  return entry;
+  const pending: PendingEntry = { entry, part: summaryPart(record, frame) };
+  if (callKey !== undefined) pending.callKey = callKey;
+  return pending;
+}
+
+/** The finished entry, once the call (if any) is known. Fields are set in the receipt's key order. */
+export function resolveEntry(
+  pending: PendingEntry,
+  call: CallState | undefined,
+  frame: WorkspaceFrame,
+): TimelineEntry {
+  const { entry, part } = pending;
+  const text = 'text' in part ? part.text : `${callSummary(call, frame)}${part.suffix}`;
+  const out: TimelineEntry = { seq: entry.seq, time: entry.time, type: entry.type, source: entry.source };
+  if (entry.agent !== undefined) out.agent = entry.agent;
+  if (text !== undefined && text !== '') out.summary = truncate(text, SUMMARY_MAX);
+  if (entry.decision !== undefined) out.decision = entry.decision;
+  return out;
+}
+
+/**
+ * The timeline keeps the first `TIMELINE_HEAD` and the last `TIMELINE_TAIL` records; a longer
+ * session's receipt says which records it left out (`timeline_omitted`). Every record stays in the
+ * package, signed; only the receipt's summary of them is bounded (docs/receipt.md#timeline).
+ */
+export const TIMELINE_HEAD = 5000;
+export const TIMELINE_TAIL = 5000;
+
+export interface TimelineOmitted {
+  count: number;
+  first_seq: number;
+  last_seq: number;
+}
+
+export class TimelineWindow {
+  readonly head: PendingEntry[] = [];
+  private readonly ring: PendingEntry[] = [];
+  private next = 0;
+  private seen = 0;
+
+  add(pending: PendingEntry): void {
+    this.seen++;
+    if (this.head.length < TIMELINE_HEAD) {
+      this.head.push(pending);
+      return;
+    }
+    if (this.ring.length < TIMELINE_TAIL) this.ring.push(pending);
+    else this.ring[this.next] = pending;
+    this.next = (this.next + 1) % TIMELINE_TAIL;
+  }
+
+  /** Kept entries in record order. */
+  entries(): PendingEntry[] {
+    if (this.ring.length < TIMELINE_TAIL) return [...this.head, ...this.ring];
+    return [...this.head, ...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
+  }
+
+  omitted(): TimelineOmitted | undefined {
+    const count = this.seen - this.head.length - this.ring.length;
+    if (count === 0) return undefined;
+    return { count, first_seq: TIMELINE_HEAD, last_seq: TIMELINE_HEAD + count - 1 };
+  }
 }

@@ -8,25 +8,23 @@ import { TallyError } from '../core/errors.js';
 import {
   compareCodeUnits,
   NETWORK_EVENT_TYPE,
+  type SessionWorkspace,
   sessionWorkspace,
   sortedUnique,
   stringField,
 } from './normalize.js';
 import { type AgentGraph, AgentGraphBuilder } from './receipt-agents.js';
 import {
-  type CallState,
   CallTable,
   type DecisionRow,
-  identify,
   isToolEvent,
-  notRunReason,
   type ProcessRow,
   type Promotions,
   promote,
-  type ToolIdentityFacts,
   type Verdict,
 } from './receipt-calls.js';
 import { type FileReadRow, type FileWriteRow, foldReads, foldWrites } from './receipt-files.js';
+import { processRows, sortedCounts, toolCallRows, verdicts } from './receipt-rows.js';
 import {
   fileChangedWitnesses,
   foldNetwork,
@@ -34,8 +32,11 @@ import {
   networkEventWitness,
 } from './receipt-sources.js';
 import {
+  pendingEntry,
+  resolveEntry,
   type TimelineEntry,
-  timelineEntry,
+  type TimelineOmitted,
+  TimelineWindow,
   UnknownCollector,
   type UnknownSection,
 } from './receipt-timeline.js';
@@ -119,6 +120,8 @@ export interface Receipt {
   tool_calls: ToolCallRow[];
   decisions: DecisionRow[];
   timeline: TimelineEntry[];
+  /** Present only when the session is longer than the timeline window (docs/receipt.md#timeline). */
+  timeline_omitted?: TimelineOmitted;
   counts: ReceiptCounts;
   merkle_root: string;
   record_count: number;
@@ -133,133 +136,92 @@ function fail(code: ReceiptErrorCode, message: string, pointer: string): never {
   throw new ReceiptError(code, message, { pointer });
 }
 
-function checkRecords(records: readonly EventRecord[], merkleRootHex: string): void {
+function checkRecord(r: EventRecord, i: number, session: string): void {
+  if (r.seq !== i)
+    fail('seq-order', `record ${i} has seq ${r.seq}; records must be in order from 0`, `/${i}/seq`);
+  if (r.session !== session)
+    fail('session-mismatch', `record ${i} belongs to session ${r.session}`, `/${i}/session`);
+  if (typeof r.time !== 'string' || !RFC3339.test(r.time) || Number.isNaN(Date.parse(r.time)))
+    fail('bad-record', `record ${i} time is not an RFC 3339 timestamp`, `/${i}/time`);
+  if (typeof r.source !== 'string' || r.source === '')
+    fail('bad-record', `record ${i} has no source`, `/${i}/source`);
+  if (typeof r.event?.type !== 'string')
+    fail('bad-record', `record ${i} has no event type`, `/${i}/event/type`);
+}
+
+function checkRoot(merkleRootHex: string): void {
   if (!MERKLE_ROOT.test(merkleRootHex))
     fail('bad-merkle-root', 'merkle root must be 64 lowercase hex digits', '');
-  if (records.length === 0) fail('no-records', 'a receipt needs at least one record', '');
-  const session = records[0]!.session;
-  records.forEach((r, i) => {
-    if (r.seq !== i)
-      fail('seq-order', `record ${i} has seq ${r.seq}; records must be in order from 0`, `/${i}/seq`);
-    if (r.session !== session)
-      fail('session-mismatch', `record ${i} belongs to session ${r.session}`, `/${i}/session`);
-    if (typeof r.time !== 'string' || !RFC3339.test(r.time) || Number.isNaN(Date.parse(r.time)))
-      fail('bad-record', `record ${i} time is not an RFC 3339 timestamp`, `/${i}/time`);
-    if (typeof r.source !== 'string' || r.source === '')
-      fail('bad-record', `record ${i} has no source`, `/${i}/source`);
-    if (typeof r.event?.type !== 'string')
-      fail('bad-record', `record ${i} has no event type`, `/${i}/event/type`);
-  });
 }
 
-/** Counts as an object whose keys are in code-unit order (canonical JSON sorts them again anyway). */
-function tally(keys: Iterable<string>): Record<string, number> {
-  const counts = new Map<string, number>();
-  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
-  return Object.fromEntries([...counts.entries()].sort((a, b) => compareCodeUnits(a[0], b[0])));
-}
+/**
+ * Composes the receipt one record at a time. Its state is what the receipt itself holds (files,
+ * tools and their calls, agents, decisions, processes, the bounded timeline) plus counters; the
+ * records are not kept. Records must arrive in order. Until the session's `session.start` has been
+ * seen (normally record 0) the workspace frame is unknown, so records before it wait for it.
+ */
+export class ReceiptComposer {
+  private count = 0;
+  private session = '';
+  private workspace: SessionWorkspace | undefined;
+  private waiting: EventRecord[] = [];
+  private readonly calls = new CallTable();
+  private readonly agents = new AgentGraphBuilder();
+  private readonly unknown = new UnknownCollector();
+  private readonly promotions: Promotions = { reads: [], writes: [], processes: [], network: [] };
+  private readonly decisions: DecisionRow[] = [];
+  private readonly timeline = new TimelineWindow();
+  private readonly byType = new Map<string, number>();
+  private readonly bySource = new Map<string, number>();
+  private readonly harnessSessions = new Set<string>();
+  private first: { time: string; at: number } | undefined;
+  private last: { time: string; at: number } | undefined;
+  private started: EventRecord['event'] | undefined;
+  private ended: EventRecord['event'] | undefined;
 
-function verdicts(rows: readonly DecisionRow[]): Record<Verdict, number> {
-  const out: Record<Verdict, number> = { allow: 0, ask: 0, deny: 0 };
-  for (const row of rows) out[row.decision]++;
-  return out;
-}
-
-function sessionSection(records: readonly EventRecord[]): ReceiptSession {
-  let start = records[0]!;
-  let end = records[0]!;
-  for (const r of records) {
-    if (Date.parse(r.time) < Date.parse(start.time)) start = r;
-    if (Date.parse(r.time) > Date.parse(end.time)) end = r;
+  /** Number of records added so far. */
+  get records(): number {
+    return this.count;
   }
-  const section: ReceiptSession = {
-    id: records[0]!.session,
-    harness_sessions: sortedUnique(records.flatMap((r) => stringField(r.event.session, 'id') ?? [])),
-    start: start.time,
-    end: end.time,
-  };
-  const started = records.find((r) => r.event.type === 'session.start')?.event;
-  const harnessName = stringField(started?.harness, 'name');
-  if (harnessName !== undefined) {
-    const version = stringField(started?.harness, 'version');
-    section.harness = version === undefined ? { name: harnessName } : { name: harnessName, version };
-  }
-  const ended = records.findLast((r) => r.event.type === 'session.end')?.event;
-  if (ended !== undefined) {
-    section.status = stringField(ended, 'outcome') ?? 'unknown';
-    const reason = stringField(ended, 'reason');
-    if (reason !== undefined) section.end_reason = reason;
-  }
-  return section;
-}
 
-function toolCallRows(table: CallTable): ToolCallRow[] {
-  const groups = new Map<string, { calls: ToolIdentityFacts[]; states: CallState[] }>();
-  for (const call of table.calls.values()) {
-    const facts = identify(call);
-    const group = groups.get(facts.canonical) ?? { calls: [], states: [] };
-    group.calls.push(facts);
-    group.states.push(call);
-    groups.set(facts.canonical, group);
-  }
-  const rows: ToolCallRow[] = [];
-  for (const tool of [...groups.keys()].sort(compareCodeUnits)) {
-    const group = groups.get(tool)!;
-    const callIds = new Set(group.states.map((s) => s.callId));
-    rows.push({
-      tool,
-      kinds: sortedUnique(group.calls.flatMap((c) => [c.kind, c.effectKind])),
-      native_names: sortedUnique(group.calls.map((c) => c.native)),
-      count: group.states.length,
-      outcomes: tally(group.states.map((s) => s.outcome ?? 'none')),
-      not_run: group.states.filter((s) => notRunReason(s) !== undefined).length,
-      decisions: verdicts(
-        table.decisions.filter((d) => d.tool === tool && d.call !== undefined && callIds.has(d.call)),
-      ),
-      sources: sortedUnique(group.states.flatMap((s) => s.witnesses.map((w) => w.source))),
-    });
-  }
-  return rows;
-}
-
-function processRows(promotions: Promotions): ProcessRow[] {
-  return [...promotions.processes]
-    .sort((a, b) => a.firstSeq - b.firstSeq)
-    .map(({ call, facts, command }) => {
-      const row: ProcessRow = {
-        command,
-        tool: facts.canonical,
-        call: call.callId,
-        sources: sortedUnique(call.witnesses.map((w) => w.source)),
-        agents: sortedUnique(call.witnesses.flatMap((w) => w.agent ?? [])),
-        seqs: [...new Set(call.witnesses.map((w) => w.seq))].sort((a, b) => a - b),
-      };
-      if (call.exitCode !== undefined) row.exit_code = call.exitCode;
-      if (call.durationMs !== undefined) row.duration_ms = call.durationMs;
-      if (call.outcome !== undefined) row.outcome = call.outcome;
-      return row;
-    });
-}
-
-export function composeReceipt(records: readonly EventRecord[], merkleRootHex: string): Receipt {
-  checkRecords(records, merkleRootHex);
-  const workspace = sessionWorkspace(records);
-  const frame = workspace.frame;
-  const calls = new CallTable();
-  const agents = new AgentGraphBuilder();
-  const unknown = new UnknownCollector();
-  const promotions: Promotions = { reads: [], writes: [], processes: [], network: [] };
-  const decisions: DecisionRow[] = [];
-  for (const record of records) {
-    agents.add(record);
-    unknown.add(record);
-    const type = record.event.type;
-    if (isToolEvent(type)) {
-      calls.add(record);
-      continue;
+  add(record: EventRecord): void {
+    if (this.count === 0) this.session = record.session;
+    checkRecord(record, this.count, this.session);
+    this.count++;
+    if (this.workspace === undefined) {
+      if (record.event.type !== 'session.start') {
+        this.waiting.push(record);
+        return;
+      }
+      this.workspace = sessionWorkspace([record]);
+      this.flushWaiting();
     }
-    if (type === 'file.changed') promotions.writes.push(...fileChangedWitnesses(record, frame));
-    else if (type === NETWORK_EVENT_TYPE) promotions.network.push(...networkEventWitness(record));
+    this.take(record);
+  }
+
+  private flushWaiting(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const r of waiting) this.take(r);
+  }
+
+  private take(record: EventRecord): void {
+    const frame = this.workspace!.frame;
+    const event = record.event;
+    const type = event.type;
+    this.window(record);
+    this.byType.set(type, (this.byType.get(type) ?? 0) + 1);
+    this.bySource.set(record.source, (this.bySource.get(record.source) ?? 0) + 1);
+    this.agents.add(record);
+    this.unknown.add(record);
+    if (isToolEvent(type)) {
+      const key = this.calls.add(record);
+      this.timeline.add(pendingEntry(record, frame, type === 'tool.batch.after' ? undefined : key));
+      return;
+    }
+    this.timeline.add(pendingEntry(record, frame));
+    if (type === 'file.changed') this.promotions.writes.push(...fileChangedWitnesses(record, frame));
+    else if (type === NETWORK_EVENT_TYPE) this.promotions.network.push(...networkEventWitness(record));
     const d = record.decision;
     if (d !== undefined) {
       const row: DecisionRow = {
@@ -271,64 +233,118 @@ export function composeReceipt(records: readonly EventRecord[], merkleRootHex: s
       };
       if (d.reason !== undefined) row.reason = d.reason;
       if (d.rule !== undefined) row.rule = d.rule;
-      decisions.push(row);
+      this.decisions.push(row);
     }
   }
-  promote(calls, frame, promotions);
-  for (const call of calls.calls.values()) agents.countCall(call.witnesses[0]?.agent);
-  const allDecisions = [...decisions, ...calls.decisions].sort((a, b) => a.seq - b.seq);
 
-  const session = sessionSection(records);
-  if (frame.root !== undefined) session.root = frame.root;
-  if (frame.cwd !== undefined) session.cwd = frame.cwd;
-  const writes = foldWrites(promotions.writes, workspace.baselineDirty);
-  if (workspace.baselineCommit !== undefined || workspace.baselineDirty.size > 0) {
-    session.baseline = {
-      dirty_at_start: sortedUnique(workspace.baselineDirty.keys()),
-      unchanged_since_start: writes.unchangedSinceStart,
-    };
-    if (workspace.baselineCommit !== undefined) session.baseline.commit = workspace.baselineCommit;
+  /** Session window and the facts of its first start and last end. */
+  private window(record: EventRecord): void {
+    const at = Date.parse(record.time);
+    if (this.first === undefined || at < this.first.at) this.first = { time: record.time, at };
+    if (this.last === undefined || at > this.last.at) this.last = { time: record.time, at };
+    const harnessSession = stringField(record.event.session, 'id');
+    if (harnessSession !== undefined) this.harnessSessions.add(harnessSession);
+    if (record.event.type === 'session.start') this.started ??= record.event;
+    if (record.event.type === 'session.end') this.ended = record.event;
   }
 
-  const filesRead = foldReads(promotions.reads);
-  const processes = processRows(promotions);
-  const network = foldNetwork(promotions.network);
-  const toolCalls = toolCallRows(calls);
-  const graph = agents.build();
-  const unknownSection = unknown.build(compareCodeUnits);
-  const timeline = records.map((r) => {
-    const key = calls.callOfSeq.get(r.seq);
-    return timelineEntry(r, key === undefined ? undefined : calls.calls.get(key), frame);
-  });
+  private sessionSection(): ReceiptSession {
+    const section: ReceiptSession = {
+      id: this.session,
+      harness_sessions: sortedUnique(this.harnessSessions),
+      start: this.first!.time,
+      end: this.last!.time,
+    };
+    const harnessName = stringField(this.started?.harness, 'name');
+    if (harnessName !== undefined) {
+      const version = stringField(this.started?.harness, 'version');
+      section.harness = version === undefined ? { name: harnessName } : { name: harnessName, version };
+    }
+    if (this.ended !== undefined) {
+      section.status = stringField(this.ended, 'outcome') ?? 'unknown';
+      const reason = stringField(this.ended, 'reason');
+      if (reason !== undefined) section.end_reason = reason;
+    }
+    return section;
+  }
 
-  return {
-    type: RECEIPT_TYPE,
-    session,
-    agent_graph: graph,
-    files_read: filesRead,
-    files_written: writes.rows,
-    processes,
-    network,
-    tool_calls: toolCalls,
-    decisions: allDecisions,
-    timeline,
-    counts: {
-      records: records.length,
-      events_by_type: tally(records.map((r) => r.event.type)),
-      events_by_source: tally(records.map((r) => r.source)),
-      agents: graph.agents.length,
-      files_read: filesRead.length,
-      files_written: writes.rows.length,
-      processes: processes.length,
-      network: network.length,
-      tool_calls: calls.calls.size,
-      decisions: verdicts(allDecisions),
-      unknown_types: unknownSection.types.length,
-    },
-    merkle_root: merkleRootHex,
-    record_count: records.length,
-    unknown: unknownSection,
-  };
+  /** The receipt over every record added; the composer is spent afterwards. */
+  finish(merkleRootHex: string): Receipt {
+    checkRoot(merkleRootHex);
+    if (this.count === 0) fail('no-records', 'a receipt needs at least one record', '');
+    if (this.workspace === undefined) {
+      this.workspace = sessionWorkspace([]);
+      this.flushWaiting();
+    }
+    const workspace = this.workspace;
+    const frame = workspace.frame;
+    const { calls, agents, promotions } = this;
+    promote(calls, frame, promotions);
+    for (const call of calls.calls.values()) agents.countCall(call.witnesses[0]?.agent);
+    const allDecisions = [...this.decisions, ...calls.decisions].sort((a, b) => a.seq - b.seq);
+
+    const session = this.sessionSection();
+    if (frame.root !== undefined) session.root = frame.root;
+    if (frame.cwd !== undefined) session.cwd = frame.cwd;
+    const writes = foldWrites(promotions.writes, workspace.baselineDirty);
+    if (workspace.baselineCommit !== undefined || workspace.baselineDirty.size > 0) {
+      session.baseline = {
+        dirty_at_start: sortedUnique(workspace.baselineDirty.keys()),
+        unchanged_since_start: writes.unchangedSinceStart,
+      };
+      if (workspace.baselineCommit !== undefined) session.baseline.commit = workspace.baselineCommit;
+    }
+
+    const filesRead = foldReads(promotions.reads);
+    const processes = processRows(promotions);
+    const network = foldNetwork(promotions.network);
+    const toolCalls = toolCallRows(calls);
+    const graph = agents.build();
+    const unknownSection = this.unknown.build(compareCodeUnits);
+    const timeline = this.timeline
+      .entries()
+      .map((p) => resolveEntry(p, p.callKey === undefined ? undefined : calls.calls.get(p.callKey), frame));
+    const omitted = this.timeline.omitted();
+
+    return {
+      type: RECEIPT_TYPE,
+      session,
+      agent_graph: graph,
+      files_read: filesRead,
+      files_written: writes.rows,
+      processes,
+      network,
+      tool_calls: toolCalls,
+      decisions: allDecisions,
+      timeline,
+      ...(omitted === undefined ? {} : { timeline_omitted: omitted }),
+      counts: {
+        records: this.count,
+        events_by_type: sortedCounts(this.byType),
+        events_by_source: sortedCounts(this.bySource),
+        agents: graph.agents.length,
+        files_read: filesRead.length,
+        files_written: writes.rows.length,
+        processes: processes.length,
+        network: network.length,
+        tool_calls: calls.calls.size,
+        decisions: verdicts(allDecisions),
+        unknown_types: unknownSection.types.length,
+      },
+      merkle_root: merkleRootHex,
+      record_count: this.count,
+      unknown: unknownSection,
+    };
+  }
+}
+
+/** The receipt of a whole list of records: `ReceiptComposer` fed every record in order. */
+export function composeReceipt(records: readonly EventRecord[], merkleRootHex: string): Receipt {
+  checkRoot(merkleRootHex);
+  if (records.length === 0) fail('no-records', 'a receipt needs at least one record', '');
+  const composer = new ReceiptComposer();
+  for (const record of records) composer.add(record);
+  return composer.finish(merkleRootHex);
 }
 
 /** The receipt's bytes: canonical JSON (RFC 8785), UTF-8. */
