@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capabilityManifest } from '../ahp/capabilities.js';
-import { validateEvent } from '../ahp/messages/index.js';
+import { isRfc3339DateTime, validateEvent } from '../ahp/messages/index.js';
 import { parseJson } from '../core/canonical.js';
 import { type AgentCertificate, readCertificateUnverified } from '../evidence/certificate.js';
 import { certificatePolicy } from '../evidence/cross-verify.js';
@@ -170,7 +170,12 @@ export function prepareEvent(raw: unknown, session: SessionInfo, now: Date): Can
   };
   if (filled.session === undefined) filled.session = { id: session.id };
   const event = redactValue(filled) as CanonicalEvent;
-  const issues = validateEvent(event);
+  // Event types this AHP snapshot does not define are kept (and shown in the receipt's `unknown`
+  // section), never refused; everything else about the event must still be valid.
+  const issues = validateEvent(event).filter((i) => i.rule !== 'event.unknown-type');
+  if (!isRfc3339DateTime(String(event.time)) && !issues.some((i) => i.pointer === '/time')) {
+    issues.push({ pointer: '/time', rule: 'format', message: 'time must be an RFC 3339 date-time' });
+  }
   if (issues.length > 0) {
     const list = issues.map((i) => `  ${i.pointer || '/'}: ${i.message} [${i.rule}]`).join('\n');
     throw new SessionError(
