@@ -32,11 +32,37 @@ export interface CheckedRecord {
   keyIds: string[];
 }
 
+/** The checks one line needs on its own (parse → signature → schema): no order, no state. */
+export type LineCheck =
+  | { ok: true; record: EventRecord; payload: Buffer; keyIds: string[] }
+  | { ok: false; check: RecordCheck; message: string };
+
+/**
+ * Parses a line, verifies its signature against the pinned keys and decodes the payload. Pure, so
+ * it runs on any thread; `ChainVerifier` adds the checks that depend on the records before it.
+ */
+export function checkLine(line: Buffer | string, trusted: TrustedKeys): LineCheck {
+  let payload: Buffer;
+  let keyIds: string[];
+  try {
+    const envelope = parseEnvelopeLine(line);
+    try {
+      ({ payload, keyIds } = verifyEnvelope(envelope, trusted));
+    } catch (error) {
+      return { ok: false, check: 'signature', message: (error as Error).message };
+    }
+    return { ok: true, record: decodeRecordPayload(payload), payload, keyIds };
+  } catch (error) {
+    if (error instanceof RecordError) return { ok: false, check: error.code, message: error.message };
+    throw error;
+  }
+}
+
 export class ChainVerifier {
   private expectedSeq = 0;
   private prev: string | null = null;
   private session: string | undefined;
-  private readonly trusted: TrustedKeys;
+  readonly trusted: TrustedKeys;
 
   constructor(trusted: TrustedKeys | readonly PublicKeyInput[], session?: string) {
     this.trusted = 'byId' in trusted ? trusted : trustKeys(trusted);
@@ -49,40 +75,34 @@ export class ChainVerifier {
 
   /** Checks the next line; throws a LogIssue-shaped RecordError on the first failed check. */
   check(line: Buffer | string, offset: number): CheckedRecord {
-    const fail = (check: RecordCheck, message: string, seq = this.expectedSeq): never => {
-      throw new RecordError(check, message, { check, seq, offset });
+    const checked = checkLine(line, this.trusted);
+    if (!checked.ok) return this.reject(checked.check, checked.message, offset);
+    return this.accept(checked.record, sha256(checked.payload), checked.keyIds, offset);
+  }
+
+  /** Reports a line that failed `checkLine`, at the sequence number expected there. */
+  reject(check: RecordCheck, message: string, offset: number): never {
+    throw new RecordError(check, message, { check, seq: this.expectedSeq, offset });
+  }
+
+  /** The checks that need the records before: session, sequence, chain. */
+  accept(record: EventRecord, digest: Buffer, keyIds: string[], offset: number): CheckedRecord {
+    const fail = (check: RecordCheck, message: string): never => {
+      throw new RecordError(check, message, { check, seq: record.seq, offset });
     };
-    let record: EventRecord;
-    let payload: Buffer;
-    let keyIds: string[];
-    try {
-      const envelope = parseEnvelopeLine(line);
-      try {
-        ({ payload, keyIds } = verifyEnvelope(envelope, this.trusted));
-      } catch (error) {
-        return fail('signature', (error as Error).message);
-      }
-      record = decodeRecordPayload(payload);
-    } catch (error) {
-      if (error instanceof RecordError && error.detail) throw error;
-      if (error instanceof RecordError) return fail(error.code, error.message);
-      throw error;
-    }
     if (this.session === undefined) this.session = record.session;
     if (record.session !== this.session) {
-      fail('session', `record belongs to session ${record.session}, expected ${this.session}`, record.seq);
+      fail('session', `record belongs to session ${record.session}, expected ${this.session}`);
     }
     if (record.seq !== this.expectedSeq) {
-      fail('sequence', `sequence number ${record.seq} where ${this.expectedSeq} was expected`, record.seq);
+      fail('sequence', `sequence number ${record.seq} where ${this.expectedSeq} was expected`);
     }
     if (record.prev !== this.prev) {
       fail(
         'chain',
         `prev is ${record.prev ?? 'null'} but the previous record's digest is ${this.prev ?? 'null (first record)'}`,
-        record.seq,
       );
     }
-    const digest = sha256(payload);
     this.prev = digestRef(digest);
     this.expectedSeq += 1;
     return { record, digest, keyIds };

@@ -5,10 +5,10 @@
  */
 import { type TrustedKeys, trustKeys, verifyEnvelope } from '../core/dsse.js';
 import { type PublicKeyInput, shipId, toPublicKey } from '../core/keys.js';
-import { merkleRootFromLeafHashes } from '../core/merkle.js';
 import { type AgentCertificate, verifyCertificate } from './certificate.js';
 import { type CrossVerification, crossVerify } from './cross-verify.js';
-import { asLogIssue, ChainVerifier, type CheckedRecord, type LogLine } from './log-reader.js';
+import { ChainVerifier, type CheckedRecord, type LogIssue, type LogLine } from './log-reader.js';
+import { MerkleAccumulator } from './merkle-accumulator.js';
 import {
   type PackageHeader,
   type PackageSeal,
@@ -16,8 +16,9 @@ import {
   parseSeal,
   RECEIPT_PAYLOAD_TYPE,
 } from './package.js';
-import { composeReceipt, type Receipt, receiptBytes } from './receipt.js';
+import { type Receipt, ReceiptComposer, receiptBytes } from './receipt.js';
 import type { EventRecord } from './record.js';
+import { createPipeline, defaultWorkers, type RecordPipeline } from './record-pipeline.js';
 
 export type CheckName =
   | 'package_format'
@@ -54,6 +55,12 @@ export interface VerifyOptions {
   /** The time the verification is made at (RFC 3339 in the output). */
   now: Date;
   onProgress?: (records: number, total: number) => void;
+  /**
+   * Worker threads that check record signatures; 0 checks everything on this thread. Default:
+   * every core when the package holds at least POOL_THRESHOLD records, else 0. Results are the
+   * same either way.
+   */
+  workers?: number;
 }
 
 export interface VerifyResult {
@@ -118,8 +125,54 @@ export function* bufferLines(bytes: Uint8Array): Generator<LogLine> {
   if (start < buf.length) yield { line: buf.subarray(start), offset: start, torn: true };
 }
 
-function sessionWindow(records: readonly EventRecord[]): { start: string; end: string } {
-  return { start: records[0]!.time, end: records[records.length - 1]!.time };
+/**
+ * What cross-verification needs of the records, kept while they stream past: the session's first
+ * `session.start`, its tool calls and permission resolutions, and the session window.
+ */
+class CrossRecords {
+  readonly records: EventRecord[] = [];
+  private first: string | undefined;
+  private last: string | undefined;
+  private sawStart = false;
+
+  add(record: EventRecord): void {
+    this.first ??= record.time;
+    this.last = record.time;
+    const type = record.event.type;
+    if (type === 'session.start' && !this.sawStart) {
+      this.sawStart = true;
+      this.records.push(record);
+    } else if (type === 'tool.before' || type === 'tool.permission.resolved') this.records.push(record);
+  }
+
+  window(): { start: string; end: string } {
+    return { start: this.first!, end: this.last! };
+  }
+}
+
+/** The records' running results: Merkle root, receipt, chain head, cross-verification facts. */
+class RecordFold {
+  readonly merkle = new MerkleAccumulator();
+  readonly composer = new ReceiptComposer();
+  composeError: Error | null = null;
+  head: Buffer | null = null;
+  readonly cross: CrossRecords | null;
+
+  constructor(withCross: boolean) {
+    this.cross = withCross ? new CrossRecords() : null;
+  }
+
+  add(checked: CheckedRecord): void {
+    this.merkle.add(checked.digest);
+    this.head = checked.digest;
+    this.cross?.add(checked.record);
+    if (this.composeError !== null) return;
+    try {
+      this.composer.add(checked.record);
+    } catch (error) {
+      this.composeError = error as Error;
+    }
+  }
 }
 
 export async function verifyPackageLines(
@@ -152,110 +205,131 @@ export async function verifyPackageLines(
   };
 
   let header: PackageHeader | null = null;
-  let seal: PackageSeal | null = null;
-  const records: EventRecord[] = [];
-  const digests: Buffer[] = [];
-  let recordIssue = false;
-  const chain = new ChainVerifier(trusted);
+  let sealLine: LogLine | null = null;
+  let tornRecord: number | null = null;
   let extra = 0;
-  for await (const { line, offset, torn } of lines) {
-    if (header === null) {
-      try {
-        header = parseHeader(line);
-      } catch (error) {
-        checks.fail('package_format', 'bad-header', (error as Error).message);
-        return finish();
-      }
-      result.session = header.session;
-      const packageKeys = header.keys.map((k) => k.key_id);
-      const pinned = packageKeys.filter((id) => trusted.byId.has(id));
-      if (pinned.length === 0) {
-        checks.pass('package_format', 'header read');
-        checks.fail('signer_pinned', 'untrusted-signer', {
-          message: 'none of the keys that signed this package is pinned; pass --trust with the signer key',
-          package_keys: packageKeys,
-          trusted_keys: result.trusted_keys,
+  let pipeline: RecordPipeline | null = null;
+  let issue: LogIssue | null = null;
+  const fold = new RecordFold(options.certificate !== undefined);
+  let accepted = 0;
+  try {
+    let submitted = 0;
+    for await (const item of lines) {
+      const { line, offset, torn } = item;
+      if (header === null) {
+        try {
+          header = parseHeader(line);
+        } catch (error) {
+          checks.fail('package_format', 'bad-header', (error as Error).message);
+          return finish();
+        }
+        result.session = header.session;
+        const packageKeys = header.keys.map((k) => k.key_id);
+        const pinned = packageKeys.filter((id) => trusted.byId.has(id));
+        if (pinned.length === 0) {
+          checks.pass('package_format', 'header read');
+          checks.fail('signer_pinned', 'untrusted-signer', {
+            message: 'none of the keys that signed this package is pinned; pass --trust with the signer key',
+            package_keys: packageKeys,
+            trusted_keys: result.trusted_keys,
+          });
+          return finish();
+        }
+        const total = header.record_count;
+        pipeline = createPipeline({
+          chain: new ChainVerifier(trusted, header.session),
+          workers: options.workers ?? defaultWorkers(total),
+          onRecord: (checked) => {
+            fold.add(checked);
+            accepted += 1;
+            if (accepted % 10_000 === 0) options.onProgress?.(accepted, total);
+          },
         });
-        return finish();
+        continue;
       }
-      continue;
+      if (submitted < header.record_count) {
+        if (pipeline!.failed) break;
+        if (torn) {
+          tornRecord = offset;
+          break;
+        }
+        submitted += 1;
+        const room = pipeline!.push(line, offset);
+        if (room !== undefined) await room;
+        continue;
+      }
+      if (sealLine === null) sealLine = { line: Buffer.from(line), offset, torn };
+      else extra += 1;
     }
-    if (records.length < header.record_count && !recordIssue) {
-      if (torn) {
-        recordIssue = true;
-        checks.fail('record_count', 'truncated', { offset, message: 'package ends inside a record' });
-        break;
-      }
-      try {
-        const checked: CheckedRecord = chain.check(line, offset);
-        records.push(checked.record);
-        digests.push(checked.digest);
-        if (records.length % 10_000 === 0) options.onProgress?.(records.length, header.record_count);
-      } catch (error) {
-        const issue = asLogIssue(error);
-        if (!issue) throw error;
-        recordIssue = true;
-        const [check, code] = ISSUE_TO_CHECK[issue.check];
-        checks.fail(check, code, { seq: issue.seq, offset: issue.offset, message: issue.message });
-      }
-      continue;
-    }
-    if (recordIssue) continue;
-    if (seal === null) {
-      try {
-        seal = parseSeal(line);
-      } catch (error) {
-        checks.fail('package_format', 'bad-seal', { offset, message: (error as Error).message });
-        return finish();
-      }
-      continue;
-    }
-    extra += 1;
+    if (pipeline !== null) issue = await pipeline.drain();
+  } finally {
+    await pipeline?.close();
   }
   if (header === null) {
     checks.fail('package_format', 'empty', 'the package is empty');
     return finish();
   }
-  if (recordIssue) return finish();
-  if (records.length < header.record_count) {
+  if (issue !== null) {
+    const [check, code] = ISSUE_TO_CHECK[issue.check];
+    checks.fail(check, code, { seq: issue.seq, offset: issue.offset, message: issue.message });
+    return finish();
+  }
+  if (tornRecord !== null) {
+    checks.fail('record_count', 'truncated', { offset: tornRecord, message: 'package ends inside a record' });
+    return finish();
+  }
+  if (accepted < header.record_count) {
     checks.fail(
       'record_count',
       'truncated',
-      `header says ${header.record_count} records, package holds ${records.length}`,
+      `header says ${header.record_count} records, package holds ${accepted}`,
     );
     return finish();
   }
-  if (seal === null) {
+  if (sealLine === null) {
     checks.fail('package_format', 'missing-seal', 'the package ends without its seal line (truncated?)');
+    return finish();
+  }
+  let seal: PackageSeal;
+  try {
+    seal = parseSeal(sealLine.line);
+  } catch (error) {
+    checks.fail('package_format', 'bad-seal', { offset: sealLine.offset, message: (error as Error).message });
+    return finish();
+  }
+  if (sealLine.torn) {
+    checks.fail('package_format', 'truncated', {
+      offset: sealLine.offset,
+      message: 'the seal line has no final newline (truncated?)',
+    });
     return finish();
   }
   if (extra > 0) {
     checks.fail('package_format', 'trailing-data', `${extra} unexpected line(s) after the seal`);
     return finish();
   }
-  checks.pass('package_format', { records: records.length });
+  const count = accepted;
+  checks.pass('package_format', { records: count });
   const signers = header.keys.map((k) => k.key_id).filter((id) => trusted.byId.has(id));
   checks.pass('signer_pinned', { pinned: signers });
-  checks.pass('record_format', { records: records.length });
-  checks.pass('record_signatures', { records: records.length });
+  checks.pass('record_format', { records: count });
+  checks.pass('record_signatures', { records: count });
   checks.pass('record_session', { session: header.session });
-  checks.pass('record_sequence', { first: 0, last: records.length - 1 });
-  checks.pass('record_chain', {
-    head: records.length > 0 ? `sha256:${digests[digests.length - 1]!.toString('hex')}` : null,
-  });
-  checks.pass('record_count', { records: records.length });
+  checks.pass('record_sequence', { first: 0, last: count - 1 });
+  checks.pass('record_chain', { head: fold.head === null ? null : `sha256:${fold.head.toString('hex')}` });
+  checks.pass('record_count', { records: count });
 
-  const root = merkleRootFromLeafHashes(digests).toString('hex');
-  if (seal.merkle.root !== root || seal.merkle.size !== records.length) {
+  const root = fold.merkle.root().toString('hex');
+  if (seal.merkle.root !== root || seal.merkle.size !== count) {
     checks.fail('merkle_root', 'root-mismatch', {
       sealed: seal.merkle.root,
       recomputed: root,
       sealed_size: seal.merkle.size,
-      size: records.length,
+      size: count,
     });
     return finish();
   }
-  checks.pass('merkle_root', { root, size: records.length });
+  checks.pass('merkle_root', { root, size: count });
 
   let signedReceipt: Buffer;
   let receiptSigners: string[];
@@ -269,7 +343,16 @@ export async function verifyPackageLines(
     checks.fail('receipt_signature', 'bad-signature', (error as Error).message);
     return finish();
   }
-  const receipt = composeReceipt(records, root);
+  let receipt: Receipt;
+  try {
+    if (fold.composeError !== null) throw fold.composeError;
+    receipt = fold.composer.finish(root);
+  } catch (error) {
+    checks.fail('receipt_recomputed', 'receipt-mismatch', {
+      message: `these records do not compose into a receipt: ${(error as Error).message}`,
+    });
+    return finish();
+  }
   const recomputed = receiptBytes(receipt);
   if (!recomputed.equals(signedReceipt)) {
     checks.fail('receipt_recomputed', 'receipt-mismatch', {
@@ -282,7 +365,7 @@ export async function verifyPackageLines(
   result.receipt = receipt;
 
   if (options.certificate !== undefined)
-    crossChecks(checks, options, records, trusted, receiptSigners, result);
+    crossChecks(checks, options, fold.cross!, trusted, receiptSigners, result);
   return finish();
 }
 
@@ -295,7 +378,7 @@ function firstDifference(a: Buffer, b: Buffer): number {
 function crossChecks(
   checks: Checks,
   options: VerifyOptions,
-  records: EventRecord[],
+  records: CrossRecords,
   trusted: TrustedKeys,
   receiptSigners: string[],
   result: VerifyResult,
@@ -315,7 +398,7 @@ function crossChecks(
   } else {
     checks.fail('ship_id_match', 'ship-mismatch', { certificate: certificate.ship_id, session: signerShips });
   }
-  const window = sessionWindow(records);
+  const window = records.window();
   const inside =
     Date.parse(window.start) >= Date.parse(certificate.valid_from) &&
     Date.parse(window.end) <= Date.parse(certificate.valid_until);
@@ -326,7 +409,7 @@ function crossChecks(
   if (inside) checks.pass('within_validity_window', detail);
   else checks.fail('within_validity_window', 'outside-window', detail);
 
-  const cross = crossVerify(certificate, records);
+  const cross = crossVerify(certificate, records.records);
   result.cross = cross;
   const executed = cross.unauthorized.filter((c) => !c.blocked);
   const list = cross.unauthorized.map((c) => ({

@@ -1,0 +1,208 @@
+/**
+ * Checks record lines in order, on this thread or on a pool of worker threads. Either way the same
+ * `checkLine` runs on every line and `ChainVerifier.accept` runs on the main thread in record order,
+ * so both give the same records, the same first failure and the same offsets. With workers, lines
+ * go out in batches and come back as verified payloads; the main thread only decodes them (JSON)
+ * and checks session, sequence and chain. In-flight batches are bounded, so memory is too.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { rawPublicKey } from '../core/keys.js';
+import { asLogIssue, ChainVerifier, type CheckedRecord, type LogIssue } from './log-reader.js';
+import type { EventRecord } from './record.js';
+import type { RecordCheck } from './record-codec.js';
+
+/** Below this many records a pool costs more to start than it saves. */
+export const POOL_THRESHOLD = 2000;
+const BATCH_LINES = 256;
+const BATCHES_PER_WORKER = 4;
+
+export interface BatchRequest {
+  id: number;
+  lines: Uint8Array;
+  /** End offset of each line within `lines`. */
+  ends: Uint32Array;
+}
+
+export interface BatchResult {
+  id: number;
+  payloads: Uint8Array;
+  payloadEnds: Uint32Array;
+  digests: Uint8Array;
+  /** Verified key ids per record, joined by "\n". */
+  keyIds: string[];
+  failure?: { index: number; check: RecordCheck; message: string };
+}
+
+export interface PipelineOptions {
+  chain: ChainVerifier;
+  /** Worker threads; 0 checks every line on this thread. */
+  workers: number;
+  /** Called with each record that passed every check, in order. */
+  onRecord: (checked: CheckedRecord) => void;
+}
+
+/** Workers to use when the caller did not say: every core, unless the job is small. */
+export function defaultWorkers(expectedRecords: number): number {
+  return expectedRecords >= POOL_THRESHOLD ? Math.max(1, availableParallelism()) : 0;
+}
+
+export interface RecordPipeline {
+  /** Queues the next record line (it may be checked later); resolves when there is room for more. */
+  push(line: Buffer, offset: number): Promise<void> | undefined;
+  /** Waits for every queued line; returns the first failure in record order, if any. */
+  drain(): Promise<LogIssue | null>;
+  /** True once a failure has been seen: further lines are ignored. */
+  readonly failed: boolean;
+  close(): Promise<void>;
+}
+
+export function createPipeline(options: PipelineOptions): RecordPipeline {
+  return options.workers > 0 ? new PoolPipeline(options) : new InlinePipeline(options);
+}
+
+class InlinePipeline implements RecordPipeline {
+  private issue: LogIssue | null = null;
+  constructor(private readonly options: PipelineOptions) {}
+
+  get failed(): boolean {
+    return this.issue !== null;
+  }
+
+  push(line: Buffer, offset: number): undefined {
+    if (this.issue !== null) return;
+    try {
+      this.options.onRecord(this.options.chain.check(line, offset));
+    } catch (error) {
+      this.issue = asLogIssue(error);
+      if (this.issue === null) throw error;
+    }
+  }
+
+  async drain(): Promise<LogIssue | null> {
+    return this.issue;
+  }
+
+  async close(): Promise<void> {}
+}
+
+interface InFlight {
+  result: Promise<BatchResult>;
+  offsets: number[];
+}
+
+class PoolPipeline implements RecordPipeline {
+  private readonly workers: Worker[] = [];
+  private readonly waiting = new Map<
+    number,
+    { resolve: (r: BatchResult) => void; reject: (e: Error) => void }
+  >();
+  private readonly inFlight: InFlight[] = [];
+  private lines: Buffer[] = [];
+  private offsets: number[] = [];
+  private nextId = 0;
+  private issue: LogIssue | null = null;
+  private crashed: Error | null = null;
+
+  constructor(private readonly options: PipelineOptions) {
+    const keys = [...options.chain.trusted.byId.values()].map((k) => new Uint8Array(rawPublicKey(k)));
+    for (let i = 0; i < options.workers; i++) {
+      const worker = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { keys } });
+      worker.on('message', (result: BatchResult) => {
+        const waiter = this.waiting.get(result.id);
+        this.waiting.delete(result.id);
+        waiter?.resolve(result);
+      });
+      worker.on('error', (error) => this.fail(error));
+      worker.unref();
+      this.workers.push(worker);
+    }
+  }
+
+  get failed(): boolean {
+    return this.issue !== null;
+  }
+
+  private fail(error: Error): void {
+    this.crashed = error;
+    for (const waiter of this.waiting.values()) waiter.reject(error);
+    this.waiting.clear();
+  }
+
+  push(line: Buffer, offset: number): Promise<void> | undefined {
+    if (this.issue !== null) return;
+    this.lines.push(line);
+    this.offsets.push(offset);
+    if (this.lines.length < BATCH_LINES) return;
+    this.dispatch();
+    if (this.inFlight.length >= this.workers.length * BATCHES_PER_WORKER) return this.settleOne();
+    return;
+  }
+
+  private dispatch(): void {
+    if (this.lines.length === 0) return;
+    const total = this.lines.reduce((n, l) => n + l.length, 0);
+    const packed = new Uint8Array(total);
+    const ends = new Uint32Array(this.lines.length);
+    let at = 0;
+    this.lines.forEach((l, i) => {
+      packed.set(l, at);
+      at += l.length;
+      ends[i] = at;
+    });
+    const id = this.nextId++;
+    const request: BatchRequest = { id, lines: packed, ends };
+    const result = new Promise<BatchResult>((resolve, reject) => {
+      if (this.crashed) return reject(this.crashed);
+      this.waiting.set(id, { resolve, reject });
+    });
+    result.catch(() => {}); // observed when settled in order
+    this.workers[id % this.workers.length]!.postMessage(request, [packed.buffer, ends.buffer]);
+    this.inFlight.push({ result, offsets: this.offsets });
+    this.lines = [];
+    this.offsets = [];
+  }
+
+  /** Takes the oldest batch's results, in order, through the chain checks. */
+  private async settleOne(): Promise<void> {
+    const head = this.inFlight.shift();
+    if (head === undefined) return;
+    const result = await head.result;
+    if (this.issue !== null) return;
+    const { chain, onRecord } = this.options;
+    const payloads = Buffer.from(
+      result.payloads.buffer,
+      result.payloads.byteOffset,
+      result.payloads.byteLength,
+    );
+    const digests = Buffer.from(result.digests.buffer, result.digests.byteOffset, result.digests.byteLength);
+    let start = 0;
+    try {
+      for (let i = 0; i < result.payloadEnds.length; i++) {
+        const end = result.payloadEnds[i]!;
+        // The worker has checked these bytes are canonical JSON of a well-formed record.
+        const record = JSON.parse(payloads.toString('utf8', start, end)) as EventRecord;
+        start = end;
+        const digest = Buffer.from(digests.subarray(i * 32, i * 32 + 32));
+        onRecord(chain.accept(record, digest, result.keyIds[i]!.split('\n'), head.offsets[i]!));
+      }
+      if (result.failure !== undefined) {
+        const { index, check, message } = result.failure;
+        chain.reject(check, message, head.offsets[index]!);
+      }
+    } catch (error) {
+      this.issue = asLogIssue(error);
+      if (this.issue === null) throw error;
+    }
+  }
+
+  async drain(): Promise<LogIssue | null> {
+    if (this.issue === null) this.dispatch();
+    while (this.inFlight.length > 0) await this.settleOne();
+    return this.issue;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
