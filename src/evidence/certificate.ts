@@ -6,8 +6,15 @@
 
 import type { KeyObject } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { canonicalize } from '../core/canonical.js';
-import { type Envelope, signEnvelope, type TrustedKeys, verifyEnvelope } from '../core/dsse.js';
+import { canonicalize, parseJson } from '../core/canonical.js';
+import {
+  asEnvelope,
+  decodeBase64,
+  type Envelope,
+  signEnvelope,
+  type TrustedKeys,
+  verifyEnvelope,
+} from '../core/dsse.js';
 import { TallyError } from '../core/errors.js';
 import { keyId, type PublicKeyInput, rawPublicKey, shipId } from '../core/keys.js';
 import { parsePattern } from './policy.js';
@@ -55,8 +62,8 @@ function checkPatterns(field: string, patterns: readonly string[]): void {
     try {
       parsePattern(pattern);
     } catch (error) {
-      throw new CertificateError('invalid', `${field}[${i}]: ${(error as Error).message}`, {
-        field: `${field}/${i}`,
+      throw new CertificateError('invalid', `/${field}/${i}: ${(error as Error).message}`, {
+        field: `/${field}/${i}`,
       });
     }
   });
@@ -69,19 +76,21 @@ export function issueCertificate(
   if (!NAME.test(request.name)) {
     throw new CertificateError(
       'invalid',
-      `agent name '${request.name}' must be 1-64 of [A-Za-z0-9._-], starting alphanumeric`,
-      {
-        field: 'name',
-      },
+      `/agent/name: '${request.name}' must be 1-64 of [A-Za-z0-9._-], starting alphanumeric`,
+      { field: '/agent/name' },
     );
   }
   if (request.allow.length === 0)
-    throw new CertificateError('invalid', 'at least one --allow pattern is required', { field: 'allow' });
+    throw new CertificateError('invalid', '/bounded_actions: at least one --allow pattern is required', {
+      field: '/bounded_actions',
+    });
   checkPatterns('bounded_actions', request.allow);
   checkPatterns('forbidden', request.forbid ?? []);
   checkPatterns('escalation_required', request.escalate ?? []);
   if (!(request.validUntil.getTime() > request.validFrom.getTime())) {
-    throw new CertificateError('window', 'valid_until must be after valid_from', { field: 'valid_until' });
+    throw new CertificateError('window', '/valid_until: valid_until must be after valid_from', {
+      field: '/valid_until',
+    });
   }
   const publicKey = rawPublicKey(shipKey);
   const certificate: AgentCertificate = {
@@ -109,8 +118,8 @@ export function issueCertificate(
 
 function stringList(value: unknown, field: string): string[] {
   if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
-    throw new CertificateError('invalid', `certificate field ${field} must be an array of strings`, {
-      field,
+    throw new CertificateError('invalid', `certificate field /${field} must be an array of strings`, {
+      field: `/${field}`,
     });
   }
   return value as string[];
@@ -125,31 +134,33 @@ export function parseCertificate(value: unknown): AgentCertificate {
         field,
       });
   };
-  need('(root)', typeof c === 'object' && c !== null && !Array.isArray(c));
-  need('type', c.type === CERTIFICATE_TYPE);
-  need('serial', typeof c.serial === 'string');
-  need('ship_id', typeof c.ship_id === 'string');
+  need('/', typeof c === 'object' && c !== null && !Array.isArray(c));
+  need('/type', c.type === CERTIFICATE_TYPE);
+  need('/serial', typeof c.serial === 'string');
+  need('/ship_id', typeof c.ship_id === 'string');
   const issuer = c.issuer as Record<string, unknown> | undefined;
   need(
-    'issuer',
+    '/issuer',
     typeof issuer === 'object' &&
       issuer !== null &&
       typeof issuer.key_id === 'string' &&
       typeof issuer.public_key === 'string',
   );
   const agent = c.agent as Record<string, unknown> | undefined;
-  need('agent.name', typeof agent === 'object' && agent !== null && typeof agent.name === 'string');
+  need('/agent/name', typeof agent === 'object' && agent !== null && typeof agent.name === 'string');
   for (const field of ['issued_at', 'valid_from', 'valid_until']) {
     need(
-      field,
+      `/${field}`,
       typeof c[field] === 'string' &&
         RFC3339.test(c[field] as string) &&
         !Number.isNaN(Date.parse(c[field] as string)),
     );
   }
-  stringList(c.bounded_actions, 'bounded_actions');
-  stringList(c.forbidden, 'forbidden');
-  stringList(c.escalation_required, 'escalation_required');
+  // A signed certificate is still checked: its patterns must parse and its window must be one.
+  checkPatterns('bounded_actions', stringList(c.bounded_actions, 'bounded_actions'));
+  checkPatterns('forbidden', stringList(c.forbidden, 'forbidden'));
+  checkPatterns('escalation_required', stringList(c.escalation_required, 'escalation_required'));
+  need('/valid_until', Date.parse(c.valid_until as string) > Date.parse(c.valid_from as string));
   return c as unknown as AgentCertificate;
 }
 
@@ -180,7 +191,7 @@ export function verifyCertificate(
   }
   let payload: unknown;
   try {
-    payload = JSON.parse(verified.payload.toString('utf8'));
+    payload = parseJson(verified.payload.toString('utf8'));
   } catch (error) {
     throw new CertificateError('invalid', `certificate payload is not JSON: ${(error as Error).message}`);
   }
@@ -202,6 +213,12 @@ export function verifyCertificate(
 }
 
 /** Reads a certificate's payload without verifying it, for display. */
-export function readCertificateUnverified(envelope: Envelope): AgentCertificate {
-  return parseCertificate(JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')));
+export function readCertificateUnverified(envelope: unknown): AgentCertificate {
+  let payload: unknown;
+  try {
+    payload = parseJson(decodeBase64(asEnvelope(envelope).payload, 'payload').toString('utf8'));
+  } catch (error) {
+    throw new CertificateError('invalid', `not a certificate envelope: ${(error as Error).message}`);
+  }
+  return parseCertificate(payload);
 }
