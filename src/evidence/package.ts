@@ -12,10 +12,10 @@
 import { canonicalize } from '../core/canonical.js';
 import { type Envelope, signEnvelope } from '../core/dsse.js';
 import { TallyError } from '../core/errors.js';
-import { rawPublicKey, toPublicKey } from '../core/keys.js';
-import { merkleRootFromLeafHashes } from '../core/merkle.js';
+import { keyId, rawPublicKey, toPublicKey } from '../core/keys.js';
 import type { CheckedRecord } from './log-reader.js';
-import { composeReceipt, type Receipt, receiptBytes } from './receipt.js';
+import { MerkleAccumulator } from './merkle-accumulator.js';
+import { type Receipt, ReceiptComposer, receiptBytes } from './receipt.js';
 import type { Signer } from './record-codec.js';
 
 export const PACKAGE_TYPE = 'tally/package/v1';
@@ -23,7 +23,7 @@ export const SEAL_TYPE = 'tally/package-seal/v1';
 export const RECEIPT_PAYLOAD_TYPE = 'application/vnd.tally.receipt+json';
 export const MERKLE_ALGORITHM = 'rfc9162-sha256';
 
-export class PackageError extends TallyError<'header' | 'seal' | 'truncated'> {}
+export class PackageError extends TallyError<'header' | 'seal' | 'truncated' | 'log'> {}
 
 export interface PackageKey {
   key_id: string;
@@ -51,9 +51,37 @@ export interface SealedPackage {
   seal: PackageSeal;
 }
 
+export function packageHeader(session: string, recordCount: number, signer: Signer): PackageHeader {
+  const publicKey = toPublicKey(signer.privateKey);
+  return {
+    type: PACKAGE_TYPE,
+    session,
+    record_count: recordCount,
+    keys: [{ key_id: signer.keyId, public_key: rawPublicKey(publicKey).toString('base64') }],
+  };
+}
+
+/** The seal line's content: the Merkle root and the receipt, signed. */
+export function packageSeal(receipt: Receipt, size: number, signer: Signer): PackageSeal {
+  return {
+    type: SEAL_TYPE,
+    merkle: { algorithm: MERKLE_ALGORITHM, size, root: receipt.merkle_root },
+    receipt: signEnvelope(receiptBytes(receipt), RECEIPT_PAYLOAD_TYPE, {
+      privateKey: signer.privateKey,
+      keyid: signer.keyId,
+    }),
+  };
+}
+
+/** A header or seal as its package line. */
+export function packageLine(value: PackageHeader | PackageSeal): Buffer {
+  return Buffer.from(`${canonicalize(value)}\n`);
+}
+
 /**
- * Builds the package from verified records (in order) and their log lines. The receipt is
- * composed from the records, so it can be recomputed by anyone holding the package.
+ * Builds a package in memory from verified records (in order) and their log lines. The receipt is
+ * composed from the records, so it can be recomputed by anyone holding the package. Sealing a
+ * session log streams instead (seal.ts); both give the same bytes.
  */
 export function buildPackage(
   lines: readonly Buffer[],
@@ -66,30 +94,18 @@ export function buildPackage(
       `a package needs at least one record and one line per record (${lines.length} lines, ${checked.length} records)`,
     );
   }
-  const session = checked[0]!.record.session;
-  const root = merkleRootFromLeafHashes(checked.map((c) => c.digest)).toString('hex');
-  const receipt = composeReceipt(
-    checked.map((c) => c.record),
-    root,
-  );
-  const publicKey = toPublicKey(signer.privateKey);
-  const header: PackageHeader = {
-    type: PACKAGE_TYPE,
-    session,
-    record_count: checked.length,
-    keys: [{ key_id: signer.keyId, public_key: rawPublicKey(publicKey).toString('base64') }],
-  };
-  const seal: PackageSeal = {
-    type: SEAL_TYPE,
-    merkle: { algorithm: MERKLE_ALGORITHM, size: checked.length, root },
-    receipt: signEnvelope(receiptBytes(receipt), RECEIPT_PAYLOAD_TYPE, {
-      privateKey: signer.privateKey,
-      keyid: signer.keyId,
-    }),
-  };
-  const parts: Buffer[] = [Buffer.from(`${canonicalize(header)}\n`)];
+  const merkle = new MerkleAccumulator();
+  const composer = new ReceiptComposer();
+  for (const c of checked) {
+    merkle.add(c.digest);
+    composer.add(c.record);
+  }
+  const receipt = composer.finish(merkle.root().toString('hex'));
+  const header = packageHeader(checked[0]!.record.session, checked.length, signer);
+  const seal = packageSeal(receipt, checked.length, signer);
+  const parts: Buffer[] = [packageLine(header)];
   for (const line of lines) parts.push(line, Buffer.from('\n'));
-  parts.push(Buffer.from(`${canonicalize(seal)}\n`));
+  parts.push(packageLine(seal));
   return { bytes: Buffer.concat(parts), receipt, header, seal };
 }
 
@@ -97,6 +113,14 @@ function object(value: unknown, what: string, code: 'header' | 'seal'): Record<s
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new PackageError(code, `${what} is not a JSON object`);
   return value as Record<string, unknown>;
+}
+
+function idOf(raw: Buffer): string | null {
+  try {
+    return keyId(raw);
+  } catch {
+    return null;
+  }
 }
 
 export function parseHeader(line: Buffer | string): PackageHeader {
@@ -122,6 +146,16 @@ export function parseHeader(line: Buffer | string): PackageHeader {
   ) {
     throw new PackageError('header', 'header.keys must be a list of {key_id, public_key}');
   }
+  (h.keys as PackageKey[]).forEach((k, i) => {
+    const raw = Buffer.from(k.public_key, 'base64');
+    if (raw.length !== 32 || raw.toString('base64') !== k.public_key || idOf(raw) !== k.key_id) {
+      throw new PackageError(
+        'header',
+        `header.keys[${i}]: public_key is not the 32-byte Ed25519 key whose id is ${k.key_id}`,
+        { pointer: `/keys/${i}/public_key` },
+      );
+    }
+  });
   return h as unknown as PackageHeader;
 }
 

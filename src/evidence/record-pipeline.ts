@@ -8,7 +8,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { rawPublicKey } from '../core/keys.js';
-import { asLogIssue, ChainVerifier, type CheckedRecord, type LogIssue } from './log-reader.js';
+import { asLogIssue, type ChainVerifier, type CheckedRecord, type LogIssue } from './log-reader.js';
 import type { EventRecord } from './record.js';
 import type { RecordCheck } from './record-codec.js';
 

@@ -11,12 +11,12 @@ import { isRfc3339DateTime, validateEvent } from '../ahp/messages/index.js';
 import { parseJson } from '../core/canonical.js';
 import { type AgentCertificate, readCertificateUnverified } from '../evidence/certificate.js';
 import { certificatePolicy } from '../evidence/cross-verify.js';
-import { type CheckedRecord, readLogLines, verifyLogFile } from '../evidence/log-reader.js';
 import { LogWriter } from '../evidence/log-writer.js';
-import { buildPackage } from '../evidence/package.js';
+import { PackageError } from '../evidence/package.js';
 import { evaluateAction } from '../evidence/policy.js';
 import type { AgentAttribution, CanonicalEvent, PolicyDecision } from '../evidence/record.js';
 import { redactValue } from '../evidence/redact.js';
+import { sealLog } from '../evidence/seal.js';
 import { captureBaseline } from './baseline.js';
 import type { ShipSigner } from './identity.js';
 import {
@@ -30,7 +30,6 @@ import {
   type SessionInfo,
   sessionDir,
   setCurrent,
-  writeAtomic,
   writeSessionInfo,
 } from './store.js';
 
@@ -239,6 +238,7 @@ export async function closeSession(options: {
   }
   const path = logPath(state, session.id);
   const log = await LogWriter.open(path, { session: session.id, signer, now: () => clock.now() });
+  let records: number;
   try {
     if (log.lastRecord?.event.type !== 'session.end') {
       const now = clock.now();
@@ -256,27 +256,20 @@ export async function closeSession(options: {
         ...(session.agent ? { agent: session.agent } : {}),
       });
     }
+    records = log.size;
   } finally {
     await log.close();
   }
-  const lines: Buffer[] = [];
-  const checked: CheckedRecord[] = [];
-  const verification = await verifyLogFile(path, {
-    trusted: [signer.privateKey],
-    session: session.id,
-    onRecord: (c) => checked.push(c),
-  });
-  if (!verification.ok) {
-    throw new SessionError(
-      'corrupt',
-      `session log ${path} does not verify (${verification.issue?.check} at seq ${verification.issue?.seq}, byte ${verification.issue?.offset}): ${verification.issue?.message}`,
-    );
-  }
-  for await (const { line } of readLogLines(path)) lines.push(Buffer.from(line));
-  const sealed = buildPackage(lines, checked, signer);
   const out = packagePath(state, session.id);
   mkdirSync(join(state, 'packages'), { recursive: true });
-  writeAtomic(out, sealed.bytes);
+  try {
+    await sealLog({ logPath: path, outPath: out, session: session.id, records, signer });
+  } catch (error) {
+    if (error instanceof PackageError && error.code === 'log') {
+      throw new SessionError('corrupt', error.message, error.detail);
+    }
+    throw error;
+  }
   const closed: SessionInfo = {
     ...readSessionInfo(state, session.id),
     state: 'closed',
@@ -285,5 +278,5 @@ export async function closeSession(options: {
   };
   writeSessionInfo(state, closed);
   if (currentSession(state) === session.id) setCurrent(state, null);
-  return { info: closed, packagePath: out, records: checked.length, recovered: log.recovered };
+  return { info: closed, packagePath: out, records, recovered: log.recovered };
 }
