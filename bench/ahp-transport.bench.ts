@@ -48,12 +48,38 @@ function request(): JsonRpcRequest {
 async function sample(iterations: number, warmup: number, fn: () => Promise<unknown>): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await fn();
   const out: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const start = process.hrtime.bigint();
-    await fn();
-    out.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
+  for (let i = 0; i < iterations; i++) out.push(await timed(fn));
   return out.sort((a, b) => a - b);
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/**
+ * Samples `raw` and `measured` alternately, one call each per round, so both see the same machine
+ * load; a load spike then moves both distributions instead of one.
+ */
+async function samplePair(
+  iterations: number,
+  warmup: number,
+  raw: () => Promise<unknown>,
+  measured: () => Promise<unknown>,
+): Promise<{ raw: number[]; measured: number[] }> {
+  for (let i = 0; i < warmup; i++) {
+    await raw();
+    await measured();
+  }
+  const out = { raw: [] as number[], measured: [] as number[] };
+  for (let i = 0; i < iterations; i++) {
+    out.raw.push(await timed(raw));
+    out.measured.push(await timed(measured));
+  }
+  out.raw.sort((a, b) => a - b);
+  out.measured.sort((a, b) => a - b);
+  return out;
 }
 
 function listen(server: http.Server): Promise<string> {
@@ -119,8 +145,12 @@ async function httpBench(): Promise<BenchResult[]> {
   };
   const transport = createTransport(backend, options);
   try {
-    const raw = await sample(3000, 300, () => rawPost(agent, rawUrl, JSON.stringify(request())));
-    const measured = await sample(3000, 300, () => transport.request(request(), never));
+    const { raw, measured } = await samplePair(
+      3000,
+      300,
+      () => rawPost(agent, rawUrl, JSON.stringify(request())),
+      () => transport.request(request(), never),
+    );
     return results('HTTP keep-alive intercept', measured, raw, 'raw node:http echo');
   } finally {
     agent.destroy();
@@ -165,8 +195,9 @@ async function stdioBench(): Promise<BenchResult[]> {
   };
   const transport = createTransport(backend, options);
   try {
-    const raw = await sample(3000, 300, rawRoundTrip);
-    const measured = await sample(3000, 300, () => transport.request(request(), never));
+    const { raw, measured } = await samplePair(3000, 300, rawRoundTrip, () =>
+      transport.request(request(), never),
+    );
     return results('stdio persistent intercept', measured, raw, 'raw echo child');
   } finally {
     echo.stdin.end();

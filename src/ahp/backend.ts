@@ -267,34 +267,52 @@ export function createBackend(handler: BackendHandler): BackendKit {
     });
   }
 
-  async function serveStdio(input: Readable, output: Writable): Promise<void> {
-    let buffered = Buffer.alloc(0);
-    const handleLine = async (line: Buffer) => {
-      if (line.length === 0 || /^\s*$/.test(line.toString('utf8'))) return;
-      let parsed: unknown;
-      try {
-        parsed = parseJson(line);
-      } catch {
-        output.write(`${JSON.stringify(rpcError(null, -32700, 'parse error'))}\n`);
-        return;
-      }
-      const answer = await handleMessage(parsed);
-      if (answer !== undefined) output.write(`${JSON.stringify(answer)}\n`);
-    };
-    for await (const chunk of input) {
-      buffered = Buffer.concat([
-        buffered,
-        typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer),
-      ]);
-      let nl = buffered.indexOf(0x0a);
-      while (nl >= 0) {
-        const line = buffered.subarray(0, nl);
-        buffered = buffered.subarray(nl + 1);
-        await handleLine(line);
-        nl = buffered.indexOf(0x0a);
-      }
+  /** True when `line` holds only JSON whitespace (such lines are skipped, not answered). */
+  const blank = (line: Buffer) => line.every((b) => b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0a);
+
+  async function handleLine(line: Buffer, output: Writable): Promise<void> {
+    if (blank(line)) return;
+    let parsed: unknown;
+    try {
+      parsed = parseJson(line);
+    } catch {
+      output.write(`${JSON.stringify(rpcError(null, -32700, 'parse error'))}\n`);
+      return;
     }
-    if (buffered.length > 0) await handleLine(buffered);
+    const answer = await handleMessage(parsed);
+    if (answer !== undefined) output.write(`${JSON.stringify(answer)}\n`);
+  }
+
+  /**
+   * Reads lines from `input` and answers each in order on `output`, one at a time. Resolves once
+   * `input` ends and every line read has been answered.
+   */
+  function serveStdio(input: Readable, output: Writable): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let partial: Buffer[] = [];
+      let queue: Promise<void> = Promise.resolve();
+      const enqueue = (line: Buffer) => {
+        queue = queue.then(() => handleLine(line, output));
+      };
+      input.on('data', (data: Buffer | string) => {
+        const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+        let start = 0;
+        let nl = chunk.indexOf(0x0a);
+        while (nl >= 0) {
+          const piece = chunk.subarray(start, nl);
+          enqueue(partial.length > 0 ? Buffer.concat([...partial, piece]) : piece);
+          partial = [];
+          start = nl + 1;
+          nl = chunk.indexOf(0x0a, start);
+        }
+        if (start < chunk.length) partial.push(chunk.subarray(start));
+      });
+      input.once('end', () => {
+        if (partial.length > 0) enqueue(Buffer.concat(partial));
+        queue.then(resolve, reject);
+      });
+      input.once('error', reject);
+    });
   }
 
   return { http, serveStdio, handleMessage };

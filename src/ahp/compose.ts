@@ -97,7 +97,8 @@ function isObject(value: unknown): value is JsonObject {
 /** A fresh pipeline for `event` with the caller's incoming state (omitted: permission none, no candidate). */
 export function startPipeline(event: CanonicalEvent, state?: InterceptState): Pipeline {
   return {
-    event: structuredClone(event),
+    // Never mutated: staging copies the event before its first modification.
+    event,
     permission: state?.permission ?? 'none',
     candidate: state?.candidate ? structuredClone(state.candidate) : null,
     flow: state?.flow ?? 'none',
@@ -153,10 +154,15 @@ export function stageResponse(
     list.push(effect);
   }
 
-  // 1. Modifications, in order, on a private copy of the effective event.
-  const staged = structuredClone(pipeline.event) as CanonicalEvent;
+  // 1. Modifications, in order, on a private copy of the effective event (made only if needed).
+  let staged = pipeline.event;
+  let modified = false;
   for (const [i, effect] of list.entries()) {
     if (effect.type !== 'modify') continue;
+    if (!modified) {
+      staged = structuredClone(pipeline.event);
+      modified = true;
+    }
     const target = String(effect.target);
     const location = targetLocation(staged.type, target);
     if (!location) return { error: `/effects/${i}: '${staged.type}' has no modify target '${target}'` };
@@ -198,7 +204,7 @@ export function stageResponse(
     injections: [...pipeline.injections],
     ...(pipeline.denial ? { denial: pipeline.denial } : {}),
   };
-  if (canonicalize(staged) !== canonicalize(pipeline.event)) {
+  if (modified && canonicalize(staged) !== canonicalize(pipeline.event)) {
     next.candidate = null;
     if (next.permission === 'allow') next.permission = 'none';
   }

@@ -87,7 +87,7 @@ export interface DispatchOutcome extends Settlement {
   denial?: Denial;
   /** Present when the boundary was interrupted: nothing pending may run. */
   interrupted?: true;
-  /** The effective event after every accepted modification. */
+  /** The effective event after every accepted modification (the input object itself when none changed it). */
   event: CanonicalEvent;
   subscriptions: SubscriptionReport[];
 }

@@ -275,8 +275,11 @@ class Parser {
   }
 }
 
+/** Decodes UTF-8 and throws on malformed bytes; `decode` without `stream` keeps no state between calls. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Parses JSON text strictly; throws CanonicalError with `detail.byte` and `detail.pointer`. */
 export function parseJson(text: string | Uint8Array): unknown {
-  const source = typeof text === 'string' ? text : new TextDecoder('utf-8', { fatal: true }).decode(text);
+  const source = typeof text === 'string' ? text : UTF8.decode(text);
   return new Parser(source).parseDocument();
 }

@@ -126,7 +126,7 @@ export class LineSplitter {
     let nl = chunk.indexOf(0x0a, start);
     while (nl >= 0) {
       this.add(chunk.subarray(start, nl));
-      lines.push(Buffer.concat(this.parts));
+      lines.push(this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts));
       this.parts = [];
       this.size = 0;
       start = nl + 1;
