@@ -29,7 +29,7 @@ export interface ToolCallFact {
 export interface JudgedCall extends ToolCallFact {
   verdict: ActionVerdict['verdict'];
   pattern?: string;
-  /** The call was stopped before it ran (a deny was recorded). */
+  /** The call was stopped: a deny was recorded and no `tool.after` shows it executing anyway. */
   blocked: boolean;
 }
 
@@ -55,9 +55,12 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
 export function toolCallFacts(records: readonly EventRecord[]): {
   calls: ToolCallFact[];
   approvals: Map<string, string>;
+  /** Call ids a `tool.after` reports as executed (not skipped). */
+  executed: Set<string>;
 } {
   const calls: ToolCallFact[] = [];
   const approvals = new Map<string, string>();
+  const executed = new Set<string>();
   for (const record of records) {
     const event = record.event;
     const call = asRecord(event.call);
@@ -66,6 +69,11 @@ export function toolCallFacts(records: readonly EventRecord[]): {
     if (event.type === 'tool.permission.resolved') {
       if (callId && event.decision === 'allow')
         approvals.set(callId, typeof event.decidedBy === 'string' ? event.decidedBy : 'unknown');
+      continue;
+    }
+    if (event.type === 'tool.after') {
+      // A deny that did not stop the call (a harness that ignored it) is not a block.
+      if (callId && asRecord(event.execution)?.status !== 'skipped') executed.add(callId);
       continue;
     }
     if (event.type !== 'tool.before' || typeof tool?.name !== 'string') continue;
@@ -83,7 +91,7 @@ export function toolCallFacts(records: readonly EventRecord[]): {
     }
     calls.push(fact);
   }
-  return { calls, approvals };
+  return { calls, approvals, executed };
 }
 
 export function certificatePolicy(certificate: AgentCertificate): ActionPolicy {
@@ -101,7 +109,7 @@ export function crossVerify(
   const policy = certificatePolicy(certificate);
   // Relative path patterns are anchored at the session's workspace root, as recorded at start.
   const cwd = composeOptionsOf(records).root;
-  const { calls, approvals } = toolCallFacts(records);
+  const { calls, approvals, executed } = toolCallFacts(records);
   const unauthorized: JudgedCall[] = [];
   const escalations: EscalatedCall[] = [];
   for (const fact of calls) {
@@ -115,7 +123,7 @@ export function crossVerify(
       ...fact,
       verdict: verdict.verdict,
       ...(verdict.pattern ? { pattern: verdict.pattern } : {}),
-      blocked: fact.decision === 'deny',
+      blocked: fact.decision === 'deny' && !(fact.call !== undefined && executed.has(fact.call)),
     };
     if (verdict.verdict === 'forbidden' || verdict.verdict === 'outside') unauthorized.push(judged);
     if (verdict.verdict === 'escalate') {

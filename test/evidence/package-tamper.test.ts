@@ -103,7 +103,6 @@ async function flipScan(): Promise<FlipPass[]> {
     for (const m of lines[line]!.toString('latin1').matchAll(re))
       gaps.push([starts[line]! + m.index, starts[line]! + m.index + m[0].length]);
   };
-  field(0, /"public_key":"[^"]*"|"session":"[^"]*"/g);
   for (let line = 1; line < lines.length; line++) field(line, /\{"keyid":"[^"]*",/g);
   const out: FlipPass[] = [];
   for (const position of positions) {
@@ -156,8 +155,8 @@ describe('package tampering', () => {
     assert.deepEqual(passed.slice(0, 20), [], `${passed.length} flips still verified`);
   });
 
-  it('flips in the header key, the header session and the envelope keyid fields fail too', {
-    todo: 'verify.ts/package.ts do not bind these bytes: see the report',
+  it('flips in the keyid of a record or receipt signature fail too', {
+    todo: 'a DSSE keyid is only a hint: nothing binds those bytes of a line (see the report)',
   }, async () => {
     const passed = (await flipScan()).filter((p) => p.knownGap);
     assert.deepEqual(passed.slice(0, 20), [], `${passed.length} flips still verified`);
@@ -242,18 +241,14 @@ describe('package tampering', () => {
     await expectFailure(withHeader({ ...header, keys: [foreign] }), ['signer_pinned'], ['untrusted-signer']);
   });
 
-  it('a header whose key id is kept but whose public key is swapped fails', {
-    todo: 'the verifier never checks header.keys[].public_key against key_id',
-  }, async () => {
+  it('a header whose key id is kept but whose public key is swapped fails', async () => {
     const header = JSON.parse(lines[0]!.toString()) as { keys: { key_id: string; public_key: string }[] };
     const stranger = rawPublicKey(generateKeyPair().publicKey).toString('base64');
     const mismatched = [{ key_id: header.keys[0]!.key_id, public_key: stranger }];
     await expectFailure(withHeader({ ...header, keys: mismatched }), ['package_format', 'signer_pinned']);
   });
 
-  it('a header naming another session fails', {
-    todo: 'the verifier never compares header.session with the records',
-  }, async () => {
+  it('a header naming another session fails', async () => {
     const header = JSON.parse(lines[0]!.toString()) as { session: string };
     const other = JSON.parse(otherLines[0]!.toString()) as { session: string };
     await expectFailure(withHeader({ ...header, session: other.session }), [
@@ -279,7 +274,7 @@ describe('package tampering', () => {
     for (const l of lines) {
       cuts.add(at + Math.floor(l.length / 2));
       at += l.length + 1;
-      if (at < pkg.length) cuts.add(at - 1); // just before the newline (the last one: see below)
+      cuts.add(at - 1); // just before the newline (for the last line: only it missing)
       if (at < pkg.length) cuts.add(at); // at a line boundary
     }
     for (const cut of [...cuts].sort((a, b) => a - b)) {
@@ -293,9 +288,7 @@ describe('package tampering', () => {
     }
   });
 
-  it('a package missing only its final newline fails', {
-    todo: 'the verifier accepts a torn seal line (the last newline cut off)',
-  }, async () => {
+  it('a package missing only its final newline fails', async () => {
     await expectFailure(pkg.subarray(0, pkg.length - 1), ['package_format']);
   });
 
