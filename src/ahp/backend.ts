@@ -33,7 +33,7 @@ export interface Capabilities {
   effects: string[];
   modify?: Record<string, { replace?: boolean; merge?: boolean }>;
   flow?: { operations?: string[] };
-  inject?: { deliverAt?: string[] };
+  inject?: { context?: { append?: boolean; deliverAt?: string[] } };
   [key: string]: unknown;
 }
 
@@ -97,7 +97,8 @@ export function unadvertisedEffects(effects: readonly Effect[], capabilities: Ca
       if (!capabilities.flow?.operations?.includes(String(effect.operation)))
         out.push(`flow(${String(effect.operation)})`);
     } else if (effect.type === 'inject') {
-      if (!capabilities.inject?.deliverAt?.includes(String(effect.deliverAt)))
+      const context = capabilities.inject?.context;
+      if (context?.append !== true || !context.deliverAt?.includes(String(effect.deliverAt)))
         out.push(`inject(${String(effect.deliverAt)})`);
     }
   }

@@ -15,7 +15,7 @@
 import { parseJson } from '../core/canonical.js';
 import { TallyError } from '../core/errors.js';
 import type { BackendHandler, Effect, InterceptContext } from './backend.js';
-import { catalogueEntry } from './catalogue.js';
+import { type CoreEffectType, catalogueEntry, EVENT_CATALOGUE } from './catalogue.js';
 
 export type RulesErrorCode = 'bad-rules';
 
@@ -157,6 +157,56 @@ export function evaluateRules(rules: readonly Rule[], context: InterceptContext)
   return effects;
 }
 
-export function rulesHandler(rules: readonly Rule[]): BackendHandler {
-  return { intercept: (context) => evaluateRules(rules, context) };
+/**
+ * The discovery manifest of a rule backend (the `hooks/capabilities` answer of `tally ahp serve`):
+ * every interceptable event some rule selects, in catalogue order, with the effects the rules can
+ * return there (their `effect`s, plus `message` when an allow or ask rule carries one), bounded by
+ * the catalogue; a boundary where none of them is allowed is left out. Nothing is claimed that the rules cannot produce; unknown limits are explained in
+ * `gaps`, never left to read as unlimited.
+ */
+export function rulesManifest(rules: readonly Rule[], transport: 'http' | 'stdio'): Record<string, unknown> {
+  const events = EVENT_CATALOGUE.filter((entry) => entry.interceptable).flatMap((entry) => {
+    const selecting = rules.filter((rule) => rule.events.some((s) => selects(s, entry.type)));
+    if (selecting.length === 0) return [];
+    const wanted = new Set<CoreEffectType>();
+    for (const rule of selecting) {
+      wanted.add(rule.effect);
+      if (rule.effect !== 'deny' && rule.message !== undefined) wanted.add('message');
+    }
+    const effects = entry.effects.filter((effect) => wanted.has(effect));
+    // A boundary where no rule effect is allowed is not claimed (the rules answer nothing there).
+    if (effects.length === 0) return [];
+    return [{ event: entry.type, modes: ['intercept'], capabilities: { effects } }];
+  });
+  return {
+    events,
+    gaps: [
+      { path: 'toolPaths', reason: 'rules match tool names and inputs on every tool path the harness sends' },
+      { path: 'limits.maxUploadBytes', reason: 'this backend takes no uploads' },
+      { path: 'limits.maxContinuations', reason: 'this backend never requests a continuation' },
+      {
+        path: 'limits.minTimeoutMs',
+        reason: "deadlines are the harness subscription's; this backend sets none",
+      },
+      {
+        path: 'limits.maxTimeoutMs',
+        reason: "deadlines are the harness subscription's; this backend sets none",
+      },
+    ],
+    transports: [transport],
+    authentication: [],
+    toolPaths: [],
+    contentCategories: ['text'],
+    limits: {},
+    managedPolicy: { scopes: [], disableable: true },
+    correlationIdentityFields: ['id'],
+  };
+}
+
+/** The rule policy as a backend-kit handler; with `transport`, it also answers `hooks/capabilities`. */
+export function rulesHandler(rules: readonly Rule[], transport?: 'http' | 'stdio'): BackendHandler {
+  return {
+    intercept: (context) => evaluateRules(rules, context),
+    ...(transport ? { manifest: rulesManifest(rules, transport) } : {}),
+  };
 }

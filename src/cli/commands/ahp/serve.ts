@@ -37,7 +37,7 @@ export const command: Command = {
       throw new UsageError(`cannot read rules file ${path}: ${(error as NodeJS.ErrnoException).code}`);
     }
     const rules = parseRules(text);
-    const kit = createBackend(rulesHandler(rules));
+    const kit = createBackend(rulesHandler(rules, values.stdio ? 'stdio' : 'http'));
     const stopped = new Promise<void>((done) => {
       const stop = () => done();
       process.once('SIGTERM', stop);
