@@ -107,6 +107,14 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
   }
 }
 
+function isClosedOnDisk(state: string, id: string): boolean {
+  try {
+    return readSessionInfo(state, id).state === 'closed';
+  } catch {
+    return false;
+  }
+}
+
 function sessionCertificate(info: SessionInfo): AgentCertificate | null {
   if (!info.certificate || !existsSync(info.certificate)) return null;
   return readCertificateUnverified(parseJson(readFileSync(info.certificate, 'utf8')) as never);
@@ -158,7 +166,9 @@ export interface RecordOptions {
  */
 export function prepareEvent(raw: unknown, session: SessionInfo, now: Date): CanonicalEvent {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new SessionError('bad-event', 'the event must be a JSON object (an AHP canonical event)');
+    throw new SessionError('bad-event', '/: the event must be a JSON object (an AHP canonical event)', {
+      issues: [{ pointer: '', rule: 'type', message: 'the event must be a JSON object' }],
+    });
   }
   const input = raw as Record<string, unknown>;
   const filled: Record<string, unknown> = {
@@ -202,6 +212,10 @@ export async function recordEvent(
     now: () => clock.now(),
   });
   try {
+    // Checked again under the log's lock: a close that ran since the caller read the session wins.
+    if (log.lastRecord?.event.type === 'session.end' || isClosedOnDisk(options.state, options.session.id)) {
+      throw new SessionError('already-closed', `session ${options.session.id} is closed; start a new one`);
+    }
     const { seq } = await log.append({
       source: options.source,
       event,
@@ -237,9 +251,20 @@ export async function closeSession(options: {
     );
   }
   const path = logPath(state, session.id);
+  // The log's lock is held until session.json says closed, so two closes (or a close and an event)
+  // cannot interleave: the second sees the first's result and changes nothing.
   const log = await LogWriter.open(path, { session: session.id, signer, now: () => clock.now() });
+  const out = packagePath(state, session.id);
   let records: number;
+  let closed: SessionInfo;
   try {
+    const current = readSessionInfo(state, session.id);
+    if (current.state === 'closed') {
+      throw new SessionError(
+        'already-closed',
+        `session ${session.id} is already closed; its package is ${current.package ?? out}`,
+      );
+    }
     if (log.lastRecord?.event.type !== 'session.end') {
       const now = clock.now();
       await log.append({
@@ -257,26 +282,20 @@ export async function closeSession(options: {
       });
     }
     records = log.size;
+    mkdirSync(join(state, 'packages'), { recursive: true });
+    try {
+      await sealLog({ logPath: path, outPath: out, session: session.id, records, signer });
+    } catch (error) {
+      if (error instanceof PackageError && error.code === 'log') {
+        throw new SessionError('corrupt', error.message, error.detail);
+      }
+      throw error;
+    }
+    closed = { ...current, state: 'closed', closed_at: clock.now().toISOString(), package: out };
+    writeSessionInfo(state, closed);
   } finally {
     await log.close();
   }
-  const out = packagePath(state, session.id);
-  mkdirSync(join(state, 'packages'), { recursive: true });
-  try {
-    await sealLog({ logPath: path, outPath: out, session: session.id, records, signer });
-  } catch (error) {
-    if (error instanceof PackageError && error.code === 'log') {
-      throw new SessionError('corrupt', error.message, error.detail);
-    }
-    throw error;
-  }
-  const closed: SessionInfo = {
-    ...readSessionInfo(state, session.id),
-    state: 'closed',
-    closed_at: clock.now().toISOString(),
-    package: out,
-  };
-  writeSessionInfo(state, closed);
   if (currentSession(state) === session.id) setCurrent(state, null);
   return { info: closed, packagePath: out, records, recovered: log.recovered };
 }

@@ -1,0 +1,214 @@
+/**
+ * The session lifecycle through the library: the start baseline (checked against git and
+ * sha256sum), deterministic sealing, closing twice, recovery of a torn log line, bad events.
+ * Oracles: the issue text, git's and sha256sum's own output, and the package layout.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { type CheckedRecord, readLogLines, verifyLogFile } from '../../src/evidence/log-reader.js';
+import { buildPackage } from '../../src/evidence/package.js';
+import { verifyPackage } from '../../src/evidence/verify.js';
+import { closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
+import { logPath, readSessionInfo, SessionError } from '../../src/session/store.js';
+import { git, makeFixture, runSession, steppingClock, toolBefore, variedEvents } from './fixture.js';
+
+function sha256sum(path: string): string {
+  return `sha256:${execFileSync('sha256sum', [path], { encoding: 'utf8' }).split(' ')[0]}`;
+}
+
+/** The records of a log, decoded from their envelopes without Tally's reader. */
+function logRecords(path: string): Record<string, unknown>[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(Buffer.from(JSON.parse(line).payload, 'base64').toString()));
+}
+
+const trustedOf = (fx: Awaited<ReturnType<typeof makeFixture>>) => [fx.signer.key.publicKey];
+
+describe('session start baseline', () => {
+  it('records git HEAD and the digests of files already dirty or untracked', async () => {
+    const fx = await makeFixture('tally-baseline-');
+    const r = fx.root;
+    writeFileSync(join(r, 'README.md'), '# changed before the session\n');
+    writeFileSync(join(r, 'notes.txt'), 'untracked\n');
+    writeFileSync(join(r, 'a b.txt'), 'a name with a space\n');
+    mkdirSync(join(r, 'deep/er'), { recursive: true });
+    writeFileSync(join(r, 'deep/er/x.bin'), Buffer.from([0, 1, 2, 255]));
+    rmSync(join(r, 'src/app.js'));
+    mkdirSync(join(r, '.tally/sessions'), { recursive: true });
+    writeFileSync(join(r, '.tally/sessions/current'), 'state, not work\n');
+    const { info } = await startSession({ state: fx.state, root: r, signer: fx.signer });
+    const [first] = logRecords(logPath(fx.state, info.id));
+    const event = first!.event as Record<string, unknown>;
+    assert.equal(event.type, 'session.start');
+    const workspace = (event.extensions as Record<string, Record<string, unknown>>)['dev.tally.workspace']!;
+    assert.equal(workspace.root, r);
+    const baseline = workspace.baseline as { commit?: string; dirty: Record<string, string | null> };
+    assert.equal(baseline.commit, git(r, 'rev-parse', 'HEAD').trim());
+    assert.deepEqual(baseline.dirty, {
+      'README.md': sha256sum(join(r, 'README.md')),
+      'a b.txt': sha256sum(join(r, 'a b.txt')),
+      'deep/er/x.bin': sha256sum(join(r, 'deep/er/x.bin')),
+      'notes.txt': sha256sum(join(r, 'notes.txt')),
+      'src/app.js': null,
+    });
+  });
+
+  it('has no commit in a repository without one, and is empty outside git', async () => {
+    const fx = await makeFixture('tally-baseline-');
+    const fresh = join(fx.dir, 'fresh');
+    mkdirSync(fresh);
+    git(fresh, 'init', '-q');
+    writeFileSync(join(fresh, 'f.txt'), 'x');
+    const plain = join(fx.dir, 'plain');
+    mkdirSync(plain);
+    writeFileSync(join(plain, 'f.txt'), 'x');
+    const baselineOf = async (root: string) => {
+      const state = join(fx.dir, `state-${root.length}`);
+      const { info } = await startSession({ state, root, signer: fx.signer });
+      const event = logRecords(logPath(state, info.id))[0]!.event as Record<string, unknown>;
+      return (event.extensions as Record<string, Record<string, unknown>>)['dev.tally.workspace']!.baseline;
+    };
+    assert.deepEqual(await baselineOf(fresh), { dirty: { 'f.txt': sha256sum(join(fresh, 'f.txt')) } });
+    // Outside any repository (the temp dir may still sit inside one: only check when it does not).
+    if (!existsSync(join(fx.dir, '.git')))
+      assert.deepEqual((await baselineOf(plain)) as object, { dirty: {} });
+  });
+});
+
+describe('sealing is deterministic', () => {
+  it('buildPackage twice on the same records, and the streamed close, give the same bytes', async () => {
+    const fx = await makeFixture('tally-det-');
+    const run = await runSession(fx, variedEvents(fx.root), { clock: steppingClock('2026-04-01T08:00:00Z') });
+    const path = logPath(fx.state, run.info.id);
+    const checked: CheckedRecord[] = [];
+    const verification = await verifyLogFile(path, {
+      trusted: trustedOf(fx),
+      onRecord: (c) => checked.push(c),
+    });
+    assert.equal(verification.ok, true);
+    const lines: Buffer[] = [];
+    for await (const { line } of readLogLines(path)) lines.push(Buffer.from(line));
+    const a = buildPackage(lines, checked, fx.signer).bytes;
+    const b = buildPackage(lines, checked, fx.signer).bytes;
+    assert.ok(a.equals(b), 'two builds differ');
+    assert.ok(a.equals(run.bytes), 'buildPackage and the package written at close differ');
+    // The package's records are the log's lines, byte for byte, between header and seal.
+    assert.ok(run.bytes.includes(readFileSync(path)), 'the log is not embedded verbatim');
+  });
+});
+
+describe('closing', () => {
+  it('closing twice is an error that changes nothing, even with a stale view of the session', async () => {
+    const fx = await makeFixture('tally-close-');
+    const clock = steppingClock('2026-04-01T08:00:00Z');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer, clock });
+    const stale = readSessionInfo(fx.state, info.id);
+    const first = await closeSession({ state: fx.state, session: stale, signer: fx.signer, clock });
+    const infoPath = join(fx.state, 'sessions', info.id, 'session.json');
+    const before = {
+      pkg: readFileSync(first.packagePath),
+      info: readFileSync(infoPath),
+      log: readFileSync(logPath(fx.state, info.id)),
+      mtime: statSync(first.packagePath).mtimeMs,
+    };
+    for (const session of [readSessionInfo(fx.state, info.id), stale]) {
+      await assert.rejects(
+        closeSession({ state: fx.state, session, signer: fx.signer, clock }),
+        (e) => e instanceof SessionError && e.code === 'already-closed',
+      );
+    }
+    // An event with the stale view is refused too, and lands nowhere.
+    await assert.rejects(
+      recordEvent({
+        state: fx.state,
+        session: stale,
+        signer: fx.signer,
+        event: toolBefore('x', 'Read', { file_path: 'README.md' }),
+        source: 'hook',
+        clock,
+      }),
+      (e) => e instanceof SessionError && e.code === 'already-closed',
+    );
+    assert.ok(readFileSync(first.packagePath).equals(before.pkg));
+    assert.ok(readFileSync(infoPath).equals(before.info));
+    assert.ok(readFileSync(logPath(fx.state, info.id)).equals(before.log));
+    assert.equal(statSync(first.packagePath).mtimeMs, before.mtime);
+  });
+
+  it('a session whose writer died mid-line can be closed: the torn bytes are quarantined and reported', async () => {
+    const fx = await makeFixture('tally-torn-');
+    const clock = steppingClock('2026-04-01T08:00:00Z');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer, clock });
+    await recordEvent({
+      state: fx.state,
+      session: info,
+      signer: fx.signer,
+      event: toolBefore('c1', 'Read', { file_path: 'README.md' }),
+      source: 'hook',
+      clock,
+    });
+    const path = logPath(fx.state, info.id);
+    const intact = statSync(path).size;
+    const torn = Buffer.from('{"payload":"eyJldmVudCI6eyJjYWxsIjp7ImlkIjoiYzIi');
+    appendFileSync(path, torn);
+    const closed = await closeSession({ state: fx.state, session: info, signer: fx.signer, clock });
+    assert.ok(closed.recovered, 'the torn tail was not reported');
+    assert.equal(closed.recovered.offset, intact);
+    assert.equal(closed.recovered.bytes, torn.length);
+    assert.ok(readFileSync(closed.recovered.quarantinePath).equals(torn));
+    assert.equal(closed.records, 3); // start, the read, end
+    const result = await verifyPackage(readFileSync(closed.packagePath), {
+      trusted: trustedOf(fx),
+      now: new Date(),
+    });
+    assert.equal(result.ok, true, JSON.stringify(result.checks.filter((c) => !c.ok)));
+    assert.ok(!readFileSync(closed.packagePath).includes(torn), 'torn bytes leaked into the package');
+  });
+});
+
+describe('recording events', () => {
+  it('an invalid event names the JSON pointer at fault and records nothing', async () => {
+    const fx = await makeFixture('tally-bad-');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+    const path = logPath(fx.state, info.id);
+    const size = statSync(path).size;
+    const cases: [unknown, string][] = [
+      [{ type: 'tool.before', path: 'native', tool: { origin: 'native', name: 'Read' } }, '/call'],
+      [{ ...toolBefore('c', 'Read', {}), time: 'yesterday' }, '/time'],
+      [[1, 2], '/'],
+    ];
+    for (const [event, pointer] of cases) {
+      await assert.rejects(
+        recordEvent({ state: fx.state, session: info, signer: fx.signer, event, source: 'hook' }),
+        (e) => e instanceof SessionError && e.code === 'bad-event' && e.message.includes(pointer),
+        pointer,
+      );
+    }
+    assert.equal(statSync(path).size, size);
+  });
+
+  it('an event type this AHP snapshot does not define is kept, with its unknown fields', async () => {
+    const fx = await makeFixture('tally-unknown-');
+    const run = await runSession(fx, [{ type: 'vendor.custom.note', note: { text: 'kept' }, extra: [1, 2] }]);
+    const records = logRecords(logPath(fx.state, run.info.id));
+    const kept = records[1]!.event as Record<string, unknown>;
+    assert.equal(kept.type, 'vendor.custom.note');
+    assert.deepEqual(kept.note, { text: 'kept' });
+    assert.deepEqual(kept.extra, [1, 2]);
+    const result = await verifyPackage(run.bytes, { trusted: trustedOf(fx), now: new Date() });
+    assert.equal(result.ok, true);
+  });
+});
