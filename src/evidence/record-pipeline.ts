@@ -114,7 +114,6 @@ class PoolPipeline implements RecordPipeline {
         waiter?.resolve(result);
       });
       worker.on('error', (error) => this.fail(error));
-      worker.unref();
       this.workers.push(worker);
     }
   }
