@@ -2,6 +2,8 @@
  * Where a `modify` effect's target lives in each boundary's event, and what shape its value has
  * (AHP-EDIT-001). Edits apply here to the full effective event, never to a subscription's view.
  */
+import { parseJson } from '../core/canonical.js';
+
 type JsonObject = Record<string, unknown>;
 
 export type TargetShape = 'list' | 'object' | 'json-text';
@@ -102,7 +104,7 @@ export function applyEdit(
   if (!isObject(current) || typeof current.text !== 'string') return 'the answer is not available as text';
   let parsed: unknown;
   try {
-    parsed = JSON.parse(current.text);
+    parsed = parseJson(current.text);
   } catch {
     return 'the current answer is not JSON';
   }

@@ -101,3 +101,53 @@ export function officialCaseValid(c: FixtureCase, message: unknown): boolean {
 export function officialAggregateValid(message: unknown): boolean {
   return officialValid('schema.json', message);
 }
+
+type JsonObject = Record<string, unknown>;
+
+/** Target of `modify` per boundary in the contextual cases (spec §3 target mapping). */
+export const CONTEXT_TARGETS: Record<string, string> = {
+  'tool.after': 'output',
+  'user.message.outbound': 'content',
+  'user.elicitation.result': 'content',
+};
+
+/** A complete, schema-valid intercept request carrying the case's edit context. */
+export function contextualRequest(ctx: NonNullable<FixtureCase['editContext']>, id: string) {
+  const envelope = { id, source: 'urn:test:harness', type: ctx.event, time: '2026-09-15T12:00:00Z' };
+  const target = CONTEXT_TARGETS[ctx.event] as string;
+  const current = ctx.current[target];
+  const payloads: Record<string, JsonObject> = {
+    'tool.after': {
+      outcome: 'ok',
+      execution: { status: 'executed' },
+      call: { id: 'call-1' },
+      tool: { name: 'Read', input: {}, origin: 'native' },
+      path: 'native',
+      items: current,
+    },
+    'user.message.outbound': { message: { channel: 'chat', messages: current } },
+    'user.elicitation.result': {
+      parentEventId: 'elicit-request-1',
+      elicitation: {
+        server: 'example-server',
+        mode: ctx.mode,
+        action: ctx.action,
+        result: {
+          id: 'answer',
+          kind: 'text',
+          mediaType: 'text/plain',
+          selection: 'body',
+          text: JSON.stringify({ action: ctx.action, content: current }),
+        },
+      },
+    },
+  };
+  const event = { ...envelope, ...payloads[ctx.event] } as JsonObject & { id: string; type: string };
+  const capabilities = { effects: ['modify'], modify: { [target]: { replace: true, merge: true } } };
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'hooks/intercept',
+    params: { protocolVersion: 'draft', event, capabilities },
+  };
+}

@@ -15,6 +15,7 @@ import {
   validateMessage,
 } from '../../src/ahp/messages/index.js';
 import {
+  contextualRequest,
   type FixtureCase,
   fixtureCases,
   fixturePresent,
@@ -166,54 +167,6 @@ describe('manifest cases without a file, rebuilt', () => {
     );
   });
 });
-
-/** Target of `modify` per boundary in the contextual cases (spec §3 target mapping). */
-const CONTEXT_TARGETS: Record<string, string> = {
-  'tool.after': 'output',
-  'user.message.outbound': 'content',
-  'user.elicitation.result': 'content',
-};
-
-/** A complete, schema-valid intercept request carrying the case's edit context. */
-function contextualRequest(ctx: NonNullable<FixtureCase['editContext']>, id: string) {
-  const envelope = { id, source: 'urn:test:harness', type: ctx.event, time: '2026-09-15T12:00:00Z' };
-  const target = CONTEXT_TARGETS[ctx.event] as string;
-  const current = ctx.current[target];
-  const payloads: Record<string, Json> = {
-    'tool.after': {
-      outcome: 'ok',
-      execution: { status: 'executed' },
-      call: { id: 'call-1' },
-      tool: { name: 'Read', input: {}, origin: 'native' },
-      path: 'native',
-      items: current,
-    },
-    'user.message.outbound': { message: { channel: 'chat', messages: current } },
-    'user.elicitation.result': {
-      parentEventId: 'elicit-request-1',
-      elicitation: {
-        server: 'example-server',
-        mode: ctx.mode,
-        action: ctx.action,
-        result: {
-          id: 'answer',
-          kind: 'text',
-          mediaType: 'text/plain',
-          selection: 'body',
-          text: JSON.stringify({ action: ctx.action, content: current }),
-        },
-      },
-    },
-  };
-  const event = { ...envelope, ...payloads[ctx.event] } as Json & { id: string; type: string };
-  const capabilities = { effects: ['modify'], modify: { [target]: { replace: true, merge: true } } };
-  return {
-    jsonrpc: '2.0',
-    id,
-    method: 'hooks/intercept',
-    params: { protocolVersion: 'draft', event, capabilities },
-  };
-}
 
 describe('contextual verdicts (editContext)', () => {
   for (const c of PRESENT.filter((x) => x.editContext)) {

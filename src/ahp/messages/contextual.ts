@@ -5,6 +5,7 @@
  * (AHP-EDIT-001): which value shape a target takes at this event, no whole-list replace over
  * withheld content, no new attachment bytes, and the MCP elicitation answer rules.
  */
+import { parseJson } from '../../core/canonical.js';
 import { catalogueEntry } from '../catalogue.js';
 import { readPath, targetLocation } from '../edit-targets.js';
 import type { Issue } from '../registration-types.js';
@@ -32,7 +33,7 @@ function elicitationAnswer(event: JsonObject): unknown {
   const result = readPath(event, ['elicitation', 'result']);
   if (!isObject(result) || typeof result.text !== 'string') return undefined;
   try {
-    const parsed: unknown = JSON.parse(result.text);
+    const parsed: unknown = parseJson(result.text);
     return isObject(parsed) ? parsed.content : undefined;
   } catch {
     return undefined;
