@@ -1,0 +1,151 @@
+/**
+ * The public Agent Hooks Protocol API of Tally (docs/ahp.md). Harness side: parse a registration,
+ * dispatch events through a `Dispatcher` over real transports, advertise capabilities. Backend
+ * side: `createBackend` serves one handler over HTTP and stdio. Both sides validate every wire
+ * message with `validateMessage` and friends. Anything not exported here is internal.
+ */
+
+// Transports, endpoint authentication, secrets, uploads.
+export { EndpointAuth, type EndpointAuthOptions } from './auth.js';
+// Backend side: the kit and the rule-file policy.
+export {
+  type BackendHandler,
+  type BackendKit,
+  BackendUnavailable,
+  type Capabilities,
+  createBackend,
+  type Effect,
+  type InterceptContext,
+} from './backend.js';
+export {
+  type CapabilityManifest,
+  capabilitiesResult,
+  capabilityManifest,
+  MAX_CONTINUATIONS,
+  type ManifestEvent,
+  type RequestCapabilities,
+  type RequestCapabilityOptions,
+  requestCapabilities,
+} from './capabilities.js';
+
+// Event catalogue and capability advertisement.
+export {
+  type CatalogueEntry,
+  CORE_EFFECT_TYPES,
+  type CoreEffectType,
+  catalogueEntry,
+  EVENT_CATALOGUE,
+  EVENT_FAMILIES,
+  type FlowOperation,
+  INTERCEPTABLE_EVENTS,
+  MODIFY_TARGETS,
+  type ModifyTarget,
+  REMOVED_EVENT_NAMES,
+} from './catalogue.js';
+// Harness side: dispatch, composition, matching, content selection.
+export type {
+  Candidate,
+  Decision,
+  Denial,
+  HostCheck,
+  InterceptCapabilities,
+  InterceptState,
+  Permission,
+  Settlement,
+} from './compose.js';
+export { dispositionFor, selectContent } from './content.js';
+export {
+  DispatchError,
+  type DispatchErrorCode,
+  Dispatcher,
+  type DispatcherOptions,
+  type DispatchInput,
+  type DispatchOutcome,
+  dispatch,
+  type SubscriptionReport,
+  type SubscriptionStatus,
+  SYNTHETIC_DENY_REASON,
+  type TransportFactory,
+} from './dispatcher.js';
+export {
+  type DeliveryMode,
+  type MatchedSubscription,
+  matchingSubscriptions,
+  selectorMatches,
+} from './matching.js';
+// Wire message validation.
+export {
+  FramingError,
+  type FramingErrorCode,
+  type InterceptRequestContext,
+  inferMessageKind,
+  type MessageKind,
+  parseStdioLine,
+  VALIDATED_EVENT_TYPES,
+  validateEvent,
+  validateInterceptResponse,
+  validateMessage,
+} from './messages/index.js';
+// Portable registration.
+export {
+  type ParsedRegistration,
+  parseRegistration,
+  parseRegistrationText,
+  RegistrationError,
+  type RegistrationErrorCode,
+} from './registration.js';
+export type {
+  Authentication,
+  Backend,
+  ContentDisposition,
+  ContentSelection,
+  EventSelector,
+  Issue,
+  OAuthPreset,
+  Registration,
+  Subscription,
+  TransportConfig,
+  UploadBinding,
+} from './registration-types.js';
+export { SUPPORTED_PROTOCOL_VERSION } from './registration-types.js';
+export {
+  evaluateRules,
+  parseRules,
+  type Rule,
+  type RuleEffect,
+  RulesError,
+  type RulesErrorCode,
+  rulesHandler,
+  rulesManifest,
+} from './rules.js';
+export {
+  fileSecretProvider,
+  SecretError,
+  type SecretErrorCode,
+  type SecretProvider,
+  tallyHome,
+} from './secrets.js';
+export {
+  type BackendTransport,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  TransportError,
+  type TransportErrorCode,
+} from './transport.js';
+export {
+  createTransport,
+  type Logger,
+  type LogLevel,
+  type OAuthClientChoice,
+  type OAuthClientPolicy,
+  silentLogger,
+  type TransportOptions,
+} from './transports/index.js';
+export { type MemoryHandler, memoryTransport } from './transports/memory.js';
+export {
+  UploadError,
+  type UploadErrorCode,
+  Uploader,
+  type UploaderOptions,
+  type UploadReceipt,
+} from './upload.js';
