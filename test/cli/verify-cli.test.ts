@@ -1,0 +1,232 @@
+/**
+ * `tally verify` as a real process: exit codes (0 verified, 1 a check failed, 2 usage or input
+ * error), `--json` alone on stdout, which keys were trusted, `--trust`, `--now` and `--certificate`.
+ * Oracles: the issue's description of `tally verify` and docs/CONVENTIONS.md's exit codes.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { jsonOut, makeProject, type Project, type Ran, runTally, toolEvent } from './tally-process.js';
+
+interface Check {
+  check: string;
+  ok: boolean;
+  code: string;
+}
+
+let p: Project;
+let keyId: string;
+let keyFile: string;
+let pkgA: string;
+let pkgB: string;
+
+async function ok(args: string[], stdin?: string): Promise<Ran> {
+  const ran = await p.tally(args, stdin === undefined ? {} : { stdin });
+  assert.equal(ran.code, 0, `tally ${args.join(' ')} exited ${ran.code}:\n${ran.stderr}${ran.stdout}`);
+  return ran;
+}
+
+async function session(events: string[]): Promise<string> {
+  await ok(['session', 'start', '--agent', 'coder']);
+  for (const e of events) await ok(['session', 'event', '--source', 'hook'], e);
+  return jsonOut(await ok(['session', 'close', '--json'])).package as string;
+}
+
+function checksOf(ran: Ran): Check[] {
+  return jsonOut(ran).checks as Check[];
+}
+
+function failing(ran: Ran): Check[] {
+  return checksOf(ran).filter((c) => !c.ok && c.code !== 'skipped');
+}
+
+before(async () => {
+  p = makeProject('tally-verify-');
+  const init = jsonOut(await ok(['init', '--json']));
+  keyId = init.key_id as string;
+  keyFile = join(p.root, '.tally', 'keys', 'ship.pub.json');
+  const day = 86_400_000;
+  await ok([
+    'agent',
+    'register',
+    '--name',
+    'coder',
+    '--allow',
+    'Read',
+    '--allow',
+    'Bash(git status*)',
+    '--forbid',
+    'Bash(rm -rf *)',
+    '--escalate',
+    'Bash(git push*)',
+    '--valid-from',
+    new Date(Date.now() - day).toISOString(),
+    '--valid-until',
+    new Date(Date.now() + day).toISOString(),
+  ]);
+  await ok([
+    'agent',
+    'register',
+    '--name',
+    'late',
+    '--allow',
+    'Read',
+    '--allow',
+    'Bash(git status*)',
+    '--valid-from',
+    '2099-01-01T00:00:00Z',
+  ]);
+  pkgA = await session([
+    toolEvent('a1', 'Read', { file_path: 'README.md' }),
+    toolEvent('a2', 'exec_command', { cmd: 'git status --short' }),
+  ]);
+  pkgB = await session([toolEvent('b1', 'run_shell_command', { command: 'git push origin main' })]);
+});
+
+describe('tally verify', () => {
+  it('verifies a package (exit 0) and says which keys it trusted', async () => {
+    const human = await ok(['verify', pkgA]);
+    assert.match(human.stdout, /VERIFIED/);
+    assert.ok(human.stdout.includes(keyId), 'the trusted key id is not named');
+    const ran = await ok(['verify', pkgA, '--json', '--now', '2026-05-01T00:00:00Z']);
+    const out = jsonOut(ran);
+    assert.equal(out.ok, true);
+    assert.deepEqual(out.trusted_keys, [keyId]);
+    assert.equal(out.trusted_from, 'default');
+    assert.equal(out.now, '2026-05-01T00:00:00.000Z');
+    const names = (out.checks as Check[]).map((c) => c.check);
+    for (const name of [
+      'signer_pinned',
+      'record_signatures',
+      'record_sequence',
+      'record_chain',
+      'merkle_root',
+      'receipt_signature',
+      'receipt_recomputed',
+    ]) {
+      assert.ok(names.includes(name), `no ${name} check`);
+    }
+    assert.ok((out.checks as Check[]).every((c) => c.ok));
+    for (const c of out.checks as Record<string, unknown>[])
+      assert.deepEqual(Object.keys(c).sort(), ['check', 'code', 'detail', 'ok']);
+  });
+
+  it('verifies against a certificate by name or file, however late `now` is (exit 0)', async () => {
+    for (const cert of ['coder', join(p.root, '.tally', 'agents', 'coder.agent.json')]) {
+      const ran = await ok([
+        'verify',
+        pkgA,
+        '--certificate',
+        cert,
+        '--json',
+        '--now',
+        '2099-12-31T00:00:00Z',
+      ]);
+      const names = checksOf(ran).map((c) => c.check);
+      for (const name of ['certificate_signature', 'ship_id_match', 'within_validity_window'])
+        assert.ok(names.includes(name), name);
+      for (const name of ['unauthorized_calls', 'escalations', 'never_called'])
+        assert.ok(names.includes(name));
+    }
+  });
+
+  it('fails (exit 1) an unapproved escalation and a session outside the certificate window', async () => {
+    const escalated = await p.tally(['verify', pkgB, '--certificate', 'coder', '--json']);
+    assert.equal(escalated.code, 1);
+    assert.deepEqual(
+      failing(escalated).map((c) => [c.check, c.code]),
+      [['escalations', 'unapproved-escalation']],
+    );
+    const late = await p.tally(['verify', pkgA, '--certificate', 'late', '--json']);
+    assert.equal(late.code, 1);
+    assert.deepEqual(
+      failing(late).map((c) => c.check),
+      ['within_validity_window'],
+    );
+  });
+
+  it('fails (exit 1) a tampered copy and names the broken check in --json', async () => {
+    const bytes = readFileSync(pkgA);
+    const lines = bytes.toString().split('\n');
+    const secondRecord = lines[0]!.length + 1 + lines[1]!.length + 1;
+    const at = bytes.indexOf('"payload":"', secondRecord) + 30;
+    bytes[at] = bytes[at] === 0x41 ? 0x42 : 0x41;
+    const tampered = join(p.dir, 'tampered.tally');
+    writeFileSync(tampered, bytes);
+    const ran = await p.tally(['verify', tampered, '--json']);
+    assert.equal(ran.code, 1);
+    const out = jsonOut(ran);
+    assert.equal(out.ok, false);
+    const [first] = failing(ran);
+    assert.equal(first?.check, 'record_signatures');
+    const human = await p.tally(['verify', tampered]);
+    assert.equal(human.code, 1);
+    assert.match(human.stdout, /FAILED/);
+    assert.match(human.stdout, /record_signatures/);
+  });
+
+  it('pins only the --trust keys: a foreign key fails signer_pinned, the own key file or hex passes', async () => {
+    const other = makeProject('tally-verify-other-');
+    const otherInit = jsonOut(await other.tally(['init', '--json']));
+    const foreignFile = join(other.root, '.tally', 'keys', 'ship.pub.json');
+    const foreign = await p.tally(['verify', pkgA, '--trust', foreignFile, '--json']);
+    assert.equal(foreign.code, 1);
+    const out = jsonOut(foreign);
+    assert.equal(out.trusted_from, 'flag');
+    assert.deepEqual(out.trusted_keys, [otherInit.key_id]);
+    assert.deepEqual(
+      failing(foreign).map((c) => [c.check, c.code]),
+      [['signer_pinned', 'untrusted-signer']],
+    );
+    assert.equal(jsonOut(await ok(['verify', pkgA, '--trust', keyFile, '--json'])).ok, true);
+    const raw = Buffer.from(JSON.parse(readFileSync(keyFile, 'utf8')).publicKey, 'base64').toString('hex');
+    assert.equal(jsonOut(await ok(['verify', pkgA, '--trust', raw, '--json'])).ok, true);
+  });
+
+  it('with no key to pin anywhere, nothing is trusted and signer_pinned fails', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'tally-nokeys-'));
+    const ran = await runTally(['verify', pkgA, '--json'], {
+      cwd: elsewhere,
+      env: { ...p.env, TALLY_HOME: join(elsewhere, 'home') },
+    });
+    assert.equal(ran.code, 1);
+    assert.deepEqual(jsonOut(ran).trusted_keys, []);
+    assert.equal(failing(ran)[0]?.check, 'signer_pinned');
+  });
+
+  it('usage and input errors exit 2 with nothing on stdout', async () => {
+    const notKey = join(p.dir, 'not-a-key.json');
+    writeFileSync(notKey, '{"hello": 1}\n');
+    const cases: string[][] = [
+      ['verify', join(p.dir, 'missing.tally'), '--json'],
+      ['verify', pkgA, '--now', 'yesterday', '--json'],
+      ['verify', pkgA, '--now', '2026-13-45T00:00:00Z', '--json'],
+      ['verify', pkgA, '--trust', 'nonsense', '--json'],
+      ['verify', pkgA, '--trust', notKey, '--json'],
+      ['verify', pkgA, '--certificate', 'nobody', '--json'],
+      ['verify', '--json'],
+      ['verify', pkgA, pkgB, '--json'],
+      ['verify', pkgA, '--no-such-flag'],
+    ];
+    for (const args of cases) {
+      const ran = await p.tally(args);
+      assert.equal(ran.code, 2, `${args.join(' ')}: exit ${ran.code}\n${ran.stderr}`);
+      assert.equal(ran.stdout, '', args.join(' '));
+      assert.ok(ran.stderr.length > 0);
+    }
+  });
+
+  it('a file that is not a package fails package_format (exit 1), and an empty one too', async () => {
+    const notPackage = join(p.dir, 'readme.tally');
+    writeFileSync(notPackage, '# not a package\n');
+    const empty = join(p.dir, 'empty.tally');
+    writeFileSync(empty, '');
+    for (const file of [notPackage, empty]) {
+      const ran = await p.tally(['verify', file, '--json']);
+      assert.equal(ran.code, 1, ran.stderr);
+      assert.equal(failing(ran)[0]?.check, 'package_format');
+    }
+  });
+});
