@@ -5,7 +5,7 @@
  * (read in place), and the exit codes of docs/CONVENTIONS.md.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { decodedPayloads, jsonOut, makeProject, type Project, toolEvent } from './tally-process.js';
@@ -215,6 +215,45 @@ describe('concurrent session event processes', () => {
         .filter(Boolean),
     );
     assert.equal(calls.size, 40, 'an event was lost or recorded twice');
+    assert.equal((await p.tally(['verify', closed.package as string])).code, 0);
+  });
+});
+
+describe('session start with a certificate, and recovery from a killed writer', () => {
+  it('refuses (exit 1) to run under a certificate that does not verify, and opens nothing', async () => {
+    const p = makeProject('tally-forged-');
+    await ok(p, ['init']);
+    await ok(p, ['agent', 'register', '--name', 'coder', '--allow', 'Read']);
+    const path = join(p.root, '.tally', 'agents', 'coder.agent.json');
+    const envelope = JSON.parse(readFileSync(path, 'utf8')) as { payload: string };
+    const payload = JSON.parse(Buffer.from(envelope.payload, 'base64').toString()) as Record<string, unknown>;
+    payload.bounded_actions = ['*'];
+    envelope.payload = Buffer.from(JSON.stringify(payload)).toString('base64');
+    writeFileSync(path, JSON.stringify(envelope));
+    const ran = await p.tally(['session', 'start', '--agent', 'coder']);
+    assert.equal(ran.code, 1, ran.stderr);
+    assert.match(ran.stderr, /does not verify/);
+    assert.equal(jsonOut(await ok(p, ['session', 'status', '--json'])).session, null);
+  });
+
+  it('a torn last line is reported by status and quarantined and reported by close', async () => {
+    const p = makeProject('tally-torn-cli-');
+    await ok(p, ['init']);
+    const id = (await ok(p, ['session', 'start'])).stdout.trim();
+    await ok(p, ['session', 'event'], toolEvent('c1', 'Read', { file_path: 'README.md' }));
+    const log = join(p.root, '.tally', 'sessions', id, 'events.log');
+    const intact = statSync(log).size;
+    const torn = '{"payload":"eyJldmVudCI6';
+    appendFileSync(log, torn);
+    const status = jsonOut(await ok(p, ['session', 'status', '--json']));
+    assert.equal(status.torn_tail, true);
+    assert.equal(status.records, 2);
+    const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
+    const recovered = closed.recovered as { offset: number; bytes: number; quarantinePath: string };
+    assert.equal(recovered.offset, intact);
+    assert.equal(recovered.bytes, torn.length);
+    assert.equal(readFileSync(recovered.quarantinePath, 'utf8'), torn);
+    assert.equal(closed.records, 3);
     assert.equal((await p.tally(['verify', closed.package as string])).code, 0);
   });
 });

@@ -1,6 +1,8 @@
 /** `tally package inspect PKG` and `tally receipt show [PKG]`: read a package's receipt (unverified). */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { parseJson } from '../../core/canonical.js';
+import { asEnvelope, decodeBase64 } from '../../core/dsse.js';
 import { readLogLines } from '../../evidence/log-reader.js';
 import { type PackageHeader, type PackageSeal, parseHeader, parseSeal } from '../../evidence/package.js';
 import type { Receipt } from '../../evidence/receipt.js';
@@ -37,7 +39,22 @@ export async function inspectPackage(path: string): Promise<InspectedPackage> {
   }
   if (!header || !last) throw new UsageError(`${path} is empty`);
   const seal = parseSeal(last);
-  const receipt = JSON.parse(Buffer.from(seal.receipt.payload, 'base64').toString('utf8')) as Receipt;
+  let receipt: Receipt;
+  try {
+    const payload = decodeBase64(asEnvelope(seal.receipt).payload, 'seal/receipt/payload');
+    receipt = parseJson(payload.toString('utf8')) as Receipt;
+    if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt))
+      throw new Error('the receipt is not a JSON object');
+    // Read without verification: check the shape the summary relies on before trusting it.
+    const r = receipt as unknown as Record<string, unknown>;
+    if (typeof r.session !== 'object' || r.session === null) throw new Error('/session is missing');
+    if (!Array.isArray((r.agent_graph as { agents?: unknown } | undefined)?.agents))
+      throw new Error('/agent_graph/agents is missing');
+    for (const section of ['files_written', 'files_read', 'processes', 'network', 'tool_calls', 'decisions'])
+      if (!Array.isArray(r[section])) throw new Error(`/${section} is missing`);
+  } catch (error) {
+    throw new UsageError(`${path}: the seal's receipt cannot be read (${(error as Error).message})`);
+  }
   return { path, header, seal, receipt };
 }
 

@@ -1,13 +1,21 @@
 /** `tally session start|status|event|close`: the signed record of one agent session. */
 import { existsSync, statSync } from 'node:fs';
 import { parseJson } from '../../core/canonical.js';
-import { readCertificateUnverified } from '../../evidence/certificate.js';
+import { type AgentCertificate, verifyCertificate } from '../../evidence/certificate.js';
 import { readLogLines } from '../../evidence/log-reader.js';
 import type { AgentAttribution } from '../../evidence/record.js';
+import { defaultTrustedKeys } from '../../session/identity.js';
 import { closeSession, recordEvent, startSession } from '../../session/lifecycle.js';
 import { projectRootFor } from '../../session/paths.js';
 import { currentSession, logPath, resolveSession } from '../../session/store.js';
-import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
+import {
+  type Command,
+  type CommandContext,
+  FailureError,
+  parseFlags,
+  printJson,
+  UsageError,
+} from '../command.js';
 import { placesOf, signerOf } from '../session-context.js';
 import { certificatePathFor, readCertificateFile } from './agent.js';
 
@@ -31,13 +39,33 @@ async function start(argv: string[], ctx: CommandContext): Promise<number> {
     agent = { name: values.agent };
     try {
       certificatePath = certificatePathFor(ctx, values.agent);
-      const certificate = readCertificateUnverified(readCertificateFile(certificatePath));
-      agent = { name: certificate.agent.name };
-      if (certificate.agent.model) agent.model = certificate.agent.model;
-      if (certificate.agent.provider) agent.provider = certificate.agent.provider;
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       certificatePath = undefined; // an agent without a certificate is recorded, not judged
+    }
+    if (certificatePath) {
+      // The policy applied live comes from this certificate: it must be one this project issued.
+      const envelope = readCertificateFile(certificatePath);
+      let certificate: AgentCertificate;
+      try {
+        certificate = verifyCertificate(
+          envelope,
+          defaultTrustedKeys(where).map((k) => k.publicKey),
+        ).certificate;
+      } catch (error) {
+        throw new FailureError(
+          `the certificate ${certificatePath} does not verify with this project's ship key: ${(error as Error).message}`,
+        );
+      }
+      const now = Date.now();
+      if (now < Date.parse(certificate.valid_from) || now > Date.parse(certificate.valid_until)) {
+        ctx.stderr(
+          `warning: the certificate of ${certificate.agent.name} is valid ${certificate.valid_from} → ${certificate.valid_until}, not now; verification against it will fail within_validity_window\n`,
+        );
+      }
+      agent = { name: certificate.agent.name };
+      if (certificate.agent.model) agent.model = certificate.agent.model;
+      if (certificate.agent.provider) agent.provider = certificate.agent.provider;
     }
     if (values.model) agent.model = values.model;
     if (values.provider) agent.provider = values.provider;
