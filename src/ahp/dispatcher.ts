@@ -8,6 +8,7 @@
  */
 import { TallyError } from '../core/errors.js';
 import type { CanonicalEvent } from '../core/event.js';
+import { type AttachmentBytes, type AttachmentUploader, publishAttachments } from './attachments.js';
 import {
   type Denial,
   failClosed,
@@ -26,7 +27,13 @@ import { callWithDeadline, deadlineSignal } from './dispatch-call.js';
 import { holdsWithheldContent, readPath, targetLocation } from './edit-targets.js';
 import { type MatchedSubscription, matchingSubscriptions, subscriptionLabel } from './matching.js';
 import { validateInterceptResponse } from './messages/index.js';
-import { type Backend, type Registration, SUPPORTED_PROTOCOL_VERSION } from './registration-types.js';
+import {
+  type Backend,
+  type Registration,
+  SUPPORTED_PROTOCOL_VERSION,
+  type Subscription,
+  type UploadBinding,
+} from './registration-types.js';
 import type { BackendTransport, JsonRpcNotification, JsonRpcRequest } from './transport.js';
 
 type JsonObject = Record<string, unknown>;
@@ -54,6 +61,12 @@ export interface DispatcherOptions {
   maxAttempts?: number;
   /** Pause between attempts. Default 25 ms (never past the deadline). */
   retryDelayMs?: number;
+  /**
+   * Opens the uploader of one subscription's `upload` binding (e.g. `new Uploader(binding, …)`
+   * from ./upload.ts); called at most once per subscription. Without it, attachments that need an
+   * upload become gaps.
+   */
+  uploaderFor?: (binding: UploadBinding) => AttachmentUploader;
 }
 
 export interface DispatchInput {
@@ -64,6 +77,12 @@ export interface DispatchInput {
   state?: InterceptState;
   /** Interruption: ends a pending request at once; later responses are ignored. */
   signal?: AbortSignal;
+  /**
+   * Bytes of the event's non-text attachments, by part id. A body-selected attachment part with
+   * no `body` is uploaded to each subscription's upload endpoint before that subscription's
+   * message is sent (./attachments.ts).
+   */
+  attachments?: AttachmentBytes;
 }
 
 export type SubscriptionStatus = 'accepted' | 'rejected' | 'failed' | 'observed' | 'interrupted';
@@ -142,6 +161,7 @@ export class Dispatcher {
   readonly registration: Registration;
   private readonly options: DispatcherOptions;
   private readonly transports = new Map<Backend, BackendTransport>();
+  private readonly uploaders = new Map<Subscription, AttachmentUploader | undefined>();
   private readonly detached = new Set<Promise<unknown>>();
   private closed = false;
 
@@ -158,6 +178,14 @@ export class Dispatcher {
       this.transports.set(backend, transport);
     }
     return transport;
+  }
+
+  private uploaderFor(subscription: Subscription): AttachmentUploader | undefined {
+    if (!this.uploaders.has(subscription)) {
+      const binding = subscription.upload;
+      this.uploaders.set(subscription, binding && this.options.uploaderFor?.(binding));
+    }
+    return this.uploaders.get(subscription);
   }
 
   /** Runs one event through every matching subscription and returns the settled outcome. */
@@ -212,7 +240,7 @@ export class Dispatcher {
 
     // Observation after settlement: uncalled interceptors, then explicit observers.
     const watchers = [...interceptors.slice(next), ...observers];
-    const deliveries = this.observe(watchers, pipeline.event, reports);
+    const deliveries = this.observe(watchers, pipeline.event, reports, input.attachments);
     if (interrupted) this.detach(deliveries);
     else await deliveries;
     return outcome;
@@ -230,9 +258,20 @@ export class Dispatcher {
     const report: SubscriptionReport = { ...supplier, method: 'hooks/intercept', status: 'accepted' };
     const view = selectContent(pipeline.event, subscription.content, subscription.includeNative);
     const advertised = narrowCapabilities(capabilities, pipeline.event, view);
+    // Upload before publish, under the upload budget, before the interception deadline starts.
+    const sent = await publishAttachments(
+      view,
+      input.attachments,
+      this.uploaderFor(subscription),
+      input.signal,
+    );
+    if (input.signal?.aborted) {
+      Object.assign(report, { status: 'interrupted', reason: 'the boundary was interrupted' });
+      return { pipeline, report, interrupted: true };
+    }
     const params: JsonObject = {
       protocolVersion: SUPPORTED_PROTOCOL_VERSION,
-      event: view,
+      event: sent.event,
       capabilities: advertised,
     };
     if (input.state !== undefined) params.state = input.state;
@@ -249,6 +288,13 @@ export class Dispatcher {
       if (policy === 'fail-open') return { pipeline, report };
       return { pipeline: failClosed(pipeline, supplier, SYNTHETIC_DENY_REASON), report, settles: true };
     };
+
+    if (sent.failures.length > 0) {
+      // Requested content that could not be published: an operational failure of this call.
+      const reason = `upload: ${sent.failures.join('; ')}`;
+      if (subscription.failurePolicy !== 'fail-open') return failed('failed', reason);
+      report.reason = `${reason} (sent as a gap)`;
+    }
 
     let transport: BackendTransport;
     try {
@@ -300,6 +346,7 @@ export class Dispatcher {
     watchers: MatchedSubscription[],
     effective: CanonicalEvent,
     reports: SubscriptionReport[],
+    attachments: AttachmentBytes | undefined,
   ) {
     const timeoutMs = this.options.observeTimeoutMs ?? 5000;
     const pending: Promise<void>[] = [];
@@ -311,27 +358,27 @@ export class Dispatcher {
         status: 'observed',
       };
       reports.push(report);
-      const message: JsonRpcNotification = {
-        jsonrpc: '2.0',
-        method: 'hooks/observe',
-        params: {
-          protocolVersion: SUPPORTED_PROTOCOL_VERSION,
-          event: selectContent(effective, subscription.content, subscription.includeNative),
-        },
-      };
       const fail = (error: unknown) => {
         report.status = 'failed';
         report.reason = error instanceof Error ? error.message : String(error);
       };
-      const deadline = deadlineSignal(timeoutMs);
-      try {
-        pending.push(
-          this.transportFor(backend).notify(message, deadline.signal).catch(fail).finally(deadline.clear),
-        );
-      } catch (error) {
-        fail(error);
-        deadline.clear();
-      }
+      const deliver = async () => {
+        const view = selectContent(effective, subscription.content, subscription.includeNative);
+        const sent = await publishAttachments(view, attachments, this.uploaderFor(subscription));
+        if (sent.failures.length > 0) report.reason = `upload: ${sent.failures.join('; ')} (sent as a gap)`;
+        const message: JsonRpcNotification = {
+          jsonrpc: '2.0',
+          method: 'hooks/observe',
+          params: { protocolVersion: SUPPORTED_PROTOCOL_VERSION, event: sent.event },
+        };
+        const deadline = deadlineSignal(timeoutMs);
+        try {
+          await this.transportFor(backend).notify(message, deadline.signal);
+        } finally {
+          deadline.clear();
+        }
+      };
+      pending.push(deliver().catch(fail));
     }
     await Promise.all(pending);
   }
