@@ -4,7 +4,7 @@
  * Oracles: the issue's description of `tally verify` and docs/CONVENTIONS.md's exit codes.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
@@ -203,6 +203,8 @@ describe('tally verify', () => {
       ['verify', join(p.dir, 'missing.tally'), '--json'],
       ['verify', pkgA, '--now', 'yesterday', '--json'],
       ['verify', pkgA, '--now', '2026-13-45T00:00:00Z', '--json'],
+      ['verify', pkgA, '--now', '2026-02-30T00:00:00Z', '--json'],
+      ['verify', p.root, '--json'],
       ['verify', pkgA, '--trust', 'nonsense', '--json'],
       ['verify', pkgA, '--trust', notKey, '--json'],
       ['verify', pkgA, '--certificate', 'nobody', '--json'],
@@ -228,5 +230,29 @@ describe('tally verify', () => {
       assert.equal(ran.code, 1, ran.stderr);
       assert.equal(failing(ran)[0]?.check, 'package_format');
     }
+  });
+});
+
+describe('tally agent register refuses bad input (exit 2) and writes nothing', () => {
+  it('names the pattern at fault as a JSON pointer, and refuses days that do not exist', async () => {
+    const agents = join(p.root, '.tally', 'agents');
+    const before = readdirSync(agents).sort();
+    const cases: [string[], RegExp][] = [
+      [['--allow', 'Read', '--allow', 'Bash(git status'], /\/bounded_actions\/1/],
+      [['--allow', 'Read', '--forbid', 'Ba*sh'], /\/forbidden\/0/],
+      [['--allow', 'Read', '--escalate', ''], /\/escalation_required\/0/],
+      [['--allow', 'Read', '--valid-until', '2026-02-30'], /--valid-until/],
+      [['--allow', 'Read', '--valid-days', '-1'], /--valid-days/],
+      [['--allow', 'Read', '--valid-from', '2030-01-02', '--valid-until', '2030-01-01'], /\/valid_until/],
+    ];
+    for (const [flags, expected] of cases) {
+      const ran = await p.tally(['agent', 'register', '--name', 'bad', ...flags]);
+      assert.equal(ran.code, 2, `${flags.join(' ')}: ${ran.stderr}`);
+      assert.match(ran.stderr, expected);
+    }
+    const badName = await p.tally(['agent', 'register', '--name', '../escape', '--allow', 'Read']);
+    assert.equal(badName.code, 2);
+    assert.match(badName.stderr, /\/agent\/name/);
+    assert.deepEqual(readdirSync(agents).sort(), before);
   });
 });

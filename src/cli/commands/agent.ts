@@ -1,6 +1,7 @@
 /** `tally agent register|show|list`: agent certificates signed by the ship key. */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isRfc3339DateTime } from '../../ahp/messages/index.js';
 import { canonicalize, parseJson } from '../../core/canonical.js';
 import type { Envelope } from '../../core/dsse.js';
 import {
@@ -23,9 +24,9 @@ export function agentsDir(ctx: CommandContext): string {
 /** A certificate named by file path, or by agent name in the project's agents/ folder. */
 export function certificatePathFor(ctx: CommandContext, nameOrPath: string): string {
   const asPath = resolve(ctx.cwd, nameOrPath);
-  if (existsSync(asPath)) return asPath;
+  if (existsSync(asPath) && statSync(asPath).isFile()) return asPath;
   const byName = join(agentsDir(ctx), `${nameOrPath}.agent.json`);
-  if (existsSync(byName)) return byName;
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(nameOrPath) && existsSync(byName)) return byName;
   throw new UsageError(
     `no certificate file '${nameOrPath}' and no registered agent of that name in ${agentsDir(ctx)}`,
   );
@@ -39,10 +40,12 @@ export function readCertificateFile(path: string): Envelope {
   }
 }
 
+/** An RFC 3339 date-time, or a full date (midnight UTC); days that do not exist are refused. */
 function parseTime(text: string, flag: string): Date {
   const date = new Date(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(date.getTime()))
-    throw new UsageError(`${flag} must be an RFC 3339 time, got '${text}'`);
+  const fullDate = /^\d{4}-\d{2}-\d{2}$/.test(text) && date.toISOString().slice(0, 10) === text;
+  if (Number.isNaN(date.getTime()) || !(fullDate || isRfc3339DateTime(text)))
+    throw new UsageError(`${flag} must be an RFC 3339 date-time (or YYYY-MM-DD), got '${text}'`);
   return date;
 }
 

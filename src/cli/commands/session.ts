@@ -118,7 +118,12 @@ async function event(argv: string[], ctx: CommandContext): Promise<number> {
     throw new UsageError(`stdin is not valid JSON: ${(error as Error).message}`);
   }
   const signer = await signerOf(ctx, where);
-  const agent = values.agent ? { ...(session.agent ?? {}), name: values.agent } : undefined;
+  // Another agent named here (a subagent, a second tool) does not inherit the session agent's model.
+  const agent = values.agent
+    ? session.agent?.name === values.agent
+      ? session.agent
+      : { name: values.agent }
+    : undefined;
   const result = await recordEvent({
     state: where.state,
     session,

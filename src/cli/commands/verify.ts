@@ -1,6 +1,7 @@
 /** `tally verify PKG`: offline, deterministic verification with an explicit `now`. */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isRfc3339DateTime } from '../../ahp/messages/index.js';
 import { parseJson } from '../../core/canonical.js';
 import { decodeBase64 } from '../../core/dsse.js';
 import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
@@ -87,11 +88,12 @@ export const command: Command = {
     if (positionals.length !== 1) throw new UsageError('give exactly one package file');
     const path = resolve(ctx.cwd, positionals[0]!);
     if (!existsSync(path)) throw new UsageError(`no such package: ${path}`);
+    if (!statSync(path).isFile()) throw new UsageError(`not a file: ${path}`);
     let now = new Date();
     if (values.now !== undefined) {
       now = new Date(values.now);
-      if (!/^\d{4}-\d{2}-\d{2}T/.test(values.now) || Number.isNaN(now.getTime()))
-        throw new UsageError(`--now must be RFC 3339, got '${values.now}'`);
+      if (!isRfc3339DateTime(values.now) || Number.isNaN(now.getTime()))
+        throw new UsageError(`--now must be an RFC 3339 date-time, got '${values.now}'`);
     }
     let trusted: PublicKeyInput[];
     let trustNote: string;
