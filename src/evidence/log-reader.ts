@@ -126,22 +126,31 @@ export interface LogLine {
   torn: boolean;
 }
 
-/** Streams the lines of a file with their byte offsets, holding at most one chunk plus one line. */
+/**
+ * Streams the lines of a file with their byte offsets, holding at most one chunk plus one line. A
+ * line longer than a chunk is gathered as pieces and joined once, so a long line costs its length,
+ * not its length times the chunks it spans.
+ */
 export async function* readLogLines(path: string): AsyncGenerator<LogLine> {
-  let carry: Buffer = Buffer.alloc(0);
+  let pieces: Buffer[] = [];
   let offset = 0;
   for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
-    let buf: Buffer = carry.length > 0 ? Buffer.concat([carry, chunk as Buffer]) : (chunk as Buffer);
+    const buf = chunk as Buffer;
     let start = 0;
-    for (let nl = buf.indexOf(0x0a, start); nl >= 0; nl = buf.indexOf(0x0a, start)) {
-      yield { line: buf.subarray(start, nl), offset, torn: false };
-      offset += nl - start + 1;
+    for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
+      let line = buf.subarray(start, nl);
+      if (pieces.length > 0) {
+        pieces.push(line);
+        line = Buffer.concat(pieces);
+        pieces = [];
+      }
+      yield { line, offset, torn: false };
+      offset += line.length + 1;
       start = nl + 1;
     }
-    buf = buf.subarray(start);
-    carry = Buffer.from(buf);
+    if (start < buf.length) pieces.push(buf.subarray(start));
   }
-  if (carry.length > 0) yield { line: carry, offset, torn: true };
+  if (pieces.length > 0) yield { line: Buffer.concat(pieces), offset, torn: true };
 }
 
 export interface LogVerification {
