@@ -24,9 +24,10 @@ import {
 } from './compose.js';
 import { selectContent } from './content.js';
 import { callWithDeadline, deadlineSignal } from './dispatch-call.js';
-import { holdsWithheldContent, readPath, targetLocation } from './edit-targets.js';
+import { hookFailureEvents } from './hook-failure.js';
 import { type MatchedSubscription, matchingSubscriptions, subscriptionLabel } from './matching.js';
 import { validateInterceptResponse } from './messages/index.js';
+import { narrowCapabilities } from './narrowing.js';
 import {
   type Backend,
   type Registration,
@@ -67,6 +68,12 @@ export interface DispatcherOptions {
    * upload become gaps.
    */
   uploaderFor?: (binding: UploadBinding) => AttachmentUploader;
+  /**
+   * After settlement, also deliver one `hook.failure` observation per failed or rejected intercept
+   * call to the subscriptions that observe `hook.failure` (the protocol allows, not requires, it).
+   * Default false.
+   */
+  hookFailures?: boolean;
 }
 
 export interface DispatchInput {
@@ -97,6 +104,8 @@ export interface SubscriptionReport {
   reason?: string;
   /** For failed or rejected intercepts: the policy that settled it. */
   failurePolicy?: 'fail-open' | 'fail-closed';
+  /** Set on deliveries of a derived event (`hook.failure`), not of the dispatched event itself. */
+  event?: string;
 }
 
 export interface DispatchOutcome extends Settlement {
@@ -128,33 +137,6 @@ function checkEvent(event: unknown): asserts event is CanonicalEvent {
       });
     }
   }
-}
-
-/**
- * Removes whole-list `replace` from the advertisement for list targets whose text this
- * subscription cannot see: such a replace could never be accepted.
- */
-export function narrowCapabilities(
-  caps: InterceptCapabilities,
-  effective: JsonObject,
-  view: JsonObject,
-): InterceptCapabilities {
-  if (!caps.modify) return caps;
-  let modify: Record<string, { replace: boolean; merge: boolean }> | undefined;
-  for (const [target, ops] of Object.entries(caps.modify)) {
-    const location = targetLocation(String(effective.type), target);
-    if (!ops.replace || location?.shape !== 'list') continue;
-    const full = readPath(effective, location.path);
-    if (!holdsWithheldContent(full) && JSON.stringify(full) === JSON.stringify(readPath(view, location.path)))
-      continue;
-    modify ??= { ...caps.modify };
-    if (ops.merge) modify[target] = { replace: false, merge: true };
-    else delete modify[target];
-  }
-  if (!modify) return caps;
-  if (Object.keys(modify).length > 0) return { ...caps, modify };
-  const { modify: _dropped, ...rest } = caps;
-  return { ...rest, effects: caps.effects.filter((e) => e !== 'modify') };
 }
 
 export class Dispatcher {
@@ -240,7 +222,18 @@ export class Dispatcher {
 
     // Observation after settlement: uncalled interceptors, then explicit observers.
     const watchers = [...interceptors.slice(next), ...observers];
-    const deliveries = this.observe(watchers, pipeline.event, reports, input.attachments);
+    const calls = reports.filter((r) => r.method === 'hooks/intercept');
+    let deliveries = this.observe(watchers, pipeline.event, reports, input.attachments);
+    if (this.options.hookFailures) {
+      const failures = hookFailureEvents(event, calls);
+      const auditors =
+        failures.length > 0 ? matchingSubscriptions(this.registration, 'hook.failure', 'observe') : [];
+      for (const failure of failures) {
+        deliveries = deliveries.then(() =>
+          this.observe(auditors, failure, reports, undefined, 'hook.failure'),
+        );
+      }
+    }
     if (interrupted) this.detach(deliveries);
     else await deliveries;
     return outcome;
@@ -347,6 +340,7 @@ export class Dispatcher {
     effective: CanonicalEvent,
     reports: SubscriptionReport[],
     attachments: AttachmentBytes | undefined,
+    derived?: string,
   ) {
     const timeoutMs = this.options.observeTimeoutMs ?? 5000;
     const pending: Promise<void>[] = [];
@@ -356,6 +350,7 @@ export class Dispatcher {
         subscription: subscriptionLabel(subscription),
         method: 'hooks/observe',
         status: 'observed',
+        ...(derived ? { event: derived } : {}),
       };
       reports.push(report);
       const fail = (error: unknown) => {

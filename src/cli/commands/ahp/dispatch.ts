@@ -13,12 +13,14 @@ import { validateEvent } from '../../../ahp/messages/index.js';
 import { parseRegistrationText, RegistrationError } from '../../../ahp/registration.js';
 import { fileSecretProvider } from '../../../ahp/secrets.js';
 import { createTransport } from '../../../ahp/transports/index.js';
+import { Uploader } from '../../../ahp/upload.js';
 import { parseJson } from '../../../core/canonical.js';
 import type { CanonicalEvent } from '../../../evidence/record.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../../command.js';
 
 const USAGE = [
-  'usage: tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE] [--json]',
+  'usage: tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE]',
+  '                          [--attachment PART_ID=FILE ...] [--json]',
   '',
   'Runs one canonical AHP event through every matching backend: interceptors serially in',
   'registration order, then observers. Backends are reached over their registered transports.',
@@ -27,6 +29,8 @@ const USAGE = [
   '  --event FILE         one canonical event (JSON object)',
   '  --capabilities FILE  capabilities to advertise (default: what Tally can enforce at the event)',
   '  --state FILE         incoming pipeline state {permission, candidate, flow?}',
+  "  --attachment ID=FILE bytes of the event's attachment part ID, uploaded to each subscription's",
+  '                       upload endpoint before its message is sent (repeatable)',
   '  --json               print the outcome object on stdout',
   '',
   'exit 0 dispatched (allow or ask), 1 denied (explicitly or fail-closed), 2 bad input',
@@ -84,6 +88,7 @@ export const command: Command = {
       event: { type: 'string' },
       capabilities: { type: 'string' },
       state: { type: 'string' },
+      attachment: { type: 'string', multiple: true },
       json: { type: 'boolean' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
@@ -118,6 +123,18 @@ export const command: Command = {
     const state =
       values.state === undefined ? undefined : checkState(await readJson(ctx, 'state', values.state));
 
+    const attachments = new Map<string, Uint8Array>();
+    for (const spec of values.attachment ?? []) {
+      const eq = spec.indexOf('=');
+      if (eq <= 0 || eq === spec.length - 1)
+        throw new UsageError(`--attachment: expected PART_ID=FILE, got '${spec}'`);
+      const file = spec.slice(eq + 1);
+      try {
+        attachments.set(spec.slice(0, eq), await readFile(resolve(ctx.cwd, file)));
+      } catch (error) {
+        throw new UsageError(`--attachment: cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
+      }
+    }
     const canonical = event as CanonicalEvent;
     const used = typeof canonical.continuationCount === 'number' ? canonical.continuationCount : 0;
     const dispatcher = new Dispatcher({
@@ -131,6 +148,7 @@ export const command: Command = {
           },
         }),
       capabilitiesFor: (type) => requestCapabilities(type, { continuationCount: used }),
+      uploaderFor: (binding) => new Uploader(binding, { secrets: fileSecretProvider(ctx.env), env: ctx.env }),
     });
     let outcome: DispatchOutcome;
     try {
@@ -138,6 +156,7 @@ export const command: Command = {
         event: canonical,
         ...(capabilities ? { capabilities } : {}),
         ...(state ? { state } : {}),
+        ...(attachments.size > 0 ? { attachments } : {}),
       });
     } finally {
       await dispatcher.close();
