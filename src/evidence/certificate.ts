@@ -179,7 +179,7 @@ export function verifyCertificate(
 ): VerifiedCertificate {
   let verified: ReturnType<typeof verifyEnvelope>;
   try {
-    verified = verifyEnvelope(envelope, trusted);
+    verified = verifyEnvelope(envelope, trusted, { strict: true });
   } catch (error) {
     throw new CertificateError('signature', `certificate signature: ${(error as Error).message}`);
   }

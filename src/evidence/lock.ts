@@ -1,9 +1,9 @@
 /**
- * A cross-process exclusive lock on a file path: `<path>.lock` created with O_EXCL, holding the
+ * A cross-process exclusive lock on a file path: `<path>.lock`, created atomically and holding the
  * owner's pid. A lock whose owner no longer runs (crash, kill -9) is taken over; a live owner is
  * waited for up to a deadline, then a clear error names it.
  */
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TallyError } from '../core/errors.js';
 
@@ -20,15 +20,21 @@ function ownerAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Takes the lock by hard-linking a file that already holds our pid: the lock file appears with its
+ * content in one step, so no other process can find it empty and mistake it for a stale lock.
+ */
 function tryTake(lockPath: string): boolean {
+  const tmp = `${lockPath}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  writeFileSync(tmp, `${process.pid}\n`, { mode: 0o600 });
   try {
-    const fd = openSync(lockPath, 'wx', 0o600);
-    writeSync(fd, `${process.pid}\n`);
-    closeSync(fd);
+    linkSync(tmp, lockPath);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return false;
+  } finally {
+    unlinkSync(tmp);
   }
 }
 
@@ -44,10 +50,21 @@ function breakIfStale(lockPath: string): void {
   const aside = `${lockPath}.stale.${process.pid}`;
   try {
     renameSync(lockPath, aside);
-    unlinkSync(aside);
   } catch {
-    // another process broke it first
+    return; // another process broke it first
   }
+  // Between our read and our rename the stale lock may have been broken and re-taken by a live
+  // process: if what we moved is not the dead owner's, put it back.
+  let moved = Number.NaN;
+  try {
+    moved = Number.parseInt(readFileSync(aside, 'utf8'), 10);
+  } catch {}
+  if (moved !== pid) {
+    try {
+      linkSync(aside, lockPath);
+    } catch {}
+  }
+  unlinkSync(aside);
 }
 
 export interface FileLock {

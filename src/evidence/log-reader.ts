@@ -47,7 +47,7 @@ export function checkLine(line: Buffer | string, trusted: TrustedKeys): LineChec
   try {
     const envelope = parseEnvelopeLine(line);
     try {
-      ({ payload, keyIds } = verifyEnvelope(envelope, trusted));
+      ({ payload, keyIds } = verifyEnvelope(envelope, trusted, { strict: true }));
     } catch (error) {
       return { ok: false, check: 'signature', message: (error as Error).message };
     }

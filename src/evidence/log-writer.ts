@@ -165,7 +165,9 @@ export class LogWriter {
       const { lastLine } = readTail(fd, fstatSync(fd).size);
       if (!lastLine) return;
       const envelope = parseEnvelopeLine(lastLine);
-      const { payload } = verifyEnvelope(envelope, [toPublicKey(this.options.signer.privateKey)]);
+      const { payload } = verifyEnvelope(envelope, [toPublicKey(this.options.signer.privateKey)], {
+        strict: true,
+      });
       const record = decodeRecordPayload(payload);
       if (record.session !== this.options.session) {
         throw new RecordError(

@@ -123,17 +123,27 @@ function idOf(raw: Buffer): string | null {
   }
 }
 
-export function parseHeader(line: Buffer | string): PackageHeader {
+/** A header or seal line: one JSON object, spelled exactly as canonical JSON (as Tally writes it). */
+function canonicalLine(
+  line: Buffer | string,
+  what: string,
+  code: 'header' | 'seal',
+): Record<string, unknown> {
+  const text = line.toString();
   let value: unknown;
   try {
-    value = JSON.parse(line.toString());
+    value = JSON.parse(text);
   } catch (error) {
-    throw new PackageError(
-      'header',
-      `line 1 is not JSON (${(error as Error).message}); is this a .tally package?`,
-    );
+    const hint = code === 'header' ? '; is this a .tally package?' : '';
+    throw new PackageError(code, `${what} is not JSON (${(error as Error).message})${hint}`);
   }
-  const h = object(value, 'line 1', 'header');
+  const parsed = object(value, what, code);
+  if (canonicalize(parsed) !== text) throw new PackageError(code, `${what} is not in canonical JSON form`);
+  return parsed;
+}
+
+export function parseHeader(line: Buffer | string): PackageHeader {
+  const h = canonicalLine(line, 'line 1', 'header');
   if (h.type !== PACKAGE_TYPE)
     throw new PackageError('header', `line 1 has type ${JSON.stringify(h.type)}, expected ${PACKAGE_TYPE}`);
   if (typeof h.session !== 'string') throw new PackageError('header', 'header.session must be a string');
@@ -160,13 +170,7 @@ export function parseHeader(line: Buffer | string): PackageHeader {
 }
 
 export function parseSeal(line: Buffer | string): PackageSeal {
-  let value: unknown;
-  try {
-    value = JSON.parse(line.toString());
-  } catch (error) {
-    throw new PackageError('seal', `seal line is not JSON (${(error as Error).message})`);
-  }
-  const s = object(value, 'seal line', 'seal');
+  const s = canonicalLine(line, 'seal line', 'seal');
   if (s.type !== SEAL_TYPE)
     throw new PackageError('seal', `seal line has type ${JSON.stringify(s.type)}, expected ${SEAL_TYPE}`);
   const m = object(s.merkle, 'seal.merkle', 'seal');

@@ -42,8 +42,9 @@ export function digestRef(digest: Uint8Array): string {
 /** Parses a line into its envelope; structure only, no trust. */
 export function parseEnvelopeLine(line: Buffer | string): Envelope {
   let value: unknown;
+  const text = typeof line === 'string' ? line : line.toString('utf8');
   try {
-    value = JSON.parse(typeof line === 'string' ? line : line.toString('utf8'));
+    value = JSON.parse(text);
   } catch (error) {
     throw new RecordError('parse', `line is not JSON: ${(error as Error).message}`);
   }
@@ -62,6 +63,8 @@ export function parseEnvelopeLine(line: Buffer | string): Envelope {
       `payloadType is ${JSON.stringify(env.payloadType)}, expected ${RECORD_PAYLOAD_TYPE}`,
     );
   }
+  // Lines are written as canonical JSON; any other spelling of the same envelope is not ours.
+  if (canonicalize(env) !== text) throw new RecordError('parse', 'line is not in canonical JSON form');
   return env as Envelope;
 }
 

@@ -127,7 +127,8 @@ export function* bufferLines(bytes: Uint8Array): Generator<LogLine> {
 
 /**
  * What cross-verification needs of the records, kept while they stream past: the session's first
- * `session.start`, its tool calls and permission resolutions, and the session window.
+ * `session.start`, its tool calls (and whether each ran) and permission resolutions, and the
+ * session window.
  */
 class CrossRecords {
   readonly records: EventRecord[] = [];
@@ -143,6 +144,11 @@ class CrossRecords {
       this.sawStart = true;
       this.records.push(record);
     } else if (type === 'tool.before' || type === 'tool.permission.resolved') this.records.push(record);
+    else if (type === 'tool.after') {
+      // Only whether the call ran matters here; its output need not be held.
+      const { id, time, source, call, execution, outcome } = record.event;
+      this.records.push({ ...record, event: { id, type, time, source, call, execution, outcome } });
+    }
   }
 
   window(): { start: string; end: string } {
@@ -334,7 +340,7 @@ export async function verifyPackageLines(
   let signedReceipt: Buffer;
   let receiptSigners: string[];
   try {
-    const verified = verifyEnvelope(seal.receipt, trusted);
+    const verified = verifyEnvelope(seal.receipt, trusted, { strict: true });
     if (verified.payloadType !== RECEIPT_PAYLOAD_TYPE) throw new Error(`payloadType ${verified.payloadType}`);
     signedReceipt = verified.payload;
     receiptSigners = verified.keyIds;

@@ -126,7 +126,10 @@ describe('DSSE', () => {
     const { privateKey, publicKey } = generateKeyPair();
     const env = signEnvelope('ab', 't', privateKey);
     assert.throws(() => verifyEnvelope({ ...env, payload: `${env.payload}\n` }, [publicKey]), /base64/);
-    assert.throws(() => verifyEnvelope({ ...env, payload: 'YWJ=' }, [publicKey]), /padding bits/);
+    assert.throws(
+      () => verifyEnvelope({ ...env, payload: 'YWJ=' }, [publicKey]),
+      /canonical standard base64/,
+    );
     assert.throws(
       () => verifyEnvelope({ ...env, payload: env.payload.replaceAll('=', '') }, [publicKey]),
       /base64/,

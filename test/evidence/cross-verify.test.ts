@@ -142,9 +142,7 @@ describe('cross-verification across agents', () => {
       assert.equal(check(result, name).ok, true, name);
   });
 
-  it('a denied call that a tool.after shows executing anyway is not blocked', {
-    todo: 'verify.ts keeps only tool.before / tool.permission.resolved records for cross-verification',
-  }, async () => {
+  it('a denied call that a tool.after shows executing anyway is not blocked', async () => {
     const input = { command: 'rm -rf build' };
     const events = [
       toolBefore('d1', 'run_shell_command', input),
