@@ -3,6 +3,8 @@
  * here is internal and may change.
  */
 
+// Agent Hooks Protocol: registration, validation, dispatch, transports, the backend kit (docs/ahp.md).
+export * from './ahp/index.js';
 // Trust core: canonical JSON, hashing, keys, DSSE, Merkle trees.
 export {
   CanonicalError,

@@ -122,6 +122,40 @@ describe('DSSE', () => {
     );
   });
 
+  it('strict mode binds the keyid: it must name the pinned key the signature verifies under', () => {
+    const { privateKey, publicKey } = generateKeyPair();
+    const other = generateKeyPair();
+    const env = signEnvelope('bound', 't', privateKey);
+    const relabelled = {
+      ...env,
+      signatures: [{ ...env.signatures[0]!, keyid: 'key_00000000000000000000000000000000' }],
+    };
+    // As a hint only, a wrong keyid is tolerated (DSSE semantics); strictly, it is refused.
+    assert.equal(verifyEnvelope(relabelled, [publicKey]).payload.toString(), 'bound');
+    assert.throws(
+      () => verifyEnvelope(relabelled, [publicKey], { strict: true }),
+      /does not verify under the pinned key it names/,
+    );
+    const unlabelled = { ...env, signatures: [{ sig: env.signatures[0]!.sig }] };
+    assert.throws(() => verifyEnvelope(unlabelled, [publicKey], { strict: true }), /has no keyid/);
+    // A keyid naming another pinned key whose key did not sign is refused too.
+    const misnamed = { ...env, signatures: [{ ...env.signatures[0]!, keyid: keyId(other.publicKey) }] };
+    assert.throws(() => verifyEnvelope(misnamed, [publicKey, other.publicKey], { strict: true }));
+    assert.deepEqual(verifyEnvelope(env, [publicKey], { strict: true }).keyIds, [keyId(publicKey)]);
+    // An extra, unverifiable signature cannot ride along in strict mode.
+    const extra = {
+      ...env,
+      signatures: [
+        ...env.signatures,
+        {
+          keyid: keyId(publicKey),
+          sig: env.signatures[0]!.sig.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')),
+        },
+      ],
+    };
+    assert.throws(() => verifyEnvelope(extra, [publicKey], { strict: true }));
+  });
+
   it('rejects non-canonical base64 and malformed envelopes clearly', () => {
     const { privateKey, publicKey } = generateKeyPair();
     const env = signEnvelope('ab', 't', privateKey);
