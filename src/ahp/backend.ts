@@ -83,6 +83,16 @@ function validId(value: unknown): value is string | number {
   );
 }
 
+function isString(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
+function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+const noAnswer = () => undefined;
+
 /** The effects of `effects` that `capabilities` did not advertise, described for the error data. */
 export function unadvertisedEffects(effects: readonly Effect[], capabilities: Capabilities): string[] {
   const out: string[] = [];
@@ -112,7 +122,27 @@ export function createBackend(handler: BackendHandler): BackendKit {
     return handler.interceptEvents === undefined || handler.interceptEvents.includes(type);
   };
 
-  async function intercept(id: string | number, params: Record<string, unknown>): Promise<unknown> {
+  /** The answer to a valid intercept request once the handler's effects are known. */
+  function answerEffects(id: string | number, effects: unknown, caps: Capabilities): unknown {
+    if (!Array.isArray(effects) || !effects.every((e) => isObject(e) && typeof e.type === 'string')) {
+      return rpcError(id, -32004, 'backend failed while evaluating');
+    }
+    const refused = unadvertisedEffects(effects as Effect[], caps);
+    if (refused.length > 0) {
+      return rpcError(id, -32004, 'backend produced effects the request did not advertise', {
+        unadvertised: refused,
+      });
+    }
+    return { jsonrpc: '2.0', id, result: { protocolVersion: PROTOCOL_VERSION, effects } };
+  }
+
+  function handlerFailed(id: string | number, error: unknown): unknown {
+    if (error instanceof BackendUnavailable) return rpcError(id, -32003, 'backend temporarily unavailable');
+    return rpcError(id, -32004, 'backend failed while evaluating');
+  }
+
+  /** Synchronous when the handler is: a promise only when `intercept` returned one. */
+  function intercept(id: string | number, params: Record<string, unknown>): unknown {
     const event = params.event;
     const caps = params.capabilities;
     if (
@@ -125,11 +155,7 @@ export function createBackend(handler: BackendHandler): BackendKit {
         pointer: '/params/event',
       });
     }
-    if (
-      !isObject(caps) ||
-      !Array.isArray(caps.effects) ||
-      !caps.effects.every((e) => typeof e === 'string')
-    ) {
+    if (!isObject(caps) || !Array.isArray(caps.effects) || !caps.effects.every(isString)) {
       return rpcError(id, -32602, 'params.capabilities.effects must be an array of strings', {
         pointer: '/params/capabilities/effects',
       });
@@ -146,30 +172,31 @@ export function createBackend(handler: BackendHandler): BackendKit {
         },
       );
     }
-    let effects: readonly Effect[];
+    const capabilities = caps as Capabilities;
+    let produced: readonly Effect[] | Promise<readonly Effect[]>;
     try {
-      effects = await handler.intercept!({
+      produced = handler.intercept!({
         event: event as InterceptContext['event'],
-        capabilities: caps as Capabilities,
+        capabilities,
         params,
       });
     } catch (error) {
-      if (error instanceof BackendUnavailable) return rpcError(id, -32003, 'backend temporarily unavailable');
-      return rpcError(id, -32004, 'backend failed while evaluating');
+      return handlerFailed(id, error);
     }
-    if (!Array.isArray(effects) || !effects.every((e) => isObject(e) && typeof e.type === 'string')) {
-      return rpcError(id, -32004, 'backend failed while evaluating');
+    if (isThenable(produced)) {
+      return Promise.resolve(produced).then(
+        (effects) => answerEffects(id, effects, capabilities),
+        (error: unknown) => handlerFailed(id, error),
+      );
     }
-    const refused = unadvertisedEffects(effects, caps as Capabilities);
-    if (refused.length > 0) {
-      return rpcError(id, -32004, 'backend produced effects the request did not advertise', {
-        unadvertised: refused,
-      });
-    }
-    return { jsonrpc: '2.0', id, result: { protocolVersion: PROTOCOL_VERSION, effects } };
+    return answerEffects(id, produced, capabilities);
   }
 
-  async function handleMessage(message: unknown): Promise<unknown | undefined> {
+  /**
+   * The answer to one parsed message (undefined: none is due), or a promise of it when the
+   * handler works asynchronously. Never throws for any input.
+   */
+  function answer(message: unknown): unknown {
     if (!isObject(message)) {
       return rpcError(
         null,
@@ -189,10 +216,17 @@ export function createBackend(handler: BackendHandler): BackendKit {
       if (
         message.method === 'hooks/observe' &&
         isObject(params) &&
-        params.protocolVersion === PROTOCOL_VERSION
+        params.protocolVersion === PROTOCOL_VERSION &&
+        isObject(params.event) &&
+        handler.observe
       ) {
-        if (isObject(params.event))
-          await Promise.resolve(handler.observe?.(params.event, params)).catch(() => undefined);
+        let observed: void | Promise<void>;
+        try {
+          observed = handler.observe(params.event, params);
+        } catch {
+          return undefined;
+        }
+        if (isThenable(observed)) return Promise.resolve(observed).then(noAnswer, noAnswer);
       }
       return undefined;
     }
@@ -218,6 +252,23 @@ export function createBackend(handler: BackendHandler): BackendKit {
     return intercept(id as string | number, params);
   }
 
+  async function handleMessage(message: unknown): Promise<unknown | undefined> {
+    return answer(message);
+  }
+
+  /**
+   * One answer as JSON text. An answer that cannot be serialised (a handler's effect holding a
+   * BigInt or a cycle) becomes -32004 instead of breaking the stream.
+   */
+  function serialise(reply: unknown): string {
+    try {
+      return JSON.stringify(reply);
+    } catch {
+      const id = isObject(reply) && validId(reply.id) ? reply.id : null;
+      return JSON.stringify(rpcError(id, -32004, 'backend failed while evaluating'));
+    }
+  }
+
   const limit = handler.maxBodyBytes ?? 4 * 1024 * 1024;
 
   function http(req: IncomingMessage, res: ServerResponse): void {
@@ -226,7 +277,7 @@ export function createBackend(handler: BackendHandler): BackendKit {
         res.writeHead(status, headers).end();
         return;
       }
-      const text = JSON.stringify(body);
+      const text = serialise(body);
       res.writeHead(status, {
         ...headers,
         'content-type': 'application/json',
@@ -234,6 +285,7 @@ export function createBackend(handler: BackendHandler): BackendKit {
       });
       res.end(text);
     };
+    const reply = (reply: unknown) => (reply === undefined ? send(204) : send(200, reply));
     if (req.method !== 'POST') {
       req.resume();
       send(405, undefined, { allow: 'POST' });
@@ -257,43 +309,62 @@ export function createBackend(handler: BackendHandler): BackendKit {
       if (over) return send(413, undefined, { connection: 'close' });
       let parsed: unknown;
       try {
-        parsed = parseJson(Buffer.concat(chunks));
+        parsed = parseJson(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
       } catch {
         return send(400, rpcError(null, -32700, 'parse error'));
       }
-      handleMessage(parsed).then(
-        (answer) => (answer === undefined ? send(204) : send(200, answer)),
-        () => send(200, rpcError(null, -32004, 'backend failed while evaluating')),
-      );
+      const answered = answer(parsed);
+      if (isThenable(answered)) answered.then(reply);
+      else reply(answered);
     });
   }
 
   /** True when `line` holds only JSON whitespace (such lines are skipped, not answered). */
   const blank = (line: Buffer) => line.every((b) => b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0a);
 
-  async function handleLine(line: Buffer, output: Writable): Promise<void> {
-    if (blank(line)) return;
+  /** The framed answer to one stdio line ('' when none is due), or a promise of it. */
+  function answerLine(line: Buffer): string | Promise<string> {
+    if (blank(line)) return '';
     let parsed: unknown;
     try {
       parsed = parseJson(line);
     } catch {
-      output.write(`${JSON.stringify(rpcError(null, -32700, 'parse error'))}\n`);
-      return;
+      return `${JSON.stringify(rpcError(null, -32700, 'parse error'))}\n`;
     }
-    const answer = await handleMessage(parsed);
-    if (answer !== undefined) output.write(`${JSON.stringify(answer)}\n`);
+    const answered = answer(parsed);
+    const frame = (reply: unknown) => (reply === undefined ? '' : `${serialise(reply)}\n`);
+    return isThenable(answered) ? answered.then(frame) : frame(answered);
   }
 
   /**
    * Reads lines from `input` and answers each in order on `output`, one at a time. Resolves once
-   * `input` ends and every line read has been answered.
+   * `input` ends and every line read has been answered. A line that arrives while no earlier one
+   * is pending is answered synchronously, from the read callback, when the handler is synchronous.
    */
   function serveStdio(input: Readable, output: Writable): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let partial: Buffer[] = [];
+      /** Unanswered lines waiting on an asynchronous answer, and the chain that answers them in order. */
+      let pending = 0;
       let queue: Promise<void> = Promise.resolve();
-      const enqueue = (line: Buffer) => {
-        queue = queue.then(() => handleLine(line, output));
+      const write = (text: string) => {
+        if (text !== '') output.write(text);
+      };
+      const settleOne = () => {
+        pending--;
+      };
+      const handle = (line: Buffer) => {
+        if (pending > 0) {
+          pending++;
+          queue = queue.then(() => answerLine(line)).then(write);
+          queue.then(settleOne, settleOne);
+          return;
+        }
+        const framed = answerLine(line);
+        if (typeof framed === 'string') return write(framed);
+        pending++;
+        queue = framed.then(write);
+        queue.then(settleOne, settleOne);
       };
       input.on('data', (data: Buffer | string) => {
         const chunk = typeof data === 'string' ? Buffer.from(data) : data;
@@ -301,7 +372,7 @@ export function createBackend(handler: BackendHandler): BackendKit {
         let nl = chunk.indexOf(0x0a);
         while (nl >= 0) {
           const piece = chunk.subarray(start, nl);
-          enqueue(partial.length > 0 ? Buffer.concat([...partial, piece]) : piece);
+          handle(partial.length > 0 ? Buffer.concat([...partial, piece]) : piece);
           partial = [];
           start = nl + 1;
           nl = chunk.indexOf(0x0a, start);
@@ -309,7 +380,7 @@ export function createBackend(handler: BackendHandler): BackendKit {
         if (start < chunk.length) partial.push(chunk.subarray(start));
       });
       input.once('end', () => {
-        if (partial.length > 0) enqueue(Buffer.concat(partial));
+        if (partial.length > 0) handle(Buffer.concat(partial));
         queue.then(resolve, reject);
       });
       input.once('error', reject);

@@ -56,7 +56,9 @@ function exitDetail(code: number | null, signal: NodeJS.Signals | null): string 
 export class PersistentStdioTransport implements BackendTransport {
   private child: ChildProcessWithoutNullStreams | undefined;
   private inFlight: InFlight | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** A message holds the process (being started, written or answered); later ones wait in `waiting`. */
+  private busy = false;
+  private readonly waiting: (() => void)[] = [];
   private crashes = 0;
   private lastExit = 0;
   private closed = false;
@@ -68,7 +70,15 @@ export class PersistentStdioTransport implements BackendTransport {
   }
 
   request(message: JsonRpcRequest, signal: AbortSignal): Promise<unknown> {
-    return this.enqueue(signal, () => this.exchange(message, signal));
+    const child = this.child;
+    if (!this.busy && child !== undefined && !this.closed && !signal.aborted) {
+      // The common case, a running process and nothing queued: write now, with no queue hop.
+      this.busy = true;
+      const answer = this.exchange(child, message, signal);
+      answer.then(this.release, this.release);
+      return answer;
+    }
+    return this.enqueue(signal, async () => this.exchange(await this.ensure(signal), message, signal));
   }
 
   notify(message: JsonRpcNotification, signal: AbortSignal): Promise<void> {
@@ -89,23 +99,35 @@ export class PersistentStdioTransport implements BackendTransport {
     await Promise.all([...this.stopping]);
   }
 
+  /** Hands the process to the next waiting message, or marks it free. */
+  private readonly release = (): void => {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.busy = false;
+  };
+
   /** Runs `task` after every earlier message; the caller stops waiting as soon as `signal` aborts. */
   private enqueue<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
     const id = this.options.backendId;
-    const run = this.queue.then(() => {
-      if (signal.aborted) throw timeoutError(id);
-      if (this.closed) throw closedError(id);
-      return task();
-    });
-    this.queue = run.then(
-      () => undefined,
-      () => undefined,
-    );
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(timeoutError(id));
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      run.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+      const start = () => {
+        let run: Promise<T>;
+        if (signal.aborted) run = Promise.reject(timeoutError(id));
+        else if (this.closed) run = Promise.reject(closedError(id));
+        else run = task();
+        run.then(resolve, reject).finally(() => {
+          signal.removeEventListener('abort', onAbort);
+          this.release();
+        });
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      if (this.busy) this.waiting.push(start);
+      else {
+        this.busy = true;
+        start();
+      }
     });
   }
 
@@ -239,32 +261,53 @@ export class PersistentStdioTransport implements BackendTransport {
     });
   }
 
-  private async exchange(message: JsonRpcRequest, signal: AbortSignal): Promise<unknown> {
-    const child = await this.ensure(signal);
-    const answer = new Promise<Record<string, unknown>>((resolve, reject) => {
-      this.inFlight = { id: message.id, resolve, reject };
-    });
-    const onAbort = () => {
-      const current = this.inFlight;
-      if (current?.id !== message.id) return;
-      this.inFlight = undefined;
-      current.reject(timeoutError(this.options.backendId));
-      // The backend still holds this request; only one may be outstanding, so it is ended.
-      this.retire(child);
-    };
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
+  /**
+   * Writes one request and resolves with the line that answers it. One promise and one abort
+   * listener per call: the deadline rejects at once and ends the process, which still holds the
+   * request (only one may be outstanding).
+   */
+  private exchange(
+    child: ChildProcessWithoutNullStreams,
+    message: JsonRpcRequest,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const backend = this.options.backendId;
+    if (signal.aborted) return Promise.reject(timeoutError(backend));
+    let line: string;
     try {
-      await this.write(child, message, signal).catch((error: TransportError) => {
-        if (this.inFlight?.id === message.id) {
-          this.inFlight.reject(error);
+      line = `${JSON.stringify(message)}\n`;
+    } catch {
+      return Promise.reject(
+        new TransportError('transport', `cannot serialise the request to backend ${backend}`, { backend }),
+      );
+    }
+    return new Promise<Record<string, unknown>>((resolve, reject) => {
+      const onAbort = () => {
+        if (this.inFlight !== current) return;
+        this.inFlight = undefined;
+        reject(timeoutError(backend));
+        this.retire(child);
+      };
+      const current: InFlight = {
+        id: message.id,
+        resolve: (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        reject: (error) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      };
+      this.inFlight = current;
+      signal.addEventListener('abort', onAbort, { once: true });
+      child.stdin.write(line, (error) => {
+        if (error && this.inFlight === current) {
           this.inFlight = undefined;
+          current.reject(new TransportError('transport', `cannot write to backend ${backend}`, { backend }));
         }
       });
-      return await answer;
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
+    });
   }
 }
 
