@@ -113,6 +113,11 @@ export class EndpointAuth {
     return this.binding?.type ?? 'none';
   }
 
+  /** True while `authorization()` would answer "no credential" without any work: no binding, no token. */
+  get anonymous(): boolean {
+    return this.binding === undefined && this.token === undefined;
+  }
+
   /** The Authorization header value for the next attempt; undefined when none is held yet. */
   async authorization(signal: AbortSignal): Promise<string | undefined> {
     const binding = this.binding;

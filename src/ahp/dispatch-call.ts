@@ -80,13 +80,20 @@ export async function callWithDeadline(
   request: JsonRpcRequest,
   options: CallOptions,
 ): Promise<CallResult> {
+  // One controller aborted by the deadline timer or by the interruption: cheaper per call than
+  // AbortSignal.any, which keeps weak references on a long-lived interruption signal.
   const deadline = new AbortController();
+  const signal = deadline.signal;
   const started = Date.now();
-  const timer = setTimeout(
-    () => deadline.abort(new TransportError('timeout', `no answer within ${options.timeoutMs} ms`)),
-    options.timeoutMs,
-  );
-  const signal = options.interrupt ? AbortSignal.any([deadline.signal, options.interrupt]) : deadline.signal;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    deadline.abort(new TransportError('timeout', `no answer within ${options.timeoutMs} ms`));
+  }, options.timeoutMs);
+  const interrupt = options.interrupt;
+  const onInterrupt = () => deadline.abort(interrupt?.reason);
+  if (interrupt?.aborted) onInterrupt();
+  else interrupt?.addEventListener('abort', onInterrupt, { once: true });
   const roomFor = (ms: number) => Date.now() - started + ms < options.timeoutMs;
   let attempts = 0;
   try {
@@ -101,7 +108,7 @@ export async function callWithDeadline(
         return { kind: 'response', response, attempts };
       } catch (error) {
         if (options.interrupt?.aborted) return { kind: 'interrupted', attempts };
-        if (deadline.signal.aborted) {
+        if (timedOut) {
           return { kind: 'failed', reason: `timeout: no answer within ${options.timeoutMs} ms`, attempts };
         }
         const code = error instanceof TransportError ? error.code : 'transport';
@@ -120,5 +127,6 @@ export async function callWithDeadline(
     }
   } finally {
     clearTimeout(timer);
+    interrupt?.removeEventListener('abort', onInterrupt);
   }
 }

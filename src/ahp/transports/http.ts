@@ -34,7 +34,9 @@ export class HttpTransport implements BackendTransport {
   private readonly url: URL;
   private readonly where: string;
   private readonly agent: http.Agent;
-  private readonly closing = new AbortController();
+  private closed = false;
+  /** One controller per message in flight: aborted by the caller's signal or by `close()`. */
+  private readonly live = new Set<AbortController>();
   private readonly logger: Logger;
   private readonly maxBodyBytes: number;
 
@@ -91,8 +93,9 @@ export class HttpTransport implements BackendTransport {
   }
 
   async close(): Promise<void> {
-    if (this.closing.signal.aborted) return;
-    this.closing.abort();
+    if (this.closed) return;
+    this.closed = true;
+    for (const link of this.live) link.abort();
     this.agent.destroy();
   }
 
@@ -108,12 +111,32 @@ export class HttpTransport implements BackendTransport {
     message: JsonRpcRequest | JsonRpcNotification,
     signal: AbortSignal,
   ): Promise<HttpResponse> {
-    if (this.closing.signal.aborted)
-      throw new TransportError('closed', `transport to ${this.where} is closed`);
-    const combined = AbortSignal.any([signal, this.closing.signal]);
-    const abortCode = () => (this.closing.signal.aborted ? ('closed' as const) : ('timeout' as const));
+    if (this.closed) throw new TransportError('closed', `transport to ${this.where} is closed`);
+    // The caller's deadline or close() ends the exchange. A listener on the caller's signal and a
+    // set of live controllers cost far less per message than AbortSignal.any, whose per-call cost
+    // grows with the dependents it keeps on a long-lived source.
+    const link = new AbortController();
+    const combined = link.signal;
+    const onAbort = () => link.abort();
+    if (signal.aborted) link.abort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    this.live.add(link);
+    try {
+      return await this.exchangeWithAuth(message, combined);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.live.delete(link);
+    }
+  }
+
+  /** One POST under `combined`, authenticating once on a 401 challenge. */
+  private async exchangeWithAuth(
+    message: JsonRpcRequest | JsonRpcNotification,
+    combined: AbortSignal,
+  ): Promise<HttpResponse> {
+    const abortCode = () => (this.closed ? ('closed' as const) : ('timeout' as const));
     const body = Buffer.from(JSON.stringify(message), 'utf8');
-    const send = async (authorization: string | undefined) => {
+    const send = (authorization: string | undefined) => {
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         accept: 'application/json',
@@ -141,7 +164,8 @@ export class HttpTransport implements BackendTransport {
         }
         throw e;
       });
-    let authorization = await guard(this.options.auth.authorization(combined));
+    const auth = this.options.auth;
+    let authorization = auth.anonymous ? undefined : await guard(auth.authorization(combined));
     let res = await send(authorization);
     if (res.status === 401) {
       this.logger('debug', 'endpoint challenged; authenticating', {
