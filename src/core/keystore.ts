@@ -5,7 +5,7 @@
  * fails if the key exists. Format: docs/formats.md#key-files.
  */
 import { createCipheriv, createDecipheriv, type KeyObject, randomBytes, scryptSync } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalize, parseJson } from './canonical.js';
 import { decodeBase64 } from './dsse.js';
@@ -190,14 +190,16 @@ export function loadPublicKey(dir: string, name: string): StoredKey {
     file = readKeyJson(privatePath);
   }
   const publicKey = publicFromFile(file, path);
-  return {
-    name,
-    keyId: keyId(publicKey),
-    shipId: shipId(publicKey),
-    publicKey,
-    encrypted: file.encryption != null,
-    path,
-  };
+  // Whether the key is encrypted is a fact of the private file, when there is one.
+  let encrypted = file.encryption != null;
+  if (path === publicPath && existsSync(privatePath)) {
+    try {
+      encrypted = readKeyJson(privatePath).encryption != null;
+    } catch {
+      // unreadable private file: loading it for signing will say why
+    }
+  }
+  return { name, keyId: keyId(publicKey), shipId: shipId(publicKey), publicKey, encrypted, path };
 }
 
 export function loadPrivateKey(
@@ -227,6 +229,27 @@ export function loadPrivateKey(
   let secret = decodeBase64(String(file.privateKey), 'privateKey');
   const enc = file.encryption as Encryption | null | undefined;
   if (enc != null) {
+    // Parameters come from the file: bound them, so a corrupt or hostile file cannot ask scrypt
+    // for gigabytes, and report it as corrupt rather than as a wrong passphrase.
+    const { N, r, p } = enc;
+    const sane =
+      enc.kdf === 'scrypt' &&
+      enc.cipher === 'aes-256-gcm' &&
+      Number.isSafeInteger(N) &&
+      N >= 2 ** 10 &&
+      N <= 2 ** 20 &&
+      (N & (N - 1)) === 0 &&
+      Number.isSafeInteger(r) &&
+      r >= 1 &&
+      r <= 32 &&
+      Number.isSafeInteger(p) &&
+      p >= 1 &&
+      p <= 16;
+    if (!sane) {
+      throw new KeyError('corrupt', `key file ${privatePath} is corrupt: unsupported encryption parameters`, {
+        path: privatePath,
+      });
+    }
     if (passphrase === undefined) {
       throw new KeyError(
         'passphrase-required',

@@ -33,10 +33,15 @@ export async function loadShipSigner(
   passphrase: () => Promise<string | undefined>,
 ): Promise<ShipSigner> {
   const dir = shipKeyDir(where);
-  const stored = loadPublicKey(dir, SHIP_KEY);
-  const secret = stored.encrypted ? await passphrase() : undefined;
-  const { key, privateKey } = loadPrivateKey(dir, SHIP_KEY, secret);
-  return { key, privateKey, keyId: key.keyId };
+  let loaded: ReturnType<typeof loadPrivateKey>;
+  try {
+    loaded = loadPrivateKey(dir, SHIP_KEY);
+  } catch (error) {
+    // Only the private key file says whether it is encrypted; ask for the passphrase then.
+    if ((error as KeyError).code !== 'passphrase-required') throw error;
+    loaded = loadPrivateKey(dir, SHIP_KEY, await passphrase());
+  }
+  return { key: loaded.key, privateKey: loaded.privateKey, keyId: loaded.key.keyId };
 }
 
 /** The ship keys of the project and of the Tally home: the default pinned roots for verify. */

@@ -1,0 +1,71 @@
+/** An encrypted ship key works end to end through the CLI, and a wrong passphrase changes nothing. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { jsonOut, makeProject } from './tally-process.js';
+
+const TOOL_BEFORE = JSON.stringify({
+  type: 'tool.before',
+  call: { id: 'c1' },
+  path: 'native',
+  tool: { origin: 'native', name: 'Read', kind: 'read', input: { file_path: 'README.md' } },
+});
+
+describe('encrypted ship key through the CLI', () => {
+  it('init --encrypt, then register, start, event, close and verify with TALLY_PASSPHRASE', async () => {
+    const p = makeProject('tally-enc-');
+    p.env.TALLY_PASSPHRASE = 'correct horse battery staple';
+    const init = await p.tally(['init', '--encrypt', '--json']);
+    assert.equal(init.code, 0, init.stderr);
+    assert.equal(jsonOut(init).encrypted, true);
+    const keyFile = readFileSync(join(p.root, '.tally/keys/ship.key.json'), 'utf8');
+    assert.match(keyFile, /"kdf":"scrypt"/);
+    assert.equal(
+      (await p.tally(['init', '--json']).then(jsonOut)).encrypted,
+      true,
+      'a kept key still reports encryption',
+    );
+
+    const steps: [string[], string?][] = [
+      [['agent', 'register', '--name', 'coder', '--allow', 'Read']],
+      [['session', 'start', '--agent', 'coder']],
+      [['session', 'event', '--source', 'hook'], TOOL_BEFORE],
+    ];
+    for (const [args, stdin] of steps) {
+      const ran = await p.tally(args, stdin === undefined ? {} : { stdin });
+      assert.equal(ran.code, 0, `${args.join(' ')}: ${ran.stderr}`);
+    }
+    const close = await p.tally(['session', 'close', '--json']);
+    assert.equal(close.code, 0, close.stderr);
+    const pkg = jsonOut(close).package as string;
+    const verified = await p.tally(['verify', pkg, '--certificate', 'coder', '--json']);
+    assert.equal(verified.code, 0, verified.stdout);
+  });
+
+  it('a wrong or missing passphrase is a clear error and records nothing', async () => {
+    const p = makeProject('tally-enc-');
+    p.env.TALLY_PASSPHRASE = 'right';
+    assert.equal((await p.tally(['init', '--encrypt'])).code, 0);
+    assert.equal((await p.tally(['session', 'start'])).code, 0);
+    const log = () =>
+      readFileSync(
+        join(
+          p.root,
+          '.tally/sessions',
+          readFileSync(join(p.root, '.tally/sessions/current'), 'utf8').trim(),
+          'events.log',
+        ),
+      );
+    const before = log();
+    p.env.TALLY_PASSPHRASE = 'wrong';
+    const wrong = await p.tally(['session', 'event'], { stdin: TOOL_BEFORE });
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /wrong passphrase/);
+    delete p.env.TALLY_PASSPHRASE;
+    const missing = await p.tally(['session', 'event'], { stdin: TOOL_BEFORE });
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /TALLY_PASSPHRASE/);
+    assert.deepEqual(log(), before);
+  });
+});
