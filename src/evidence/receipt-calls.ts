@@ -3,17 +3,20 @@
  * entry) gathered under one key, whether the call ran, and what it did: files read and written,
  * processes, network destinations. A call that did not run is promoted into nothing.
  */
-import { canonicalTool, type ToolKind, toolArgument } from './aliases.js';
+import { canonicalTool, type ToolArgument, type ToolKind, toolArgument } from './aliases.js';
 import {
   contentDigest,
   EXT_PROCESS,
+  type FileOperation,
   isRecord,
+  type NormalPath,
   normalizePath,
   stringField,
   toolFileChangeOperation,
   type WorkspaceFrame,
 } from './normalize.js';
-import type { ReadWitness, WriteWitness } from './receipt-files.js';
+import { CALL_WINDOW, SeqSet } from './receipt-bounds.js';
+import type { WriteWitness } from './receipt-files.js';
 import type { EventRecord } from './record.js';
 
 export type Verdict = 'allow' | 'deny' | 'ask';
@@ -31,21 +34,52 @@ export interface DecisionRow {
   rule?: string;
 }
 
-/** One witness of a call: a record that carried one of its events. */
-interface CallWitness {
+/** Who witnessed something: the records (by `seq`), their sources and their agents. */
+export interface WitnessSet {
+  seqs: SeqSet;
+  sources: Set<string>;
+  agents: Set<string>;
+}
+
+/** One record's witness, as a set. */
+export function witnessOf(seq: number, source: string, agent: string | undefined): WitnessSet {
+  const seqs = new SeqSet();
+  seqs.add(seq);
+  return { seqs, sources: new Set([source]), agents: new Set(agent === undefined ? [] : [agent]) };
+}
+
+/** A change a `tool.after` (or batch entry) reported, reduced to what the receipt reads of it. */
+export interface ReportedChange {
+  path: string;
+  operation: FileOperation;
+  previousPath?: string;
+  before?: string;
+  after?: string;
   seq: number;
   source: string;
   agent?: string;
 }
 
-export interface CallState {
+/**
+ * One call, reduced to what the receipt needs of it: its identity, its target (command, paths,
+ * URLs — never the whole input), its witnesses, outcome and reported changes.
+ */
+export interface CallState extends WitnessSet {
   callId: string;
+  /** Order in which the call was first seen; breaks ties between calls first seen in one record. */
+  ordinal: number;
   name?: string;
   kindHint?: string;
   mcpToolName?: string;
-  input?: unknown;
+  /** The target, read from the first tool input once the tool's name is known. */
+  arg?: ToolArgument;
+  /** A tool input seen before the tool's name; read into `arg` when the name arrives or the call is folded. */
+  pendingInput?: unknown;
+  inputSeen: boolean;
   cwd?: string;
-  witnesses: CallWitness[];
+  firstSeq: number;
+  /** Agent of the call's first record. */
+  firstAgent?: string;
   /** Outcome from `tool.after` / a batch entry (`ok`, `error`, `denied`, `cancelled`, `timeout`). */
   outcome?: string;
   /** True when the harness reported `execution.status: "executed"`. */
@@ -56,7 +90,9 @@ export interface CallState {
   deniedAt?: number;
   durationMs?: number;
   exitCode?: number;
-  fileChanges: { change: unknown; witness: CallWitness }[];
+  fileChanges: ReportedChange[];
+  /** Decisions about this call, by the canonical tool name they were recorded under. */
+  decisions: Map<string, Record<Verdict, number>>;
 }
 
 export interface ToolIdentityFacts {
@@ -83,8 +119,10 @@ export function agentId(record: EventRecord): string | undefined {
   return record.agent === undefined ? undefined : (record.agent.instance ?? record.agent.name);
 }
 
+const UNNAMED = '(unnamed)';
+
 export function identify(call: CallState): ToolIdentityFacts {
-  const native = call.name ?? '(unnamed)';
+  const native = call.name ?? UNNAMED;
   const { canonical, kind } = canonicalTool(native, call.kindHint);
   let effectKind = kind;
   if (kind === 'mcp' || kind === 'other') {
@@ -98,46 +136,69 @@ export function identify(call: CallState): ToolIdentityFacts {
   return { canonical, kind, effectKind, native };
 }
 
-/** Collects the calls of a session in record order. */
-export class CallTable {
-  readonly calls = new Map<string, CallState>();
-  readonly decisions: DecisionRow[] = [];
+/** Where the call table sends what it learns: decisions as they are made, calls as they are folded. */
+export interface CallSink {
+  decision(row: DecisionRow): void;
+  fold(call: CallState): void;
+}
 
-  /** Folds a tool record into its call(s); returns the key of the call it belongs to (the last, for a batch). */
-  add(record: EventRecord): string | undefined {
+/**
+ * Collects the calls of a session in record order, holding at most `CALL_WINDOW` of them: when a
+ * new call would exceed that, the least recently active call is folded (handed to the sink) and
+ * forgotten. `finish` folds the rest, in the order they were first seen.
+ */
+export class CallTable {
+  private readonly calls = new Map<string, CallState>();
+  private ordinals = 0;
+
+  constructor(private readonly sink: CallSink) {}
+
+  /** Distinct calls seen so far. */
+  get count(): number {
+    return this.ordinals;
+  }
+
+  /** Folds a tool record into its call(s); returns the call it belongs to (the last, for a batch). */
+  add(record: EventRecord): CallState | undefined {
     const event = record.event;
-    const witness: CallWitness = { seq: record.seq, source: record.source };
     const agent = agentId(record);
-    if (agent !== undefined) witness.agent = agent;
     if (event.type === 'tool.batch.after') {
       const entries = Array.isArray(event.calls) ? event.calls : [];
-      let last: string | undefined;
-      for (const entry of entries) if (isRecord(entry)) last = this.take(record, entry, witness, true);
+      let last: CallState | undefined;
+      for (const entry of entries) if (isRecord(entry)) last = this.take(record, entry, agent, true);
       this.recordDecision(record, undefined);
       return last;
     }
-    const key = this.take(record, event, witness, event.type === 'tool.after');
-    this.recordDecision(record, key);
-    if (event.type === 'tool.permission.resolved' && key !== undefined) {
+    const call = this.take(record, event, agent, event.type === 'tool.after');
+    this.recordDecision(record, call);
+    if (event.type === 'tool.permission.resolved') {
       const decision = event.decision;
       if (decision === 'allow' || decision === 'deny') {
-        const call = this.calls.get(key)!;
-        this.decisions.push({
+        const tool = identify(call).canonical;
+        this.sink.decision({
           seq: record.seq,
           decision,
           by: stringField(event, 'decidedBy') ?? 'unknown',
           via: 'ahp',
           event_type: event.type,
           call: call.callId,
-          tool: identify(call).canonical,
+          tool,
         });
+        countDecision(call, tool, decision);
         if (decision === 'deny' && call.deniedAt === undefined) call.deniedAt = record.seq;
       }
     }
-    return key;
+    return call;
   }
 
-  private recordDecision(record: EventRecord, key: string | undefined): void {
+  /** Folds every call still held, in the order the calls were first seen. */
+  finish(): void {
+    const rest = [...this.calls.values()].sort((a, b) => a.ordinal - b.ordinal);
+    this.calls.clear();
+    for (const call of rest) this.sink.fold(call);
+  }
+
+  private recordDecision(record: EventRecord, call: CallState | undefined): void {
     const d = record.decision;
     if (d === undefined) return;
     const row: DecisionRow = {
@@ -147,50 +208,83 @@ export class CallTable {
       via: 'record',
       event_type: record.event.type,
     };
-    const call = key === undefined ? undefined : this.calls.get(key);
     if (call !== undefined) {
       row.call = call.callId;
       row.tool = identify(call).canonical;
+      countDecision(call, row.tool, d.decision);
       if (d.decision === 'deny' && call.deniedAt === undefined) call.deniedAt = record.seq;
     }
     if (d.reason !== undefined) row.reason = d.reason;
     if (d.rule !== undefined) row.rule = d.rule;
-    this.decisions.push(row);
+    this.sink.decision(row);
   }
 
-  /** Folds one tool event (or batch entry) into its call; returns the call key. */
-  private take(
-    record: EventRecord,
-    body: Record<string, unknown>,
-    witness: CallWitness,
-    isAfter: boolean,
-  ): string {
+  /** The call a tool event (or batch entry) belongs to, created and made most recent. */
+  private callFor(record: EventRecord, body: Record<string, unknown>): CallState {
     const callId = stringField(body.call, 'id') ?? `event:${record.event.id}`;
     const key = JSON.stringify([record.event.source, callId]);
     let call = this.calls.get(key);
-    if (call === undefined) {
-      call = { callId, witnesses: [], executed: false, fileChanges: [] };
+    if (call !== undefined) {
+      this.calls.delete(key);
       this.calls.set(key, call);
+      return call;
     }
-    call.witnesses.push(witness);
+    if (this.calls.size >= CALL_WINDOW) {
+      const [oldestKey, oldest] = this.calls.entries().next().value as [string, CallState];
+      this.calls.delete(oldestKey);
+      this.sink.fold(oldest);
+    }
+    call = {
+      callId,
+      ordinal: this.ordinals++,
+      seqs: new SeqSet(),
+      sources: new Set(),
+      agents: new Set(),
+      inputSeen: false,
+      firstSeq: record.seq,
+      executed: false,
+      fileChanges: [],
+      decisions: new Map(),
+    };
+    const agent = agentId(record);
+    if (agent !== undefined) call.firstAgent = agent;
+    this.calls.set(key, call);
+    return call;
+  }
+
+  /** Folds one tool event (or batch entry) into its call. */
+  private take(
+    record: EventRecord,
+    body: Record<string, unknown>,
+    agent: string | undefined,
+    isAfter: boolean,
+  ): CallState {
+    const call = this.callFor(record, body);
+    call.seqs.add(record.seq);
+    call.sources.add(record.source);
+    if (agent !== undefined) call.agents.add(agent);
     const tool = body.tool;
     if (isRecord(tool)) {
       call.name ??= stringField(tool, 'name');
       call.kindHint ??= stringField(tool, 'kind');
       call.mcpToolName ??= stringField(tool.mcp, 'toolName');
-      if (call.input === undefined && tool.input !== undefined) call.input = tool.input;
+      if (!call.inputSeen && tool.input !== undefined) {
+        call.inputSeen = true;
+        call.pendingInput = tool.input;
+      }
+      if (call.pendingInput !== undefined && call.name !== undefined) callArgument(call);
     }
     const session = record.event.session;
     call.cwd ??= stringField(session, 'cwd');
-    if (isAfter) this.takeOutcome(call, body, record, witness);
-    return key;
+    if (isAfter) this.takeOutcome(call, body, record, agent);
+    return call;
   }
 
   private takeOutcome(
     call: CallState,
     body: Record<string, unknown>,
     record: EventRecord,
-    witness: CallWitness,
+    agent: string | undefined,
   ): void {
     const outcome = stringField(body, 'outcome');
     if (outcome !== undefined) call.outcome = outcome;
@@ -210,8 +304,50 @@ export class CallTable {
         call.durationMs = d;
     }
     if (Array.isArray(body.fileChanges))
-      for (const change of body.fileChanges) call.fileChanges.push({ change, witness });
+      for (const change of body.fileChanges) {
+        const reported = reportedChange(change, record, agent);
+        if (reported !== undefined) call.fileChanges.push(reported);
+      }
   }
+}
+
+function countDecision(call: CallState, tool: string, verdict: Verdict): void {
+  let counts = call.decisions.get(tool);
+  if (counts === undefined) {
+    counts = { allow: 0, ask: 0, deny: 0 };
+    call.decisions.set(tool, counts);
+  }
+  counts[verdict]++;
+}
+
+/** The call's target, read once from its first tool input (the input itself is not kept). */
+export function callArgument(call: CallState): ToolArgument {
+  if (call.arg === undefined) {
+    const native = call.name ?? UNNAMED;
+    call.arg = toolArgument(call.mcpToolName ?? native, call.pendingInput, call.kindHint);
+    call.pendingInput = undefined;
+  }
+  return call.arg;
+}
+
+/** A `fileChanges[]` entry reduced to its path, operation and content digests (never its content). */
+function reportedChange(
+  change: unknown,
+  record: EventRecord,
+  agent: string | undefined,
+): ReportedChange | undefined {
+  const path = stringField(change, 'path');
+  const operation = isRecord(change) ? toolFileChangeOperation(change.change) : undefined;
+  if (path === undefined || operation === undefined || !isRecord(change)) return undefined;
+  const out: ReportedChange = { path, operation, seq: record.seq, source: record.source };
+  if (agent !== undefined) out.agent = agent;
+  const previous = stringField(change, 'previousPath');
+  if (previous !== undefined) out.previousPath = previous;
+  const before = contentDigest(change.before);
+  if (before !== undefined) out.before = before;
+  const after = contentDigest(change.after);
+  if (after !== undefined) out.after = after;
+  return out;
 }
 
 /** Did the call run? Only an execution report says yes; a deny or a skip without one says no. */
@@ -239,22 +375,18 @@ export interface ProcessRow {
   sources: string[];
   agents: string[];
   seqs: number[];
+  seq_count?: number;
 }
 
-export interface NetworkWitness {
-  url?: string;
-  host?: string;
-  port?: number;
-  source: string;
-  agent?: string;
-  seq: number;
-}
-
-export interface Promotions {
-  reads: ReadWitness[];
-  writes: WriteWitness[];
-  processes: { firstSeq: number; call: CallState; facts: ToolIdentityFacts; command: string }[];
-  network: NetworkWitness[];
+/** Where a folded call's effects go: the file, process and network ledgers. */
+export interface PromotionSink {
+  read(path: NormalPath, witnesses: WitnessSet): void;
+  /** A write inferred from the tool's kind. */
+  inferredWrite(path: NormalPath, operation: 'written' | 'modified' | 'deleted', witnesses: WitnessSet): void;
+  /** A change the call itself reported. */
+  reportedWrite(witness: WriteWitness): void;
+  process(call: CallState, facts: ToolIdentityFacts, command: string): void;
+  fetch(url: string, witnesses: WitnessSet): void;
 }
 
 const WRITE_KIND_OPERATION: Partial<Record<ToolKind, 'written' | 'modified' | 'deleted'>> = {
@@ -264,62 +396,56 @@ const WRITE_KIND_OPERATION: Partial<Record<ToolKind, 'written' | 'modified' | 'd
 };
 
 /**
- * What each call did. Reported file changes are definite whatever the outcome; paths in a call's
+ * What one call did. Reported file changes are definite whatever the outcome; paths in a call's
  * input are promoted by tool kind only when the call ran and did not fail.
  */
-export function promote(table: CallTable, frame: WorkspaceFrame, out: Promotions): void {
-  for (const call of table.calls.values()) {
-    for (const { change, witness } of call.fileChanges)
-      addReportedChange(change, witness, call.cwd, frame, out);
-    if (!callRan(call)) continue;
-    const facts = identify(call);
-    const arg = toolArgument(call.mcpToolName ?? facts.native, call.input, call.kindHint);
-    const firstSeq = call.witnesses[0]?.seq ?? 0;
-    if (facts.effectKind === 'shell' && arg.command !== undefined) {
-      out.processes.push({ firstSeq, call, facts, command: arg.command });
-      continue;
-    }
-    const fileOk = call.outcome === undefined || call.outcome === 'ok';
-    const paths = arg.paths ?? (arg.path === undefined ? [] : [arg.path]);
-    const writeOp = WRITE_KIND_OPERATION[facts.effectKind];
-    for (const raw of fileOk ? paths : []) {
-      const normal = normalizePath(raw, frame, call.cwd);
-      if (normal === undefined) continue;
-      for (const w of call.witnesses) {
-        if (facts.effectKind === 'read') out.reads.push({ ...normal, ...w });
-        else if (writeOp !== undefined)
-          out.writes.push({ ...normal, ...w, operation: writeOp, definite: false, agentCaused: true });
-      }
-    }
-    if (facts.effectKind === 'fetch') {
-      const urls = arg.urls ?? (arg.url === undefined ? [] : [arg.url]);
-      for (const url of urls) for (const w of call.witnesses) out.network.push({ url, ...w });
-    }
+export function promote(call: CallState, frame: WorkspaceFrame, out: PromotionSink): void {
+  for (const change of call.fileChanges) addReportedChange(change, call.cwd, frame, out);
+  const arg = callArgument(call);
+  if (!callRan(call)) return;
+  const facts = identify(call);
+  if (facts.effectKind === 'shell' && arg.command !== undefined) {
+    out.process(call, facts, arg.command);
+    return;
+  }
+  const fileOk = call.outcome === undefined || call.outcome === 'ok';
+  const paths = arg.paths ?? (arg.path === undefined ? [] : [arg.path]);
+  const writeOp = WRITE_KIND_OPERATION[facts.effectKind];
+  for (const raw of fileOk ? paths : []) {
+    const normal = normalizePath(raw, frame, call.cwd);
+    if (normal === undefined) continue;
+    if (facts.effectKind === 'read') out.read(normal, call);
+    else if (writeOp !== undefined) out.inferredWrite(normal, writeOp, call);
+  }
+  if (facts.effectKind === 'fetch') {
+    const urls = arg.urls ?? (arg.url === undefined ? [] : [arg.url]);
+    for (const url of urls) out.fetch(url, call);
   }
 }
 
 function addReportedChange(
-  change: unknown,
-  witness: CallWitness,
+  change: ReportedChange,
   cwd: string | undefined,
   frame: WorkspaceFrame,
-  out: Promotions,
+  out: PromotionSink,
 ): void {
-  const rawPath = stringField(change, 'path');
-  const operation = isRecord(change) ? toolFileChangeOperation(change.change) : undefined;
-  if (rawPath === undefined || operation === undefined || !isRecord(change)) return;
-  const normal = normalizePath(rawPath, frame, cwd);
+  const normal = normalizePath(change.path, frame, cwd);
   if (normal === undefined) return;
   // A change reported as the result of the agent's own tool call is the agent's doing.
-  const w: WriteWitness = { ...normal, ...witness, operation, definite: true, agentCaused: true };
-  const previous = stringField(change, 'previousPath');
-  if (operation === 'renamed' && previous !== undefined) {
-    const from = normalizePath(previous, frame, cwd);
+  const w: WriteWitness = {
+    ...normal,
+    operation: change.operation,
+    definite: true,
+    agentCaused: true,
+    source: change.source,
+    seq: change.seq,
+  };
+  if (change.agent !== undefined) w.agent = change.agent;
+  if (change.operation === 'renamed' && change.previousPath !== undefined) {
+    const from = normalizePath(change.previousPath, frame, cwd);
     if (from !== undefined) w.from = from.path;
   }
-  const before = contentDigest(change.before);
-  if (before !== undefined) w.before = before;
-  const after = contentDigest(change.after);
-  if (after !== undefined) w.after = after;
-  out.writes.push(w);
+  if (change.before !== undefined) w.before = change.before;
+  if (change.after !== undefined) w.after = change.after;
+  out.reportedWrite(w);
 }

@@ -3,14 +3,18 @@
  * row per (path, operation) with every witnessing source kept. Witnesses are only ever added, so a
  * provenance label can never be overwritten by a later one.
  */
-import { compareCodeUnits, type FileOperation, sortedUnique } from './normalize.js';
+import { compareCodeUnits, type FileOperation, type NormalPath, sortedUnique } from './normalize.js';
+import { SeqSet, seqFields } from './receipt-bounds.js';
+import type { WitnessSet } from './receipt-calls.js';
 
 export interface FileReadRow {
   path: string;
   outside_repo?: true;
   sources: string[];
   agents: string[];
+  /** At most `SEQS_MAX` (docs/receipt.md#bounds); `seq_count` is present when there are more. */
   seqs: number[];
+  seq_count?: number;
 }
 
 export interface FileWriteRow {
@@ -26,7 +30,9 @@ export interface FileWriteRow {
   dirty_at_start?: true;
   sources: string[];
   agents: string[];
+  /** At most `SEQS_MAX` (docs/receipt.md#bounds); `seq_count` is present when there are more. */
   seqs: number[];
+  seq_count?: number;
 }
 
 export interface WriteWitness {
@@ -44,14 +50,6 @@ export interface WriteWitness {
   additions?: number;
   deletions?: number;
   agentCaused?: boolean;
-  source: string;
-  agent?: string;
-  seq: number;
-}
-
-export interface ReadWitness {
-  path: string;
-  outside: boolean;
   source: string;
   agent?: string;
   seq: number;
@@ -80,61 +78,128 @@ function compareRows(a: FileWriteRow, b: FileWriteRow): number {
   );
 }
 
-function seqsOf(witnesses: readonly { seq: number }[]): number[] {
-  return [...new Set(witnesses.map((w) => w.seq))].sort((a, b) => a - b);
+function emptyWitnesses(): WitnessSet {
+  return { seqs: new SeqSet(), sources: new Set(), agents: new Set() };
 }
 
-function agentsOf(witnesses: readonly { agent?: string }[]): string[] {
-  return sortedUnique(witnesses.flatMap((w) => (w.agent === undefined ? [] : [w.agent])));
+function join(into: WitnessSet, from: WitnessSet): void {
+  into.seqs.addAll(from.seqs);
+  for (const source of from.sources) into.sources.add(source);
+  for (const agent of from.agents) into.agents.add(agent);
 }
 
-export function foldReads(witnesses: readonly ReadWitness[]): FileReadRow[] {
-  const groups = new Map<string, ReadWitness[]>();
-  for (const w of witnesses) {
-    const group = groups.get(w.path);
-    if (group === undefined) groups.set(w.path, [w]);
-    else group.push(w);
+/** `files_read`: one row per path, every witness joined as it is folded in. */
+export class ReadLedger {
+  private readonly rows = new Map<string, { outside: boolean; w: WitnessSet }>();
+
+  add(path: NormalPath, witnesses: WitnessSet): void {
+    let row = this.rows.get(path.path);
+    if (row === undefined) {
+      row = { outside: false, w: emptyWitnesses() };
+      this.rows.set(path.path, row);
+    }
+    if (path.outside) row.outside = true;
+    join(row.w, witnesses);
   }
-  const rows: FileReadRow[] = [];
-  for (const path of [...groups.keys()].sort(compareCodeUnits)) {
-    const group = groups.get(path)!;
-    const row: FileReadRow = {
-      path,
-      sources: sortedUnique(group.map((w) => w.source)),
-      agents: [],
-      seqs: [],
-    };
-    if (group.some((w) => w.outside)) row.outside_repo = true;
-    row.agents = agentsOf(group);
-    row.seqs = seqsOf(group);
-    rows.push(row);
+
+  build(): FileReadRow[] {
+    const out: FileReadRow[] = [];
+    for (const path of [...this.rows.keys()].sort(compareCodeUnits)) {
+      const { outside, w } = this.rows.get(path)!;
+      const row: FileReadRow = { path, sources: sortedUnique(w.sources), agents: [], seqs: [] };
+      if (outside) row.outside_repo = true;
+      row.agents = sortedUnique(w.agents);
+      Object.assign(row, seqFields(w.seqs));
+      out.push(row);
+    }
+    return out;
   }
-  return rows;
 }
 
-function mergeRow(
-  key: { path: string; operation: FileOperation; from?: string },
-  group: WriteWitness[],
-): FileWriteRow {
-  const bySeq = [...group].sort((a, b) => a.seq - b.seq);
-  const row: FileWriteRow = { path: key.path, operation: key.operation, sources: [], agents: [], seqs: [] };
-  if (key.from !== undefined) row.from = key.from;
-  if (bySeq.some((w) => w.outside)) row.outside_repo = true;
-  const before = bySeq.find((w) => w.before !== undefined)?.before;
-  if (before !== undefined) row.before = before;
-  const after = bySeq.findLast((w) => w.after !== undefined)?.after;
-  if (after !== undefined) row.after = after;
+interface Dated<T> {
+  seq: number;
+  value: T;
+}
+
+/**
+ * One `files_written` row being gathered: what its witnesses said, reduced as they arrive —
+ * `before` from the earliest witness that knew it, `after` and line counts from the latest (the
+ * reconcile pass's line counts win), witnesses joined.
+ */
+interface WriteGroup {
+  path: string;
+  operation: FileOperation;
+  from?: string;
+  outside: boolean;
+  before?: Dated<string>;
+  after?: Dated<string>;
+  lines?: Dated<{ additions?: number; deletions?: number }>;
+  reconcileLines?: Dated<{ additions?: number; deletions?: number }>;
+  agentCausedTrue: boolean;
+  agentCausedFalse: boolean;
+  w: WitnessSet;
+}
+
+function newGroup(path: string, operation: FileOperation, from: string | undefined): WriteGroup {
+  const group: WriteGroup = {
+    path,
+    operation,
+    outside: false,
+    agentCausedTrue: false,
+    agentCausedFalse: false,
+    w: emptyWitnesses(),
+  };
+  if (from !== undefined) group.from = from;
+  return group;
+}
+
+/** Equal `seq`s keep the earlier witness for `before` and take the later one for `after` and lines. */
+function addDefinite(group: WriteGroup, w: WriteWitness): void {
+  if (w.outside) group.outside = true;
+  if (w.before !== undefined && (group.before === undefined || w.seq < group.before.seq))
+    group.before = { seq: w.seq, value: w.before };
+  if (w.after !== undefined && (group.after === undefined || w.seq >= group.after.seq))
+    group.after = { seq: w.seq, value: w.after };
+  if (w.additions !== undefined || w.deletions !== undefined) {
+    const lines: Dated<{ additions?: number; deletions?: number }> = { seq: w.seq, value: {} };
+    if (w.additions !== undefined) lines.value.additions = w.additions;
+    if (w.deletions !== undefined) lines.value.deletions = w.deletions;
+    if (group.lines === undefined || w.seq >= group.lines.seq) group.lines = lines;
+    if (
+      w.source === RECONCILE_SOURCE &&
+      (group.reconcileLines === undefined || w.seq >= group.reconcileLines.seq)
+    )
+      group.reconcileLines = lines;
+  }
+  if (w.agentCaused === true) group.agentCausedTrue = true;
+  else if (w.agentCaused === false) group.agentCausedFalse = true;
+  group.w.seqs.add(w.seq);
+  group.w.sources.add(w.source);
+  if (w.agent !== undefined) group.w.agents.add(w.agent);
+}
+
+function rowOf(group: WriteGroup): FileWriteRow {
+  const row: FileWriteRow = {
+    path: group.path,
+    operation: group.operation,
+    sources: [],
+    agents: [],
+    seqs: [],
+  };
+  if (group.from !== undefined) row.from = group.from;
+  if (group.outside) row.outside_repo = true;
+  if (group.before !== undefined) row.before = group.before.value;
+  if (group.after !== undefined) row.after = group.after.value;
   // Line counts: the reconcile pass measures the whole session's net change, so it wins; otherwise
   // the latest channel that measured them.
-  const counted = bySeq.filter((w) => w.additions !== undefined || w.deletions !== undefined);
-  const lines = counted.findLast((w) => w.source === RECONCILE_SOURCE) ?? counted[counted.length - 1];
+  const lines = (group.reconcileLines ?? group.lines)?.value;
   if (lines?.additions !== undefined) row.additions = lines.additions;
   if (lines?.deletions !== undefined) row.deletions = lines.deletions;
-  if (bySeq.some((w) => w.agentCaused === true)) row.agent_caused = true;
-  else if (bySeq.some((w) => w.agentCaused === false)) row.agent_caused = false;
-  row.sources = sortedUnique(bySeq.map((w) => w.source));
-  row.agents = agentsOf(bySeq);
-  row.seqs = seqsOf(bySeq);
+  if (group.agentCausedTrue) row.agent_caused = true;
+  else if (group.agentCausedFalse) row.agent_caused = false;
+  row.sources = sortedUnique(group.w.sources);
+  row.agents = sortedUnique(group.w.agents);
+  Object.assign(row, seqFields(group.w.seqs));
   return row;
 }
 
@@ -145,58 +210,77 @@ export interface FoldedWrites {
 }
 
 /**
- * Definite witnesses group by (path, operation, rename source). An inferred witness joins the
- * preferred definite group of the same path when one exists, else it forms a group of its own.
+ * `files_written`. Definite witnesses group by (path, operation, rename source) as they arrive.
+ * Inferred witnesses gather per (path, operation); at the end each gathering joins the preferred
+ * definite group of the same path when one exists, else it is a row of its own.
  */
-export function foldWrites(
-  witnesses: readonly WriteWitness[],
-  baselineDirty: ReadonlyMap<string, string | null>,
-): FoldedWrites {
-  type Group = { path: string; operation: FileOperation; from?: string; members: WriteWitness[] };
-  const groups = new Map<string, Group>();
-  /** Definite groups by path, so an inferred witness finds its row without scanning them all. */
-  const definiteByPath = new Map<string, Group[]>();
-  const add = (w: WriteWitness, operation: FileOperation, from: string | undefined): void => {
-    const key = rowKey(w.path, operation, from);
-    const group = groups.get(key);
-    if (group !== undefined) {
-      group.members.push(w);
-      return;
+export class WriteLedger {
+  private readonly definite = new Map<string, WriteGroup>();
+  /** Definite groups by path, so an inferred gathering finds its row without scanning them all. */
+  private readonly definiteByPath = new Map<string, WriteGroup[]>();
+  private readonly inferred = new Map<string, WriteGroup>();
+
+  addDefinite(w: WriteWitness): void {
+    const key = rowKey(w.path, w.operation, w.from);
+    let group = this.definite.get(key);
+    if (group === undefined) {
+      group = newGroup(w.path, w.operation, w.from);
+      this.definite.set(key, group);
+      const same = this.definiteByPath.get(w.path);
+      if (same === undefined) this.definiteByPath.set(w.path, [group]);
+      else same.push(group);
     }
-    const created: Group = { path: w.path, operation, ...(from === undefined ? {} : { from }), members: [w] };
-    groups.set(key, created);
-    if (w.definite) definiteByPath.set(w.path, [...(definiteByPath.get(w.path) ?? []), created]);
-  };
-  for (const w of witnesses) if (w.definite) add(w, w.operation, w.from);
-  for (const w of witnesses) {
-    if (w.definite) continue;
-    const candidates = definiteByPath.get(w.path) ?? [];
-    const target = JOINS[w.operation]
-      .flatMap((op) =>
-        candidates
-          .filter((g) => g.operation === op)
-          .sort((a, b) => compareCodeUnits(a.from ?? '', b.from ?? '')),
-      )
-      .at(0);
-    if (target !== undefined) target.members.push(w);
-    else add(w, w.operation, w.from);
+    addDefinite(group, w);
   }
-  const rows: FileWriteRow[] = [];
-  const unchangedSinceStart: string[] = [];
-  for (const group of groups.values()) {
-    const row = mergeRow(group, group.members);
-    if (baselineDirty.has(row.path)) {
-      const atStart = baselineDirty.get(row.path);
-      const onlyReconcile = row.sources.length === 1 && row.sources[0] === RECONCILE_SOURCE;
-      const same =
-        row.after !== undefined ? row.after === atStart : row.operation === 'deleted' && atStart === null;
-      if (onlyReconcile && same) {
-        unchangedSinceStart.push(row.path);
+
+  addInferred(path: NormalPath, operation: FileOperation, witnesses: WitnessSet): void {
+    const key = rowKey(path.path, operation, undefined);
+    let group = this.inferred.get(key);
+    if (group === undefined) {
+      group = newGroup(path.path, operation, undefined);
+      this.inferred.set(key, group);
+    }
+    if (path.outside) group.outside = true;
+    group.agentCausedTrue = true;
+    join(group.w, witnesses);
+  }
+
+  build(baselineDirty: ReadonlyMap<string, string | null>): FoldedWrites {
+    const groups: WriteGroup[] = [...this.definite.values()];
+    for (const gathered of this.inferred.values()) {
+      const candidates = this.definiteByPath.get(gathered.path) ?? [];
+      const target = JOINS[gathered.operation]
+        .flatMap((op) =>
+          candidates
+            .filter((g) => g.operation === op)
+            .sort((a, b) => compareCodeUnits(a.from ?? '', b.from ?? '')),
+        )
+        .at(0);
+      if (target === undefined) {
+        groups.push(gathered);
         continue;
       }
-      row.dirty_at_start = true;
+      if (gathered.outside) target.outside = true;
+      target.agentCausedTrue = true;
+      join(target.w, gathered.w);
     }
-    rows.push(row);
+    const rows: FileWriteRow[] = [];
+    const unchangedSinceStart: string[] = [];
+    for (const group of groups) {
+      const row = rowOf(group);
+      if (baselineDirty.has(row.path)) {
+        const atStart = baselineDirty.get(row.path);
+        const onlyReconcile = row.sources.length === 1 && row.sources[0] === RECONCILE_SOURCE;
+        const same =
+          row.after !== undefined ? row.after === atStart : row.operation === 'deleted' && atStart === null;
+        if (onlyReconcile && same) {
+          unchangedSinceStart.push(row.path);
+          continue;
+        }
+        row.dirty_at_start = true;
+      }
+      rows.push(row);
+    }
+    return { rows: rows.sort(compareRows), unchangedSinceStart: sortedUnique(unchangedSinceStart) };
   }
-  return { rows: rows.sort(compareRows), unchangedSinceStart: sortedUnique(unchangedSinceStart) };
 }

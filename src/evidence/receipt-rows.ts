@@ -1,17 +1,16 @@
 /**
- * Rows of the receipt built from the finished call table: one per tool, one per process, and the
+ * Rows of the receipt gathered as calls are folded: one per tool (`tool_calls`), one per process
+ * (`processes`, the first `PROCESS_ROWS` of them, the rest summarised per command), and the
  * counters every section shares.
  */
 import { compareCodeUnits, sortedUnique } from './normalize.js';
 import type { ToolCallRow } from './receipt.js';
+import { PROCESS_ROWS, seqFields } from './receipt-bounds.js';
 import {
   type CallState,
-  type CallTable,
-  type DecisionRow,
   identify,
   notRunReason,
   type ProcessRow,
-  type Promotions,
   type ToolIdentityFacts,
   type Verdict,
 } from './receipt-calls.js';
@@ -21,62 +20,177 @@ export function sortedCounts(counts: ReadonlyMap<string, number>): Record<string
   return Object.fromEntries([...counts.entries()].sort((a, b) => compareCodeUnits(a[0], b[0])));
 }
 
-export function tally(keys: Iterable<string>): Record<string, number> {
-  const counts = new Map<string, number>();
-  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
-  return sortedCounts(counts);
+function bump(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
 }
 
-export function verdicts(rows: readonly DecisionRow[]): Record<Verdict, number> {
-  const out: Record<Verdict, number> = { allow: 0, ask: 0, deny: 0 };
-  for (const row of rows) out[row.decision]++;
-  return out;
+interface ToolGroup {
+  kinds: Set<string>;
+  natives: Set<string>;
+  count: number;
+  outcomes: Map<string, number>;
+  notRun: number;
+  decisions: Record<Verdict, number>;
+  sources: Set<string>;
 }
 
-export function toolCallRows(table: CallTable): ToolCallRow[] {
-  const groups = new Map<string, { calls: ToolIdentityFacts[]; states: CallState[] }>();
-  for (const call of table.calls.values()) {
-    const facts = identify(call);
-    const group = groups.get(facts.canonical) ?? { calls: [], states: [] };
-    group.calls.push(facts);
-    group.states.push(call);
-    groups.set(facts.canonical, group);
-  }
-  const rows: ToolCallRow[] = [];
-  for (const tool of [...groups.keys()].sort(compareCodeUnits)) {
-    const group = groups.get(tool)!;
-    const callIds = new Set(group.states.map((s) => s.callId));
-    rows.push({
-      tool,
-      kinds: sortedUnique(group.calls.flatMap((c) => [c.kind, c.effectKind])),
-      native_names: sortedUnique(group.calls.map((c) => c.native)),
-      count: group.states.length,
-      outcomes: tally(group.states.map((s) => s.outcome ?? 'none')),
-      not_run: group.states.filter((s) => notRunReason(s) !== undefined).length,
-      decisions: verdicts(
-        table.decisions.filter((d) => d.tool === tool && d.call !== undefined && callIds.has(d.call)),
-      ),
-      sources: sortedUnique(group.states.flatMap((s) => s.witnesses.map((w) => w.source))),
-    });
-  }
-  return rows;
-}
+/** `tool_calls`: one row per canonical tool name, each folded call counted once. */
+export class ToolLedger {
+  private readonly groups = new Map<string, ToolGroup>();
 
-export function processRows(promotions: Promotions): ProcessRow[] {
-  return [...promotions.processes]
-    .sort((a, b) => a.firstSeq - b.firstSeq)
-    .map(({ call, facts, command }) => {
-      const row: ProcessRow = {
-        command,
-        tool: facts.canonical,
-        call: call.callId,
-        sources: sortedUnique(call.witnesses.map((w) => w.source)),
-        agents: sortedUnique(call.witnesses.flatMap((w) => w.agent ?? [])),
-        seqs: [...new Set(call.witnesses.map((w) => w.seq))].sort((a, b) => a - b),
+  add(call: CallState, facts: ToolIdentityFacts = identify(call)): void {
+    let group = this.groups.get(facts.canonical);
+    if (group === undefined) {
+      group = {
+        kinds: new Set(),
+        natives: new Set(),
+        count: 0,
+        outcomes: new Map(),
+        notRun: 0,
+        decisions: { allow: 0, ask: 0, deny: 0 },
+        sources: new Set(),
       };
-      if (call.exitCode !== undefined) row.exit_code = call.exitCode;
-      if (call.durationMs !== undefined) row.duration_ms = call.durationMs;
-      if (call.outcome !== undefined) row.outcome = call.outcome;
-      return row;
+      this.groups.set(facts.canonical, group);
+    }
+    group.kinds.add(facts.kind);
+    group.kinds.add(facts.effectKind);
+    group.natives.add(facts.native);
+    group.count++;
+    bump(group.outcomes, call.outcome ?? 'none');
+    if (notRunReason(call) !== undefined) group.notRun++;
+    // Decisions count toward the tool they were recorded under, when that is still the call's tool.
+    const decided = call.decisions.get(facts.canonical);
+    if (decided !== undefined)
+      for (const verdict of ['allow', 'ask', 'deny'] as const) group.decisions[verdict] += decided[verdict];
+    for (const source of call.sources) group.sources.add(source);
+  }
+
+  build(): ToolCallRow[] {
+    return [...this.groups.keys()].sort(compareCodeUnits).map((tool) => {
+      const group = this.groups.get(tool)!;
+      return {
+        tool,
+        kinds: sortedUnique(group.kinds),
+        native_names: sortedUnique(group.natives),
+        count: group.count,
+        outcomes: sortedCounts(group.outcomes),
+        not_run: group.notRun,
+        decisions: { ...group.decisions },
+        sources: sortedUnique(group.sources),
+      };
     });
+  }
+}
+
+/** Processes beyond the listed ones, one row per (command, tool). */
+export interface ProcessSummaryRow {
+  command: string;
+  tool: string;
+  count: number;
+  /** Processes by exit code (`none`: no exit code recorded). */
+  exit_codes: Record<string, number>;
+  /** First record of the earliest of these processes, last record of the latest. */
+  first_seq: number;
+  last_seq: number;
+}
+
+export interface ProcessesOmitted {
+  count: number;
+  groups: ProcessSummaryRow[];
+}
+
+interface Listed {
+  firstSeq: number;
+  lastSeq: number;
+  ordinal: number;
+  row: ProcessRow;
+}
+
+function before(a: Listed, b: Listed): boolean {
+  return a.firstSeq < b.firstSeq || (a.firstSeq === b.firstSeq && a.ordinal < b.ordinal);
+}
+
+/**
+ * `processes`: the first `PROCESS_ROWS` processes by first record (calls first seen in the same
+ * record: in the order they were seen), whatever order their calls are folded in; the rest are
+ * summarised per (command, tool) with their count.
+ */
+export class ProcessLedger {
+  private readonly listed: Listed[] = [];
+  private readonly summary = new Map<string, ProcessSummaryRow & { codes: Map<string, number> }>();
+  private omittedCount = 0;
+
+  get count(): number {
+    return this.listed.length + this.omittedCount;
+  }
+
+  add(call: CallState, facts: ToolIdentityFacts, command: string): void {
+    const row: ProcessRow = {
+      command,
+      tool: facts.canonical,
+      call: call.callId,
+      sources: sortedUnique(call.sources),
+      agents: sortedUnique(call.agents),
+      ...seqFields(call.seqs),
+    };
+    if (call.exitCode !== undefined) row.exit_code = call.exitCode;
+    if (call.durationMs !== undefined) row.duration_ms = call.durationMs;
+    if (call.outcome !== undefined) row.outcome = call.outcome;
+    const item: Listed = {
+      firstSeq: call.firstSeq,
+      lastSeq: call.seqs.last ?? call.firstSeq,
+      ordinal: call.ordinal,
+      row,
+    };
+    const list = this.listed;
+    if (list.length === PROCESS_ROWS) {
+      const last = list[list.length - 1]!;
+      if (!before(item, last)) {
+        this.summarise(item);
+        return;
+      }
+    }
+    let at = list.length;
+    while (at > 0 && before(item, list[at - 1]!)) at--;
+    list.splice(at, 0, item);
+    if (list.length > PROCESS_ROWS) {
+      this.summarise(list.pop()!);
+    }
+  }
+
+  private summarise(item: Listed): void {
+    const { lastSeq } = item;
+    this.omittedCount++;
+    const { command, tool, exit_code } = item.row;
+    const key = JSON.stringify([command, tool]);
+    let group = this.summary.get(key);
+    if (group === undefined) {
+      group = {
+        command,
+        tool,
+        count: 0,
+        exit_codes: {},
+        first_seq: item.firstSeq,
+        last_seq: lastSeq,
+        codes: new Map(),
+      };
+      this.summary.set(key, group);
+    }
+    group.count++;
+    bump(group.codes, exit_code === undefined ? 'none' : String(exit_code));
+    group.first_seq = Math.min(group.first_seq, item.firstSeq);
+    group.last_seq = Math.max(group.last_seq, lastSeq);
+  }
+
+  rows(): ProcessRow[] {
+    return this.listed.map((item) => item.row);
+  }
+
+  omitted(): ProcessesOmitted | undefined {
+    if (this.omittedCount === 0) return undefined;
+    const groups = [...this.summary.values()]
+      .sort((a, b) => compareCodeUnits(a.command, b.command) || compareCodeUnits(a.tool, b.tool))
+      .map(({ codes, ...group }) => ({ ...group, exit_codes: sortedCounts(codes) }));
+    return { count: this.omittedCount, groups };
+  }
 }

@@ -15,7 +15,8 @@ import {
   stringField,
   type WorkspaceFrame,
 } from './normalize.js';
-import { agentId, type NetworkWitness } from './receipt-calls.js';
+import { SeqSet, seqFields } from './receipt-bounds.js';
+import { agentId, type WitnessSet } from './receipt-calls.js';
 import type { WriteWitness } from './receipt-files.js';
 import type { EventRecord } from './record.js';
 
@@ -60,20 +61,25 @@ export function fileChangedWitnesses(record: EventRecord, frame: WorkspaceFrame)
   return out.filter((w) => !(w.operation === 'deleted' && renamedFrom.has(w.path)));
 }
 
+/** A destination seen outside a tool call (`dev.tally.network.connect`). */
+export interface NetworkEvent {
+  url?: string;
+  host?: string;
+  port?: number;
+}
+
 /** `dev.tally.network.connect`: `url`, or `host` with an optional `port`. */
-export function networkEventWitness(record: EventRecord): NetworkWitness[] {
+export function networkEvent(record: EventRecord): NetworkEvent | undefined {
   const event = record.event;
   const url = stringField(event, 'url');
   const host = stringField(event, 'host');
-  if (url === undefined && host === undefined) return [];
-  const w: NetworkWitness = { source: record.source, seq: record.seq };
-  if (url !== undefined) w.url = url;
-  if (host !== undefined) w.host = host.toLowerCase();
+  if (url === undefined && host === undefined) return undefined;
+  const out: NetworkEvent = {};
+  if (url !== undefined) out.url = url;
+  if (host !== undefined) out.host = host.toLowerCase();
   const port = countField(event, 'port');
-  if (port !== undefined) w.port = port;
-  const agent = agentId(record);
-  if (agent !== undefined) w.agent = agent;
-  return [w];
+  if (port !== undefined) out.port = port;
+  return out;
 }
 
 export interface NetworkRow {
@@ -82,7 +88,9 @@ export interface NetworkRow {
   port?: number;
   sources: string[];
   agents: string[];
+  /** At most `SEQS_MAX` (docs/receipt.md#bounds); `seq_count` is present when there are more. */
   seqs: number[];
+  seq_count?: number;
 }
 
 /** The host of a URL by the WHATWG parser (lower-cased, IDNA-mapped), or undefined if unparseable. */
@@ -95,27 +103,72 @@ function hostOf(url: string): string | undefined {
   }
 }
 
-/** One row per URL (or per host and port when no URL was seen). */
-export function foldNetwork(witnesses: readonly NetworkWitness[]): NetworkRow[] {
-  const groups = new Map<string, { sample: NetworkWitness; members: NetworkWitness[] }>();
-  for (const w of witnesses) {
-    const key = w.url !== undefined ? `url ${w.url}` : `host ${w.host ?? ''}:${w.port ?? ''}`;
-    const group = groups.get(key);
-    if (group === undefined) groups.set(key, { sample: w, members: [w] });
-    else group.members.push(w);
+interface NetworkGroup {
+  url?: string;
+  host?: string;
+  port?: number;
+  /** True once a network event named the destination: its host and port are the row's. */
+  fromEvent: boolean;
+  w: WitnessSet;
+}
+
+/**
+ * `network`: one row per URL (or per host and port when no URL was seen). A row's host and port
+ * come from the first network event that named it, else from its URL.
+ */
+export class NetworkLedger {
+  private readonly groups = new Map<string, NetworkGroup>();
+
+  private group(key: string): NetworkGroup {
+    let group = this.groups.get(key);
+    if (group === undefined) {
+      group = { fromEvent: false, w: { seqs: new SeqSet(), sources: new Set(), agents: new Set() } };
+      this.groups.set(key, group);
+    }
+    return group;
   }
-  const rows: NetworkRow[] = [];
-  for (const key of [...groups.keys()].sort(compareCodeUnits)) {
-    const { sample, members } = groups.get(key)!;
-    const row: NetworkRow = { sources: [], agents: [], seqs: [] };
-    if (sample.url !== undefined) row.url = sample.url;
-    const host = sample.host ?? (sample.url === undefined ? undefined : hostOf(sample.url));
-    if (host !== undefined) row.host = host;
-    if (sample.port !== undefined) row.port = sample.port;
-    row.sources = sortedUnique(members.map((m) => m.source));
-    row.agents = sortedUnique(members.flatMap((m) => m.agent ?? []));
-    row.seqs = [...new Set(members.map((m) => m.seq))].sort((a, b) => a - b);
-    rows.push(row);
+
+  /** A network event, in record order. */
+  addEvent(event: NetworkEvent, record: EventRecord): void {
+    const key = event.url !== undefined ? `url ${event.url}` : `host ${event.host ?? ''}:${event.port ?? ''}`;
+    const group = this.group(key);
+    if (!group.fromEvent) {
+      group.fromEvent = true;
+      delete group.host;
+      delete group.port;
+      if (event.url !== undefined) group.url = event.url;
+      if (event.host !== undefined) group.host = event.host;
+      if (event.port !== undefined) group.port = event.port;
+    }
+    group.w.seqs.add(record.seq);
+    group.w.sources.add(record.source);
+    const agent = agentId(record);
+    if (agent !== undefined) group.w.agents.add(agent);
   }
-  return rows;
+
+  /** A URL a fetch tool call fetched. */
+  addFetch(url: string, witnesses: WitnessSet): void {
+    const group = this.group(`url ${url}`);
+    group.url = url;
+    group.w.seqs.addAll(witnesses.seqs);
+    for (const source of witnesses.sources) group.w.sources.add(source);
+    for (const agent of witnesses.agents) group.w.agents.add(agent);
+  }
+
+  build(): NetworkRow[] {
+    const rows: NetworkRow[] = [];
+    for (const key of [...this.groups.keys()].sort(compareCodeUnits)) {
+      const group = this.groups.get(key)!;
+      const row: NetworkRow = { sources: [], agents: [], seqs: [] };
+      if (group.url !== undefined) row.url = group.url;
+      const host = group.host ?? (group.url === undefined ? undefined : hostOf(group.url));
+      if (host !== undefined) row.host = host;
+      if (group.port !== undefined) row.port = group.port;
+      row.sources = sortedUnique(group.w.sources);
+      row.agents = sortedUnique(group.w.agents);
+      Object.assign(row, seqFields(group.w.seqs));
+      rows.push(row);
+    }
+    return rows;
+  }
 }

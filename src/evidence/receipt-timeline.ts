@@ -4,7 +4,6 @@
  * dropped.
  */
 
-import { toolArgument } from './aliases.js';
 import {
   isRecord,
   NETWORK_EVENT_TYPE,
@@ -14,7 +13,8 @@ import {
   truncate,
   type WorkspaceFrame,
 } from './normalize.js';
-import { agentId, type CallState, identify } from './receipt-calls.js';
+import { SEQS_MAX } from './receipt-bounds.js';
+import { agentId, type CallState, callArgument, identify } from './receipt-calls.js';
 import type { EventRecord } from './record.js';
 
 export interface TimelineEntry {
@@ -30,6 +30,7 @@ export interface TimelineEntry {
 export interface UnknownType {
   type: string;
   count: number;
+  /** The first `SEQS_MAX` records of the type; `count` says how many there are. */
   seqs: number[];
 }
 
@@ -95,7 +96,7 @@ export class UnknownCollector {
     if (!isInterpreted(event.type)) {
       const entry = this.types.get(event.type) ?? { type: event.type, count: 0, seqs: [] };
       entry.count++;
-      entry.seqs.push(record.seq);
+      if (entry.seqs.length < SEQS_MAX) entry.seqs.push(record.seq);
       this.types.set(event.type, entry);
       return;
     }
@@ -120,7 +121,7 @@ export class UnknownCollector {
 function callSummary(call: CallState | undefined, frame: WorkspaceFrame): string {
   if (call === undefined) return '(no call)';
   const facts = identify(call);
-  const arg = toolArgument(call.mcpToolName ?? facts.native, call.input, call.kindHint);
+  const arg = callArgument(call);
   let target = arg.command ?? arg.url;
   if (target === undefined && arg.path !== undefined) target = normalizePath(arg.path, frame, call.cwd)?.path;
   return target === undefined ? facts.canonical : `${facts.canonical} ${target}`;
@@ -190,11 +191,11 @@ export function summaryPart(record: EventRecord, frame: WorkspaceFrame): Summary
 export interface PendingEntry {
   entry: TimelineEntry;
   part: SummaryPart;
-  /** Key of the call the record belongs to, for call summaries. */
-  callKey?: string;
+  /** The call the record belongs to, for call summaries. */
+  call?: CallState;
 }
 
-export function pendingEntry(record: EventRecord, frame: WorkspaceFrame, callKey?: string): PendingEntry {
+export function pendingEntry(record: EventRecord, frame: WorkspaceFrame, call?: CallState): PendingEntry {
   const entry: TimelineEntry = {
     seq: record.seq,
     time: record.time,
@@ -205,18 +206,14 @@ export function pendingEntry(record: EventRecord, frame: WorkspaceFrame, callKey
   if (agent !== undefined) entry.agent = agent;
   if (record.decision !== undefined) entry.decision = record.decision.decision;
   const pending: PendingEntry = { entry, part: summaryPart(record, frame) };
-  if (callKey !== undefined) pending.callKey = callKey;
+  if (call !== undefined) pending.call = call;
   return pending;
 }
 
 /** The finished entry, once the call (if any) is known. Fields are set in the receipt's key order. */
-export function resolveEntry(
-  pending: PendingEntry,
-  call: CallState | undefined,
-  frame: WorkspaceFrame,
-): TimelineEntry {
+export function resolveEntry(pending: PendingEntry, frame: WorkspaceFrame): TimelineEntry {
   const { entry, part } = pending;
-  const text = 'text' in part ? part.text : `${callSummary(call, frame)}${part.suffix}`;
+  const text = 'text' in part ? part.text : `${callSummary(pending.call, frame)}${part.suffix}`;
   const out: TimelineEntry = { seq: entry.seq, time: entry.time, type: entry.type, source: entry.source };
   if (entry.agent !== undefined) out.agent = entry.agent;
   if (text !== undefined && text !== '') out.summary = truncate(text, SUMMARY_MAX);

@@ -14,23 +14,21 @@ import {
   stringField,
 } from './normalize.js';
 import { type AgentGraph, AgentGraphBuilder } from './receipt-agents.js';
+import { DecisionLedger, type DecisionsOmitted } from './receipt-bounds.js';
 import {
+  type CallState,
   CallTable,
   type DecisionRow,
+  identify,
   isToolEvent,
   type ProcessRow,
-  type Promotions,
+  type PromotionSink,
   promote,
   type Verdict,
 } from './receipt-calls.js';
-import { type FileReadRow, type FileWriteRow, foldReads, foldWrites } from './receipt-files.js';
-import { processRows, sortedCounts, toolCallRows, verdicts } from './receipt-rows.js';
-import {
-  fileChangedWitnesses,
-  foldNetwork,
-  type NetworkRow,
-  networkEventWitness,
-} from './receipt-sources.js';
+import { type FileReadRow, type FileWriteRow, ReadLedger, WriteLedger } from './receipt-files.js';
+import { type ProcessesOmitted, ProcessLedger, sortedCounts, ToolLedger } from './receipt-rows.js';
+import { fileChangedWitnesses, NetworkLedger, type NetworkRow, networkEvent } from './receipt-sources.js';
 import {
   pendingEntry,
   resolveEntry,
@@ -116,9 +114,13 @@ export interface Receipt {
   files_read: FileReadRow[];
   files_written: FileWriteRow[];
   processes: ProcessRow[];
+  /** Present only when the session ran more than `PROCESS_ROWS` processes (docs/receipt.md#bounds). */
+  processes_omitted?: ProcessesOmitted;
   network: NetworkRow[];
   tool_calls: ToolCallRow[];
   decisions: DecisionRow[];
+  /** Present only when a verdict had more decisions than its `DECISION_ROWS` (docs/receipt.md#bounds). */
+  decisions_omitted?: DecisionsOmitted;
   timeline: TimelineEntry[];
   /** Present only when the session is longer than the timeline window (docs/receipt.md#timeline). */
   timeline_omitted?: TimelineOmitted;
@@ -155,21 +157,37 @@ function checkRoot(merkleRootHex: string): void {
 }
 
 /**
- * Composes the receipt one record at a time. Its state is what the receipt itself holds (files,
- * tools and their calls, agents, decisions, processes, the bounded timeline) plus counters; the
- * records are not kept. Records must arrive in order. Until the session's `session.start` has been
- * seen (normally record 0) the workspace frame is unknown, so records before it wait for it.
+ * Composes the receipt one record at a time. Its state is bounded by what the receipt itself holds
+ * (docs/receipt.md#bounds): the rows of files, tools, agents and network destinations, the listed
+ * decisions and processes and the summaries of the rest, at most `CALL_WINDOW` calls in progress,
+ * the bounded timeline, and counters; never the records. Records must arrive in order. Until the
+ * session's `session.start` has been seen (normally record 0) the workspace frame is unknown, so
+ * records before it wait for it.
  */
 export class ReceiptComposer {
   private count = 0;
   private session = '';
   private workspace: SessionWorkspace | undefined;
   private waiting: EventRecord[] = [];
-  private readonly calls = new CallTable();
+  private readonly decisions = new DecisionLedger();
+  private readonly reads = new ReadLedger();
+  private readonly writes = new WriteLedger();
+  private readonly processes = new ProcessLedger();
+  private readonly network = new NetworkLedger();
+  private readonly tools = new ToolLedger();
   private readonly agents = new AgentGraphBuilder();
+  private readonly calls = new CallTable({
+    decision: (row) => this.decisions.add(row),
+    fold: (call) => this.fold(call),
+  });
+  private readonly promotions: PromotionSink = {
+    read: (path, w) => this.reads.add(path, w),
+    inferredWrite: (path, operation, w) => this.writes.addInferred(path, operation, w),
+    reportedWrite: (w) => this.writes.addDefinite(w),
+    process: (call, facts, command) => this.processes.add(call, facts, command),
+    fetch: (url, w) => this.network.addFetch(url, w),
+  };
   private readonly unknown = new UnknownCollector();
-  private readonly promotions: Promotions = { reads: [], writes: [], processes: [], network: [] };
-  private readonly decisions: DecisionRow[] = [];
   private readonly timeline = new TimelineWindow();
   private readonly byType = new Map<string, number>();
   private readonly bySource = new Map<string, number>();
@@ -205,6 +223,14 @@ export class ReceiptComposer {
     for (const r of waiting) this.take(r);
   }
 
+  /** A call leaves the table: its effects go into the ledgers, and it counts for its tool and agent. */
+  private fold(call: CallState): void {
+    const facts = identify(call);
+    this.tools.add(call, facts);
+    this.agents.countCall(call.firstAgent);
+    promote(call, this.workspace!.frame, this.promotions);
+  }
+
   private take(record: EventRecord): void {
     const frame = this.workspace!.frame;
     const event = record.event;
@@ -215,13 +241,17 @@ export class ReceiptComposer {
     this.agents.add(record);
     this.unknown.add(record);
     if (isToolEvent(type)) {
-      const key = this.calls.add(record);
-      this.timeline.add(pendingEntry(record, frame, type === 'tool.batch.after' ? undefined : key));
+      const call = this.calls.add(record);
+      this.timeline.add(pendingEntry(record, frame, type === 'tool.batch.after' ? undefined : call));
       return;
     }
     this.timeline.add(pendingEntry(record, frame));
-    if (type === 'file.changed') this.promotions.writes.push(...fileChangedWitnesses(record, frame));
-    else if (type === NETWORK_EVENT_TYPE) this.promotions.network.push(...networkEventWitness(record));
+    if (type === 'file.changed')
+      for (const w of fileChangedWitnesses(record, frame)) this.writes.addDefinite(w);
+    else if (type === NETWORK_EVENT_TYPE) {
+      const destination = networkEvent(record);
+      if (destination !== undefined) this.network.addEvent(destination, record);
+    }
     const d = record.decision;
     if (d !== undefined) {
       const row: DecisionRow = {
@@ -233,7 +263,7 @@ export class ReceiptComposer {
       };
       if (d.reason !== undefined) row.reason = d.reason;
       if (d.rule !== undefined) row.rule = d.rule;
-      this.decisions.push(row);
+      this.decisions.add(row);
     }
   }
 
@@ -278,15 +308,12 @@ export class ReceiptComposer {
     }
     const workspace = this.workspace;
     const frame = workspace.frame;
-    const { calls, agents, promotions } = this;
-    promote(calls, frame, promotions);
-    for (const call of calls.calls.values()) agents.countCall(call.witnesses[0]?.agent);
-    const allDecisions = [...this.decisions, ...calls.decisions].sort((a, b) => a.seq - b.seq);
+    this.calls.finish();
 
     const session = this.sessionSection();
     if (frame.root !== undefined) session.root = frame.root;
     if (frame.cwd !== undefined) session.cwd = frame.cwd;
-    const writes = foldWrites(promotions.writes, workspace.baselineDirty);
+    const writes = this.writes.build(workspace.baselineDirty);
     if (workspace.baselineCommit !== undefined || workspace.baselineDirty.size > 0) {
       session.baseline = {
         dirty_at_start: sortedUnique(workspace.baselineDirty.keys()),
@@ -295,16 +322,16 @@ export class ReceiptComposer {
       if (workspace.baselineCommit !== undefined) session.baseline.commit = workspace.baselineCommit;
     }
 
-    const filesRead = foldReads(promotions.reads);
-    const processes = processRows(promotions);
-    const network = foldNetwork(promotions.network);
-    const toolCalls = toolCallRows(calls);
-    const graph = agents.build();
+    const filesRead = this.reads.build();
+    const processes = this.processes.rows();
+    const processesOmitted = this.processes.omitted();
+    const network = this.network.build();
+    const toolCalls = this.tools.build();
+    const graph = this.agents.build();
     const unknownSection = this.unknown.build(compareCodeUnits);
-    const timeline = this.timeline
-      .entries()
-      .map((p) => resolveEntry(p, p.callKey === undefined ? undefined : calls.calls.get(p.callKey), frame));
+    const timeline = this.timeline.entries().map((p) => resolveEntry(p, frame));
     const omitted = this.timeline.omitted();
+    const decisionsOmitted = this.decisions.omitted();
 
     return {
       type: RECEIPT_TYPE,
@@ -313,9 +340,11 @@ export class ReceiptComposer {
       files_read: filesRead,
       files_written: writes.rows,
       processes,
+      ...(processesOmitted === undefined ? {} : { processes_omitted: processesOmitted }),
       network,
       tool_calls: toolCalls,
-      decisions: allDecisions,
+      decisions: this.decisions.rows,
+      ...(decisionsOmitted === undefined ? {} : { decisions_omitted: decisionsOmitted }),
       timeline,
       ...(omitted === undefined ? {} : { timeline_omitted: omitted }),
       counts: {
@@ -325,10 +354,10 @@ export class ReceiptComposer {
         agents: graph.agents.length,
         files_read: filesRead.length,
         files_written: writes.rows.length,
-        processes: processes.length,
+        processes: this.processes.count,
         network: network.length,
-        tool_calls: calls.calls.size,
-        decisions: verdicts(allDecisions),
+        tool_calls: this.calls.count,
+        decisions: { ...this.decisions.totals },
         unknown_types: unknownSection.types.length,
       },
       merkle_root: merkleRootHex,
