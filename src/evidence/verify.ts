@@ -4,6 +4,7 @@
  * A check that cannot run because an earlier one failed is reported with code "skipped".
  */
 import { type TrustedKeys, trustKeys, verifyEnvelope } from '../core/dsse.js';
+import { sha256 } from '../core/hash.js';
 import { type PublicKeyInput, shipId, toPublicKey } from '../core/keys.js';
 import { type AgentCertificate, verifyCertificate } from './certificate.js';
 import { type CrossVerification, crossVerify } from './cross-verify.js';
@@ -310,6 +311,8 @@ export async function verifyPackageLines(
     });
     return finish();
   }
+  // The parsed seal holds everything needed from here on; its line need not be kept as well.
+  sealLine = null;
   if (extra > 0) {
     checks.fail('package_format', 'trailing-data', `${extra} unexpected line(s) after the seal`);
     return finish();
@@ -337,12 +340,14 @@ export async function verifyPackageLines(
   }
   checks.pass('merkle_root', { root, size: count });
 
-  let signedReceipt: Buffer;
+  // The signed receipt and the recomputed one are compared by the SHA-256 of their exact bytes, so
+  // neither copy is held while the other is made: one is hashed and let go before the next exists.
+  let signed: ReceiptDigest;
   let receiptSigners: string[];
   try {
     const verified = verifyEnvelope(seal.receipt, trusted, { strict: true });
     if (verified.payloadType !== RECEIPT_PAYLOAD_TYPE) throw new Error(`payloadType ${verified.payloadType}`);
-    signedReceipt = verified.payload;
+    signed = digestOf(verified.payload);
     receiptSigners = verified.keyIds;
     checks.pass('receipt_signature', { signed_by: verified.keyIds });
   } catch (error) {
@@ -350,20 +355,23 @@ export async function verifyPackageLines(
     return finish();
   }
   let receipt: Receipt;
+  let recomputed: ReceiptDigest;
   try {
     if (fold.composeError !== null) throw fold.composeError;
     receipt = fold.composer.finish(root);
+    recomputed = digestOf(receiptBytes(receipt));
   } catch (error) {
     checks.fail('receipt_recomputed', 'receipt-mismatch', {
       message: `these records do not compose into a receipt: ${(error as Error).message}`,
     });
     return finish();
   }
-  const recomputed = receiptBytes(receipt);
-  if (!recomputed.equals(signedReceipt)) {
+  if (recomputed.length !== signed.length || !recomputed.sha256.equals(signed.sha256)) {
+    // Only now, on the failure path, are both byte strings made again to say where they differ.
+    const signedBytes = Buffer.from(seal.receipt.payload, 'base64');
     checks.fail('receipt_recomputed', 'receipt-mismatch', {
       message: 'the signed receipt is not the receipt these records produce',
-      first_difference: firstDifference(recomputed, signedReceipt),
+      first_difference: firstDifference(receiptBytes(receipt), signedBytes),
     });
     return finish();
   }
@@ -373,6 +381,15 @@ export async function verifyPackageLines(
   if (options.certificate !== undefined)
     crossChecks(checks, options, fold.cross!, trusted, receiptSigners, result);
   return finish();
+}
+
+interface ReceiptDigest {
+  sha256: Buffer;
+  length: number;
+}
+
+function digestOf(bytes: Buffer): ReceiptDigest {
+  return { sha256: sha256(bytes), length: bytes.length };
 }
 
 function firstDifference(a: Buffer, b: Buffer): number {
