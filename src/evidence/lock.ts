@@ -3,7 +3,7 @@
  * owner's pid. A lock whose owner no longer runs (crash, kill -9) is taken over; a live owner is
  * waited for up to a deadline, then a clear error names it.
  */
-import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TallyError } from '../core/errors.js';
 
@@ -38,33 +38,39 @@ function tryTake(lockPath: string): boolean {
   }
 }
 
+function readOwner(lockPath: string): number | null {
+  try {
+    return Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+  } catch {
+    return null; // released meanwhile
+  }
+}
+
+/**
+ * Removes a lock whose owner has died. Breakers are serialised by `<lock>.break` (created
+ * exclusively); under it the owner is read again, so a lock that was re-taken by a live process in
+ * the meantime is never removed. Nobody can re-take a lock that still exists, so between that
+ * second read and the unlink it cannot change hands.
+ */
 function breakIfStale(lockPath: string): void {
-  let pid: number;
+  const owner = readOwner(lockPath);
+  if (owner === null || ownerAlive(owner)) return;
+  const breaker = `${lockPath}.break`;
   try {
-    pid = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+    writeFileSync(breaker, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
   } catch {
-    return; // released meanwhile
-  }
-  if (ownerAlive(pid)) return;
-  // Rename first: of several processes finding the same stale lock, only one rename succeeds.
-  const aside = `${lockPath}.stale.${process.pid}`;
-  try {
-    renameSync(lockPath, aside);
-  } catch {
-    return; // another process broke it first
-  }
-  // Between our read and our rename the stale lock may have been broken and re-taken by a live
-  // process: if what we moved is not the dead owner's, put it back.
-  let moved = Number.NaN;
-  try {
-    moved = Number.parseInt(readFileSync(aside, 'utf8'), 10);
-  } catch {}
-  if (moved !== pid) {
+    // Another process is breaking it; a breaker that died long ago leaves its file behind.
     try {
-      linkSync(aside, lockPath);
+      if (Date.now() - statSync(breaker).mtimeMs > 10_000) unlinkSync(breaker);
     } catch {}
+    return;
   }
-  unlinkSync(aside);
+  try {
+    const again = readOwner(lockPath);
+    if (again !== null && !ownerAlive(again)) unlinkSync(lockPath);
+  } finally {
+    unlinkSync(breaker);
+  }
 }
 
 export interface FileLock {

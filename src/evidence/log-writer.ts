@@ -7,7 +7,16 @@
  * On open, a torn last line (a crash mid-write) is moved to a quarantine file beside the log and
  * reported; the complete records before it are kept and the chain continues from the last one.
  */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { verifyEnvelope } from '../core/dsse.js';
@@ -89,6 +98,30 @@ function readTail(fd: number, size: number): { lastLine: Buffer | null; tornFrom
     : { lastLine: buf.subarray(0, lastNewline), tornFrom: lastNewline + 1 };
 }
 
+/** Writes `<log>.torn-<offset>` (or `-2`, `-3`… if a crash left one there before) and syncs it. */
+function writeQuarantine(path: string, offset: number, bytes: Buffer): string {
+  for (let n = 1; ; n++) {
+    const candidate = `${path}.torn-${offset}${n === 1 ? '' : `-${n}`}`;
+    let fd: number;
+    try {
+      fd = openSync(candidate, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw error;
+    }
+    try {
+      writeSync(fd, bytes);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    const dirFd = openSync(dirname(path), 'r');
+    fsyncSync(dirFd);
+    closeSync(dirFd);
+    return candidate;
+  }
+}
+
 export class LogWriter {
   private nextSeq = 0;
   private prev: string | null = null;
@@ -148,8 +181,8 @@ export class LogWriter {
       if (tornFrom >= size) return null;
       const torn = Buffer.alloc(size - tornFrom);
       readSync(fd, torn, 0, torn.length, tornFrom);
-      const quarantinePath = `${path}.torn-${tornFrom}`;
-      writeFileSync(quarantinePath, torn, { mode: 0o600 });
+      // The torn bytes are durable in their own file before they leave the log.
+      const quarantinePath = writeQuarantine(path, tornFrom, torn);
       ftruncateSync(fd, tornFrom);
       fsyncSync(fd);
       return { offset: tornFrom, bytes: torn.length, quarantinePath };

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,6 +128,24 @@ describe('signed event log', () => {
     assert.equal(result.records, 45);
   });
 
+  it('several processes racing to take over a stale lock (dead owner) still append without gaps', async () => {
+    const { dir, logPath, publicKey } = setup();
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    writeFileSync(`${logPath}.lock`, `${dead}\n`);
+    const runs = await Promise.all(
+      [1, 2, 3, 4].map(() => runAppender([dir, logPath, 'ses_test', '10', 'close-each'])),
+    );
+    for (const run of runs) assert.equal(run.code, 0);
+    const acked = runs.flatMap((r) => r.acks).sort((a, b) => a - b);
+    assert.deepEqual(
+      acked,
+      Array.from({ length: 40 }, (_, i) => i),
+    );
+    const result = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.equal(result.ok, true, result.issue?.message);
+    assert.equal(existsSync(`${logPath}.lock`), false);
+  });
+
   it('keeps every acknowledged record when the writer is killed with SIGKILL', async () => {
     const { dir, logPath, publicKey } = setup();
     const child = spawn(process.execPath, [APPENDER, dir, logPath, 'ses_test', '100000', 'hold'], {
@@ -180,6 +198,14 @@ describe('signed event log', () => {
     const after = await verifyLogFile(logPath, { trusted: [publicKey] });
     assert.equal(after.ok, true);
     assert.equal(after.records, 6);
+    // A second crash at the same offset does not overwrite the first quarantine file.
+    const sized = readFileSync(logPath);
+    writeFileSync(`${logPath}.torn-${sized.length}`, 'earlier');
+    appendFileSync(logPath, '{"x');
+    const again = await LogWriter.open(logPath, { session: 'ses_test', signer });
+    await again.close();
+    assert.equal(again.recovered?.quarantinePath, `${logPath}.torn-${sized.length}-2`);
+    assert.equal(readFileSync(`${logPath}.torn-${sized.length}`, 'utf8'), 'earlier');
   });
 
   it('reports the first bad record precisely: signature, chain, sequence, parse', async () => {
