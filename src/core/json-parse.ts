@@ -5,7 +5,10 @@
  * readers of the same bytes disagree.
  *
  * It reads with charCodeAt and builds the JSON pointer of a failure only while the failure unwinds,
- * so a valid document costs no path bookkeeping. A JSON.parse fast path (plus a member count and a
+ * so a valid document costs no path bookkeeping. Whitespace is skipped only where some follows,
+ * a plain string is one slice, and duplicate keys are counted per object rather than looked up per
+ * member; a failure re-reads the document in checking mode so the first fault in reading order is
+ * the one reported. A JSON.parse fast path (plus a member count and a
  * walk to rule out duplicates, lone surrogates and unsafe integers) was measured and was no faster
  * on protocol-sized messages, so there is one reader and one source of every verdict.
  */
@@ -44,7 +47,10 @@ const ESCAPES: Record<string, string> = {
 class Parser {
   private i = 0;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly checking = false,
+  ) {}
 
   fail(code: CanonicalErrorCode, what: string, at = this.i): never {
     throw new Failure(code, what, at);
@@ -61,6 +67,12 @@ class Parser {
     this.i = i;
   }
 
+  /** skip() when whitespace follows: compact JSON has none between tokens. */
+  gap(): void {
+    const c = this.text.charCodeAt(this.i);
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) this.skip();
+  }
+
   parseDocument(): unknown {
     try {
       this.skip();
@@ -70,6 +82,7 @@ class Parser {
       return value;
     } catch (error) {
       if (!(error instanceof Failure)) throw error;
+      if (!this.checking) return new Parser(this.text, true).parseDocument();
       const byte = Buffer.byteLength(this.text.slice(0, error.at), 'utf8');
       const pointer = error.segments
         .reverse()
@@ -160,8 +173,18 @@ class Parser {
     const text = this.text;
     const start = this.i;
     let i = start + 1; // after the opening quote
+    // Most strings are a plain run up to the closing quote: no escape, control character,
+    // surrogate or end of input (NaN fails the first test), so they are one slice.
+    for (;;) {
+      const code = text.charCodeAt(i);
+      if (code >= 0x20 && code !== 0x22 && code !== 0x5c && (code < 0xd800 || code > 0xdfff)) i++;
+      else if (code === 0x22) {
+        this.i = i + 1;
+        return text.slice(start + 1, i);
+      } else break;
+    }
     let out = '';
-    let run = i;
+    let run = start + 1;
     let surrogate = false;
     for (;;) {
       if (i >= text.length) this.fail('syntax', 'unterminated string', start);
@@ -211,44 +234,64 @@ class Parser {
   array(): unknown[] {
     this.i++;
     const out: unknown[] = [];
-    this.skip();
+    this.gap();
     if (this.text.charCodeAt(this.i) === 0x5d) {
       this.i++;
       return out;
     }
     for (;;) {
-      this.skip();
+      this.gap();
       try {
         out.push(this.value());
       } catch (error) {
         if (error instanceof Failure) error.segments.push(out.length);
         throw error;
       }
-      this.skip();
+      this.gap();
       const c = this.text.charCodeAt(this.i++);
       if (c === 0x5d) return out;
       if (c !== 0x2c) this.fail('syntax', "expected ',' or ']' in array", this.i - 1);
     }
   }
 
+  /**
+   * Outside checking mode a duplicate key is found by count: a repeated key overwrites, so the
+   * object ends with fewer own keys than members read (one Object.keys per object costs less than
+   * a lookup per member). Any failure then re-reads the whole document in checking mode, which
+   * looks each key up as it is read and so names the first fault in reading order.
+   */
   object(): Record<string, unknown> {
+    if (this.checking) return this.members(true);
+    const open = this.i;
+    const out = this.members(false);
+    if (this.count !== Object.keys(out).length) this.fail('duplicate-key', 'duplicate key', open);
+    return out;
+  }
+
+  /** Members read by the last `members` call. */
+  private count = 0;
+
+  members(checking: boolean): Record<string, unknown> {
     this.i++;
     const out: Record<string, unknown> = {};
-    this.skip();
+    let count = 0;
+    this.gap();
     if (this.text.charCodeAt(this.i) === 0x7d) {
       this.i++;
+      this.count = 0;
       return out;
     }
     for (;;) {
-      this.skip();
+      this.gap();
       if (this.text.charCodeAt(this.i) !== 0x22) this.fail('syntax', 'expected a string key');
       const keyAt = this.i;
       const key = this.string();
-      if (Object.hasOwn(out, key)) this.fail('duplicate-key', `duplicate key ${JSON.stringify(key)}`, keyAt);
-      this.skip();
+      if (checking && Object.hasOwn(out, key))
+        this.fail('duplicate-key', `duplicate key ${JSON.stringify(key)}`, keyAt);
+      this.gap();
       if (this.text.charCodeAt(this.i) !== 0x3a) this.fail('syntax', "expected ':' after key");
       this.i++;
-      this.skip();
+      this.gap();
       let member: unknown;
       try {
         member = this.value();
@@ -267,9 +310,13 @@ class Parser {
       } else {
         out[key] = member;
       }
-      this.skip();
+      count++;
+      this.gap();
       const c = this.text.charCodeAt(this.i++);
-      if (c === 0x7d) return out;
+      if (c === 0x7d) {
+        this.count = count;
+        return out;
+      }
       if (c !== 0x2c) this.fail('syntax', "expected ',' or '}' in object", this.i - 1);
     }
   }
