@@ -16,6 +16,7 @@ import { composeOptionsOf } from './receipt.js';
 import type { EventRecord } from './record.js';
 
 export interface ToolCallFact {
+  /** The first record that showed the call (its tool.before, or its tool.after if none). */
   seq: number;
   call?: string;
   tool: string;
@@ -24,12 +25,17 @@ export interface ToolCallFact {
   /** The decision recorded with the call, if any. */
   decision?: 'allow' | 'deny' | 'ask';
   decidedBy?: string;
+  /** A `tool.after` reports the call as executed (not skipped). */
+  executed: boolean;
 }
 
 export interface JudgedCall extends ToolCallFact {
   verdict: ActionVerdict['verdict'];
   pattern?: string;
-  /** The call was stopped: a deny was recorded and no `tool.after` shows it executing anyway. */
+  /**
+   * A deny was recorded and no `tool.after` shows the call executing. This rests on the harness
+   * honouring the deny (Tally's AHP dispatcher does); it is reported as such, not as proof.
+   */
   blocked: boolean;
 }
 
@@ -51,47 +57,57 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
-/** Tool calls as attempted (`tool.before`), with recorded decisions and later approvals. */
+/**
+ * One fact per tool call, whichever events showed it: a call is identified by its event source and
+ * `call.id` (records without a call id are calls of their own). A call seen only through its
+ * `tool.after` is judged too: what ran must be judged whether or not its start was captured.
+ */
 export function toolCallFacts(records: readonly EventRecord[]): {
   calls: ToolCallFact[];
   approvals: Map<string, string>;
-  /** Call ids a `tool.after` reports as executed (not skipped). */
-  executed: Set<string>;
 } {
   const calls: ToolCallFact[] = [];
+  const byId = new Map<string, ToolCallFact>();
   const approvals = new Map<string, string>();
-  const executed = new Set<string>();
   for (const record of records) {
     const event = record.event;
-    const call = asRecord(event.call);
-    const callId = typeof call?.id === 'string' ? call.id : undefined;
-    const tool = asRecord(event.tool);
+    const callId = asRecord(event.call)?.id;
+    const key = typeof callId === 'string' ? `${event.source}\u0000${callId}` : undefined;
     if (event.type === 'tool.permission.resolved') {
-      if (callId && event.decision === 'allow')
+      if (typeof callId === 'string' && event.decision === 'allow')
         approvals.set(callId, typeof event.decidedBy === 'string' ? event.decidedBy : 'unknown');
       continue;
     }
+    if (event.type !== 'tool.before' && event.type !== 'tool.after') continue;
+    const tool = asRecord(event.tool);
+    let fact = key === undefined ? undefined : byId.get(key);
+    if (!fact) {
+      if (typeof tool?.name !== 'string') continue;
+      fact = { seq: record.seq, tool: tool.name, executed: false };
+      if (typeof callId === 'string') fact.call = callId;
+      if (typeof tool.kind === 'string') fact.kind = tool.kind;
+      if (tool.input !== undefined) fact.input = tool.input;
+      calls.push(fact);
+      if (key !== undefined) byId.set(key, fact);
+    }
     if (event.type === 'tool.after') {
-      // A deny that did not stop the call (a harness that ignored it) is not a block.
-      if (callId && asRecord(event.execution)?.status !== 'skipped') executed.add(callId);
+      if (asRecord(event.execution)?.status !== 'skipped') fact.executed = true;
       continue;
     }
-    if (event.type !== 'tool.before' || typeof tool?.name !== 'string') continue;
-    const fact: ToolCallFact = { seq: record.seq, tool: tool.name };
-    if (callId) fact.call = callId;
-    if (typeof tool.kind === 'string') fact.kind = tool.kind;
-    if (tool.input !== undefined) fact.input = tool.input;
     if (record.decision) {
       fact.decision = record.decision.decision;
       fact.decidedBy = record.decision.by;
       // An allow given by a person (not Tally's own policy) after an ask is an approval.
-      if (callId && record.decision.decision === 'allow' && record.decision.by !== 'tally-policy') {
+      if (
+        typeof callId === 'string' &&
+        record.decision.decision === 'allow' &&
+        record.decision.by !== 'tally-policy'
+      ) {
         approvals.set(callId, record.decision.by);
       }
     }
-    calls.push(fact);
   }
-  return { calls, approvals, executed };
+  return { calls, approvals };
 }
 
 export function certificatePolicy(certificate: AgentCertificate): ActionPolicy {
@@ -109,7 +125,7 @@ export function crossVerify(
   const policy = certificatePolicy(certificate);
   // Relative path patterns are anchored at the session's workspace root, as recorded at start.
   const cwd = composeOptionsOf(records).root;
-  const { calls, approvals, executed } = toolCallFacts(records);
+  const { calls, approvals } = toolCallFacts(records);
   const unauthorized: JudgedCall[] = [];
   const escalations: EscalatedCall[] = [];
   for (const fact of calls) {
@@ -123,7 +139,7 @@ export function crossVerify(
       ...fact,
       verdict: verdict.verdict,
       ...(verdict.pattern ? { pattern: verdict.pattern } : {}),
-      blocked: fact.decision === 'deny' && !(fact.call !== undefined && executed.has(fact.call)),
+      blocked: fact.decision === 'deny' && !fact.executed,
     };
     if (verdict.verdict === 'forbidden' || verdict.verdict === 'outside') unauthorized.push(judged);
     if (verdict.verdict === 'escalate') {

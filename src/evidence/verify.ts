@@ -146,9 +146,9 @@ class CrossRecords {
       this.records.push(record);
     } else if (type === 'tool.before' || type === 'tool.permission.resolved') this.records.push(record);
     else if (type === 'tool.after') {
-      // Only whether the call ran matters here; its output need not be held.
-      const { id, time, source, call, execution, outcome } = record.event;
-      this.records.push({ ...record, event: { id, type, time, source, call, execution, outcome } });
+      // The call and whether it ran matter here; its output need not be held.
+      const { id, time, source, call, tool, execution, outcome } = record.event;
+      this.records.push({ ...record, event: { id, type, time, source, call, tool, execution, outcome } });
     }
   }
 

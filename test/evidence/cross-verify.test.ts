@@ -158,6 +158,31 @@ describe('cross-verification across agents', () => {
     );
   });
 
+  it('calls seen only through their tool.after are judged too', async () => {
+    const rm = { command: 'rm -rf /' };
+    const write = { file_path: '/etc/passwd', content: 'x' };
+    const events = [
+      toolAfter('a1', 'run_shell_command', rm),
+      toolAfter('a2', 'write_file', write),
+      toolBefore('a3', 'read_file', { file_path: join(fx.root, 'README.md') }),
+      toolAfter('a3', 'read_file', { file_path: join(fx.root, 'README.md') }),
+    ];
+    const run = await runSession(fx, events, { clock: clock() });
+    const result = await verifyWithCertificate(run.bytes);
+    const unauthorized = check(result, 'unauthorized_calls');
+    assert.equal(unauthorized.ok, false);
+    const listed = unauthorized.detail.calls as Listed[];
+    // rm -rf is forbidden, a write outside src/ is outside the envelope; the read is allowed, once.
+    assert.deepEqual(
+      listed.map((c) => [c.tool, c.verdict, c.blocked]),
+      [
+        ['run_shell_command', 'forbidden', false],
+        ['write_file', 'outside', false],
+      ],
+    );
+    assert.equal(unauthorized.detail.count, 2);
+  });
+
   it('escalations: approved by tool.permission.resolved allow, unapproved otherwise', async () => {
     const push = (id: string, cmd: string) => toolBefore(id, 'exec_command', { cmd });
     const events = [
