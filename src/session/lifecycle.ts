@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { capabilityManifest } from '../ahp/capabilities.js';
 import { isRfc3339DateTime, validateEvent } from '../ahp/messages/index.js';
 import { parseJson } from '../core/canonical.js';
-import { type AgentCertificate, readCertificateUnverified } from '../evidence/certificate.js';
+import { type AgentCertificate, verifyCertificate } from '../evidence/certificate.js';
 import { certificatePolicy } from '../evidence/cross-verify.js';
 import { LogWriter } from '../evidence/log-writer.js';
 import { PackageError } from '../evidence/package.js';
@@ -115,9 +115,20 @@ function isClosedOnDisk(state: string, id: string): boolean {
   }
 }
 
-function sessionCertificate(info: SessionInfo): AgentCertificate | null {
+/**
+ * The certificate the session runs under, verified against the ship key on every use: the copy in
+ * the session directory is a file like any other, and live policy must not follow an edited one.
+ */
+function sessionCertificate(info: SessionInfo, signer: ShipSigner): AgentCertificate | null {
   if (!info.certificate || !existsSync(info.certificate)) return null;
-  return readCertificateUnverified(parseJson(readFileSync(info.certificate, 'utf8')) as never);
+  try {
+    return verifyCertificate(parseJson(readFileSync(info.certificate, 'utf8')), [signer.privateKey]).certificate;
+  } catch (error) {
+    throw new SessionError(
+      'corrupt',
+      `the session's certificate ${info.certificate} no longer verifies with the ship key (${(error as Error).message}); nothing was recorded`,
+    );
+  }
 }
 
 /** What Tally's own policy says about a tool call, from the session's certificate. */
@@ -204,7 +215,7 @@ export async function recordEvent(
     throw new SessionError('already-closed', `session ${options.session.id} is closed; start a new one`);
   }
   const event = prepareEvent(options.event, options.session, clock.now());
-  const decision = policyDecision(sessionCertificate(options.session), event, options.session.root);
+  const decision = policyDecision(sessionCertificate(options.session, options.signer), event, options.session.root);
   const agent = options.agent ?? options.session.agent;
   const log = await LogWriter.open(logPath(options.state, options.session.id), {
     session: options.session.id,

@@ -76,13 +76,12 @@ describe('a session from the command line', () => {
       toolEvent('c1', 'Read', { file_path: 'README.md' }),
     );
     assert.match(read.stdout, /^\d+\n$/);
-    const rm = jsonOut(
-      await ok(
-        p,
-        ['session', 'event', '--json'],
-        toolEvent('c2', 'Bash', { command: 'rm -rf /tmp/x' }, 'shell'),
-      ),
-    );
+    // Recorded, and a policy failure: exit 1.
+    const denied = await p.tally(['session', 'event', '--json'], {
+      stdin: toolEvent('c2', 'Bash', { command: 'rm -rf /tmp/x' }, 'shell'),
+    });
+    assert.equal(denied.code, 1, denied.stderr);
+    const rm = jsonOut(denied);
     assert.equal(rm.seq, Number(read.stdout) + 1);
     assert.equal((rm.decision as { decision: string }).decision, 'deny');
   });

@@ -17,7 +17,9 @@ interface Step {
   expectExit?: number;
 }
 
-function agentEvents(root: string): { title: string; event: Record<string, unknown>; before?: () => void }[] {
+function agentEvents(
+  root: string,
+): { title: string; event: Record<string, unknown>; before?: () => void; expectExit?: number }[] {
   const call = (id: string, name: string, kind: string, input: unknown) => ({
     type: 'tool.before',
     call: { id },
@@ -55,8 +57,9 @@ function agentEvents(root: string): { title: string; event: Record<string, unkno
     { title: 'agent runs git status', event: call('c3', 'Bash', 'shell', gitInput) },
     { title: 'git status exits 0', event: after('c3', 'Bash', 'shell', gitInput, 0) },
     {
-      title: 'agent tries rm -rf (forbidden by the certificate)',
+      title: 'agent tries rm -rf (forbidden by the certificate: recorded, denied, exit 1)',
       event: call('c4', 'Bash', 'shell', rmInput),
+      expectExit: 1,
     },
     {
       title: 'agent runs curl with a bearer token (redacted before recording)',
@@ -152,7 +155,7 @@ export const command: Command = {
       await step('start', ['session', 'start', '--agent', 'coder']);
       for (const e of agentEvents(root)) {
         e.before?.();
-        await step(e.title, ['session', 'event', '--source', 'hook'], e.event);
+        await step(e.title, ['session', 'event', '--source', 'hook'], e.event, e.expectExit);
       }
       const pkg = (await step('close', ['session', 'close'])).trim();
       await step('receipt', ['receipt', 'show', pkg]);
@@ -170,7 +173,7 @@ export const command: Command = {
       const cross = JSON.parse(crossOut) as { checks: { check: string; ok: boolean; code: string }[] };
       say(
         cross.checks.map((c) => `  ${c.ok ? '✓' : '✗'} ${c.check} ${c.code}`).join('\n') +
-          '\n  (the forbidden rm -rf was recorded, denied by policy before it ran, and reported as blocked)\n',
+          '\n  (the forbidden rm -rf was recorded and denied by policy — `session event` exited 1, the answer a\n   hook gives the agent to stop the call — so it is reported as blocked, not as unauthorized work)\n',
       );
       const tampered = join(dir, 'tampered.tally');
       copyFileSync(pkg, tampered);

@@ -146,7 +146,8 @@ async function event(argv: string[], ctx: CommandContext): Promise<number> {
         `policy: ${result.decision.decision} (${result.decision.reason}${result.decision.rule ? `: ${result.decision.rule}` : ''})\n`,
       );
   }
-  return 0;
+  // Recorded either way; a deny is a policy failure, so scripts and hooks can gate on it.
+  return result.decision?.decision === 'deny' ? 1 : 0;
 }
 
 async function status(argv: string[], ctx: CommandContext): Promise<number> {
@@ -220,7 +221,7 @@ export const command: Command = {
   summary: 'sessions: start, status, event, close',
   usage: [
     'usage: tally session start [--agent NAME] [--model M] [--provider P] [--json]',
-    '       tally session event [--source LABEL] [--agent NAME] [--session ID] [--json]   (one AHP event as JSON on stdin)',
+    '       tally session event [--source LABEL] [--agent NAME] [--session ID] [--json]   (one AHP event as JSON on stdin;\n                                   exit 1 when the certificate policy denies it — it is recorded either way)',
     '       tally session status [--session ID] [--json]',
     '       tally session close [--session ID] [--json]     (prints the package path)',
   ].join('\n'),
