@@ -122,7 +122,8 @@ function isClosedOnDisk(state: string, id: string): boolean {
 function sessionCertificate(info: SessionInfo, signer: ShipSigner): AgentCertificate | null {
   if (!info.certificate || !existsSync(info.certificate)) return null;
   try {
-    return verifyCertificate(parseJson(readFileSync(info.certificate, 'utf8')), [signer.privateKey]).certificate;
+    return verifyCertificate(parseJson(readFileSync(info.certificate, 'utf8')), [signer.privateKey])
+      .certificate;
   } catch (error) {
     throw new SessionError(
       'corrupt',
@@ -175,6 +176,15 @@ export interface RecordOptions {
  * Fills what a caller may leave out (id, time, source, session), redacts secrets, validates the
  * result as an AHP event, and only then appends. Invalid input changes nothing.
  */
+const KEPT_UNKNOWNS = new Set(['event.unknown-type', 'unknown-field']);
+
+/** JSON pointers of the fields of an event that this AHP snapshot does not define. */
+export function unknownFields(event: CanonicalEvent): string[] {
+  return validateEvent(event)
+    .filter((i) => i.rule === 'unknown-field')
+    .map((i) => i.pointer);
+}
+
 export function prepareEvent(raw: unknown, session: SessionInfo, now: Date): CanonicalEvent {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new SessionError('bad-event', '/: the event must be a JSON object (an AHP canonical event)', {
@@ -190,9 +200,10 @@ export function prepareEvent(raw: unknown, session: SessionInfo, now: Date): Can
   };
   if (filled.session === undefined) filled.session = { id: session.id };
   const event = redactValue(filled) as CanonicalEvent;
-  // Event types this AHP snapshot does not define are kept (and shown in the receipt's `unknown`
-  // section), never refused; everything else about the event must still be valid.
-  const issues = validateEvent(event).filter((i) => i.rule !== 'event.unknown-type');
+  // Event types this AHP snapshot does not define, and fields it does not know, are kept (event
+  // types are shown in the receipt's `unknown` section, fields in the record), never refused;
+  // everything else about the event must still be valid.
+  const issues = validateEvent(event).filter((i) => !KEPT_UNKNOWNS.has(i.rule));
   if (!isRfc3339DateTime(String(event.time)) && !issues.some((i) => i.pointer === '/time')) {
     issues.push({ pointer: '/time', rule: 'format', message: 'time must be an RFC 3339 date-time' });
   }
@@ -215,7 +226,11 @@ export async function recordEvent(
     throw new SessionError('already-closed', `session ${options.session.id} is closed; start a new one`);
   }
   const event = prepareEvent(options.event, options.session, clock.now());
-  const decision = policyDecision(sessionCertificate(options.session, options.signer), event, options.session.root);
+  const decision = policyDecision(
+    sessionCertificate(options.session, options.signer),
+    event,
+    options.session.root,
+  );
   const agent = options.agent ?? options.session.agent;
   const log = await LogWriter.open(logPath(options.state, options.session.id), {
     session: options.session.id,
