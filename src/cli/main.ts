@@ -62,18 +62,21 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
   try {
     return await command.run(rest, ctx);
   } catch (error) {
+    const fail = (code: string, exit: number, message: string) => {
+      ctx.stderr(message);
+      // With --json, a machine reading stdout always gets one JSON document, failures included.
+      if (rest.includes('--json')) {
+        ctx.stdout(
+          `${JSON.stringify({ ok: false, error: { code, message: (error as Error).message } }, null, 2)}\n`,
+        );
+      }
+      return exit;
+    };
     if (error instanceof UsageError) {
-      ctx.stderr(`tally ${name}: ${error.message}\n(see 'tally ${name} --help')\n`);
-      return 2;
+      return fail('usage', 2, `tally ${name}: ${error.message}\n(see 'tally ${name} --help')\n`);
     }
-    if (error instanceof FailureError) {
-      ctx.stderr(`tally ${name}: ${error.message}\n`);
-      return 1;
-    }
-    if (error instanceof TallyError) {
-      ctx.stderr(`tally ${name}: ${error.message}\n`);
-      return 2;
-    }
+    if (error instanceof FailureError) return fail('failure', 1, `tally ${name}: ${error.message}\n`);
+    if (error instanceof TallyError) return fail(error.code, 2, `tally ${name}: ${error.message}\n`);
     throw error;
   }
 }

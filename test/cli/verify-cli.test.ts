@@ -215,7 +215,12 @@ describe('tally verify', () => {
     for (const args of cases) {
       const ran = await p.tally(args);
       assert.equal(ran.code, 2, `${args.join(' ')}: exit ${ran.code}\n${ran.stderr}`);
-      assert.equal(ran.stdout, '', args.join(' '));
+      if (args.includes('--json')) {
+        // Machine readers get one JSON document on stdout, the failure included.
+        const out = JSON.parse(ran.stdout) as { ok: boolean; error: { code: string; message: string } };
+        assert.equal(out.ok, false, args.join(' '));
+        assert.ok(out.error.message.length > 0);
+      } else assert.equal(ran.stdout, '', args.join(' '));
       assert.ok(ran.stderr.length > 0);
     }
   });

@@ -159,7 +159,8 @@ export const command: Command = {
   summary: 'agent certificates: register, show, list',
   usage: [
     'usage: tally agent register --name NAME --allow PATTERN… [--forbid PATTERN…] [--escalate PATTERN…]',
-    '                            [--model M] [--provider P] [--valid-days N | --valid-until T] [--out FILE] [--json]',
+    '                            [--model M] [--provider P] [--valid-from T] [--valid-days N | --valid-until T]',
+    '                            [--out FILE] [--force] [--json]   (--force replaces an existing certificate file)',
     '       tally agent show FILE|NAME [--json]',
     '       tally agent list [--json]',
     '',
