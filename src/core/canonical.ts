@@ -134,7 +134,14 @@ function serialize(value: unknown, path: (string | number)[], out: string[]): vo
 /** RFC 8785 canonical form. Object members whose value is `undefined` are omitted, as JSON.stringify does. */
 export function canonicalize(value: unknown): string {
   const out: string[] = [];
-  serialize(value, [], out);
+  try {
+    serialize(value, [], out);
+  } catch (error) {
+    // A cycle (or absurd nesting) exhausts the stack: JSON has no form for it.
+    if (error instanceof RangeError)
+      throw new CanonicalError('not-json', 'value is cyclic or nested too deeply to be JSON');
+    throw error;
+  }
   return out.join('');
 }
 

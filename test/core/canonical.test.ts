@@ -89,6 +89,15 @@ describe('RFC 8785 canonical JSON', () => {
     assert.throws(() => canonicalize(999999999999999900000), CanonicalError);
   });
 
+  it('refuses a cyclic value with a CanonicalError, not a crash', () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    assert.throws(
+      () => canonicalize(cyclic),
+      (e: unknown) => e instanceof CanonicalError && e.code === 'not-json',
+    );
+  });
+
   it('omits undefined members and nests deterministically', () => {
     assert.equal(
       canonicalize({ b: [{ z: 1, a: undefined, y: { c: 3, b: 2 } }], a: null }),
