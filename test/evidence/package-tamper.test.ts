@@ -198,6 +198,27 @@ describe('package tampering', () => {
       keyid: fx.signer.keyId,
     });
     await expectFailure(withSeal({ ...s, receipt: byShip }), ['receipt_recomputed'], ['receipt-mismatch']);
+
+    // An edit that keeps the length (one hex digit of the root inside the receipt) is caught too, and
+    // the failure names the first byte where the signed receipt and the records' receipt differ.
+    const original = Buffer.from(envelope.payload, 'base64');
+    const root = receipt.merkle_root as string;
+    const sameLength = Buffer.from(
+      canonicalize({ ...receipt, merkle_root: `${root.startsWith('0') ? '1' : '0'}${root.slice(1)}` }),
+    );
+    assert.equal(sameLength.length, original.length);
+    let expectedAt = 0;
+    while (original[expectedAt] === sameLength[expectedAt]) expectedAt++;
+    const resigned = signEnvelope(sameLength, envelope.payloadType, {
+      privateKey: fx.signer.privateKey,
+      keyid: fx.signer.keyId,
+    });
+    const failed = await expectFailure(
+      withSeal({ ...s, receipt: resigned }),
+      ['receipt_recomputed'],
+      ['receipt-mismatch'],
+    );
+    assert.equal((failed.detail as { first_difference: number }).first_difference, expectedAt);
   });
 
   it('a sealed Merkle root or size that does not match the records fails merkle_root', async () => {

@@ -1,0 +1,184 @@
+/**
+ * The receipt's bounds (docs/receipt.md#bounds and #calls-in-progress): the first rows of each
+ * unbounded section are listed, the rest summarised with explicit counts, and a session within the
+ * bounds carries none of the fields the bounds add. Every expectation below follows from those
+ * documented rules applied to records built here, not from running the composer.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { composeReceipt, receiptBytes } from '../../src/evidence/receipt.js';
+import { RecordList, ROOT_HEX } from './receipt-fixture.js';
+
+const allow = {
+  decision: 'allow' as const,
+  by: 'tally-policy',
+  rule: 'Read',
+  reason: 'within bounded actions',
+};
+
+function range(from: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => from + i);
+}
+
+describe('receipt bounds: decisions', () => {
+  it('exactly 1,000 allows are all listed and nothing is summarised', () => {
+    const list = new RecordList().start();
+    for (let i = 0; i < 1000; i++)
+      list.toolBefore(`c${i}`, 'Read', { file_path: 'a.ts' }, { decision: allow });
+    const receipt = composeReceipt(list.records, ROOT_HEX);
+    assert.equal(receipt.decisions.length, 1000);
+    assert.equal(receipt.decisions_omitted, undefined);
+    assert.ok(!receiptBytes(receipt).toString().includes('decisions_omitted'));
+  });
+
+  it('allows past the first 1,000 are summarised per group; every deny is still listed', () => {
+    const list = new RecordList().start(); // seq 0
+    for (let i = 0; i < 1003; i++)
+      list.toolBefore(`c${i}`, 'Read', { file_path: 'a.ts' }, { decision: allow });
+    // seqs 1004 and 1005: two denies after the allow bound was reached.
+    list.toolBefore('d1', 'Bash', { command: 'rm -rf /' }, { decision: { decision: 'deny', by: 'user' } });
+    list.toolBefore('d2', 'Bash', { command: 'curl x' }, { decision: { decision: 'deny', by: 'user' } });
+    const receipt = composeReceipt(list.records, ROOT_HEX);
+
+    const listed = receipt.decisions.map((d) => [d.seq, d.decision]);
+    assert.deepEqual(listed, [...range(1, 1000).map((s) => [s, 'allow']), [1004, 'deny'], [1005, 'deny']]);
+    assert.deepEqual(receipt.decisions_omitted, {
+      count: 3,
+      groups: [
+        {
+          decision: 'allow',
+          by: 'tally-policy',
+          via: 'record',
+          event_type: 'tool.before',
+          tool: 'Read',
+          rule: 'Read',
+          count: 3,
+          first_seq: 1001,
+          last_seq: 1003,
+        },
+      ],
+    });
+    assert.deepEqual(receipt.counts.decisions, { allow: 1003, ask: 0, deny: 2 });
+    const read = receipt.tool_calls.find((t) => t.tool === 'Read');
+    assert.deepEqual(read?.decisions, { allow: 1003, ask: 0, deny: 0 });
+  });
+});
+
+describe('receipt bounds: processes', () => {
+  /** Call i runs `npm test` (even i) or `ls` (odd i), exit code 1 when i is a multiple of 3. */
+  function shellSession(calls: number): RecordList {
+    const list = new RecordList().start();
+    for (let i = 0; i < calls; i++) {
+      const input = { command: i % 2 === 0 ? 'npm test' : 'ls' };
+      list.toolBefore(`c${i}`, 'Bash', input); // seq 2i + 1
+      list.toolAfter(`c${i}`, 'Bash', input, 'ok', {
+        extra: { extensions: { 'dev.tally.process': { exitCode: i % 3 === 0 ? 1 : 0 } } },
+      }); // seq 2i + 2
+    }
+    return list;
+  }
+
+  it('1,000 processes are all rows, with no summary', () => {
+    const receipt = composeReceipt(shellSession(1000).records, ROOT_HEX);
+    assert.equal(receipt.processes.length, 1000);
+    assert.equal(receipt.processes_omitted, undefined);
+    assert.equal(receipt.counts.processes, 1000);
+  });
+
+  it('past 1,000 the rest are summarised per command with their exit codes and record range', () => {
+    const receipt = composeReceipt(shellSession(1004).records, ROOT_HEX);
+    assert.deepEqual(
+      receipt.processes.map((p) => p.call),
+      range(0, 1000).map((i) => `c${i}`),
+    );
+    // Left out: calls 1000 (npm test, exit 0), 1001 (ls, 0), 1002 (npm test, 1), 1003 (ls, 0).
+    assert.deepEqual(receipt.processes_omitted, {
+      count: 4,
+      groups: [
+        { command: 'ls', tool: 'Bash', count: 2, exit_codes: { '0': 2 }, first_seq: 2003, last_seq: 2008 },
+        {
+          command: 'npm test',
+          tool: 'Bash',
+          count: 2,
+          exit_codes: { '0': 1, '1': 1 },
+          first_seq: 2001,
+          last_seq: 2006,
+        },
+      ],
+    });
+    assert.equal(receipt.counts.processes, 1004);
+  });
+});
+
+describe('receipt bounds: seqs', () => {
+  function readSession(calls: number): RecordList {
+    const list = new RecordList().start();
+    for (let i = 0; i < calls; i++) {
+      list.toolBefore(`c${i}`, 'Read', { file_path: 'a.ts' }); // seq 2i + 1
+      list.toolAfter(`c${i}`, 'Read', { file_path: 'a.ts' }, 'ok'); // seq 2i + 2
+    }
+    return list;
+  }
+
+  it('a row witnessed by exactly 1,000 records lists them all, with no seq_count', () => {
+    const [row] = composeReceipt(readSession(500).records, ROOT_HEX).files_read;
+    assert.deepEqual(row?.seqs, range(1, 1000));
+    assert.equal(row?.seq_count, undefined);
+  });
+
+  it('a row witnessed by more lists the first 1,000 and counts them all', () => {
+    const [row] = composeReceipt(readSession(600).records, ROOT_HEX).files_read;
+    assert.deepEqual(row?.seqs, range(1, 1000));
+    assert.equal(row?.seq_count, 1200);
+  });
+
+  it('an unknown event type lists its first 1,000 records; count has them all', () => {
+    const list = new RecordList().start();
+    for (let i = 0; i < 1005; i++) list.add({ type: 'x.custom' });
+    const [type] = composeReceipt(list.records, ROOT_HEX).unknown.types;
+    assert.deepEqual(type, { type: 'x.custom', count: 1005, seqs: range(1, 1000) });
+  });
+});
+
+describe('receipt bounds: calls in progress', () => {
+  function openCalls(n: number): RecordList {
+    const list = new RecordList().start();
+    for (let i = 0; i < n; i++) list.toolBefore(`c${i}`, 'Grep', { pattern: 'x' });
+    return list;
+  }
+
+  it('with 10,000 calls open, a late tool.after still joins its call', () => {
+    const list = openCalls(10_000).toolAfter('c0', 'Grep', { pattern: 'x' }, 'ok');
+    const receipt = composeReceipt(list.records, ROOT_HEX);
+    assert.equal(receipt.counts.tool_calls, 10_000);
+    assert.deepEqual(receipt.tool_calls[0]?.outcomes, { none: 9999, ok: 1 });
+  });
+
+  it('with 10,001, the least recently active call was folded, so its late tool.after is a new call', () => {
+    const list = openCalls(10_001).toolAfter('c0', 'Grep', { pattern: 'x' }, 'ok');
+    const receipt = composeReceipt(list.records, ROOT_HEX);
+    assert.equal(receipt.counts.tool_calls, 10_002);
+    assert.deepEqual(receipt.tool_calls[0]?.outcomes, { none: 10_001, ok: 1 });
+  });
+
+  it('a call kept active stays in the table, and processes stay in first-record order however calls fold', () => {
+    const list = new RecordList().start();
+    list.toolBefore('c0', 'Bash', { command: 'npm run dev' }); // seq 1, long-running
+    for (let i = 1; i <= 10_500; i++) {
+      list.toolBefore(`c${i}`, 'Bash', { command: 'ls' });
+      list.toolAfter(`c${i}`, 'Bash', { command: 'ls' }, 'ok');
+      if (i % 1000 === 0) list.add({ type: 'tool.progress', call: { id: 'c0' }, tool: { name: 'Bash' } });
+    }
+    list.toolAfter('c0', 'Bash', { command: 'npm run dev' }, 'ok');
+    const receipt = composeReceipt(list.records, ROOT_HEX);
+    // c0 was touched every 1,000 calls, so it was never the least recently active of 10,000.
+    assert.equal(receipt.counts.tool_calls, 10_501);
+    assert.deepEqual(
+      receipt.processes.map((p) => p.call),
+      range(0, 1000).map((i) => `c${i}`),
+    );
+    assert.equal(receipt.processes[0]?.command, 'npm run dev');
+    assert.equal(receipt.processes[0]?.outcome, 'ok');
+    assert.equal(receipt.processes_omitted?.count, 9501);
+  });
+});
