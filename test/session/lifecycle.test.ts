@@ -5,21 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type CheckedRecord, readLogLines, verifyLogFile } from '../../src/evidence/log-reader.js';
 import { buildPackage } from '../../src/evidence/package.js';
 import { verifyPackage } from '../../src/evidence/verify.js';
 import { closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
+import { gitTopLevel } from '../../src/session/paths.js';
 import { logPath, readSessionInfo, SessionError } from '../../src/session/store.js';
 import { git, makeFixture, runSession, steppingClock, toolBefore, variedEvents } from './fixture.js';
 
@@ -83,8 +76,8 @@ describe('session start baseline', () => {
     };
     assert.deepEqual(await baselineOf(fresh), { dirty: { 'f.txt': sha256sum(join(fresh, 'f.txt')) } });
     // Outside any repository (the temp dir may still sit inside one: only check when it does not).
-    if (!existsSync(join(fx.dir, '.git')))
-      assert.deepEqual((await baselineOf(plain)) as object, { dirty: {} });
+    if (gitTopLevel(plain) === null) assert.deepEqual((await baselineOf(plain)) as object, { dirty: {} });
+    else assert.equal(typeof ((await baselineOf(plain)) as { commit?: unknown }).commit, 'string');
   });
 });
 
