@@ -9,7 +9,8 @@ import type { BackendTransport } from '../transport.js';
 import { HttpTransport } from './http.js';
 import { checkEndpoint } from './http-exchange.js';
 import type { TransportOptions } from './options.js';
-import { PerEventStdioTransport, PersistentStdioTransport } from './stdio.js';
+import { PersistentStdioTransport } from './stdio.js';
+import { PerEventStdioTransport } from './stdio-per-event.js';
 import { backendEnvironment } from './stdio-process.js';
 
 export type { Logger, LogLevel, OAuthClientChoice, OAuthClientPolicy, TransportOptions } from './options.js';

@@ -119,21 +119,28 @@ export class LineSplitter {
 
   constructor(private readonly limit: number) {}
 
-  /** Returns the complete lines in `chunk`; throws 'too-large' when a line exceeds the limit. */
-  push(chunk: Buffer): Buffer[] {
-    const lines: Buffer[] = [];
+  /**
+   * Hands each complete line in `chunk` to `onLine` (a line alone in its chunk is a view of the
+   * chunk, not a copy); throws 'too-large' when a line exceeds the limit.
+   */
+  push(chunk: Buffer, onLine: (line: Buffer) => void): void {
     let start = 0;
-    let nl = chunk.indexOf(0x0a, start);
+    let nl = chunk.indexOf(0x0a);
     while (nl >= 0) {
-      this.add(chunk.subarray(start, nl));
-      lines.push(this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts));
-      this.parts = [];
-      this.size = 0;
+      if (this.parts.length === 0) {
+        if (nl - start > this.limit) this.add(chunk.subarray(start, nl)); // throws
+        onLine(chunk.subarray(start, nl));
+      } else {
+        this.add(chunk.subarray(start, nl));
+        const line = Buffer.concat(this.parts);
+        this.parts = [];
+        this.size = 0;
+        onLine(line);
+      }
       start = nl + 1;
       nl = chunk.indexOf(0x0a, start);
     }
     if (start < chunk.length) this.add(chunk.subarray(start));
-    return lines;
   }
 
   /** Bytes received after the last newline. */

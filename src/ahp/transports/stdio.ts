@@ -8,7 +8,8 @@
  *   deadline, a malformed line, an unsolicited line, an over-long line or an answer with another
  *   id (handed up for the harness to reject) ends the process too: the backend then holds an outstanding request or an untrustworthy stream, and the
  *   binding allows only one outstanding request.
- * - `per_event`: one process per message: one line on stdin, EOF, at most one line back, exit 0.
+ * - `per_event` (./stdio-per-event.ts): one process per message: one line on stdin, EOF, at most
+ *   one line back, exit 0.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import {
@@ -18,14 +19,7 @@ import {
   TransportError,
 } from '../transport.js';
 import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js';
-import {
-  exited,
-  LineSplitter,
-  type ProcessSpec,
-  parseLine,
-  startProcess,
-  stopProcess,
-} from './stdio-process.js';
+import { LineSplitter, type ProcessSpec, parseLine, startProcess, stopProcess } from './stdio-process.js';
 
 export interface StdioTransportOptions extends ProcessSpec {
   logger?: Logger;
@@ -39,17 +33,17 @@ interface InFlight {
   reject: (error: TransportError) => void;
 }
 
-function timeoutError(backendId: string): TransportError {
+export function timeoutError(backendId: string): TransportError {
   return new TransportError('timeout', `deadline reached waiting for backend ${backendId}`, {
     backend: backendId,
   });
 }
 
-function closedError(backendId: string): TransportError {
+export function closedError(backendId: string): TransportError {
   return new TransportError('closed', `transport to backend ${backendId} is closed`, { backend: backendId });
 }
 
-function exitDetail(code: number | null, signal: NodeJS.Signals | null): string {
+export function exitDetail(code: number | null, signal: NodeJS.Signals | null): string {
   return signal !== null ? `signal ${signal}` : `code ${code}`;
 }
 
@@ -74,9 +68,7 @@ export class PersistentStdioTransport implements BackendTransport {
     if (!this.busy && child !== undefined && !this.closed && !signal.aborted) {
       // The common case, a running process and nothing queued: write now, with no queue hop.
       this.busy = true;
-      const answer = this.exchange(child, message, signal);
-      answer.then(this.release, this.release);
-      return answer;
+      return this.exchange(child, message, signal, this.release);
     }
     return this.enqueue(signal, async () => this.exchange(await this.ensure(signal), message, signal));
   }
@@ -145,7 +137,9 @@ export class PersistentStdioTransport implements BackendTransport {
     child.stdout.on('data', (chunk: Buffer) => {
       if (this.child !== child) return;
       try {
-        for (const line of splitter.push(chunk)) if (line.length > 0) this.onLine(child, line);
+        splitter.push(chunk, (line) => {
+          if (line.length > 0) this.onLine(child, line);
+        });
       } catch (error) {
         this.fault(child, error as TransportError);
       }
@@ -194,9 +188,11 @@ export class PersistentStdioTransport implements BackendTransport {
       code: error.code,
       message: error.message,
     });
-    this.inFlight?.reject(error);
+    // Retired first: rejecting hands the process on to the next message, which must not get this one.
+    const current = this.inFlight;
     this.inFlight = undefined;
     this.retire(child);
+    current?.reject(error);
   }
 
   private onExit(
@@ -270,13 +266,16 @@ export class PersistentStdioTransport implements BackendTransport {
     child: ChildProcessWithoutNullStreams,
     message: JsonRpcRequest,
     signal: AbortSignal,
+    settled: () => void = noop,
   ): Promise<Record<string, unknown>> {
     const backend = this.options.backendId;
-    if (signal.aborted) return Promise.reject(timeoutError(backend));
-    let line: string;
+    let line = '';
     try {
-      line = `${JSON.stringify(message)}\n`;
-    } catch {
+      if (!signal.aborted) line = `${JSON.stringify(message)}\n`;
+    } catch {}
+    if (line === '') {
+      settled();
+      if (signal.aborted) return Promise.reject(timeoutError(backend));
       return Promise.reject(
         new TransportError('transport', `cannot serialise the request to backend ${backend}`, { backend }),
       );
@@ -285,17 +284,20 @@ export class PersistentStdioTransport implements BackendTransport {
       const onAbort = () => {
         if (this.inFlight !== current) return;
         this.inFlight = undefined;
-        reject(timeoutError(backend));
         this.retire(child);
+        settled();
+        reject(timeoutError(backend));
       };
       const current: InFlight = {
         id: message.id,
         resolve: (value) => {
           signal.removeEventListener('abort', onAbort);
+          settled();
           resolve(value);
         },
         reject: (error) => {
           signal.removeEventListener('abort', onAbort);
+          settled();
           reject(error);
         },
       };
@@ -311,121 +313,7 @@ export class PersistentStdioTransport implements BackendTransport {
   }
 }
 
-export class PerEventStdioTransport implements BackendTransport {
-  private closed = false;
-  private readonly live = new Set<ChildProcessWithoutNullStreams>();
-  private readonly logger: Logger;
-
-  constructor(private readonly options: StdioTransportOptions) {
-    this.logger = options.logger ?? silentLogger;
-  }
-
-  async request(message: JsonRpcRequest, signal: AbortSignal): Promise<unknown> {
-    const lines = await this.run(message, signal, true);
-    const id = this.options.backendId;
-    if (lines.length === 0)
-      throw new TransportError('protocol', `backend ${id} exited without a response`, { backend: id });
-    if (lines.length > 1) {
-      throw new TransportError(
-        'protocol',
-        `backend ${id} wrote ${lines.length} lines; at most one response is allowed`,
-        {
-          backend: id,
-          lines: lines.length,
-        },
-      );
-    }
-    return parseLine(lines[0]!, id);
-  }
-
-  async notify(message: JsonRpcNotification, signal: AbortSignal): Promise<void> {
-    await this.run(message, signal, false);
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all([...this.live].map((child) => stopProcess(child, this.options.killGraceMs ?? 2000)));
-  }
-
-  /** One process, one message, EOF; resolves with its non-empty stdout lines after it exits. */
-  private run(message: unknown, signal: AbortSignal, strictExit: boolean): Promise<Buffer[]> {
-    const id = this.options.backendId;
-    if (this.closed) return Promise.reject(closedError(id));
-    if (signal.aborted) return Promise.reject(timeoutError(id));
-    const child = startProcess(this.options, this.logger);
-    this.live.add(child);
-    void exited(child).then(() => this.live.delete(child));
-    return new Promise<Buffer[]>((resolve, reject) => {
-      const lines: Buffer[] = [];
-      const splitter = new LineSplitter(this.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-      let settled = false;
-      let exitedWith: { code: number | null; sig: NodeJS.Signals | null } | undefined;
-      let stdoutDone = false;
-      const finish = (error?: TransportError) => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener('abort', onAbort);
-        if (error) {
-          void stopProcess(child, 0);
-          reject(error);
-        } else resolve(lines);
-      };
-      const onAbort = () => finish(timeoutError(id));
-      signal.addEventListener('abort', onAbort, { once: true });
-      const maybeDone = () => {
-        if (!exitedWith || !stdoutDone) return;
-        const { code, sig } = exitedWith;
-        if (code !== 0 && strictExit) {
-          finish(
-            new TransportError('transport', `backend ${id} exited with ${exitDetail(code, sig)}`, {
-              backend: id,
-              exitCode: code,
-              signal: sig,
-            }),
-          );
-        } else {
-          if (code !== 0)
-            this.logger('info', 'observer process exited non-zero', {
-              backend: id,
-              exitCode: code,
-              signal: sig,
-            });
-          if (splitter.rest > 0 && strictExit) {
-            finish(
-              new TransportError('protocol', `backend ${id} ended its response without a newline`, {
-                backend: id,
-              }),
-            );
-          } else finish();
-        }
-      };
-      child.stdout.on('data', (chunk: Buffer) => {
-        try {
-          for (const line of splitter.push(chunk)) if (line.length > 0) lines.push(line);
-        } catch (error) {
-          finish(error as TransportError);
-        }
-      });
-      child.stdout.on('end', () => {
-        stdoutDone = true;
-        maybeDone();
-      });
-      child.once('error', (error: NodeJS.ErrnoException) =>
-        finish(
-          new TransportError('transport', `cannot start backend ${id}: ${error.code ?? error.message}`, {
-            backend: id,
-            errno: error.code,
-          }),
-        ),
-      );
-      child.once('exit', (code, sig) => {
-        exitedWith = { code, sig };
-        maybeDone();
-      });
-      child.stdin.end(`${JSON.stringify(message)}\n`);
-    });
-  }
-}
+function noop(): void {}
 
 function sleep(ms: number, signal: AbortSignal, backendId: string): Promise<void> {
   return new Promise((resolve, reject) => {
