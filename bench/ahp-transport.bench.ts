@@ -1,7 +1,9 @@
 /**
- * AHP transport overhead. Each end-to-end intercept (transport + backend kit, measured by
- * percentile) is compared with the raw round trip of the same transport in the same run: a bare
- * `node:http` echo server over a keep-alive agent, and a bare echo child over stdio. A `per_event`
+ * AHP transport overhead, by percentile, against the raw round trip of the same transport in the
+ * same run (a bare `node:http` echo server over a keep-alive agent; a bare echo child over stdio).
+ * Two rows per transport: `transport.request` alone (transport + backend kit), and end to end
+ * through a `Dispatcher` (matching, content selection, deadline, response validation, staging,
+ * settlement, plus the transport). The three series are sampled in alternation. A `per_event`
  * stdio call is compared with spawning `node -e ''` and waiting for it to exit.
  */
 import { spawn } from 'node:child_process';
@@ -12,10 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createBackend } from '../src/ahp/backend.js';
+import type { InterceptCapabilities } from '../src/ahp/compose.js';
+import { Dispatcher } from '../src/ahp/dispatcher.js';
 import type { Backend } from '../src/ahp/registration-types.js';
 import { fileSecretProvider } from '../src/ahp/secrets.js';
 import type { JsonRpcRequest } from '../src/ahp/transport.js';
 import { createTransport } from '../src/ahp/transports/index.js';
+import type { CanonicalEvent } from '../src/core/event.js';
 import { type BenchModule, type BenchResult, percentile } from './harness.js';
 
 const TALLY = fileURLToPath(new URL('../../bin/tally.js', import.meta.url));
@@ -59,26 +64,20 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 }
 
 /**
- * Samples `raw` and `measured` alternately, one call each per round, so both see the same machine
- * load; a load spike then moves both distributions instead of one.
+ * Samples every series alternately, one call each per round, so all see the same machine load; a
+ * load spike then moves every distribution instead of one.
  */
-async function samplePair(
+async function sampleRounds(
   iterations: number,
   warmup: number,
-  raw: () => Promise<unknown>,
-  measured: () => Promise<unknown>,
-): Promise<{ raw: number[]; measured: number[] }> {
-  for (let i = 0; i < warmup; i++) {
-    await raw();
-    await measured();
-  }
-  const out = { raw: [] as number[], measured: [] as number[] };
+  series: readonly (() => Promise<unknown>)[],
+): Promise<number[][]> {
+  for (let i = 0; i < warmup; i++) for (const fn of series) await fn();
+  const out = series.map(() => [] as number[]);
   for (let i = 0; i < iterations; i++) {
-    out.raw.push(await timed(raw));
-    out.measured.push(await timed(measured));
+    for (const [k, fn] of series.entries()) out[k]?.push(await timed(fn));
   }
-  out.raw.sort((a, b) => a - b);
-  out.measured.sort((a, b) => a - b);
+  for (const samples of out) samples.sort((a, b) => a - b);
   return out;
 }
 
@@ -113,6 +112,43 @@ const env = { ...process.env, TALLY_HOME: mkdtempSync(join(tmpdir(), 'tally-benc
 const options = { secrets: fileSecretProvider(env), env };
 const never = new AbortController().signal;
 
+/**
+ * A dispatcher with one intercept subscription to `backend` on `tool.before` (its own transport,
+ * so it does not share a connection with the transport-only rows).
+ */
+function benchDispatcher(backend: Backend): Dispatcher {
+  const subscribed: Backend = {
+    ...backend,
+    subscriptions: [
+      {
+        index: 0,
+        events: ['tool.before'],
+        mode: 'intercept',
+        timeoutMs: 5000,
+        failurePolicy: 'fail-closed',
+        content: { default: 'body', categories: {} },
+        includeNative: false,
+      },
+    ],
+  };
+  return new Dispatcher({
+    registration: { protocolVersion: 'draft', hooks: [subscribed] },
+    transportFactory: (b) => createTransport(b, options),
+  });
+}
+
+/** One intercept through the whole dispatcher; a failed or rejected call would not be a fair sample. */
+async function dispatchOne(dispatcher: Dispatcher): Promise<void> {
+  const { event, capabilities } = request().params as {
+    event: CanonicalEvent;
+    capabilities: InterceptCapabilities;
+  };
+  const outcome = await dispatcher.dispatch({ event, capabilities });
+  const status = outcome.subscriptions[0]?.status;
+  if (status !== 'accepted')
+    throw new Error(`bench intercept was ${status}: ${outcome.subscriptions[0]?.reason}`);
+}
+
 function results(name: string, measured: number[], raw: number[], what: string): BenchResult[] {
   const fmt = (v: number) => `${(v * 1000).toFixed(0)} µs`;
   return [50, 99].map((p) => ({
@@ -144,17 +180,21 @@ async function httpBench(): Promise<BenchResult[]> {
     subscriptions: [],
   };
   const transport = createTransport(backend, options);
+  const dispatcher = benchDispatcher(backend);
   try {
-    const { raw, measured } = await samplePair(
-      3000,
-      300,
+    const [raw = [], sent = [], dispatched = []] = await sampleRounds(3000, 300, [
       () => rawPost(agent, rawUrl, JSON.stringify(request())),
       () => transport.request(request(), never),
-    );
-    return results('HTTP keep-alive intercept', measured, raw, 'raw node:http echo');
+      () => dispatchOne(dispatcher),
+    ]);
+    return [
+      ...results('HTTP keep-alive, transport.request only', sent, raw, 'raw node:http echo'),
+      ...results('HTTP keep-alive, end to end via Dispatcher', dispatched, raw, 'raw node:http echo'),
+    ];
   } finally {
     agent.destroy();
     await transport.close();
+    await dispatcher.close();
     kitServer.close();
     rawServer.close();
     kitServer.closeAllConnections();
@@ -194,14 +234,21 @@ async function stdioBench(): Promise<BenchResult[]> {
     subscriptions: [],
   };
   const transport = createTransport(backend, options);
+  const dispatcher = benchDispatcher(backend);
   try {
-    const { raw, measured } = await samplePair(3000, 300, rawRoundTrip, () =>
-      transport.request(request(), never),
-    );
-    return results('stdio persistent intercept', measured, raw, 'raw echo child');
+    const [raw = [], sent = [], dispatched = []] = await sampleRounds(3000, 300, [
+      rawRoundTrip,
+      () => transport.request(request(), never),
+      () => dispatchOne(dispatcher),
+    ]);
+    return [
+      ...results('stdio persistent, transport.request only', sent, raw, 'raw echo child'),
+      ...results('stdio persistent, end to end via Dispatcher', dispatched, raw, 'raw echo child'),
+    ];
   } finally {
     echo.stdin.end();
     await transport.close();
+    await dispatcher.close();
   }
 }
 
