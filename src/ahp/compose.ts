@@ -278,7 +278,8 @@ export function settle(pipeline: Pipeline, capabilities: InterceptCapabilities |
     messages: [...pipeline.messages],
   };
   const tool = pipeline.event.tool;
-  if (isObject(tool) && Object.hasOwn(tool, 'input')) out.input = structuredClone(tool.input);
+  // The effective event's own input (the outcome carries that event too): read-only, not a copy.
+  if (isObject(tool) && Object.hasOwn(tool, 'input')) out.input = tool.input;
   if (hasOperation && decision === 'allow' && !stopped && pipeline.candidate !== null) {
     out.result = structuredClone(pipeline.candidate.value);
   }

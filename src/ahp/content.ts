@@ -12,6 +12,9 @@
  *   list, becomes an omit stub without text).
  * A part never gains disclosure: one already at metadata stays metadata under a body selection.
  * `native` is removed unless the subscription sets `includeNative`. The input is never mutated.
+ * The result is built for sending: parts and opaque payloads it keeps unchanged (tool input,
+ * `native`, `extensions`, `params`) are the input's own objects, not copies, so treat both as
+ * read-only while the result is in use.
  */
 import { sha256Hex } from '../core/hash.js';
 import type { ContentDisposition, ContentSelection } from './registration-types.js';
@@ -63,7 +66,7 @@ function selectPart(part: JsonObject, wanted: ContentDisposition): JsonObject | 
   const have = currentDisposition(part);
   const effective = RANK[wanted] < RANK[have] ? wanted : have;
   if (effective === 'omit') return undefined;
-  if (effective === have) return structuredClone(part);
+  if (effective === have) return part;
   // Downgrade body -> metadata: keep the descriptor, drop the bytes.
   const out: JsonObject = {};
   for (const key of ['id', 'kind', 'mediaType', 'category', 'synthesized', 'size', 'sha256']) {
@@ -105,7 +108,7 @@ function walk(value: unknown, selection: ContentSelection): unknown {
     }
     const out: JsonObject = {};
     for (const [key, child] of Object.entries(value)) {
-      out[key] = OPAQUE_FIELDS.has(key) ? structuredClone(child) : walk(child, selection);
+      out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, selection);
     }
     return out;
   }
@@ -124,18 +127,17 @@ export function selectContent<E extends JsonObject>(
   const out: JsonObject = {};
   for (const [key, child] of Object.entries(event)) {
     if (key === 'native') {
-      if (includeNative) out[key] = structuredClone(child);
+      if (includeNative) out[key] = child;
       continue;
     }
     if (key === 'tool' && isObject(child)) {
       // Tool input is arguments, not content: copied as is. Other tool fields are walked.
       const tool: JsonObject = {};
-      for (const [k, v] of Object.entries(child))
-        tool[k] = k === 'input' ? structuredClone(v) : walk(v, selection);
+      for (const [k, v] of Object.entries(child)) tool[k] = k === 'input' ? v : walk(v, selection);
       out[key] = tool;
       continue;
     }
-    out[key] = OPAQUE_FIELDS.has(key) ? structuredClone(child) : walk(child, selection);
+    out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, selection);
   }
   return out as E;
 }

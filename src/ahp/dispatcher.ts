@@ -18,6 +18,7 @@ import {
   type Permission,
   type Pipeline,
   type Settlement,
+  type StageContext,
   settle,
   stageResponse,
   startPipeline,
@@ -139,12 +140,38 @@ function checkEvent(event: unknown): asserts event is CanonicalEvent {
   }
 }
 
+type InterceptStep = {
+  pipeline: Pipeline;
+  report: SubscriptionReport;
+  settles?: boolean;
+  interrupted?: boolean;
+};
+
+/** A failed or rejected call, settled by its subscription's failure policy. */
+function settleFailure(
+  pipeline: Pipeline,
+  report: SubscriptionReport,
+  subscription: Subscription,
+  supplier: { backend: string; subscription: string },
+  status: 'failed' | 'rejected',
+  reason: string,
+): InterceptStep {
+  const policy = subscription.failurePolicy ?? 'fail-closed';
+  report.status = status;
+  report.reason = reason;
+  report.failurePolicy = policy;
+  if (policy === 'fail-open') return { pipeline, report };
+  return { pipeline: failClosed(pipeline, supplier, SYNTHETIC_DENY_REASON), report, settles: true };
+}
+
 export class Dispatcher {
   readonly registration: Registration;
   private readonly options: DispatcherOptions;
   private readonly transports = new Map<Backend, BackendTransport>();
   private readonly uploaders = new Map<Subscription, AttachmentUploader | undefined>();
   private readonly detached = new Set<Promise<unknown>>();
+  /** Matching subscriptions by mode and event type: the registration does not change while open. */
+  private readonly matches = new Map<string, MatchedSubscription[]>();
   private closed = false;
 
   constructor(options: DispatcherOptions) {
@@ -162,6 +189,16 @@ export class Dispatcher {
     return transport;
   }
 
+  private matching(eventType: string, mode: 'intercept' | 'observe'): readonly MatchedSubscription[] {
+    const key = `${mode} ${eventType}`;
+    let found = this.matches.get(key);
+    if (!found) {
+      found = matchingSubscriptions(this.registration, eventType, mode);
+      this.matches.set(key, found);
+    }
+    return found;
+  }
+
   private uploaderFor(subscription: Subscription): AttachmentUploader | undefined {
     if (!this.uploaders.has(subscription)) {
       const binding = subscription.upload;
@@ -175,14 +212,14 @@ export class Dispatcher {
     checkEvent(input.event);
     if (this.closed) throw new DispatchError('closed', 'the dispatcher is closed');
     const event = input.event;
-    const interceptors = matchingSubscriptions(this.registration, event.type, 'intercept');
+    const interceptors = this.matching(event.type, 'intercept');
     const capabilities = input.capabilities ?? this.options.capabilitiesFor?.(event.type);
     if (capabilities === undefined && interceptors.length > 0) {
       throw new DispatchError('no-capabilities', `no capabilities to advertise for '${event.type}'`, {
         pointer: '/type',
       });
     }
-    const observers = matchingSubscriptions(this.registration, event.type, 'observe');
+    const observers = this.matching(event.type, 'observe');
     const reports: SubscriptionReport[] = [];
     let pipeline = startPipeline(event, input.state);
     let interrupted = false;
@@ -206,14 +243,12 @@ export class Dispatcher {
       if (step.settles) break;
     }
 
-    const settlement = settle(pipeline, interceptors.length > 0 ? capabilities : undefined);
-    const outcome: DispatchOutcome = {
-      ...settlement,
-      permission: pipeline.permission,
-      ...(pipeline.denial ? { denial: pipeline.denial } : {}),
-      event: pipeline.event,
-      subscriptions: reports,
-    };
+    // The settlement is a fresh object: completed in place rather than spread into a copy.
+    const outcome = settle(pipeline, interceptors.length > 0 ? capabilities : undefined) as DispatchOutcome;
+    outcome.permission = pipeline.permission;
+    if (pipeline.denial) outcome.denial = pipeline.denial;
+    outcome.event = pipeline.event;
+    outcome.subscriptions = reports;
     if (interrupted) {
       outcome.interrupted = true;
       outcome.executed = false;
@@ -221,19 +256,21 @@ export class Dispatcher {
     }
 
     // Observation after settlement: uncalled interceptors, then explicit observers.
-    const watchers = [...interceptors.slice(next), ...observers];
-    const calls = reports.filter((r) => r.method === 'hooks/intercept');
-    let deliveries = this.observe(watchers, pipeline.event, reports, input.attachments);
-    if (this.options.hookFailures) {
-      const failures = hookFailureEvents(event, calls);
-      const auditors =
-        failures.length > 0 ? matchingSubscriptions(this.registration, 'hook.failure', 'observe') : [];
+    // Nothing is scheduled (no extra await) when there is no one to tell.
+    const watchers = next < interceptors.length ? [...interceptors.slice(next), ...observers] : observers;
+    const calls = this.options.hookFailures ? reports.filter((r) => r.method === 'hooks/intercept') : [];
+    let deliveries =
+      watchers.length > 0 ? this.observe(watchers, pipeline.event, reports, input.attachments) : undefined;
+    const failures = calls.length > 0 ? hookFailureEvents(event, calls) : [];
+    if (failures.length > 0) {
+      const auditors = this.matching('hook.failure', 'observe');
       for (const failure of failures) {
-        deliveries = deliveries.then(() =>
+        deliveries = (deliveries ?? Promise.resolve()).then(() =>
           this.observe(auditors, failure, reports, undefined, 'hook.failure'),
         );
       }
     }
+    if (deliveries === undefined) return outcome;
     if (interrupted) this.detach(deliveries);
     else await deliveries;
     return outcome;
@@ -245,10 +282,15 @@ export class Dispatcher {
     pipeline: Pipeline,
     capabilities: InterceptCapabilities,
     input: DispatchInput,
-  ): Promise<{ pipeline: Pipeline; report: SubscriptionReport; settles?: boolean; interrupted?: boolean }> {
+  ): Promise<InterceptStep> {
     const { backend, subscription } = match;
     const supplier = { backend: backend.id, subscription: subscriptionLabel(subscription) };
-    const report: SubscriptionReport = { ...supplier, method: 'hooks/intercept', status: 'accepted' };
+    const report: SubscriptionReport = {
+      backend: supplier.backend,
+      subscription: supplier.subscription,
+      method: 'hooks/intercept',
+      status: 'accepted',
+    };
     const view = selectContent(pipeline.event, subscription.content, subscription.includeNative);
     const advertised = narrowCapabilities(capabilities, pipeline.event, view);
     // Upload before publish, under the upload budget, before the interception deadline starts.
@@ -275,12 +317,8 @@ export class Dispatcher {
       params: params as JsonObject & { event: CanonicalEvent },
     } satisfies JsonRpcRequest;
 
-    const failed = (status: 'failed' | 'rejected', reason: string) => {
-      const policy = subscription.failurePolicy ?? 'fail-closed';
-      Object.assign(report, { status, reason, failurePolicy: policy });
-      if (policy === 'fail-open') return { pipeline, report };
-      return { pipeline: failClosed(pipeline, supplier, SYNTHETIC_DENY_REASON), report, settles: true };
-    };
+    const failed = (status: 'failed' | 'rejected', reason: string) =>
+      settleFailure(pipeline, report, subscription, supplier, status, reason);
 
     if (sent.failures.length > 0) {
       // Requested content that could not be published: an operational failure of this call.
@@ -320,12 +358,9 @@ export class Dispatcher {
       return failed('rejected', `${first?.pointer || '/'}: ${first?.message} [${first?.rule}]${more}`);
     }
     const result = (response as { result: { effects: unknown[] } }).result;
-    const staged = stageResponse(pipeline, result.effects, {
-      capabilities: advertised,
-      view,
-      supplier,
-      ...(this.options.hostCheck ? { hostCheck: this.options.hostCheck } : {}),
-    });
+    const context: StageContext = { capabilities: advertised, view, supplier };
+    if (this.options.hostCheck) context.hostCheck = this.options.hostCheck;
+    const staged = stageResponse(pipeline, result.effects, context);
     if ('error' in staged) return failed('rejected', staged.error);
     // An accepted deny or flow stop ends decision-making for this boundary.
     const settles = result.effects.some(
@@ -336,7 +371,7 @@ export class Dispatcher {
 
   /** Best-effort `hooks/observe` to each watcher, in order, under its own content selection. */
   private async observe(
-    watchers: MatchedSubscription[],
+    watchers: readonly MatchedSubscription[],
     effective: CanonicalEvent,
     reports: SubscriptionReport[],
     attachments: AttachmentBytes | undefined,

@@ -17,7 +17,9 @@ export function isObject(value: unknown): value is JsonObject {
 
 /** RFC 6901: `~` becomes `~0`, `/` becomes `~1`. */
 export function at(pointer: string, key: string | number): string {
-  return `${pointer}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  // Most keys need no escaping; skip the two replacements for them (this runs for every member).
+  if (typeof key === 'number' || (!key.includes('~') && !key.includes('/'))) return `${pointer}/${key}`;
+  return `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
 }
 
 export function issue(out: Issue[], pointer: string, rule: string, message: string): void {
@@ -208,7 +210,7 @@ export function obj(props: Props, rules: ObjectRules = {}): Check {
       if (check) check(member, at(pointer, name), out);
       else if (rules.closed)
         issue(out, at(pointer, name), 'unknown-field', `'${name}' is not a field of this closed object`);
-      else rules.rest?.(member, at(pointer, name), out);
+      else if (rules.rest) rules.rest(member, at(pointer, name), out);
     }
     rules.also?.(value, pointer, out);
   };
