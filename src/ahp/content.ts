@@ -89,26 +89,46 @@ function omitStub(part: JsonObject): JsonObject {
   return out;
 }
 
-function walk(value: unknown, selection: ContentSelection): unknown {
+/** What a walk noticed on its way. */
+interface Walk {
+  selection: ContentSelection;
+  /** An attachment object was met, or a part that could hold one was kept without being walked. */
+  attachments: boolean;
+}
+
+/** Notes what `part` could hand on unwalked: an attachment itself, or any nested object. */
+function notePart(part: JsonObject, state: Walk): void {
+  if (state.attachments) return;
+  if (part.kind === 'attachment') state.attachments = true;
+  else
+    for (const key in part) if (typeof part[key] === 'object' && part[key] !== null) state.attachments = true;
+}
+
+function walk(value: unknown, state: Walk): unknown {
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     for (const item of value) {
       if (isContentPart(item)) {
-        const kept = selectPart(item, dispositionFor(selection, partCategory(item)));
+        notePart(item, state);
+        const kept = selectPart(item, dispositionFor(state.selection, partCategory(item)));
         if (kept !== undefined) out.push(kept);
       } else {
-        out.push(walk(item, selection));
+        out.push(walk(item, state));
       }
     }
     return out;
   }
+  if (isContentPart(value)) {
+    notePart(value, state);
+    return selectPart(value, dispositionFor(state.selection, partCategory(value))) ?? omitStub(value);
+  }
   if (isObject(value)) {
-    if (isContentPart(value)) {
-      return selectPart(value, dispositionFor(selection, partCategory(value))) ?? omitStub(value);
-    }
+    if (value.kind === 'attachment') state.attachments = true;
     const out: JsonObject = {};
-    for (const [key, child] of Object.entries(value)) {
-      out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, selection);
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      const child = value[key];
+      out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, state);
     }
     return out;
   }
@@ -124,20 +144,38 @@ export function selectContent<E extends JsonObject>(
   selection: ContentSelection,
   includeNative: boolean,
 ): E {
+  return selectContentNoting(event, selection, includeNative).view;
+}
+
+/**
+ * `selectContent`, also telling whether the view may hold an attachment part outside tool input
+ * and opaque payloads. False is exact (no attachment can be there, so there is nothing to upload
+ * or turn into a gap); true may be a false alarm (a part with a nested object).
+ */
+export function selectContentNoting<E extends JsonObject>(
+  event: E,
+  selection: ContentSelection,
+  includeNative: boolean,
+): { view: E; attachments: boolean } {
+  const state: Walk = { selection, attachments: false };
   const out: JsonObject = {};
-  for (const [key, child] of Object.entries(event)) {
+  for (const key in event) {
+    if (!Object.hasOwn(event, key)) continue;
+    const child: unknown = event[key];
     if (key === 'native') {
       if (includeNative) out[key] = child;
       continue;
     }
     if (key === 'tool' && isObject(child)) {
-      // Tool input is arguments, not content: copied as is. Other tool fields are walked.
+      // Tool input is arguments, not content: kept as is. Other tool fields are walked.
       const tool: JsonObject = {};
-      for (const [k, v] of Object.entries(child)) tool[k] = k === 'input' ? v : walk(v, selection);
+      for (const k in child) {
+        if (Object.hasOwn(child, k)) tool[k] = k === 'input' ? child[k] : walk(child[k], state);
+      }
       out[key] = tool;
       continue;
     }
-    out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, selection);
+    out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, state);
   }
-  return out as E;
+  return { view: out as E, attachments: state.attachments };
 }

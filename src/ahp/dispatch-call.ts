@@ -28,32 +28,6 @@ function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new TransportError('timeout', 'aborted');
 }
 
-/** Settles with `promise`, or rejects as soon as `signal` aborts (a transport that hangs cannot hold us). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(abortError(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return raceAbort(new Promise<void>((resolve) => setTimeout(resolve, ms)), signal);
-}
-
 function retryableAnswer(response: unknown): boolean {
   if (typeof response !== 'object' || response === null) return false;
   const error = (response as { error?: unknown }).error;
@@ -81,28 +55,46 @@ export async function callWithDeadline(
   options: CallOptions,
 ): Promise<CallResult> {
   // One controller aborted by the deadline timer or by the interruption: cheaper per call than
-  // AbortSignal.any, which keeps weak references on a long-lived interruption signal.
+  // AbortSignal.any, which keeps weak references on a long-lived interruption signal. Both abort
+  // paths are ours, so they also end the pending wait directly, with no listener on the signal.
   const deadline = new AbortController();
   const signal = deadline.signal;
   const started = Date.now();
   let timedOut = false;
+  let abandon: ((error: Error) => void) | undefined;
+  const abort = (reason: unknown) => {
+    deadline.abort(reason);
+    abandon?.(abortError(signal));
+  };
   const timer = setTimeout(() => {
     timedOut = true;
-    deadline.abort(new TransportError('timeout', `no answer within ${options.timeoutMs} ms`));
+    abort(new TransportError('timeout', `no answer within ${options.timeoutMs} ms`));
   }, options.timeoutMs);
   const interrupt = options.interrupt;
-  const onInterrupt = () => deadline.abort(interrupt?.reason);
+  const onInterrupt = () => abort(interrupt?.reason);
   if (interrupt?.aborted) onInterrupt();
   else interrupt?.addEventListener('abort', onInterrupt, { once: true });
+  /** Settles with `promise`, or rejects as soon as the call aborts (a transport that hangs cannot hold us). */
+  const race = <T>(promise: Promise<T>): Promise<T> => {
+    if (signal.aborted) {
+      promise.catch(() => {});
+      return Promise.reject(abortError(signal));
+    }
+    return new Promise<T>((resolve, reject) => {
+      abandon = reject;
+      promise.then(resolve, reject);
+    });
+  };
+  const pause = (ms: number) => race(new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const roomFor = (ms: number) => Date.now() - started + ms < options.timeoutMs;
   let attempts = 0;
   try {
     for (;;) {
       attempts++;
       try {
-        const response = await raceAbort(transport.request(request, signal), signal);
+        const response = await race(transport.request(request, signal));
         if (retryableAnswer(response) && attempts < options.maxAttempts && roomFor(options.retryDelayMs)) {
-          await pause(options.retryDelayMs, signal);
+          await pause(options.retryDelayMs);
           continue;
         }
         return { kind: 'response', response, attempts };
@@ -115,7 +107,7 @@ export async function callWithDeadline(
         const message = error instanceof Error ? error.message : String(error);
         if (code === 'transport' && attempts < options.maxAttempts && roomFor(options.retryDelayMs)) {
           try {
-            await pause(options.retryDelayMs, signal);
+            await pause(options.retryDelayMs);
           } catch {
             if (options.interrupt?.aborted) return { kind: 'interrupted', attempts };
             return { kind: 'failed', reason: `timeout: no answer within ${options.timeoutMs} ms`, attempts };

@@ -23,7 +23,7 @@ import {
   stageResponse,
   startPipeline,
 } from './compose.js';
-import { selectContent } from './content.js';
+import { selectContent, selectContentNoting } from './content.js';
 import { callWithDeadline, deadlineSignal } from './dispatch-call.js';
 import { hookFailureEvents } from './hook-failure.js';
 import { type MatchedSubscription, matchingSubscriptions, subscriptionLabel } from './matching.js';
@@ -291,15 +291,17 @@ export class Dispatcher {
       method: 'hooks/intercept',
       status: 'accepted',
     };
-    const view = selectContent(pipeline.event, subscription.content, subscription.includeNative);
+    const { view, attachments } = selectContentNoting(
+      pipeline.event,
+      subscription.content,
+      subscription.includeNative,
+    );
     const advertised = narrowCapabilities(capabilities, pipeline.event, view);
     // Upload before publish, under the upload budget, before the interception deadline starts.
-    const sent = await publishAttachments(
-      view,
-      input.attachments,
-      this.uploaderFor(subscription),
-      input.signal,
-    );
+    // A view with no attachment part has nothing to upload or turn into a gap: no publishing pass.
+    const sent = attachments
+      ? await publishAttachments(view, input.attachments, this.uploaderFor(subscription), input.signal)
+      : { event: view, failures: [] as string[] };
     if (input.signal?.aborted) {
       Object.assign(report, { status: 'interrupted', reason: 'the boundary was interrupted' });
       return { pipeline, report, interrupted: true };

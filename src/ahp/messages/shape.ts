@@ -194,25 +194,31 @@ export interface ObjectRules {
 export type Props = Record<string, Check>;
 
 export function obj(props: Props, rules: ObjectRules = {}): Check {
+  // Resolved once per checker, not per value: these run for every object of every message.
+  const required = rules.required ?? [];
+  const forbidden = rules.forbidden ?? [];
+  const { closed, rest, also, minProperties } = rules;
+  const checks = new Map(Object.entries(props));
   return (value, pointer, out) => {
     if (!isObject(value)) return issue(out, pointer, 'type', `must be an object, got ${describe(value)}`);
-    for (const name of rules.required ?? []) {
+    for (const name of required) {
       if (!(name in value)) issue(out, at(pointer, name), 'required', `'${name}' is required`);
     }
-    for (const name of rules.forbidden ?? []) {
+    for (const name of forbidden) {
       if (name in value) issue(out, at(pointer, name), 'forbidden', `'${name}' is not allowed here`);
     }
-    if (rules.minProperties !== undefined && Object.keys(value).length < rules.minProperties) {
-      issue(out, pointer, 'min-properties', `must have at least ${rules.minProperties} member(s)`);
+    if (minProperties !== undefined && Object.keys(value).length < minProperties) {
+      issue(out, pointer, 'min-properties', `must have at least ${minProperties} member(s)`);
     }
-    for (const [name, member] of Object.entries(value)) {
-      const check = Object.hasOwn(props, name) ? props[name] : undefined;
-      if (check) check(member, at(pointer, name), out);
-      else if (rules.closed)
+    for (const name in value) {
+      if (!Object.hasOwn(value, name)) continue;
+      const check = checks.get(name);
+      if (check) check(value[name], at(pointer, name), out);
+      else if (closed)
         issue(out, at(pointer, name), 'unknown-field', `'${name}' is not a field of this closed object`);
-      else if (rules.rest) rules.rest(member, at(pointer, name), out);
+      else if (rest) rest(value[name], at(pointer, name), out);
     }
-    rules.also?.(value, pointer, out);
+    also?.(value, pointer, out);
   };
 }
 
