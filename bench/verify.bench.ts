@@ -18,12 +18,18 @@ import { type BenchModule, type BenchResult, rate, seconds } from './harness.js'
 import { benchKey, workloadPackage, workloadRecord } from './programs/workload.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
+
+function mb(run: Run): string {
+  return `${(run.receiptBytes.bytes / 1e6).toFixed(1)} MB`;
+}
 const NOW = new Date('2026-12-01T00:00:00Z');
 
 interface Run {
   records: number;
   seconds: number;
   maxRssMb: number;
+  /** The receipt_recomputed check's detail: the receipt's size. */
+  receiptBytes: { bytes: number };
 }
 
 const bench: BenchModule = {
@@ -84,8 +90,8 @@ const bench: BenchModule = {
     for (const run of runs.slice(1)) {
       results.push({
         name: `verify peak RSS (fresh process), ${run.records} vs ${small.records} records`,
-        measured: `${run.maxRssMb.toFixed(0)} MB vs ${small.maxRssMb.toFixed(0)} MB`,
-        baseline: `${small.records} records`,
+        measured: `${run.maxRssMb.toFixed(0)} MB (receipt ${mb(run)}) vs ${small.maxRssMb.toFixed(0)} MB`,
+        baseline: `${small.records} records (receipt ${mb(small)})`,
         ratio: run.maxRssMb / small.maxRssMb,
         target: '~1.0 (flat), < 256 MB',
       });

@@ -14,57 +14,119 @@ export const DECISION_ROWS: Readonly<Record<Verdict, number>> = { allow: 1000, a
 /** `processes` lists the first this-many processes by first record; later ones are summarised per command. */
 export const PROCESS_ROWS = 1000;
 /**
- * The composer holds at most this many calls at once; when a new call would exceed it, the call
- * whose last event is oldest is folded into the receipt and forgotten (docs/receipt.md#calls).
+ * The composer holds at most this many open calls (no `tool.after` yet) and this many ended ones;
+ * when either bound is exceeded, the least recently active call of that kind is folded into the
+ * receipt and forgotten (docs/receipt.md#calls-in-progress).
  */
-export const CALL_WINDOW = 10_000;
+export const CALL_WINDOW = { open: 10_000, ended: 1000 } as const;
 
-/** A set of sequence numbers, kept sorted; records mostly arrive in order, so adding is usually an append. */
-export class SeqSet {
-  private readonly values: number[] = [];
+/**
+ * Adds `seq` to an ascending list of distinct sequence numbers. Records mostly arrive in order, so
+ * this is usually an append.
+ */
+export function addSeq(sorted: number[], seq: number): void {
+  const n = sorted.length;
+  if (n === 0 || seq > sorted[n - 1]!) {
+    sorted.push(seq);
+    return;
+  }
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  if (sorted[lo] !== seq) sorted.splice(lo, 0, seq);
+}
+
+/**
+ * An ascending set of sequence numbers in a typed array: four bytes a number (eight past 2^32),
+ * because a row's witnesses grow with the session even though the receipt shows at most 1,000.
+ */
+export class SeqList implements Iterable<number> {
+  private values: Uint32Array | Float64Array = new Uint32Array(4);
+  private count = 0;
 
   get size(): number {
-    return this.values.length;
-  }
-
-  get first(): number | undefined {
-    return this.values[0];
-  }
-
-  get last(): number | undefined {
-    return this.values[this.values.length - 1];
+    return this.count;
   }
 
   add(seq: number): void {
+    const n = this.count;
+    let v = this.values;
+    if (n > 0 && seq <= v[n - 1]!) {
+      let lo = 0;
+      let hi = n;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (v[mid]! < seq) lo = mid + 1;
+        else hi = mid;
+      }
+      if (v[lo] === seq) return;
+      v = this.room(seq);
+      v.copyWithin(lo + 1, lo, n);
+      v[lo] = seq;
+    } else {
+      v = this.room(seq);
+      v[n] = seq;
+    }
+    this.count = n + 1;
+  }
+
+  /** The backing array, with room for one more number as large as `seq`. */
+  private room(seq: number): Uint32Array | Float64Array {
     const v = this.values;
-    const n = v.length;
-    if (n === 0 || seq > v[n - 1]!) {
-      v.push(seq);
-      return;
-    }
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (v[mid]! < seq) lo = mid + 1;
-      else hi = mid;
-    }
-    if (v[lo] !== seq) v.splice(lo, 0, seq);
+    const wide = seq > 0xffffffff && v instanceof Uint32Array;
+    if (this.count < v.length && !wide) return v;
+    const size = this.count < v.length ? v.length : v.length * 2;
+    const next = wide || v instanceof Float64Array ? new Float64Array(size) : new Uint32Array(size);
+    next.set(v.subarray(0, this.count));
+    this.values = next;
+    return next;
   }
 
-  addAll(other: SeqSet): void {
-    for (const seq of other.values) this.add(seq);
+  /** The smallest `max` numbers. */
+  head(max: number): number[] {
+    return Array.from(this.values.subarray(0, Math.min(max, this.count)));
   }
 
-  /** The smallest `SEQS_MAX` sequence numbers. */
-  head(): number[] {
-    return this.values.slice(0, SEQS_MAX);
+  *[Symbol.iterator](): Iterator<number> {
+    for (let i = 0; i < this.count; i++) yield this.values[i]!;
   }
 }
 
-/** The `seqs` of a row, and `seq_count` only when the list is cut (so short rows are unchanged). */
-export function seqFields(seqs: SeqSet): { seqs: number[]; seq_count?: number } {
-  return seqs.size > SEQS_MAX ? { seqs: seqs.head(), seq_count: seqs.size } : { seqs: seqs.head() };
+/** The `seqs` of a row (ascending, distinct), and `seq_count` only when the list is cut. */
+export function seqFields(sorted: SeqList | readonly number[]): { seqs: number[]; seq_count?: number } {
+  const size = sorted instanceof SeqList ? sorted.size : sorted.length;
+  const seqs = sorted instanceof SeqList ? sorted.head(SEQS_MAX) : sorted.slice(0, SEQS_MAX);
+  return size > SEQS_MAX ? { seqs, seq_count: size } : { seqs };
+}
+
+/** Who witnessed something: the records (ascending `seq`s), their sources and their agents. */
+export interface WitnessSet {
+  readonly seqs: Iterable<number>;
+  readonly sources: Iterable<string>;
+  readonly agents: Iterable<string>;
+}
+
+/** The witnesses of one receipt row, gathered from every record and call that saw it. */
+export class Witnesses implements WitnessSet {
+  readonly seqs = new SeqList();
+  readonly sources = new Set<string>();
+  readonly agents = new Set<string>();
+
+  add(seq: number, source: string, agent: string | undefined): void {
+    this.seqs.add(seq);
+    this.sources.add(source);
+    if (agent !== undefined) this.agents.add(agent);
+  }
+
+  join(other: WitnessSet): void {
+    for (const seq of other.seqs) this.seqs.add(seq);
+    for (const source of other.sources) this.sources.add(source);
+    for (const agent of other.agents) this.agents.add(agent);
+  }
 }
 
 /** Decisions beyond the listed ones, one row per (decision, by, via, event type, tool, rule). */

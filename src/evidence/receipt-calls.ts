@@ -15,7 +15,7 @@ import {
   toolFileChangeOperation,
   type WorkspaceFrame,
 } from './normalize.js';
-import { CALL_WINDOW, SeqSet } from './receipt-bounds.js';
+import { addSeq, CALL_WINDOW, type WitnessSet } from './receipt-bounds.js';
 import type { WriteWitness } from './receipt-files.js';
 import type { EventRecord } from './record.js';
 
@@ -32,20 +32,6 @@ export interface DecisionRow {
   tool?: string;
   reason?: string;
   rule?: string;
-}
-
-/** Who witnessed something: the records (by `seq`), their sources and their agents. */
-export interface WitnessSet {
-  seqs: SeqSet;
-  sources: Set<string>;
-  agents: Set<string>;
-}
-
-/** One record's witness, as a set. */
-export function witnessOf(seq: number, source: string, agent: string | undefined): WitnessSet {
-  const seqs = new SeqSet();
-  seqs.add(seq);
-  return { seqs, sources: new Set([source]), agents: new Set(agent === undefined ? [] : [agent]) };
 }
 
 /** A change a `tool.after` (or batch entry) reported, reduced to what the receipt reads of it. */
@@ -65,6 +51,13 @@ export interface ReportedChange {
  * URLs — never the whole input), its witnesses, outcome and reported changes.
  */
 export interface CallState extends WitnessSet {
+  /**
+   * The call's records, ascending; its sources and agents, distinct. Short lists, so arrays that
+   * are copied at their exact length as they grow (see `withSeq`): a call is usually two records.
+   */
+  seqs: number[];
+  sources: string[];
+  agents: string[];
   callId: string;
   /** Order in which the call was first seen; breaks ties between calls first seen in one record. */
   ordinal: number;
@@ -90,9 +83,15 @@ export interface CallState extends WitnessSet {
   deniedAt?: number;
   durationMs?: number;
   exitCode?: number;
-  fileChanges: ReportedChange[];
+  fileChanges?: ReportedChange[];
   /** Decisions about this call, by the canonical tool name they were recorded under. */
-  decisions: Map<string, Record<Verdict, number>>;
+  decisions?: DecisionCount[];
+  /** True once a `tool.after` or batch entry reported the call's end. */
+  ended: boolean;
+}
+
+export interface DecisionCount extends Record<Verdict, number> {
+  tool: string;
 }
 
 export interface ToolIdentityFacts {
@@ -143,12 +142,15 @@ export interface CallSink {
 }
 
 /**
- * Collects the calls of a session in record order, holding at most `CALL_WINDOW` of them: when a
- * new call would exceed that, the least recently active call is folded (handed to the sink) and
- * forgotten. `finish` folds the rest, in the order they were first seen.
+ * Collects the calls of a session in record order. It holds at most `CALL_WINDOW.open` calls that
+ * have not reported their end (`tool.after` or a batch entry) and `CALL_WINDOW.ended` that have;
+ * past either bound, the least recently active call of that kind is folded (handed to the sink)
+ * and forgotten. `finish` folds the rest, in the order they were first seen.
  */
 export class CallTable {
-  private readonly calls = new Map<string, CallState>();
+  /** Calls by key, least recently active first. */
+  private readonly open = new Map<string, CallState>();
+  private readonly ended = new Map<string, CallState>();
   private ordinals = 0;
 
   constructor(private readonly sink: CallSink) {}
@@ -193,9 +195,18 @@ export class CallTable {
 
   /** Folds every call still held, in the order the calls were first seen. */
   finish(): void {
-    const rest = [...this.calls.values()].sort((a, b) => a.ordinal - b.ordinal);
-    this.calls.clear();
+    const rest = [...this.open.values(), ...this.ended.values()].sort((a, b) => a.ordinal - b.ordinal);
+    this.open.clear();
+    this.ended.clear();
     for (const call of rest) this.sink.fold(call);
+  }
+
+  /** Folds the least recently active call of a table that is over its bound. */
+  private trim(table: Map<string, CallState>, bound: number): void {
+    if (table.size <= bound) return;
+    const [key, call] = table.entries().next().value as [string, CallState];
+    table.delete(key);
+    this.sink.fold(call);
   }
 
   private recordDecision(record: EventRecord, call: CallState | undefined): void {
@@ -219,37 +230,59 @@ export class CallTable {
     this.sink.decision(row);
   }
 
-  /** The call a tool event (or batch entry) belongs to, created and made most recent. */
-  private callFor(record: EventRecord, body: Record<string, unknown>): CallState {
+  /**
+   * The call a tool event (or batch entry) belongs to, created if new, and made the most recently
+   * active of its table — the ended calls once this event ends it.
+   */
+  private callFor(record: EventRecord, body: Record<string, unknown>, ends: boolean): CallState {
     const callId = stringField(body.call, 'id') ?? `event:${record.event.id}`;
     const key = JSON.stringify([record.event.source, callId]);
-    let call = this.calls.get(key);
-    if (call !== undefined) {
-      this.calls.delete(key);
-      this.calls.set(key, call);
-      return call;
+    const agent = agentId(record);
+    let call = this.open.get(key);
+    if (call !== undefined) this.open.delete(key);
+    else {
+      call = this.ended.get(key);
+      if (call !== undefined) this.ended.delete(key);
     }
-    if (this.calls.size >= CALL_WINDOW) {
-      const [oldestKey, oldest] = this.calls.entries().next().value as [string, CallState];
-      this.calls.delete(oldestKey);
-      this.sink.fold(oldest);
+    if (call === undefined) call = this.newCall(record, callId, agent);
+    if (ends || call.ended) {
+      call.ended = true;
+      this.ended.set(key, call);
+      this.trim(this.ended, CALL_WINDOW.ended);
+    } else {
+      this.open.set(key, call);
+      this.trim(this.open, CALL_WINDOW.open);
     }
-    call = {
+    return call;
+  }
+
+  private newCall(record: EventRecord, callId: string, agent: string | undefined): CallState {
+    return {
       callId,
       ordinal: this.ordinals++,
-      seqs: new SeqSet(),
-      sources: new Set(),
-      agents: new Set(),
+      seqs: [],
+      sources: [record.source],
+      agents: agent === undefined ? NO_AGENTS : [agent],
       inputSeen: false,
       firstSeq: record.seq,
       executed: false,
-      fileChanges: [],
-      decisions: new Map(),
+      // Every field is present from the start, so calls share one compact object shape.
+      name: undefined,
+      kindHint: undefined,
+      mcpToolName: undefined,
+      arg: undefined,
+      pendingInput: undefined,
+      cwd: undefined,
+      firstAgent: agent,
+      outcome: undefined,
+      skipped: undefined,
+      deniedAt: undefined,
+      durationMs: undefined,
+      exitCode: undefined,
+      fileChanges: undefined,
+      decisions: undefined,
+      ended: false,
     };
-    const agent = agentId(record);
-    if (agent !== undefined) call.firstAgent = agent;
-    this.calls.set(key, call);
-    return call;
   }
 
   /** Folds one tool event (or batch entry) into its call. */
@@ -259,10 +292,10 @@ export class CallTable {
     agent: string | undefined,
     isAfter: boolean,
   ): CallState {
-    const call = this.callFor(record, body);
-    call.seqs.add(record.seq);
-    call.sources.add(record.source);
-    if (agent !== undefined) call.agents.add(agent);
+    const call = this.callFor(record, body, isAfter);
+    call.seqs = withSeq(call.seqs, record.seq);
+    if (!call.sources.includes(record.source)) call.sources = [...call.sources, record.source];
+    if (agent !== undefined && !call.agents.includes(agent)) call.agents = [...call.agents, agent];
     const tool = body.tool;
     if (isRecord(tool)) {
       call.name ??= stringField(tool, 'name');
@@ -306,18 +339,39 @@ export class CallTable {
     if (Array.isArray(body.fileChanges))
       for (const change of body.fileChanges) {
         const reported = reportedChange(change, record, agent);
-        if (reported !== undefined) call.fileChanges.push(reported);
+        if (reported === undefined) continue;
+        call.fileChanges ??= [];
+        call.fileChanges.push(reported);
       }
   }
 }
 
 function countDecision(call: CallState, tool: string, verdict: Verdict): void {
-  let counts = call.decisions.get(tool);
+  call.decisions ??= [];
+  let counts = call.decisions.find((d) => d.tool === tool);
   if (counts === undefined) {
-    counts = { allow: 0, ask: 0, deny: 0 };
-    call.decisions.set(tool, counts);
+    counts = { tool, allow: 0, ask: 0, deny: 0 };
+    call.decisions.push(counts);
   }
   counts[verdict]++;
+}
+
+const NO_AGENTS: string[] = [];
+/** Below this length a call's seqs are copied at their exact size rather than grown in place. */
+const SMALL = 8;
+
+/** `seqs` with `seq` added (ascending, distinct). */
+function withSeq(seqs: number[], seq: number): number[] {
+  const n = seqs.length;
+  if (n > 0 && seqs[n - 1] === seq) return seqs;
+  if (n >= SMALL) {
+    addSeq(seqs, seq);
+    return seqs;
+  }
+  if (n === 0 || seq > seqs[n - 1]!) return [...seqs, seq];
+  const copy = seqs.slice();
+  addSeq(copy, seq);
+  return copy;
 }
 
 /** The call's target, read once from its first tool input (the input itself is not kept). */
@@ -400,7 +454,7 @@ const WRITE_KIND_OPERATION: Partial<Record<ToolKind, 'written' | 'modified' | 'd
  * input are promoted by tool kind only when the call ran and did not fail.
  */
 export function promote(call: CallState, frame: WorkspaceFrame, out: PromotionSink): void {
-  for (const change of call.fileChanges) addReportedChange(change, call.cwd, frame, out);
+  for (const change of call.fileChanges ?? []) addReportedChange(change, call.cwd, frame, out);
   const arg = callArgument(call);
   if (!callRan(call)) return;
   const facts = identify(call);

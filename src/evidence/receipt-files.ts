@@ -4,8 +4,7 @@
  * provenance label can never be overwritten by a later one.
  */
 import { compareCodeUnits, type FileOperation, type NormalPath, sortedUnique } from './normalize.js';
-import { SeqSet, seqFields } from './receipt-bounds.js';
-import type { WitnessSet } from './receipt-calls.js';
+import { seqFields, Witnesses, type WitnessSet } from './receipt-bounds.js';
 
 export interface FileReadRow {
   path: string;
@@ -78,28 +77,18 @@ function compareRows(a: FileWriteRow, b: FileWriteRow): number {
   );
 }
 
-function emptyWitnesses(): WitnessSet {
-  return { seqs: new SeqSet(), sources: new Set(), agents: new Set() };
-}
-
-function join(into: WitnessSet, from: WitnessSet): void {
-  into.seqs.addAll(from.seqs);
-  for (const source of from.sources) into.sources.add(source);
-  for (const agent of from.agents) into.agents.add(agent);
-}
-
 /** `files_read`: one row per path, every witness joined as it is folded in. */
 export class ReadLedger {
-  private readonly rows = new Map<string, { outside: boolean; w: WitnessSet }>();
+  private readonly rows = new Map<string, { outside: boolean; w: Witnesses }>();
 
   add(path: NormalPath, witnesses: WitnessSet): void {
     let row = this.rows.get(path.path);
     if (row === undefined) {
-      row = { outside: false, w: emptyWitnesses() };
+      row = { outside: false, w: new Witnesses() };
       this.rows.set(path.path, row);
     }
     if (path.outside) row.outside = true;
-    join(row.w, witnesses);
+    row.w.join(witnesses);
   }
 
   build(): FileReadRow[] {
@@ -137,7 +126,7 @@ interface WriteGroup {
   reconcileLines?: Dated<{ additions?: number; deletions?: number }>;
   agentCausedTrue: boolean;
   agentCausedFalse: boolean;
-  w: WitnessSet;
+  w: Witnesses;
 }
 
 function newGroup(path: string, operation: FileOperation, from: string | undefined): WriteGroup {
@@ -147,7 +136,7 @@ function newGroup(path: string, operation: FileOperation, from: string | undefin
     outside: false,
     agentCausedTrue: false,
     agentCausedFalse: false,
-    w: emptyWitnesses(),
+    w: new Witnesses(),
   };
   if (from !== undefined) group.from = from;
   return group;
@@ -173,9 +162,7 @@ function addDefinite(group: WriteGroup, w: WriteWitness): void {
   }
   if (w.agentCaused === true) group.agentCausedTrue = true;
   else if (w.agentCaused === false) group.agentCausedFalse = true;
-  group.w.seqs.add(w.seq);
-  group.w.sources.add(w.source);
-  if (w.agent !== undefined) group.w.agents.add(w.agent);
+  group.w.add(w.seq, w.source, w.agent);
 }
 
 function rowOf(group: WriteGroup): FileWriteRow {
@@ -242,7 +229,7 @@ export class WriteLedger {
     }
     if (path.outside) group.outside = true;
     group.agentCausedTrue = true;
-    join(group.w, witnesses);
+    group.w.join(witnesses);
   }
 
   build(baselineDirty: ReadonlyMap<string, string | null>): FoldedWrites {
@@ -262,7 +249,7 @@ export class WriteLedger {
       }
       if (gathered.outside) target.outside = true;
       target.agentCausedTrue = true;
-      join(target.w, gathered.w);
+      target.w.join(gathered.w);
     }
     const rows: FileWriteRow[] = [];
     const unchangedSinceStart: string[] = [];

@@ -59,7 +59,7 @@ export class ToolLedger {
     bump(group.outcomes, call.outcome ?? 'none');
     if (notRunReason(call) !== undefined) group.notRun++;
     // Decisions count toward the tool they were recorded under, when that is still the call's tool.
-    const decided = call.decisions.get(facts.canonical);
+    const decided = call.decisions?.find((d) => d.tool === facts.canonical);
     if (decided !== undefined)
       for (const verdict of ['allow', 'ask', 'deny'] as const) group.decisions[verdict] += decided[verdict];
     for (const source of call.sources) group.sources.add(source);
@@ -138,7 +138,7 @@ export class ProcessLedger {
     if (call.outcome !== undefined) row.outcome = call.outcome;
     const item: Listed = {
       firstSeq: call.firstSeq,
-      lastSeq: call.seqs.last ?? call.firstSeq,
+      lastSeq: call.seqs[call.seqs.length - 1] ?? call.firstSeq,
       ordinal: call.ordinal,
       row,
     };

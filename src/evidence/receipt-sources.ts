@@ -15,8 +15,8 @@ import {
   stringField,
   type WorkspaceFrame,
 } from './normalize.js';
-import { SeqSet, seqFields } from './receipt-bounds.js';
-import { agentId, type WitnessSet } from './receipt-calls.js';
+import { seqFields, Witnesses, type WitnessSet } from './receipt-bounds.js';
+import { agentId } from './receipt-calls.js';
 import type { WriteWitness } from './receipt-files.js';
 import type { EventRecord } from './record.js';
 
@@ -109,7 +109,7 @@ interface NetworkGroup {
   port?: number;
   /** True once a network event named the destination: its host and port are the row's. */
   fromEvent: boolean;
-  w: WitnessSet;
+  w: Witnesses;
 }
 
 /**
@@ -122,7 +122,7 @@ export class NetworkLedger {
   private group(key: string): NetworkGroup {
     let group = this.groups.get(key);
     if (group === undefined) {
-      group = { fromEvent: false, w: { seqs: new SeqSet(), sources: new Set(), agents: new Set() } };
+      group = { fromEvent: false, w: new Witnesses() };
       this.groups.set(key, group);
     }
     return group;
@@ -140,19 +140,14 @@ export class NetworkLedger {
       if (event.host !== undefined) group.host = event.host;
       if (event.port !== undefined) group.port = event.port;
     }
-    group.w.seqs.add(record.seq);
-    group.w.sources.add(record.source);
-    const agent = agentId(record);
-    if (agent !== undefined) group.w.agents.add(agent);
+    group.w.add(record.seq, record.source, agentId(record));
   }
 
   /** A URL a fetch tool call fetched. */
   addFetch(url: string, witnesses: WitnessSet): void {
     const group = this.group(`url ${url}`);
     group.url = url;
-    group.w.seqs.addAll(witnesses.seqs);
-    for (const source of witnesses.sources) group.w.sources.add(source);
-    for (const agent of witnesses.agents) group.w.agents.add(agent);
+    group.w.join(witnesses);
   }
 
   build(): NetworkRow[] {

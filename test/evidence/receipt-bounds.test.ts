@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { composeReceipt, receiptBytes } from '../../src/evidence/receipt.js';
+import { SeqList } from '../../src/evidence/receipt-bounds.js';
 import { RecordList, ROOT_HEX } from './receipt-fixture.js';
 
 const allow = {
@@ -161,6 +162,33 @@ describe('receipt bounds: calls in progress', () => {
     assert.deepEqual(receipt.tool_calls[0]?.outcomes, { none: 10_001, ok: 1 });
   });
 
+  /** n calls that each end (tool.before, tool.after), then a batch entry for c0 after them all. */
+  function endedCalls(n: number): RecordList {
+    const list = new RecordList().start();
+    for (let i = 0; i < n; i++) {
+      list.toolBefore(`c${i}`, 'Grep', { pattern: 'x' });
+      list.toolAfter(`c${i}`, 'Grep', { pattern: 'x' }, 'ok');
+    }
+    return list.add({
+      type: 'tool.batch.after',
+      batch: { id: 'b1' },
+      calls: [
+        { call: { id: 'c0' }, tool: { name: 'Grep' }, outcome: 'ok', execution: { status: 'executed' } },
+      ],
+    });
+  }
+
+  it('with 1,000 ended calls, a late batch entry still joins its call', () => {
+    const receipt = composeReceipt(endedCalls(1000).records, ROOT_HEX);
+    assert.equal(receipt.counts.tool_calls, 1000);
+  });
+
+  it('with 1,001, the least recently active ended call was folded, so its late entry is a new call', () => {
+    const receipt = composeReceipt(endedCalls(1001).records, ROOT_HEX);
+    assert.equal(receipt.counts.tool_calls, 1002);
+    assert.deepEqual(receipt.tool_calls[0]?.outcomes, { ok: 1002 });
+  });
+
   it('a call kept active stays in the table, and processes stay in first-record order however calls fold', () => {
     const list = new RecordList().start();
     list.toolBefore('c0', 'Bash', { command: 'npm run dev' }); // seq 1, long-running
@@ -171,7 +199,7 @@ describe('receipt bounds: calls in progress', () => {
     }
     list.toolAfter('c0', 'Bash', { command: 'npm run dev' }, 'ok');
     const receipt = composeReceipt(list.records, ROOT_HEX);
-    // c0 was touched every 1,000 calls, so it was never the least recently active of 10,000.
+    // c0 never ended until the last record, so only the 10,000-open-calls bound could fold it.
     assert.equal(receipt.counts.tool_calls, 10_501);
     assert.deepEqual(
       receipt.processes.map((p) => p.call),
@@ -180,5 +208,32 @@ describe('receipt bounds: calls in progress', () => {
     assert.equal(receipt.processes[0]?.command, 'npm run dev');
     assert.equal(receipt.processes[0]?.outcome, 'ok');
     assert.equal(receipt.processes_omitted?.count, 9501);
+  });
+});
+
+describe('SeqList', () => {
+  it('keeps distinct numbers ascending whatever order they arrive in, as a sorted Set would', () => {
+    let state = 12345;
+    const next = (): number => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state % 5000;
+    };
+    const list = new SeqList();
+    const oracle = new Set<number>();
+    for (let i = 0; i < 20_000; i++) {
+      const seq = i % 3 === 0 ? next() : i; // mostly ascending, with stragglers and repeats
+      list.add(seq);
+      oracle.add(seq);
+    }
+    const expected = [...oracle].sort((a, b) => a - b);
+    assert.equal(list.size, expected.length);
+    assert.deepEqual([...list], expected);
+    assert.deepEqual(list.head(1000), expected.slice(0, 1000));
+  });
+
+  it('holds numbers past 2^32 exactly', () => {
+    const list = new SeqList();
+    for (const seq of [5, 2 ** 32 + 7, 3, 2 ** 32 + 7, 2 ** 40]) list.add(seq);
+    assert.deepEqual([...list], [3, 5, 2 ** 32 + 7, 2 ** 40]);
   });
 });
