@@ -171,7 +171,10 @@ export class Dispatcher {
   private readonly uploaders = new Map<Subscription, AttachmentUploader | undefined>();
   private readonly detached = new Set<Promise<unknown>>();
   /** Matching subscriptions by mode and event type: the registration does not change while open. */
-  private readonly matches = new Map<string, MatchedSubscription[]>();
+  private readonly matches = {
+    intercept: new Map<string, MatchedSubscription[]>(),
+    observe: new Map<string, MatchedSubscription[]>(),
+  };
   private closed = false;
 
   constructor(options: DispatcherOptions) {
@@ -190,11 +193,11 @@ export class Dispatcher {
   }
 
   private matching(eventType: string, mode: 'intercept' | 'observe'): readonly MatchedSubscription[] {
-    const key = `${mode} ${eventType}`;
-    let found = this.matches.get(key);
+    const cache = this.matches[mode];
+    let found = cache.get(eventType);
     if (!found) {
       found = matchingSubscriptions(this.registration, eventType, mode);
-      this.matches.set(key, found);
+      cache.set(eventType, found);
     }
     return found;
   }
