@@ -96,7 +96,7 @@ interface Walk {
   attachments: boolean;
 }
 
-/** Notes what `part` could hand on unwalked: an attachment itself, or any nested object. */
+/** Notes what a part sent as `part` could hand on unwalked: an attachment, or any nested object. */
 function notePart(part: JsonObject, state: Walk): void {
   if (state.attachments) return;
   if (part.kind === 'attachment') state.attachments = true;
@@ -109,9 +109,11 @@ function walk(value: unknown, state: Walk): unknown {
     const out: unknown[] = [];
     for (const item of value) {
       if (isContentPart(item)) {
-        notePart(item, state);
         const kept = selectPart(item, dispositionFor(state.selection, partCategory(item)));
-        if (kept !== undefined) out.push(kept);
+        if (kept !== undefined) {
+          notePart(kept, state);
+          out.push(kept);
+        }
       } else {
         out.push(walk(item, state));
       }
@@ -119,8 +121,9 @@ function walk(value: unknown, state: Walk): unknown {
     return out;
   }
   if (isContentPart(value)) {
-    notePart(value, state);
-    return selectPart(value, dispositionFor(state.selection, partCategory(value))) ?? omitStub(value);
+    const kept = selectPart(value, dispositionFor(state.selection, partCategory(value))) ?? omitStub(value);
+    notePart(kept, state);
+    return kept;
   }
   if (isObject(value)) {
     if (value.kind === 'attachment') state.attachments = true;

@@ -1,0 +1,80 @@
+/**
+ * The intercept call's deadline signal across calls: a call must never be handed a signal that an
+ * earlier call's work can still observe (a listener left on it) or that already aborted.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { selectContentNoting } from '../../src/ahp/content.js';
+import { callWithDeadline } from '../../src/ahp/dispatch-call.js';
+import type { JsonRpcRequest } from '../../src/ahp/transport.js';
+import { memoryTransport } from '../../src/ahp/transports/memory.js';
+
+function request(id: string): JsonRpcRequest {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'hooks/intercept',
+    params: { protocolVersion: 'draft', event: { id, type: 'tool.before' }, capabilities: { effects: [] } },
+  };
+}
+
+const answer = (id: unknown) => ({ jsonrpc: '2.0', id, result: { protocolVersion: 'draft', effects: [] } });
+const options = { timeoutMs: 5000, maxAttempts: 1, retryDelayMs: 0 };
+
+test('a signal an earlier call left a listener on is not handed to the next call', async () => {
+  const seen: AbortSignal[] = [];
+  const transport = memoryTransport((message, signal) => {
+    seen.push(signal);
+    // The backend side keeps watching the first call's signal after answering.
+    if (seen.length === 1) signal.addEventListener('abort', () => {});
+    return answer('id' in message ? message.id : null);
+  });
+  for (const id of ['a', 'b', 'c']) {
+    const result = await callWithDeadline(transport, request(id), options);
+    assert.equal(result.kind, 'response');
+  }
+  assert.equal(seen.length, 3);
+  assert.notEqual(seen[1], seen[0]);
+  assert.notEqual(seen[2], seen[0]);
+});
+
+test('after a deadline, the next call gets a signal that has not aborted', async () => {
+  const seen: { signal: AbortSignal; abortedAtStart: boolean }[] = [];
+  const transport = memoryTransport((message, signal) => {
+    seen.push({ signal, abortedAtStart: signal.aborted });
+    if (seen.length === 1) return new Promise(() => {}); // never answers: the deadline ends it
+    return answer('id' in message ? message.id : null);
+  });
+  const first = await callWithDeadline(transport, request('a'), { ...options, timeoutMs: 30 });
+  assert.equal(first.kind, 'failed');
+  assert.match(first.kind === 'failed' ? first.reason : '', /^timeout/);
+  assert.equal(seen[0]?.signal.aborted, true);
+  const second = await callWithDeadline(transport, request('b'), options);
+  assert.equal(second.kind, 'response');
+  assert.equal(seen[1]?.abortedAtStart, false);
+  assert.notEqual(seen[1]?.signal, seen[0]?.signal);
+});
+
+test('content selection notes whether the view can hold an attachment part', () => {
+  const selection = { default: 'body' as const, categories: {} };
+  const text = { id: 'p1', kind: 'text', mediaType: 'text/plain', selection: 'body', text: 'hi' };
+  const image = { id: 'p2', kind: 'attachment', mediaType: 'image/png', selection: 'body' };
+  const base = { id: 'e1', type: 'user.message.inbound', source: 'urn:x', time: '2026-01-01T00:00:00Z' };
+
+  const plain = selectContentNoting({ ...base, prompt: [text] }, selection, false);
+  assert.equal(plain.attachments, false);
+  assert.deepEqual(plain.view, { ...base, prompt: [text] });
+
+  assert.equal(selectContentNoting({ ...base, prompt: [text, image] }, selection, false).attachments, true);
+  // Under a metadata selection the attachment is still there (as a descriptor).
+  const metadata = { default: 'metadata' as const, categories: {} };
+  assert.equal(selectContentNoting({ ...base, prompt: [image] }, metadata, false).attachments, true);
+  // Omitted everywhere: nothing can reach the backend, so nothing needs publishing.
+  const omit = { default: 'omit' as const, categories: {} };
+  const omitted = selectContentNoting({ ...base, prompt: [image] }, omit, false);
+  assert.deepEqual(omitted.view.prompt, []);
+  assert.equal(omitted.attachments, false);
+  // An attachment-shaped object inside tool input is arguments, not content.
+  const tool = { name: 'Read', input: { file: image } };
+  assert.equal(selectContentNoting({ ...base, tool }, selection, false).attachments, false);
+});
