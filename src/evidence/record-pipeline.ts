@@ -4,6 +4,12 @@
  * so both give the same records, the same first failure and the same offsets. With workers, lines
  * go out in batches and come back as verified payloads; the main thread only decodes them (JSON)
  * and checks session, sequence and chain. In-flight batches are bounded, so memory is too.
+ *
+ * The byte buffers that carry batches are recycled between the threads rather than allocated per
+ * batch: a dead buffer is only freed when its thread next collects garbage, and each thread lets
+ * tens of megabytes of such memory pile up first, so fresh buffers would make memory grow with
+ * the size of the package. A worker hands each request's buffer back with its result; the main
+ * thread hands each result's buffer back with a later request.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -15,23 +21,48 @@ import type { RecordCheck } from './record-codec.js';
 /** Below this many records a pool costs more to start than it saves. */
 export const POOL_THRESHOLD = 2000;
 const BATCH_LINES = 256;
+/**
+ * A worker keeps nothing between batches, so a small young generation suffices: its garbage is
+ * collected often and cheaply instead of growing the worker's heap to V8's default (tens of MB).
+ */
+const WORKER_YOUNG_GENERATION_MB = 8;
 const BATCHES_PER_WORKER = 4;
 
 export interface BatchRequest {
   id: number;
+  /** The lines, back to back; the buffer may be longer than they are. */
   lines: Uint8Array;
   /** End offset of each line within `lines`. */
   ends: Uint32Array;
+  /** Buffers of earlier results, handed back for the worker to reuse. */
+  returned: Uint8Array[];
 }
 
 export interface BatchResult {
   id: number;
-  payloads: Uint8Array;
+  /** The digests (32 bytes each), then the payloads back to back; the buffer may be longer. */
+  data: Uint8Array;
+  /** End offset of each payload, counted from the end of the digests. */
   payloadEnds: Uint32Array;
-  digests: Uint8Array;
   /** Verified key ids per record, joined by "\n". */
   keyIds: string[];
   failure?: { index: number; check: RecordCheck; message: string };
+  /** The request's `lines` buffer, handed back for reuse. */
+  spare: Uint8Array;
+}
+
+/** Spare buffers a thread keeps for reuse, at most. */
+export const SPARE_BUFFERS = 8;
+
+/**
+ * A spare buffer of at least `size` bytes, taken from `spares`, else a new one with some headroom
+ * (so that the next, slightly larger, batch fits too).
+ */
+export function takeBuffer(spares: Uint8Array[], size: number): Uint8Array {
+  const at = spares.findIndex((b) => b.byteLength >= size);
+  if (at >= 0) return spares.splice(at, 1)[0]!;
+  if (spares.length >= SPARE_BUFFERS) spares.shift();
+  return new Uint8Array(size + (size >>> 2));
 }
 
 export interface PipelineOptions {
@@ -103,12 +134,20 @@ class PoolPipeline implements RecordPipeline {
   private nextId = 0;
   private issue: LogIssue | null = null;
   private crashed: Error | null = null;
+  /** Request buffers the workers handed back. */
+  private readonly spareLines: Uint8Array[] = [];
+  /** Result buffers already read, to hand back with the next request. */
+  private returnable: Uint8Array[] = [];
 
   constructor(private readonly options: PipelineOptions) {
     const keys = [...options.chain.trusted.byId.values()].map((k) => new Uint8Array(rawPublicKey(k)));
     for (let i = 0; i < options.workers; i++) {
-      const worker = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { keys } });
+      const worker = new Worker(new URL('./verify-worker.js', import.meta.url), {
+        workerData: { keys },
+        resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+      });
       worker.on('message', (result: BatchResult) => {
+        if (this.spareLines.length < SPARE_BUFFERS) this.spareLines.push(result.spare);
         const waiter = this.waiting.get(result.id);
         this.waiting.delete(result.id);
         waiter?.resolve(result);
@@ -141,7 +180,7 @@ class PoolPipeline implements RecordPipeline {
   private dispatch(): void {
     if (this.lines.length === 0) return;
     const total = this.lines.reduce((n, l) => n + l.length, 0);
-    const packed = new Uint8Array(total);
+    const packed = takeBuffer(this.spareLines, total);
     const ends = new Uint32Array(this.lines.length);
     let at = 0;
     this.lines.forEach((l, i) => {
@@ -150,13 +189,19 @@ class PoolPipeline implements RecordPipeline {
       ends[i] = at;
     });
     const id = this.nextId++;
-    const request: BatchRequest = { id, lines: packed, ends };
+    const returned = this.returnable;
+    this.returnable = [];
+    const request: BatchRequest = { id, lines: packed, ends, returned };
     const result = new Promise<BatchResult>((resolve, reject) => {
       if (this.crashed) return reject(this.crashed);
       this.waiting.set(id, { resolve, reject });
     });
     result.catch(() => {}); // observed when settled in order
-    this.workers[id % this.workers.length]!.postMessage(request, [packed.buffer, ends.buffer]);
+    this.workers[id % this.workers.length]!.postMessage(request, [
+      packed.buffer as ArrayBuffer,
+      ends.buffer,
+      ...returned.map((b) => b.buffer as ArrayBuffer),
+    ]);
     this.inFlight.push({ result, offsets: this.offsets });
     this.lines = [];
     this.offsets = [];
@@ -169,12 +214,9 @@ class PoolPipeline implements RecordPipeline {
     const result = await head.result;
     if (this.issue !== null) return;
     const { chain, onRecord } = this.options;
-    const payloads = Buffer.from(
-      result.payloads.buffer,
-      result.payloads.byteOffset,
-      result.payloads.byteLength,
-    );
-    const digests = Buffer.from(result.digests.buffer, result.digests.byteOffset, result.digests.byteLength);
+    const data = Buffer.from(result.data.buffer, result.data.byteOffset, result.data.byteLength);
+    const digests = data.subarray(0, result.payloadEnds.length * 32);
+    const payloads = data.subarray(digests.length);
     let start = 0;
     try {
       for (let i = 0; i < result.payloadEnds.length; i++) {
@@ -193,6 +235,8 @@ class PoolPipeline implements RecordPipeline {
       this.issue = asLogIssue(error);
       if (this.issue === null) throw error;
     }
+    // Everything read from the buffer has been copied out (strings, digests): it can go back.
+    if (this.returnable.length < SPARE_BUFFERS) this.returnable.push(result.data);
   }
 
   async drain(): Promise<LogIssue | null> {

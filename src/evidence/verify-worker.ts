@@ -2,19 +2,22 @@
  * A signature-checking worker: takes a batch of record lines, runs `checkLine` on each (parse,
  * Ed25519 signature, canonical payload) and hands back the payloads and their digests, stopping at
  * the first line that fails. Order-dependent checks stay on the main thread (record-pipeline.ts).
+ * Result buffers are reused once the main thread hands them back, and each request's buffer goes
+ * back with its result, so no buffer is allocated per batch once the pool is warm.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { trustKeys } from '../core/dsse.js';
 import { sha256 } from '../core/hash.js';
 import { checkLine } from './log-reader.js';
-import type { BatchRequest, BatchResult } from './record-pipeline.js';
+import { type BatchRequest, type BatchResult, SPARE_BUFFERS, takeBuffer } from './record-pipeline.js';
 
 const trusted = trustKeys((workerData as { keys: Uint8Array[] }).keys);
+const spares: Uint8Array[] = [];
 
 parentPort!.on('message', (request: BatchRequest) => {
+  for (const buffer of request.returned) if (spares.length < SPARE_BUFFERS) spares.push(buffer);
   const lines = Buffer.from(request.lines.buffer, request.lines.byteOffset, request.lines.byteLength);
   const payloads: Buffer[] = [];
-  const digests = Buffer.allocUnsafe(request.ends.length * 32);
   const keyIds: string[] = [];
   let failure: BatchResult['failure'];
   let start = 0;
@@ -27,28 +30,34 @@ parentPort!.on('message', (request: BatchRequest) => {
       break;
     }
     payloads.push(checked.payload);
-    sha256(checked.payload).copy(digests, i * 32);
     keyIds.push(checked.keyIds.join('\n'));
   }
+  const digestBytes = payloads.length * 32;
   const payloadEnds = new Uint32Array(payloads.length);
   let at = 0;
   payloads.forEach((p, i) => {
     at += p.length;
     payloadEnds[i] = at;
   });
-  const packed = new Uint8Array(at);
-  at = 0;
-  for (const p of payloads) {
-    packed.set(p, at);
+  const data = takeBuffer(spares, digestBytes + at);
+  const out = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  at = digestBytes;
+  payloads.forEach((p, i) => {
+    sha256(p).copy(out, i * 32);
+    out.set(p, at);
     at += p.length;
-  }
+  });
   const result: BatchResult = {
     id: request.id,
-    payloads: packed,
+    data,
     payloadEnds,
-    digests: new Uint8Array(digests.buffer, digests.byteOffset, payloads.length * 32),
     keyIds,
     ...(failure ? { failure } : {}),
+    spare: request.lines,
   };
-  parentPort!.postMessage(result, [packed.buffer, payloadEnds.buffer]);
+  parentPort!.postMessage(result, [
+    data.buffer as ArrayBuffer,
+    payloadEnds.buffer,
+    request.lines.buffer as ArrayBuffer,
+  ]);
 });
