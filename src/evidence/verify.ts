@@ -74,6 +74,27 @@ export interface VerifyResult {
   cross: CrossVerification | null;
 }
 
+/** Every check, in the order it is reported (docs/formats.md#verification-result). */
+const CHECK_ORDER: readonly CheckName[] = [
+  'package_format',
+  'signer_pinned',
+  'record_format',
+  'record_signatures',
+  'record_session',
+  'record_sequence',
+  'record_chain',
+  'record_count',
+  'merkle_root',
+  'receipt_signature',
+  'receipt_recomputed',
+  'certificate_signature',
+  'ship_id_match',
+  'within_validity_window',
+  'unauthorized_calls',
+  'escalations',
+  'never_called',
+];
+
 const RECORD_CHECKS = [
   'record_format',
   'record_signatures',
@@ -112,6 +133,10 @@ class Checks {
     for (const check of checks)
       if (!this.list.some((c) => c.check === check))
         this.list.push({ check, ok: false, code: 'skipped', detail: why });
+  }
+  /** The results in the one fixed order of CHECK_ORDER, however verification ended. */
+  sort(): void {
+    this.list.sort((a, b) => CHECK_ORDER.indexOf(a.check) - CHECK_ORDER.indexOf(b.check));
   }
 }
 
@@ -206,7 +231,8 @@ export async function verifyPackageLines(
   ];
   if (options.certificate !== undefined) downstream.push(...CROSS_CHECKS);
   const finish = () => {
-    checks.skip(downstream, 'an earlier check failed');
+    checks.skip(['package_format', ...downstream], 'an earlier check failed');
+    checks.sort();
     result.ok = checks.list.every((c) => c.ok);
     return result;
   };
@@ -242,6 +268,7 @@ export async function verifyPackageLines(
           });
           return finish();
         }
+        checks.pass('signer_pinned', { pinned });
         const total = header.record_count;
         pipeline = createPipeline({
           chain: new ChainVerifier(trusted, header.session),
@@ -319,8 +346,6 @@ export async function verifyPackageLines(
   }
   const count = accepted;
   checks.pass('package_format', { records: count });
-  const signers = header.keys.map((k) => k.key_id).filter((id) => trusted.byId.has(id));
-  checks.pass('signer_pinned', { pinned: signers });
   checks.pass('record_format', { records: count });
   checks.pass('record_signatures', { records: count });
   checks.pass('record_session', { session: header.session });
