@@ -100,8 +100,8 @@ const bench: BenchModule = {
       ...memory.slice(1).map(
         (run): BenchResult => ({
           name: `seal peak RSS (fresh process), ${run.records} vs ${first.records} records`,
-          measured: `${run.maxRssMb.toFixed(0)} MB (receipt ${(run.receiptBytes / 1e6).toFixed(1)} MB) vs ${first.maxRssMb.toFixed(0)} MB`,
-          baseline: `${first.records} records (receipt ${(first.receiptBytes / 1e6).toFixed(1)} MB)`,
+          measured: `${run.maxRssMb.toFixed(0)} MB (receipt ${(run.receiptBytes / 1e6).toFixed(1)} MB)`,
+          baseline: `${first.maxRssMb.toFixed(0)} MB at ${first.records} records (receipt ${(first.receiptBytes / 1e6).toFixed(1)} MB)`,
           ratio: run.maxRssMb / first.maxRssMb,
           target: '~1.0 (flat), < 256 MB',
         }),

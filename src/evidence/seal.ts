@@ -63,21 +63,28 @@ export async function sealLog(options: SealOptions): Promise<SealResult> {
       composer.add(checked.record);
     },
   });
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  // One write buffer, filled and written again and again: a fresh buffer per write would only be
+  // freed at the next garbage collection, so memory would grow with the log.
+  const out = Buffer.allocUnsafe(WRITE_CHUNK);
+  let used = 0;
   let written = 0;
+  const writeAll = async (bytes: Buffer): Promise<void> => {
+    for (let at = 0; at < bytes.length; ) {
+      const { bytesWritten } = await file.write(bytes, at, bytes.length - at);
+      at += bytesWritten;
+    }
+    written += bytes.length;
+  };
   const flush = async (): Promise<void> => {
-    if (pendingBytes === 0) return;
-    const chunk = Buffer.concat(pending, pendingBytes);
-    pending = [];
-    pendingBytes = 0;
-    await file.write(chunk);
-    written += chunk.length;
+    if (used === 0) return;
+    await writeAll(out.subarray(0, used));
+    used = 0;
   };
   const put = async (bytes: Buffer): Promise<void> => {
-    pending.push(bytes);
-    pendingBytes += bytes.length;
-    if (pendingBytes >= WRITE_CHUNK) await flush();
+    if (used + bytes.length > WRITE_CHUNK) await flush();
+    if (bytes.length > WRITE_CHUNK) return writeAll(bytes);
+    bytes.copy(out, used);
+    used += bytes.length;
   };
   const newline = Buffer.from('\n');
   try {
