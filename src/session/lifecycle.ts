@@ -178,14 +178,13 @@ export interface RecordOptions {
  */
 const KEPT_UNKNOWNS = new Set(['event.unknown-type', 'unknown-field']);
 
-/** JSON pointers of the fields of an event that this AHP snapshot does not define. */
-export function unknownFields(event: CanonicalEvent): string[] {
-  return validateEvent(event)
-    .filter((i) => i.rule === 'unknown-field')
-    .map((i) => i.pointer);
+export interface PreparedEvent {
+  event: CanonicalEvent;
+  /** JSON pointers of the fields this AHP snapshot does not define (kept as received). */
+  unknownFields: string[];
 }
 
-export function prepareEvent(raw: unknown, session: SessionInfo, now: Date): CanonicalEvent {
+export function prepareEvent(raw: unknown, session: SessionInfo, now: Date): PreparedEvent {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new SessionError('bad-event', '/: the event must be a JSON object (an AHP canonical event)', {
       issues: [{ pointer: '', rule: 'type', message: 'the event must be a JSON object' }],
@@ -203,7 +202,8 @@ export function prepareEvent(raw: unknown, session: SessionInfo, now: Date): Can
   // Event types this AHP snapshot does not define, and fields it does not know, are kept (event
   // types are shown in the receipt's `unknown` section, fields in the record), never refused;
   // everything else about the event must still be valid.
-  const issues = validateEvent(event).filter((i) => !KEPT_UNKNOWNS.has(i.rule));
+  const found = validateEvent(event);
+  const issues = found.filter((i) => !KEPT_UNKNOWNS.has(i.rule));
   if (!isRfc3339DateTime(String(event.time)) && !issues.some((i) => i.pointer === '/time')) {
     issues.push({ pointer: '/time', rule: 'format', message: 'time must be an RFC 3339 date-time' });
   }
@@ -215,17 +215,17 @@ export function prepareEvent(raw: unknown, session: SessionInfo, now: Date): Can
       { issues },
     );
   }
-  return event;
+  return { event, unknownFields: found.filter((i) => i.rule === 'unknown-field').map((i) => i.pointer) };
 }
 
 export async function recordEvent(
   options: RecordOptions,
-): Promise<{ seq: number; decision?: PolicyDecision; event: CanonicalEvent }> {
+): Promise<{ seq: number; decision?: PolicyDecision; event: CanonicalEvent; unknownFields: string[] }> {
   const clock = options.clock ?? systemClock;
   if (options.session.state === 'closed') {
     throw new SessionError('already-closed', `session ${options.session.id} is closed; start a new one`);
   }
-  const event = prepareEvent(options.event, options.session, clock.now());
+  const { event, unknownFields } = prepareEvent(options.event, options.session, clock.now());
   const decision = policyDecision(
     sessionCertificate(options.session, options.signer),
     event,
@@ -248,7 +248,7 @@ export async function recordEvent(
       ...(agent ? { agent } : {}),
       ...(decision ? { decision } : {}),
     });
-    return { seq, event, ...(decision ? { decision } : {}) };
+    return { seq, event, unknownFields, ...(decision ? { decision } : {}) };
   } finally {
     await log.close();
   }

@@ -5,7 +5,7 @@ import { type AgentCertificate, verifyCertificate } from '../../evidence/certifi
 import { readLogLines } from '../../evidence/log-reader.js';
 import type { AgentAttribution } from '../../evidence/record.js';
 import { defaultTrustedKeys } from '../../session/identity.js';
-import { closeSession, recordEvent, startSession, unknownFields } from '../../session/lifecycle.js';
+import { closeSession, recordEvent, startSession } from '../../session/lifecycle.js';
 import { projectRootFor } from '../../session/paths.js';
 import { currentSession, logPath, resolveSession } from '../../session/store.js';
 import {
@@ -140,7 +140,7 @@ async function event(argv: string[], ctx: CommandContext): Promise<number> {
       decision: result.decision ?? null,
     });
   else {
-    const unknown = unknownFields(result.event);
+    const unknown = result.unknownFields;
     if (unknown.length > 0)
       ctx.stderr(`kept fields this AHP snapshot does not define: ${unknown.join(', ')}\n`);
     ctx.stdout(`${result.seq}\n`);
