@@ -165,7 +165,6 @@ async function status(argv: string[], ctx: CommandContext): Promise<number> {
   const info = resolveSession(where.state, id);
   const path = logPath(where.state, info.id);
   let records = 0;
-
   let torn = false;
   if (existsSync(path)) {
     for await (const l of readLogLines(path)) {
