@@ -328,5 +328,11 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
 /** Parses JSON text strictly; throws CanonicalError with `detail.byte` and `detail.pointer`. */
 export function parseJson(text: string | Uint8Array): unknown {
   const source = typeof text === 'string' ? text : UTF8.decode(text);
-  return new Parser(source).parseDocument();
+  try {
+    return new Parser(source).parseDocument();
+  } catch (error) {
+    // Nesting deep enough to exhaust the stack is refused like any other malformed input.
+    if (error instanceof RangeError) throw new CanonicalError('syntax', 'JSON nested too deeply to read', {});
+    throw error;
+  }
 }

@@ -149,6 +149,14 @@ describe('strict JSON parser', () => {
     assert.equal(parseJson('12345678.5'), 12345678.5);
   });
 
+  it('refuses nesting deep enough to exhaust the stack with a CanonicalError', () => {
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    assert.throws(
+      () => parseJson(deep),
+      (e: unknown) => e instanceof CanonicalError && e.code === 'syntax',
+    );
+  });
+
   it('keeps __proto__ as an ordinary key', () => {
     const value = parseJson('{"__proto__":{"polluted":true}}') as Record<string, unknown>;
     assert.equal(Object.getPrototypeOf(value), Object.prototype);
