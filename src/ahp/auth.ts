@@ -17,6 +17,7 @@
  * Every step runs under the caller's AbortSignal. Error messages and details carry names, URLs
  * without query, statuses and OAuth error codes; never a token or a client secret.
  */
+import { parseJson } from '../core/canonical.js';
 import type { Authentication, OAuthPreset } from './registration-types.js';
 import { SecretError, type SecretProvider } from './secrets.js';
 import { TransportError } from './transport.js';
@@ -370,7 +371,8 @@ function formEncode(value: string): string {
 
 function parseObject(body: Buffer): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(body.toString('utf8'));
+    // Strict: a metadata or token document with duplicate keys has no single meaning.
+    const value: unknown = parseJson(body);
     return isObject(value) ? value : undefined;
   } catch {
     return undefined;
