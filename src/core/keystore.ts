@@ -178,6 +178,11 @@ function publicFromFile(file: Record<string, unknown>, path: string): KeyObject 
   }
 }
 
+/** The public key in a Tally key file (public or private), checked against its key id. */
+export function readPublicKeyFile(path: string): KeyObject {
+  return publicFromFile(readKeyJson(path), path);
+}
+
 export function loadPublicKey(dir: string, name: string): StoredKey {
   const { privatePath, publicPath } = keyPaths(dir, name);
   let path = publicPath;

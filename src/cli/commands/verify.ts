@@ -1,10 +1,10 @@
 /** `tally verify PKG`: offline, deterministic verification with an explicit `now`. */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isRfc3339DateTime } from '../../ahp/messages/index.js';
-import { parseJson } from '../../core/canonical.js';
 import { decodeBase64 } from '../../core/dsse.js';
 import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
+import { readPublicKeyFile } from '../../core/keystore.js';
 import { readLogLines } from '../../evidence/log-reader.js';
 import { type VerifyResult, verifyPackageLines } from '../../evidence/verify.js';
 import { defaultTrustedKeys } from '../../session/identity.js';
@@ -23,15 +23,11 @@ import { certificatePathFor, readCertificateFile } from './agent.js';
 export function readTrustedKey(ctx: CommandContext, text: string): PublicKeyInput {
   const path = resolve(ctx.cwd, text);
   if (existsSync(path)) {
-    let file: { publicKey?: unknown };
     try {
-      file = parseJson(readFileSync(path, 'utf8')) as { publicKey?: unknown };
+      return readPublicKeyFile(path);
     } catch (error) {
       throw new UsageError(`--trust ${text}: not a Tally key file (${(error as Error).message})`);
     }
-    if (typeof file.publicKey !== 'string')
-      throw new UsageError(`--trust ${text}: the file has no publicKey field`);
-    return toPublicKey(decodeBase64(file.publicKey, 'publicKey'));
   }
   if (/^[0-9a-f]{64}$/i.test(text)) return toPublicKey(Buffer.from(text, 'hex'));
   try {
