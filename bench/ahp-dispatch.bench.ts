@@ -9,6 +9,7 @@ import { Dispatcher } from '../src/ahp/dispatcher.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../src/ahp/transport.js';
 import { memoryTransport } from '../src/ahp/transports/memory.js';
 import type { CanonicalEvent } from '../src/evidence/record.js';
+import { interceptSubscription } from './ahp-fixtures.js';
 import { type BenchModule, type BenchResult, seconds } from './harness.js';
 
 const N = 20_000;
@@ -56,17 +57,7 @@ const bench: BenchModule = {
             index: 0,
             id: 'org.tally.bench',
             transport: { kind: 'http', url: 'http://127.0.0.1:9/' },
-            subscriptions: [
-              {
-                index: 0,
-                events: ['tool.before'],
-                mode: 'intercept',
-                timeoutMs: 5000,
-                failurePolicy: 'fail-closed',
-                content: { default: 'body', categories: {} },
-                includeNative: false,
-              },
-            ],
+            subscriptions: [interceptSubscription()],
           },
         ],
       },

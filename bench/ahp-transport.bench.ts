@@ -21,6 +21,7 @@ import { fileSecretProvider } from '../src/ahp/secrets.js';
 import type { JsonRpcRequest } from '../src/ahp/transport.js';
 import { createTransport } from '../src/ahp/transports/index.js';
 import type { CanonicalEvent } from '../src/core/event.js';
+import { interceptSubscription } from './ahp-fixtures.js';
 import { type BenchModule, type BenchResult, percentile } from './harness.js';
 
 const TALLY = fileURLToPath(new URL('../../bin/tally.js', import.meta.url));
@@ -119,17 +120,7 @@ const never = new AbortController().signal;
 function benchDispatcher(backend: Backend): Dispatcher {
   const subscribed: Backend = {
     ...backend,
-    subscriptions: [
-      {
-        index: 0,
-        events: ['tool.before'],
-        mode: 'intercept',
-        timeoutMs: 5000,
-        failurePolicy: 'fail-closed',
-        content: { default: 'body', categories: {} },
-        includeNative: false,
-      },
-    ],
+    subscriptions: [interceptSubscription()],
   };
   return new Dispatcher({
     registration: { protocolVersion: 'draft', hooks: [subscribed] },
