@@ -1,285 +1,40 @@
 /**
- * AHP transport overhead, by percentile, against the raw round trip of the same transport in the
- * same run (a bare `node:http` echo server over a keep-alive agent; a bare echo child over stdio).
- * Two rows per transport: `transport.request` alone (transport + backend kit), and end to end
- * through a `Dispatcher` (matching, content selection, deadline, response validation, staging,
- * settlement, plus the transport). The three series are sampled in alternation. A `per_event`
- * stdio call is compared with spawning `node -e ''` and waiting for it to exit.
+ * AHP transport overhead: one intercept end to end against the raw round trip of the same
+ * transport, measured twice.
+ * - any CPU: in this process, the scheduler placing the harness and the backend processes as it
+ *   likes. On a small virtual machine the raw round trip then swings with where each wakeup lands
+ *   (a wakeup on an idle CPU costs tens of microseconds), so compare rows of one run only.
+ * - one CPU: the same series in a child process under `taskset -c 0` (Linux), every process on one
+ *   CPU: no cross-CPU wakeups, so the difference is the work done per intercept.
+ * Rows say how many microseconds Tally adds besides the ratio (docs/performance.md).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createBackend } from '../src/ahp/backend.js';
-import type { InterceptCapabilities } from '../src/ahp/compose.js';
-import { Dispatcher } from '../src/ahp/dispatcher.js';
-import type { Backend } from '../src/ahp/registration-types.js';
-import { fileSecretProvider } from '../src/ahp/secrets.js';
-import type { JsonRpcRequest } from '../src/ahp/transport.js';
-import { createTransport } from '../src/ahp/transports/index.js';
-import type { CanonicalEvent } from '../src/core/event.js';
-import { interceptSubscription } from './ahp-fixtures.js';
-import { type BenchModule, type BenchResult, percentile } from './harness.js';
+import { httpBench, perEventBench, setPlacement, stdioBench } from './ahp-transport-series.js';
+import type { BenchModule, BenchResult } from './harness.js';
 
-const TALLY = fileURLToPath(new URL('../../bin/tally.js', import.meta.url));
-const FAULT_BACKEND = fileURLToPath(new URL('../test/ahp/backends/fault-backend.js', import.meta.url));
-const ECHO_CHILD = "process.stdin.on('data', (c) => process.stdout.write(c));";
+const PROGRAM = fileURLToPath(new URL('./programs/ahp-transport.js', import.meta.url));
+const TASKSET = '/usr/bin/taskset';
 
-let n = 0;
-function request(): JsonRpcRequest {
-  const id = `bench-${++n}`;
-  return {
-    jsonrpc: '2.0',
-    id,
-    method: 'hooks/intercept',
-    params: {
-      protocolVersion: 'draft',
-      event: {
-        id,
-        source: 'urn:tally:bench',
-        type: 'tool.before',
-        time: '2026-01-01T00:00:00Z',
-        call: { id: 'c1' },
-        path: 'native',
-        tool: { origin: 'native', name: 'Bash', input: { command: 'ls -la' } },
-      },
-      capabilities: { effects: ['deny'] },
-    },
-  };
-}
-
-async function sample(iterations: number, warmup: number, fn: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await fn();
-  const out: number[] = [];
-  for (let i = 0; i < iterations; i++) out.push(await timed(fn));
-  return out.sort((a, b) => a - b);
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
-
-/**
- * Samples every series alternately, one call each per round, so all see the same machine load; a
- * load spike then moves every distribution instead of one.
- */
-async function sampleRounds(
-  iterations: number,
-  warmup: number,
-  series: readonly (() => Promise<unknown>)[],
-): Promise<number[][]> {
-  for (let i = 0; i < warmup; i++) for (const fn of series) await fn();
-  const out = series.map(() => [] as number[]);
-  for (let i = 0; i < iterations; i++) {
-    for (const [k, fn] of series.entries()) out[k]?.push(await timed(fn));
+function oneCpu(): BenchResult[] {
+  if (process.platform !== 'linux' || !existsSync(TASKSET)) {
+    process.stderr.write('  one-CPU rows skipped: they need Linux and /usr/bin/taskset (util-linux)\n');
+    return [];
   }
-  for (const samples of out) samples.sort((a, b) => a - b);
-  return out;
-}
-
-function listen(server: http.Server): Promise<string> {
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`),
-    ),
-  );
-}
-
-function rawPost(agent: http.Agent, url: string, body: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        res.on('data', () => {});
-        res.on('end', () => resolve());
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+  const out = execFileSync(TASKSET, ['-c', '0', process.execPath, PROGRAM, ', one CPU'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-}
-
-const env = { ...process.env, TALLY_HOME: mkdtempSync(join(tmpdir(), 'tally-bench-')) };
-const options = { secrets: fileSecretProvider(env), env };
-const never = new AbortController().signal;
-
-/**
- * A dispatcher with one intercept subscription to `backend` on `tool.before` (its own transport,
- * so it does not share a connection with the transport-only rows).
- */
-function benchDispatcher(backend: Backend): Dispatcher {
-  const subscribed: Backend = {
-    ...backend,
-    subscriptions: [interceptSubscription()],
-  };
-  return new Dispatcher({
-    registration: { protocolVersion: 'draft', hooks: [subscribed] },
-    transportFactory: (b) => createTransport(b, options),
-  });
-}
-
-/** One intercept through the whole dispatcher; a failed or rejected call would not be a fair sample. */
-async function dispatchOne(dispatcher: Dispatcher): Promise<void> {
-  const { event, capabilities } = request().params as {
-    event: CanonicalEvent;
-    capabilities: InterceptCapabilities;
-  };
-  const outcome = await dispatcher.dispatch({ event, capabilities });
-  const status = outcome.subscriptions[0]?.status;
-  if (status !== 'accepted')
-    throw new Error(`bench intercept was ${status}: ${outcome.subscriptions[0]?.reason}`);
-}
-
-function results(name: string, measured: number[], raw: number[], what: string): BenchResult[] {
-  const fmt = (v: number) => `${(v * 1000).toFixed(0)} µs`;
-  return [50, 99].map((p) => ({
-    name: `${name} p${p}`,
-    measured: `${fmt(percentile(measured, p))} per intercept`,
-    baseline: `${what} ${fmt(percentile(raw, p))}`,
-    ratio: percentile(measured, p) / percentile(raw, p),
-    target: p === 50 ? '<= 1.5' : 'report',
-  }));
-}
-
-async function httpBench(): Promise<BenchResult[]> {
-  const rawServer = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
-    });
-  });
-  const kitServer = http.createServer(createBackend({ intercept: () => [] }).http);
-  const rawUrl = await listen(rawServer);
-  const kitUrl = await listen(kitServer);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const backend: Backend = {
-    index: 0,
-    id: 'org.tally.bench.http',
-    transport: { kind: 'http', url: kitUrl },
-    subscriptions: [],
-  };
-  const transport = createTransport(backend, options);
-  const dispatcher = benchDispatcher(backend);
-  try {
-    const [raw = [], sent = [], dispatched = []] = await sampleRounds(3000, 300, [
-      () => rawPost(agent, rawUrl, JSON.stringify(request())),
-      () => transport.request(request(), never),
-      () => dispatchOne(dispatcher),
-    ]);
-    return [
-      ...results('HTTP keep-alive, transport.request only', sent, raw, 'raw node:http echo'),
-      ...results('HTTP keep-alive, end to end via Dispatcher', dispatched, raw, 'raw node:http echo'),
-    ];
-  } finally {
-    agent.destroy();
-    await transport.close();
-    await dispatcher.close();
-    kitServer.close();
-    rawServer.close();
-    kitServer.closeAllConnections();
-    rawServer.closeAllConnections();
-  }
-}
-
-async function stdioBench(): Promise<BenchResult[]> {
-  const echo = spawn(process.execPath, ['-e', ECHO_CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let waiting: (() => void) | undefined;
-  let buffered = '';
-  echo.stdout.setEncoding('utf8');
-  echo.stdout.on('data', (c: string) => {
-    buffered += c;
-    if (buffered.endsWith('\n')) {
-      buffered = '';
-      waiting?.();
-    }
-  });
-  const rawRoundTrip = () =>
-    new Promise<void>((resolve) => {
-      waiting = resolve;
-      echo.stdin.write(`${JSON.stringify(request())}\n`);
-    });
-  const rules = join(mkdtempSync(join(tmpdir(), 'tally-bench-')), 'rules.json');
-  writeFileSync(rules, JSON.stringify({ rules: [] }));
-  const backend: Backend = {
-    index: 0,
-    id: 'org.tally.bench.stdio',
-    transport: {
-      kind: 'stdio',
-      command: process.execPath,
-      args: [TALLY, 'ahp', 'serve', '--stdio', '--rules', rules],
-      lifecycle: 'persistent',
-      env: {},
-    },
-    subscriptions: [],
-  };
-  const transport = createTransport(backend, options);
-  const dispatcher = benchDispatcher(backend);
-  try {
-    const [raw = [], sent = [], dispatched = []] = await sampleRounds(3000, 300, [
-      rawRoundTrip,
-      () => transport.request(request(), never),
-      () => dispatchOne(dispatcher),
-    ]);
-    return [
-      ...results('stdio persistent, transport.request only', sent, raw, 'raw echo child'),
-      ...results('stdio persistent, end to end via Dispatcher', dispatched, raw, 'raw echo child'),
-    ];
-  } finally {
-    echo.stdin.end();
-    await transport.close();
-    await dispatcher.close();
-  }
-}
-
-async function perEventBench(): Promise<BenchResult[]> {
-  const bare = () =>
-    new Promise<void>((resolve) =>
-      spawn(process.execPath, ['-e', ''], { stdio: 'ignore' }).on('exit', () => resolve()),
-    );
-  const backend: Backend = {
-    index: 0,
-    id: 'org.tally.bench.perevent',
-    transport: {
-      kind: 'stdio',
-      command: process.execPath,
-      args: [FAULT_BACKEND, 'one-shot', '0'],
-      lifecycle: 'per_event',
-      env: {},
-    },
-    subscriptions: [],
-  };
-  const transport = createTransport(backend, options);
-  const raw = await sample(20, 3, bare);
-  const measured = await sample(20, 3, () => transport.request(request(), never));
-  await transport.close();
-  const p50 = (v: number[]) => percentile(v, 50);
-  return [
-    {
-      name: 'stdio per_event intercept p50',
-      measured: `${p50(measured).toFixed(1)} ms per call`,
-      baseline: `bare node -e '' spawn ${p50(raw).toFixed(1)} ms`,
-      ratio: p50(measured) / p50(raw),
-      target: 'report',
-    },
-  ];
+  return JSON.parse(out) as BenchResult[];
 }
 
 const bench: BenchModule = {
   title: 'AHP transports: end-to-end intercept vs raw round trip',
   async run() {
-    return [...(await httpBench()), ...(await stdioBench()), ...(await perEventBench())];
+    setPlacement(', any CPU');
+    const free = [...(await httpBench()), ...(await stdioBench())];
+    return [...free, ...oneCpu(), ...(await perEventBench())];
   },
 };
 
