@@ -86,9 +86,13 @@ export async function callWithDeadline(
   const started = Date.now();
   let timedOut = false;
   let abandon: ((error: Error) => void) | undefined;
+  // The wait is abandoned once the promise jobs queued by the abort have run (setImmediate), so
+  // an answer the transport settles inside its abort listener still wins, however many promise
+  // hops it takes: the stdio binding hands up, at the deadline, a mismatched answer it held back
+  // while waiting for the live one. A transport that ignores the abort is abandoned right after.
   const abort = (reason: unknown) => {
     deadline.abort(reason);
-    abandon?.(abortError(signal));
+    setImmediate(() => abandon?.(abortError(signal)));
   };
   const timer = setTimeout(() => {
     timedOut = true;

@@ -17,6 +17,7 @@ import { answerFor, startServer, type TestServer } from './http-servers.js';
 import { loadScenarioRows } from './scenario-replay.js';
 import {
   httpBackend,
+  interceptRegistration,
   interceptRequest,
   type LogLine,
   options,
@@ -46,25 +47,7 @@ function opts(extra: Partial<TransportOptions> = {}): TransportOptions {
 }
 
 function registration(backend: Backend, failurePolicy: 'fail-open' | 'fail-closed'): Registration {
-  return {
-    protocolVersion: 'draft',
-    hooks: [
-      {
-        ...backend,
-        subscriptions: [
-          {
-            index: 0,
-            events: ['tool.before'],
-            mode: 'intercept',
-            timeoutMs: DEADLINE_MS,
-            failurePolicy,
-            content: { default: 'body', categories: {} },
-            includeNative: false,
-          },
-        ],
-      },
-    ],
-  };
+  return interceptRegistration(backend, failurePolicy, DEADLINE_MS);
 }
 
 /** Dispatches the official scenario event through `backend` under `failurePolicy`. */
@@ -128,13 +111,52 @@ describe('faults over stdio (real processes)', { timeout: 60_000 }, () => {
     });
   }
 
-  test('wrong-id: handed up, then rejected whole by the harness and settled by the policy', async () => {
-    assert.equal(await codeFor(stdioBackend('wrong-id')), 'ok');
-    assert.equal(await codeFor(stdioBackend('wrong-id', [], 'per_event')), 'ok');
+  test('wrong-id: a persistent backend waits for a live answer, then hands the stray one up at the deadline to be rejected whole', async () => {
+    const { logger: log, lines } = recordingLogger();
+    const t = createTransport(stdioBackend('wrong-id'), opts({ logger: log }));
+    try {
+      const a = interceptRequest();
+      const answer = (await t.request(a, AbortSignal.timeout(DEADLINE_MS))) as { id: unknown };
+      assert.equal(answer.id, `${a.id}-other`);
+      assert.ok(lines.some((l) => l.level === 'warn' && l.fields?.received === `${a.id}-other`));
+    } finally {
+      await t.close();
+    }
     await checkPolicies(stdioBackend('wrong-id'), 'rejected');
+    // per_event allows exactly one answer: it is handed up at once and rejected the same way.
+    assert.equal(await codeFor(stdioBackend('wrong-id', [], 'per_event')), 'ok');
+    await checkPolicies(stdioBackend('wrong-id', [], 'per_event'), 'rejected');
   });
 
-  test('answers twice: the first answer counts, the extra line ends the process, the next call still works', async () => {
+  test('an unknown id before the answer is ignored; the answer that follows is taken', async () => {
+    const { logger: log, lines } = recordingLogger();
+    const t = createTransport(stdioBackend('unknown-first'), opts({ logger: log }));
+    try {
+      const a = interceptRequest();
+      assert.equal(((await t.request(a, AbortSignal.timeout(5 * DEADLINE_MS))) as { id: unknown }).id, a.id);
+      const warned = lines.find((l) => l.level === 'warn' && /answers nothing in flight/.test(l.message));
+      assert.equal(warned?.fields?.received, `unknown:${a.id}`);
+      assert.equal(warned?.fields?.expected, a.id);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('a flood of lines answering nothing ends the backend as faulty before the deadline', async () => {
+    const t = createTransport(stdioBackend('flood'), opts());
+    try {
+      await assert.rejects(t.request(interceptRequest(), AbortSignal.timeout(60_000)), (error) => {
+        assert.ok(error instanceof TransportError);
+        assert.equal(error.code, 'protocol');
+        assert.match(error.message, /17 lines in a row/);
+        return true;
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('answers twice: the first answer counts, the extra line is ignored, the same process serves the next call', async () => {
     const { logger: log, lines } = recordingLogger();
     const t = createTransport(stdioBackend('twice'), opts({ logger: log }));
     try {
@@ -142,7 +164,8 @@ describe('faults over stdio (real processes)', { timeout: 60_000 }, () => {
       assert.equal(((await t.request(a, AbortSignal.timeout(DEADLINE_MS))) as { id: unknown }).id, a.id);
       const b = interceptRequest();
       assert.equal(((await t.request(b, AbortSignal.timeout(5 * DEADLINE_MS))) as { id: unknown }).id, b.id);
-      assert.ok(lines.some((l) => l.level === 'warn' && l.fields?.code === 'protocol'));
+      assert.ok(lines.some((l) => l.level === 'warn' && l.fields?.received === a.id));
+      assert.equal(lines.filter((l) => l.message === 'backend started').length, 1);
     } finally {
       await t.close();
     }

@@ -113,7 +113,10 @@ export function fixtureHostCheck(event: CanonicalEvent): string | undefined {
     : 'task must be a positive integer';
 }
 
-export function interopRegistration(failurePolicy: 'fail-open' | 'fail-closed'): Registration {
+export function interopRegistration(
+  failurePolicy: 'fail-open' | 'fail-closed',
+  timeoutMs = 10_000,
+): Registration {
   return {
     protocolVersion: 'draft',
     hooks: [
@@ -127,7 +130,7 @@ export function interopRegistration(failurePolicy: 'fail-open' | 'fail-closed'):
             id: 'interop',
             events: ['*'],
             mode: 'intercept',
-            timeoutMs: 10_000,
+            timeoutMs,
             failurePolicy,
             content: { default: 'body', categories: {} },
             includeNative: false,
@@ -178,7 +181,8 @@ function checkExpected(outcome: DispatchOutcome, expected: JsonObject): void {
  * Registers one test per scenario row. `makeTransport` connects a transport to the scripted
  * backend; the same transport serves every row (a long-lived dispatcher, as in a session).
  */
-export function replayScenarios(makeTransport: TransportMaker, label = 'memory'): void {
+/** `timeoutMs` is the subscription deadline, which a row with a stray answer over stdio waits out. */
+export function replayScenarios(makeTransport: TransportMaker, label = 'memory', timeoutMs = 10_000): void {
   const rows = loadScenarioRows();
   const ajv = officialSchemas();
   const sent = new Map<string, unknown[]>();
@@ -199,8 +203,8 @@ export function replayScenarios(makeTransport: TransportMaker, label = 'memory')
         close: () => inner.close(),
       };
       const shared = { transportFactory: () => transport, hostCheck: fixtureHostCheck };
-      open = new Dispatcher({ registration: interopRegistration('fail-open'), ...shared });
-      closed = new Dispatcher({ registration: interopRegistration('fail-closed'), ...shared });
+      open = new Dispatcher({ registration: interopRegistration('fail-open', timeoutMs), ...shared });
+      closed = new Dispatcher({ registration: interopRegistration('fail-closed', timeoutMs), ...shared });
     });
     after(async () => {
       await open.close();

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Authentication, Backend } from '../../src/ahp/registration-types.js';
+import type { Authentication, Backend, Registration } from '../../src/ahp/registration-types.js';
 import { fileSecretProvider } from '../../src/ahp/secrets.js';
 import type { JsonRpcRequest } from '../../src/ahp/transport.js';
 import { TransportError } from '../../src/ahp/transport.js';
@@ -107,4 +107,23 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A registration of `backend` alone, with one intercept subscription to `tool.before`. */
+export function interceptRegistration(
+  backend: Backend,
+  failurePolicy: 'fail-open' | 'fail-closed',
+  timeoutMs: number,
+): Registration {
+  const subscription = {
+    index: 0,
+    id: 'a',
+    events: ['tool.before'],
+    mode: 'intercept' as const,
+    timeoutMs,
+    failurePolicy,
+    content: { default: 'body' as const, categories: {} },
+    includeNative: false,
+  };
+  return { protocolVersion: 'draft', hooks: [{ ...backend, subscriptions: [subscription] }] };
 }

@@ -3,11 +3,18 @@
  * backend's stdin and stdout; stderr is diagnostics and goes to the logger, never to parsing.
  *
  * - `persistent`: one long-lived process, started on first use. One message in flight at a time
- *   (the rest wait in order). A response is matched by id. A crash fails the message in flight and
+ *   (the rest wait in order). Responses are correlated by id (AHP-STDIO-001): a well-formed
+ *   JSON-RPC line whose id is not the one in flight (a late or repeated answer, an unknown id) is
+ *   ignored with a warning and the wait goes on, as the official lifecycle rows
+ *   `stdio-unsolicited-old-before-live` and `stdio-unknown-before-live` require; more than
+ *   MAX_UNSOLICITED such lines in a row end the process. If the deadline comes with no live
+ *   answer, the first such line that arrived while waiting is handed up as the answer (the only
+ *   one acquired), so the harness rejects it whole for its id, as the interop row
+ *   `wrong-response-id` requires, instead of reporting a bare timeout. A crash fails the message in flight and
  *   the next message restarts the process after a backoff that grows with consecutive crashes. A
- *   deadline, a malformed line, an unsolicited line, an over-long line or an answer with another
- *   id (handed up for the harness to reject) ends the process too: the backend then holds an outstanding request or an untrustworthy stream, and the
- *   binding allows only one outstanding request.
+ *   deadline, a malformed line or an over-long line ends the process too: the backend then holds
+ *   an outstanding request or an untrustworthy stream, and the binding allows only one
+ *   outstanding request.
  * - `per_event` (./stdio-per-event.ts): one process per message: one line on stdin, EOF, at most
  *   one line back, exit 0.
  */
@@ -29,6 +36,8 @@ export interface StdioTransportOptions extends ProcessSpec {
 
 interface InFlight {
   id: string | number;
+  /** The first well-formed answer with another id seen while this request waited. */
+  stray?: Record<string, unknown>;
   resolve: (value: Record<string, unknown>) => void;
   reject: (error: TransportError) => void;
 }
@@ -47,6 +56,9 @@ export function exitDetail(code: number | null, signal: NodeJS.Signals | null): 
   return signal !== null ? `signal ${signal}` : `code ${code}`;
 }
 
+/** Unsolicited lines in a row (no answer in between) after which a backend is ended as faulty. */
+export const MAX_UNSOLICITED = 16;
+
 export class PersistentStdioTransport implements BackendTransport {
   private child: ChildProcessWithoutNullStreams | undefined;
   private inFlight: InFlight | undefined;
@@ -54,6 +66,7 @@ export class PersistentStdioTransport implements BackendTransport {
   private busy = false;
   private readonly waiting: (() => void)[] = [];
   private crashes = 0;
+  private unsolicited = 0;
   private lastExit = 0;
   private closed = false;
   private readonly logger: Logger;
@@ -98,20 +111,22 @@ export class PersistentStdioTransport implements BackendTransport {
     else this.busy = false;
   };
 
-  /** Runs `task` after every earlier message; the caller stops waiting as soon as `signal` aborts. */
+  /**
+   * Runs `task` after every earlier message. While it waits in the queue, the caller stops waiting
+   * as soon as `signal` aborts; once started, the task answers the abort itself (the exchange may
+   * hand up a held-back answer at the deadline).
+   */
   private enqueue<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
     const id = this.options.backendId;
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(timeoutError(id));
       const start = () => {
+        signal.removeEventListener('abort', onAbort);
         let run: Promise<T>;
         if (signal.aborted) run = Promise.reject(timeoutError(id));
         else if (this.closed) run = Promise.reject(closedError(id));
         else run = task();
-        run.then(resolve, reject).finally(() => {
-          signal.removeEventListener('abort', onAbort);
-          this.release();
-        });
+        run.then(resolve, reject).finally(this.release);
       };
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
@@ -133,12 +148,13 @@ export class PersistentStdioTransport implements BackendTransport {
     if (this.closed) throw closedError(this.options.backendId);
     const child = startProcess(this.options, this.logger);
     this.child = child;
+    this.unsolicited = 0;
     const splitter = new LineSplitter(this.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
     child.stdout.on('data', (chunk: Buffer) => {
       if (this.child !== child) return;
       try {
         splitter.push(chunk, (line) => {
-          if (line.length > 0) this.onLine(child, line);
+          if (line.length > 0) this.onLine(line);
         });
       } catch (error) {
         this.fault(child, error as TransportError);
@@ -154,30 +170,29 @@ export class PersistentStdioTransport implements BackendTransport {
     return child;
   }
 
-  private onLine(child: ChildProcessWithoutNullStreams, line: Buffer): void {
+  private onLine(line: Buffer): void {
     const message = parseLine(line, this.options.backendId);
     const current = this.inFlight;
-    if (current === undefined) {
-      throw new TransportError(
-        'protocol',
-        `backend ${this.options.backendId} wrote a line nobody asked for`,
-        {
-          backend: this.options.backendId,
-        },
-      );
-    }
-    if (message.id !== current.id) {
-      // Handed up as the answer (one request is in flight, so this line is its answer, and the
-      // harness rejects the id mismatch whole, as over HTTP), but correlation is lost: the
-      // process is ended so a late line cannot be taken for the next answer.
-      this.logger('warn', 'backend answered with another id; stopping it', {
+    if (current === undefined || message.id !== current.id) {
+      if (current !== undefined) current.stray ??= message;
+      this.unsolicited++;
+      if (this.unsolicited > MAX_UNSOLICITED) {
+        throw new TransportError(
+          'protocol',
+          `backend ${this.options.backendId} wrote ${this.unsolicited} lines in a row that answer nothing in flight`,
+          { backend: this.options.backendId },
+        );
+      }
+      this.logger('warn', 'backend wrote a line that answers nothing in flight; ignored', {
         backend: this.options.backendId,
-        expected: current.id,
+        ...(current === undefined ? {} : { expected: current.id }),
+        received: shortId(message.id),
       });
-      this.retire(child);
+      return;
     }
     this.inFlight = undefined;
     this.crashes = 0;
+    this.unsolicited = 0;
     current.resolve(message);
   }
 
@@ -286,7 +301,9 @@ export class PersistentStdioTransport implements BackendTransport {
         this.inFlight = undefined;
         this.retire(child);
         settled();
-        reject(timeoutError(backend));
+        // Settled synchronously, inside the abort: callWithDeadline takes an answer settled there.
+        if (current.stray) resolve(current.stray);
+        else reject(timeoutError(backend));
       };
       const current: InFlight = {
         id: message.id,
@@ -314,6 +331,12 @@ export class PersistentStdioTransport implements BackendTransport {
 }
 
 function noop(): void {}
+
+/** An id fit for a log line: a number or a string of at most 128 characters, else null. */
+function shortId(id: unknown): string | number | null {
+  if (typeof id === 'number' || (typeof id === 'string' && id.length <= 128)) return id;
+  return null;
+}
 
 function sleep(ms: number, signal: AbortSignal, backendId: string): Promise<void> {
   return new Promise((resolve, reject) => {

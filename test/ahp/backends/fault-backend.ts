@@ -9,6 +9,11 @@
  *   garbage             answer with a line that is not JSON
  *   twice               answer every request twice
  *   wrong-id            answer with a different id
+ *   unknown-first       write an answer with an unknown id, then the real answer
+ *   flood               write 20 answers with unknown ids, never the real one
+ *   lifecycle FILE ROW  play row ROW of FILE (lifecycle-scenarios.json) for each request: the
+ *                       row's `emit` lines scripted between `wait` and `release` of its key,
+ *                       then the row's response for that key, untouched
  *   exit CODE           exit with CODE on the first request, without answering
  *   crash-once MARKER   exit 1 on the first request if MARKER does not exist (creating it), else echo
  *   huge BYTES          answer with a line of about BYTES bytes
@@ -41,6 +46,31 @@ if (mode === 'scripted') {
   const doc = JSON.parse(readFileSync(arg, 'utf8')) as { scenarios: Row[] };
   // Keyed by event id, which the protocol makes equal to the request id.
   scripted = new Map(doc.scenarios.map((s) => [s.request.params.event.id, s.response]));
+}
+
+let lifecycle: ((id: unknown) => unknown[]) | undefined;
+if (mode === 'lifecycle') {
+  type Step = { op: string; key?: string; response?: unknown };
+  type Row = {
+    id: string;
+    requests: Record<string, { id: unknown }>;
+    responses: Record<string, unknown>;
+    steps: Step[];
+  };
+  const doc = JSON.parse(readFileSync(arg, 'utf8')) as { scenarios: Row[] };
+  const row = doc.scenarios.find((r) => r.id === process.argv[4]);
+  if (!row) throw new Error(`no lifecycle row ${process.argv[4]}`);
+  lifecycle = (id) => {
+    const key = Object.keys(row.requests).find((k) => row.requests[k]?.id === id);
+    if (key === undefined) return [];
+    // The emits the row scripts while this key is held: after its `wait`, before its `release`.
+    const held = row.steps.slice(row.steps.findIndex((s) => s.op === 'wait' && s.key === key));
+    const emits = held.slice(
+      0,
+      held.findIndex((s) => s.op === 'release' && s.key === key),
+    );
+    return [...emits.filter((s) => s.op === 'emit').map((s) => s.response), row.responses[key]];
+  };
 }
 
 function onLine(line: string): void {
@@ -79,6 +109,15 @@ function onLine(line: string): void {
       return;
     case 'wrong-id':
       process.stdout.write(answer(`${String(id)}-other`));
+      return;
+    case 'unknown-first':
+      process.stdout.write(answer(`unknown:${String(id)}`) + answer(id));
+      return;
+    case 'flood':
+      for (let i = 0; i < 20; i++) process.stdout.write(answer(`unknown:${i}`));
+      return;
+    case 'lifecycle':
+      for (const line of lifecycle!(id)) process.stdout.write(`${JSON.stringify(line)}\n`);
       return;
     case 'exit':
       process.exit(Number(arg));
