@@ -10,8 +10,8 @@
  * Used twice by ./ahp-transport.bench.ts: in its own process (the scheduler places the harness and
  * the backend processes freely) and in ./programs/ahp-transport.ts pinned to one CPU.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { Dispatcher } from '../src/ahp/dispatcher.js';
 import type { Backend } from '../src/ahp/registration-types.js';
 import { fileSecretProvider } from '../src/ahp/secrets.js';
 import type { JsonRpcRequest } from '../src/ahp/transport.js';
-import { createTransport } from '../src/ahp/transports/index.js';
+import { createTransport, type TransportOptions } from '../src/ahp/transports/index.js';
 import type { CanonicalEvent } from '../src/core/event.js';
 import { interceptSubscription } from './ahp-fixtures.js';
 import { type BenchResult, percentile } from './harness.js';
@@ -31,6 +31,15 @@ import { type BenchResult, percentile } from './harness.js';
 const TALLY = fileURLToPath(new URL('../../bin/tally.js', import.meta.url));
 const FAULT_BACKEND = fileURLToPath(new URL('../test/ahp/backends/fault-backend.js', import.meta.url));
 const ECHO_CHILD = "process.stdin.on('data', (c) => process.stdout.write(c));";
+/**
+ * The least any JSON-RPC exchange over a pipe does, for scale: the child parses each line with
+ * `JSON.parse` and writes a fixed empty answer with the request's id; the harness parses the
+ * answer and checks the id. No validation, no strictness, no deadline.
+ */
+const FLOOR_CHILD = [
+  "process.stdin.on('data', (c) => { const m = JSON.parse(c);",
+  "process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: 'draft', effects: [] } }) + '\\n'); });",
+].join(' ');
 
 /** Appended to every row name, e.g. ', one CPU', to tell the placements apart. */
 let placement = '';
@@ -127,14 +136,14 @@ const never = new AbortController().signal;
  * A dispatcher with one intercept subscription to `backend` on `tool.before` (its own transport,
  * so it does not share a connection with the transport-only rows).
  */
-function benchDispatcher(backend: Backend): Dispatcher {
+function benchDispatcher(backend: Backend, transportOptions: TransportOptions = options): Dispatcher {
   const subscribed: Backend = {
     ...backend,
     subscriptions: [interceptSubscription()],
   };
   return new Dispatcher({
     registration: { protocolVersion: 'draft', hooks: [subscribed] },
-    transportFactory: (b) => createTransport(b, options),
+    transportFactory: (b) => createTransport(b, transportOptions),
   });
 }
 
@@ -203,7 +212,8 @@ export async function httpBench(): Promise<BenchResult[]> {
   }
 }
 
-export async function stdioBench(): Promise<BenchResult[]> {
+/** A raw echo child, a transport and a dispatcher to `tally ahp serve --stdio`, and their pids. */
+async function stdioSetup() {
   const echo = spawn(process.execPath, ['-e', ECHO_CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });
   let waiting: (() => void) | undefined;
   let buffered = '';
@@ -220,6 +230,18 @@ export async function stdioBench(): Promise<BenchResult[]> {
       waiting = resolve;
       echo.stdin.write(`${JSON.stringify(request())}\n`);
     });
+  const floor = spawn(process.execPath, ['-e', FLOOR_CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let answered: ((line: Buffer) => void) | undefined;
+  floor.stdout.on('data', (line: Buffer) => answered?.(line));
+  const floorRoundTrip = () =>
+    new Promise<void>((resolve, reject) => {
+      const message = request();
+      answered = (line) => {
+        if ((JSON.parse(line.toString('utf8')) as { id: unknown }).id === message.id) resolve();
+        else reject(new Error('the floor child answered another id'));
+      };
+      floor.stdin.write(`${JSON.stringify(message)}\n`);
+    });
   const rules = join(mkdtempSync(join(tmpdir(), 'tally-bench-')), 'rules.json');
   writeFileSync(rules, JSON.stringify({ rules: [] }));
   const backend: Backend = {
@@ -234,22 +256,98 @@ export async function stdioBench(): Promise<BenchResult[]> {
     },
     subscriptions: [],
   };
-  const transport = createTransport(backend, options);
-  const dispatcher = benchDispatcher(backend);
+  // The backends' pids, from the transports' 'backend started' lines: transport first.
+  const pids: number[] = [];
+  const logged = {
+    ...options,
+    logger: (_level: string, message: string, fields?: Record<string, unknown>) => {
+      if (message === 'backend started' && typeof fields?.pid === 'number') pids.push(fields.pid);
+    },
+  };
+  const transport = createTransport(backend, logged);
+  const dispatcher = benchDispatcher(backend, logged);
+  const sent = () => transport.request(request(), never);
+  const dispatched = () => dispatchOne(dispatcher);
+  // Start both backends before anything is timed.
+  await sent();
+  await dispatched();
+  return {
+    rawRoundTrip,
+    floorRoundTrip,
+    sent,
+    dispatched,
+    pids: { echo: echo.pid ?? 0, floor: floor.pid ?? 0, transport: pids[0] ?? 0, dispatcher: pids[1] ?? 0 },
+    async close() {
+      echo.stdin.end();
+      floor.stdin.end();
+      await transport.close();
+      await dispatcher.close();
+    },
+  };
+}
+
+export async function stdioBench(): Promise<BenchResult[]> {
+  const setup = await stdioSetup();
   try {
     const [raw = [], sent = [], dispatched = []] = await sampleRounds(3000, 300, [
-      rawRoundTrip,
-      () => transport.request(request(), never),
-      () => dispatchOne(dispatcher),
+      setup.rawRoundTrip,
+      setup.sent,
+      setup.dispatched,
     ]);
     return [
       ...results('stdio persistent, transport.request only', sent, raw, 'raw echo child'),
       ...results('stdio persistent, end to end via Dispatcher', dispatched, raw, 'raw echo child'),
     ];
   } finally {
-    echo.stdin.end();
-    await transport.close();
-    await dispatcher.close();
+    await setup.close();
+  }
+}
+
+/** CPU time (user + system, µs) a process has used so far, from /proc (Linux). */
+function processCpuMicros(pid: number, tick: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / tick;
+}
+
+/**
+ * CPU time per stdio intercept, both processes together (harness + backend), against the raw echo
+ * loop's: the work done per intercept, whatever the placement. Each series runs back to back.
+ * Linux only (/proc); used by the one-CPU program.
+ */
+export async function stdioCpuBench(): Promise<BenchResult[]> {
+  const tick = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const setup = await stdioSetup();
+  const calls = 20_000;
+  const measure = async (fn: () => Promise<unknown>, pid: number) => {
+    for (let i = 0; i < 1000; i++) await fn();
+    const harness = process.cpuUsage();
+    const child = processCpuMicros(pid, tick);
+    for (let i = 0; i < calls; i++) await fn();
+    const used = process.cpuUsage(harness);
+    return {
+      harness: (used.user + used.system) / calls,
+      backend: (processCpuMicros(pid, tick) - child) / calls,
+    };
+  };
+  try {
+    const raw = await measure(setup.rawRoundTrip, setup.pids.echo);
+    const rows: [string, { harness: number; backend: number }][] = [
+      ['minimal JSON-RPC floor (no Tally)', await measure(setup.floorRoundTrip, setup.pids.floor)],
+      ['transport.request only', await measure(setup.sent, setup.pids.transport)],
+      ['end to end via Dispatcher', await measure(setup.dispatched, setup.pids.dispatcher)],
+    ];
+    const total = (v: { harness: number; backend: number }) => v.harness + v.backend;
+    const fmt = (v: { harness: number; backend: number }) =>
+      `${total(v).toFixed(1)} µs (harness ${v.harness.toFixed(1)} + backend ${v.backend.toFixed(1)})`;
+    return rows.map(([name, v]) => ({
+      name: `stdio persistent, ${name}, CPU time per intercept`,
+      measured: fmt(v),
+      baseline: `raw echo loop ${fmt(raw)}`,
+      ratio: total(v) / total(raw),
+      target: 'report',
+    }));
+  } finally {
+    await setup.close();
   }
 }
 
