@@ -14,6 +14,7 @@ import {
   warnUnknownFields,
 } from './registration-check.js';
 import type { Authentication, OAuthPreset } from './registration-types.js';
+import { secretRefSegments } from './secrets.js';
 
 /** Member names that can only mean a credential value was written into the document. */
 const LITERAL_CREDENTIAL_FIELDS = new Set([
@@ -85,6 +86,23 @@ function warnUnknown(
   warnUnknownFields(c, visible, pointer, known, where);
 }
 
+/**
+ * A reference is the deployment's business, so any non-empty string is valid; but one Tally's own
+ * secret provider cannot resolve (a relative name of [A-Za-z0-9._-] segments under
+ * TALLY_HOME/secrets, never leaving it) is worth a warning before the first dispatch fails on it.
+ */
+function warnUnresolvableRef(c: IssueCollector, ref: string, pointer: string): void {
+  try {
+    secretRefSegments(ref);
+  } catch {
+    c.warn(
+      pointer,
+      'authentication.ref.unresolvable',
+      "Tally's file secret provider cannot resolve this reference: it takes a relative name of [A-Za-z0-9._-] segments (not starting with '.') under TALLY_HOME/secrets",
+    );
+  }
+}
+
 function checkBearer(c: IssueCollector, raw: JsonObject, pointer: string): Authentication | undefined {
   warnUnknown(c, raw, pointer, BEARER_FIELDS, 'bearer authentication');
   const hasEnv = has(raw, 'tokenEnv');
@@ -113,6 +131,7 @@ function checkBearer(c: IssueCollector, raw: JsonObject, pointer: string): Authe
       'tokenRef must be a non-empty string',
     );
   }
+  if (isNonEmptyString(tokenRef)) warnUnresolvableRef(c, tokenRef, pointerTo(pointer, 'tokenRef'));
   if (hasEnv && !hasRef && typeof tokenEnv === 'string') return { type: 'bearer', tokenEnv };
   if (hasRef && !hasEnv && typeof tokenRef === 'string') return { type: 'bearer', tokenRef };
   return undefined;
@@ -128,6 +147,9 @@ function checkOAuth(c: IssueCollector, raw: JsonObject, pointer: string): OAuthP
   if (!isNonEmptyString(clientId)) bad('clientId', 'is required and must be a non-empty string');
   if (has(raw, 'clientSecretRef') && !isNonEmptyString(clientSecretRef)) {
     bad('clientSecretRef', 'must be a non-empty string (a secret reference)');
+  }
+  if (isNonEmptyString(clientSecretRef)) {
+    warnUnresolvableRef(c, clientSecretRef, pointerTo(pointer, 'clientSecretRef'));
   }
   if (typeof flow !== 'string' || !OAUTH_FLOWS.has(flow)) {
     bad('flow', "is required and must be 'authorization_code_pkce' or 'client_credentials'");

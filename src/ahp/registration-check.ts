@@ -34,6 +34,7 @@ export type RegistrationRule =
   | 'authentication.bearer.one-reference'
   | 'authentication.bearer.token-env'
   | 'authentication.bearer.token-ref'
+  | 'authentication.ref.unresolvable'
   | 'authentication.oauth.field'
   | 'subscription.object'
   | 'subscription.id'

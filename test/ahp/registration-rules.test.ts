@@ -202,6 +202,33 @@ test('authentication: a credential reference, never a literal', () => {
   );
   const ref = accepted((d) => (d.hooks[0].authentication = { type: 'bearer', tokenRef: 'secrets/policy' }));
   assert.deepEqual(ref.registration.hooks[0]?.authentication, { type: 'bearer', tokenRef: 'secrets/policy' });
+  assert.deepEqual(ref.warnings, []);
+  // Any non-empty reference is valid (its format is the deployment's), but one the file secret
+  // provider cannot resolve, because it would leave TALLY_HOME/secrets or is not a plain name, is
+  // warned about, not refused.
+  for (const tokenRef of ['../outside', '/etc/passwd', 'vault://kv/policy', 'a//b', '.hidden']) {
+    const odd = accepted((d) => (d.hooks[0].authentication = { type: 'bearer', tokenRef }));
+    assert.deepEqual(
+      odd.warnings.map((w) => [w.pointer, w.rule]),
+      [[`${A}/tokenRef`, 'authentication.ref.unresolvable']],
+      tokenRef,
+    );
+  }
+  const oauth = accepted(
+    (d) =>
+      (d.hooks[0].authentication = {
+        type: 'oauth',
+        resource: 'https://policy.example.com/agent-hooks',
+        issuer: 'https://auth.example.com',
+        clientId: 'tally',
+        flow: 'client_credentials',
+        clientSecretRef: '../../client',
+      }),
+  );
+  assert.deepEqual(
+    oauth.warnings.map((w) => [w.pointer, w.rule]),
+    [[`${A}/clientSecretRef`, 'authentication.ref.unresolvable']],
+  );
 });
 
 test('authentication: oauth preset', () => {
