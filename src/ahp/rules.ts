@@ -7,13 +7,16 @@
  *
  * `events` uses registration selectors (exact name, `family.*`, `*`). `match` is optional; every
  * given key must match: `tool` equals `tool.name`; `commandGlob` matches `tool.input.command`;
- * `pathGlob` matches one of `tool.input.file_path`, `path`, `filePath`, `notebook_path`. In a
- * command glob `*` matches anything; in a path glob `*` and `?` stop at `/` and `**` crosses it.
- * No match (or no rule) answers no effects.
+ * `pathGlob` matches one of `tool.input.file_path`, `path`, `filePath`, `notebook_path`. Globs are
+ * the certificate patterns' (../core/glob.ts, docs/policy.md): `*` and `**`, `\` escapes; in a
+ * command glob both stars match anything; in a path glob `*` stays within a segment and `**`
+ * crosses them. They run as an automaton in linear time, whatever the command or path. No match
+ * (or no rule) answers no effects.
  */
 
 import { parseJson } from '../core/canonical.js';
 import { TallyError } from '../core/errors.js';
+import { compileGlob, type Glob, GlobError, globMatches, globParts } from '../core/glob.js';
 import type { BackendHandler, Effect, InterceptContext } from './backend.js';
 import { type CoreEffectType, catalogueEntry, EVENT_CATALOGUE } from './catalogue.js';
 
@@ -77,6 +80,7 @@ function parseRule(raw: unknown, at: string): Rule {
       match[key as (typeof MATCH_KEYS)[number]] = value;
     }
   }
+  const globs = compileMatch(match, `${at}/match`);
   if (raw.effect !== 'deny' && raw.effect !== 'allow' && raw.effect !== 'ask') {
     fail(`${at}/effect`, 'must be "deny", "allow" or "ask"');
   }
@@ -85,30 +89,48 @@ function parseRule(raw: unknown, at: string): Rule {
   }
   if (raw.effect === 'deny' && raw.message === undefined)
     fail(`${at}/message`, 'a deny rule needs a message (its reason)');
-  return {
+  const rule: Rule = {
     events: events as string[],
     match,
     effect: raw.effect,
     message: raw.message as string | undefined,
   };
+  compiled.set(rule, globs);
+  return rule;
 }
 
-/** Whole-string glob. Path mode: `*`/`?` stay within a segment, `**` crosses `/`. */
-export function globToRegExp(glob: string, pathMode: boolean): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      i++;
-      if (glob[i + 1] === '/') {
-        i++;
-        re += '(?:.*/)?';
-      } else re += '.*';
-    } else if (c === '*') re += pathMode ? '[^/]*' : '.*';
-    else if (c === '?') re += pathMode ? '[^/]' : '.';
-    else re += c.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
+interface CompiledMatch {
+  command?: Glob;
+  path?: Glob;
+}
+
+/** Compiled globs per rule: filled by parseRules, or on first use for a rule built in code. */
+const compiled = new WeakMap<Rule, CompiledMatch>();
+
+function compileOne(text: string, mode: 'command' | 'path', pointer: string): Glob {
+  try {
+    return compileGlob(globParts(text), mode);
+  } catch (error) {
+    if (!(error instanceof GlobError)) throw error;
+    fail(pointer, `${error.message} (position ${error.detail?.position})`);
   }
-  return new RegExp(`^${re}$`, 's');
+}
+
+function compileMatch(match: Rule['match'], pointer: string): CompiledMatch {
+  const out: CompiledMatch = {};
+  if (match.commandGlob !== undefined)
+    out.command = compileOne(match.commandGlob, 'command', `${pointer}/commandGlob`);
+  if (match.pathGlob !== undefined) out.path = compileOne(match.pathGlob, 'path', `${pointer}/pathGlob`);
+  return out;
+}
+
+function globsOf(rule: Rule): CompiledMatch {
+  let globs = compiled.get(rule);
+  if (globs === undefined) {
+    globs = compileMatch(rule.match, '/match');
+    compiled.set(rule, globs);
+  }
+  return globs;
 }
 
 function selects(selector: string, type: string): boolean {
@@ -122,15 +144,15 @@ function ruleMatches(rule: Rule, event: Record<string, unknown>): boolean {
   const tool = isObject(event.tool) ? event.tool : undefined;
   const input = tool && isObject(tool.input) ? tool.input : undefined;
   if (rule.match.tool !== undefined && tool?.name !== rule.match.tool) return false;
-  if (rule.match.commandGlob !== undefined) {
+  const globs = globsOf(rule);
+  if (globs.command !== undefined) {
     const command = input?.command;
-    if (typeof command !== 'string' || !globToRegExp(rule.match.commandGlob, false).test(command))
-      return false;
+    if (typeof command !== 'string' || !globMatches(globs.command, command)) return false;
   }
-  if (rule.match.pathGlob !== undefined) {
-    const re = globToRegExp(rule.match.pathGlob, true);
+  if (globs.path !== undefined) {
+    const path = globs.path;
     const paths = PATH_KEYS.map((k) => input?.[k]).filter((p): p is string => typeof p === 'string');
-    if (!paths.some((p) => re.test(p))) return false;
+    if (!paths.some((p) => globMatches(path, p))) return false;
   }
   return true;
 }

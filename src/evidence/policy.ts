@@ -5,8 +5,8 @@
 
 import { posix } from 'node:path';
 import { TallyError } from '../core/errors.js';
+import { compileGlob, type Glob, GlobError, type GlobPart, globMatches, globParts } from '../core/glob.js';
 import { canonicalTool, toolArgument } from './aliases.js';
-import { compileGlob, type Glob, type GlobPart, globMatches } from './glob.js';
 import { type ShellAnalysis, splitShellCommand } from './shell-command.js';
 
 export type PolicyErrorCode =
@@ -82,25 +82,13 @@ function fail(code: PolicyErrorCode, text: string, position: number, why: string
 
 /** Splits an argument into glob parts; `\` makes the next character literal. */
 function argumentParts(text: string, start: number, end: number): GlobPart[] {
-  const parts: GlobPart[] = [];
-  let lit = '';
-  for (let i = start; i < end; i++) {
-    const c = text[i] as string;
-    if (c === '\\') {
-      if (i + 1 >= end) fail('PATTERN_BAD_ESCAPE', text, i, 'a backslash must escape a character');
-      lit += text[++i];
-    } else if (c === '*') {
-      if (lit !== '') parts.push({ lit });
-      lit = '';
-      const double = text[i + 1] === '*';
-      if (double) i++;
-      if (text[i + 1] === '*' && i + 1 < end)
-        fail('PATTERN_BAD_WILDCARD', text, i + 1, 'at most two stars in a row');
-      parts.push({ star: double ? 2 : 1 });
-    } else lit += c;
+  try {
+    return globParts(text, start, end);
+  } catch (error) {
+    if (!(error instanceof GlobError)) throw error;
+    const code = error.code === 'bad-escape' ? 'PATTERN_BAD_ESCAPE' : 'PATTERN_BAD_WILDCARD';
+    fail(code, text, error.detail?.position as number, error.message);
   }
-  if (lit !== '') parts.push({ lit });
-  return parts;
 }
 
 /** Parses one action pattern: `Name`, `Family*`, `*`, or `Name(argument glob)`. */

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BackendUnavailable, createBackend, type Effect } from '../../src/ahp/backend.js';
-import { evaluateRules, globToRegExp, parseRules, RulesError } from '../../src/ahp/rules.js';
+import { evaluateRules, parseRules, RulesError } from '../../src/ahp/rules.js';
 import { loadScenarioRows, officialSchemas } from './scenario-replay.js';
 import { tempDir } from './transport-helpers.js';
 
@@ -223,10 +223,34 @@ describe('rule files', () => {
       [],
     );
     assert.deepStrictEqual(evaluateRules(rules, context({ name: 'task', input: {} }, ['deny'])), []);
-    assert.ok(globToRegExp('src/*.ts', true).test('src/a.ts'));
-    assert.ok(!globToRegExp('src/*.ts', true).test('src/x/a.ts'));
-    assert.ok(globToRegExp('src/**/*.ts', true).test('src/x/y/a.ts'));
-    assert.ok(globToRegExp('git push *', false).test('git push origin/main'));
+  });
+
+  test('rule globs are the certificate globs of docs/policy.md', () => {
+    const deny = (match: Record<string, string>) =>
+      parseRules(
+        JSON.stringify({ rules: [{ events: ['tool.before'], match, effect: 'deny', message: 'm' }] }),
+      );
+    const hits = (match: Record<string, string>, input: Record<string, unknown>) =>
+      evaluateRules(deny(match), context({ name: 'Edit', input })).length === 1;
+    // Paths: `*` stays in a segment, `**` crosses them, `**/` may match no directory, a trailing
+    // `/**` also matches the directory itself.
+    assert.ok(hits({ pathGlob: 'src/*.ts' }, { file_path: 'src/a.ts' }));
+    assert.ok(!hits({ pathGlob: 'src/*.ts' }, { file_path: 'src/x/a.ts' }));
+    assert.ok(hits({ pathGlob: 'src/**/*.ts' }, { file_path: 'src/x/y/a.ts' }));
+    assert.ok(hits({ pathGlob: 'src/**/*.ts' }, { file_path: 'src/a.ts' }));
+    assert.ok(hits({ pathGlob: 'src/**' }, { path: 'src' }));
+    // Commands: both stars match anything, slashes and newlines included.
+    assert.ok(hits({ commandGlob: 'git push *' }, { command: 'git push origin/main' }));
+    assert.ok(hits({ commandGlob: 'echo *' }, { command: 'echo a\nb' }));
+    // Only stars are special: `?` and `[` are literal, `\` escapes a star.
+    assert.ok(!hits({ pathGlob: 'a?.ts' }, { file_path: 'ab.ts' }));
+    assert.ok(hits({ pathGlob: 'a?.ts' }, { file_path: 'a?.ts' }));
+    assert.ok(hits({ commandGlob: 'echo \\*' }, { command: 'echo *' }));
+    assert.ok(!hits({ commandGlob: 'echo \\*' }, { command: 'echo x' }));
+    // A pattern that makes a backtracking matcher explode is answered by the automaton, right.
+    const hostile = `${'a'.repeat(5000)}!`;
+    assert.ok(!hits({ commandGlob: '*a*a*a*a*a*a*a*a*a*a*b' }, { command: hostile }));
+    assert.ok(hits({ commandGlob: '*a*a*a*a*a*a*a*a*a*a*!' }, { command: hostile }));
   });
 
   test('bad rule files name the JSON pointer at fault', () => {
@@ -237,6 +261,14 @@ describe('rule files', () => {
       [{ rules: [{ events: ['*'], effect: 'block', message: 'x' }] }, '/rules/0/effect'],
       [{ rules: [{ events: ['*'], effect: 'deny' }] }, '/rules/0/message'],
       [{ rules: [{ events: ['*'], effect: 'allow', match: { regex: '.*' } }] }, '/rules/0/match/regex'],
+      [
+        { rules: [{ events: ['*'], effect: 'allow', match: { commandGlob: 'a***' } }] },
+        '/rules/0/match/commandGlob',
+      ],
+      [
+        { rules: [{ events: ['*'], effect: 'allow', match: { pathGlob: 'x\\' } }] },
+        '/rules/0/match/pathGlob',
+      ],
     ];
     for (const [doc, pointer] of cases) {
       assert.throws(

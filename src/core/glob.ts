@@ -1,14 +1,52 @@
 /**
- * The globs inside action patterns (`Bash(git status*)`, `Edit(src/**)`), compiled to a small NFA and
- * run in one pass over the text: time is (text length × pattern length) whatever the input, with no
- * regex backtracking. Semantics per argument type are in docs/policy.md.
+ * Tally's one glob dialect, used by certificate action patterns (`Bash(git status*)`,
+ * `Edit(src/**)`) and by the rule file of `tally ahp serve`: only `*` and `**` are special, `\`
+ * makes the next character literal. Globs compile to a small NFA run in one pass over the text:
+ * time is (text length × pattern length) whatever the input, with no regex backtracking, so a
+ * hostile command or path cannot stall a matcher. Semantics per argument type: docs/policy.md.
  */
+import { TallyError } from './errors.js';
+
+export type GlobErrorCode = 'bad-escape' | 'bad-wildcard';
+
+/** A glob that cannot be parsed; `detail.position` is the index in the text at fault. */
+export class GlobError extends TallyError<GlobErrorCode> {}
 
 /** One piece of a parsed glob: literal text (escapes already removed), `*` or `**`. */
 export type GlobPart = { lit: string } | { star: 1 | 2 };
 
 /** How stars behave: in commands and URLs every star crosses `/`; in paths `*` stays inside one segment. */
 export type GlobMode = 'command' | 'path';
+
+/**
+ * Splits glob text (from `start` to `end`) into parts: `*` and `**` are stars, `\` makes the next
+ * character literal. Three stars in a row or a trailing lone `\` throw a GlobError naming the
+ * position.
+ */
+export function globParts(text: string, start = 0, end = text.length): GlobPart[] {
+  const parts: GlobPart[] = [];
+  let lit = '';
+  for (let i = start; i < end; i++) {
+    const c = text[i] as string;
+    if (c === '\\') {
+      if (i + 1 >= end) {
+        throw new GlobError('bad-escape', 'a backslash must escape a character', { position: i });
+      }
+      lit += text[++i];
+    } else if (c === '*') {
+      if (lit !== '') parts.push({ lit });
+      lit = '';
+      const double = text[i + 1] === '*';
+      if (double) i++;
+      if (text[i + 1] === '*' && i + 1 < end) {
+        throw new GlobError('bad-wildcard', 'at most two stars in a row', { position: i + 1 });
+      }
+      parts.push({ star: double ? 2 : 1 });
+    } else lit += c;
+  }
+  if (lit !== '') parts.push({ lit });
+  return parts;
+}
 
 const ANY = -1;
 const SEGMENT = -2;
