@@ -11,6 +11,7 @@ import type { EventRecord } from './record.js';
 import {
   decodeRecordPayload,
   digestRef,
+  MAX_LINE_BYTES,
   parseEnvelopeLine,
   type RecordCheck,
   RecordError,
@@ -126,13 +127,30 @@ export interface LogLine {
   torn: boolean;
 }
 
+export { MAX_LINE_BYTES } from './record-codec.js';
+
+/** A line longer than the limit (a `parse` failure); `detail.offset` is where it starts. */
+export class LineTooLong extends RecordError {
+  readonly offset: number;
+  constructor(offset: number, limit: number) {
+    super(
+      'parse',
+      `the line at byte ${offset} is longer than ${limit} bytes, the longest a record or seal line may be`,
+      { offset, limit },
+    );
+    this.offset = offset;
+  }
+}
+
 /**
  * Streams the lines of a file with their byte offsets, holding at most one chunk plus one line. A
  * line longer than a chunk is gathered as pieces and joined once, so a long line costs its length,
- * not its length times the chunks it spans.
+ * not its length times the chunks it spans. A line longer than `maxLineBytes` throws
+ * `LineTooLong` as soon as that many bytes have been read without a newline.
  */
-export async function* readLogLines(path: string): AsyncGenerator<LogLine> {
+export async function* readLogLines(path: string, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<LogLine> {
   let pieces: Buffer[] = [];
+  let pending = 0;
   let offset = 0;
   for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
     const buf = chunk as Buffer;
@@ -143,12 +161,18 @@ export async function* readLogLines(path: string): AsyncGenerator<LogLine> {
         pieces.push(line);
         line = Buffer.concat(pieces);
         pieces = [];
+        pending = 0;
       }
+      if (line.length > maxLineBytes) throw new LineTooLong(offset, maxLineBytes);
       yield { line, offset, torn: false };
       offset += line.length + 1;
       start = nl + 1;
     }
-    if (start < buf.length) pieces.push(buf.subarray(start));
+    if (start < buf.length) {
+      pieces.push(buf.subarray(start));
+      pending += buf.length - start;
+      if (pending > maxLineBytes) throw new LineTooLong(offset, maxLineBytes);
+    }
   }
   if (pieces.length > 0) yield { line: Buffer.concat(pieces), offset, torn: true };
 }
@@ -172,26 +196,37 @@ export async function verifyLogFile(path: string, options: VerifyLogOptions): Pr
   const verifier = new ChainVerifier(options.trusted, options.session);
   let bytes = 0;
   let lastDigest: string | null = null;
-  for await (const { line, offset, torn } of readLogLines(path)) {
-    if (torn) {
-      const issue: LogIssue = {
-        check: 'parse',
-        seq: verifier.count,
-        offset,
-        message: `torn last line: ${line.length} bytes with no final newline (an append that never completed)`,
-      };
-      return { ok: false, records: verifier.count, bytes, issue, lastDigest };
+  const failed = (issue: LogIssue): LogVerification => ({
+    ok: false,
+    records: verifier.count,
+    bytes,
+    issue,
+    lastDigest,
+  });
+  try {
+    for await (const { line, offset, torn } of readLogLines(path)) {
+      if (torn) {
+        return failed({
+          check: 'parse',
+          seq: verifier.count,
+          offset,
+          message: `torn last line: ${line.length} bytes with no final newline (an append that never completed)`,
+        });
+      }
+      try {
+        const checked = verifier.check(line, offset);
+        lastDigest = digestRef(checked.digest);
+        options.onRecord?.(checked);
+      } catch (error) {
+        const issue = asLogIssue(error);
+        if (!issue) throw error;
+        return failed(issue);
+      }
+      bytes = offset + line.length + 1;
     }
-    try {
-      const checked = verifier.check(line, offset);
-      lastDigest = digestRef(checked.digest);
-      options.onRecord?.(checked);
-    } catch (error) {
-      const issue = asLogIssue(error);
-      if (!issue) throw error;
-      return { ok: false, records: verifier.count, bytes, issue, lastDigest };
-    }
-    bytes = offset + line.length + 1;
+  } catch (error) {
+    if (!(error instanceof LineTooLong)) throw error;
+    return failed({ check: 'parse', seq: verifier.count, offset: error.offset, message: error.message });
   }
   return { ok: true, records: verifier.count, bytes, issue: null, lastDigest };
 }

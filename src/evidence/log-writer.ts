@@ -29,6 +29,7 @@ import {
   decodeRecordPayload,
   digestRef,
   encodeRecord,
+  MAX_LINE_BYTES,
   parseEnvelopeLine,
   RecordError,
   type Signer,
@@ -59,6 +60,8 @@ export interface OpenLogOptions {
   /** Clock for record times; tests inject one. */
   now?: () => Date;
   lockTimeoutMs?: number;
+  /** The longest line an append may write (default MAX_LINE_BYTES, the readers' limit). */
+  maxLineBytes?: number;
 }
 
 interface Pending {
@@ -247,6 +250,17 @@ export class LogWriter {
       prev: this.prev,
     };
     const { line, digest } = encodeRecord(record, this.options.signer);
+    const limit = this.options.maxLineBytes ?? MAX_LINE_BYTES;
+    if (line.length - 1 > limit) {
+      // Refused before anything changes: no sequence number, no chain link, no byte written.
+      return Promise.reject(
+        new RecordError(
+          'schema',
+          `record ${record.seq} would be a ${line.length - 1}-byte line; a log line may hold at most ${limit} bytes (store large content outside the event)`,
+          { seq: record.seq, bytes: line.length - 1, limit },
+        ),
+      );
+    }
     this.nextSeq += 1;
     this.prev = digestRef(digest);
     this.last = record;

@@ -15,6 +15,13 @@ export type RecordCheck = 'parse' | 'signature' | 'schema' | 'sequence' | 'chain
 
 export class RecordError extends TallyError<RecordCheck> {}
 
+/**
+ * The longest line a log or package may hold: 64 MiB. The writer refuses to append a record whose
+ * line would be longer, and readers refuse such a line instead of buffering it, so a file with no
+ * newline cannot make a reader hold it whole.
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
 export interface Signer {
   privateKey: KeyObject;
   keyId: string;

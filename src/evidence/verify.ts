@@ -8,7 +8,14 @@ import { sha256 } from '../core/hash.js';
 import { type PublicKeyInput, shipId, toPublicKey } from '../core/keys.js';
 import { type AgentCertificate, verifyCertificate } from './certificate.js';
 import { type CrossVerification, crossVerify } from './cross-verify.js';
-import { ChainVerifier, type CheckedRecord, type LogIssue, type LogLine } from './log-reader.js';
+import {
+  ChainVerifier,
+  type CheckedRecord,
+  LineTooLong,
+  type LogIssue,
+  type LogLine,
+  MAX_LINE_BYTES,
+} from './log-reader.js';
 import { MerkleAccumulator } from './merkle-accumulator.js';
 import {
   type PackageHeader,
@@ -140,14 +147,16 @@ class Checks {
   }
 }
 
-/** Splits package bytes into lines (no copying). */
-export function* bufferLines(bytes: Uint8Array): Generator<LogLine> {
+/** Splits package bytes into lines (no copying), refusing a line longer than `maxLineBytes`. */
+export function* bufferLines(bytes: Uint8Array, maxLineBytes = MAX_LINE_BYTES): Generator<LogLine> {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let start = 0;
   for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
+    if (nl - start > maxLineBytes) throw new LineTooLong(start, maxLineBytes);
     yield { line: buf.subarray(start, nl), offset: start, torn: false };
     start = nl + 1;
   }
+  if (buf.length - start > maxLineBytes) throw new LineTooLong(start, maxLineBytes);
   if (start < buf.length) yield { line: buf.subarray(start), offset: start, torn: true };
 }
 
@@ -245,6 +254,7 @@ export async function verifyPackageLines(
   let issue: LogIssue | null = null;
   const fold = new RecordFold(options.certificate !== undefined);
   let accepted = 0;
+  let overlong: LineTooLong | null = null;
   try {
     let submitted = 0;
     for await (const item of lines) {
@@ -296,8 +306,15 @@ export async function verifyPackageLines(
       else extra += 1;
     }
     if (pipeline !== null) issue = await pipeline.drain();
+  } catch (error) {
+    if (!(error instanceof LineTooLong)) throw error;
+    overlong = error;
   } finally {
     await pipeline?.close();
+  }
+  if (overlong !== null) {
+    checks.fail('package_format', 'line-too-long', { offset: overlong.offset, message: overlong.message });
+    return finish();
   }
   if (header === null) {
     checks.fail('package_format', 'empty', 'the package is empty');

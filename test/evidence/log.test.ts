@@ -10,9 +10,11 @@ import { signEnvelope } from '../../src/core/dsse.js';
 import { sha256 } from '../../src/core/hash.js';
 import { generateKeyPair, keyId } from '../../src/core/keys.js';
 import { createKey, loadPrivateKey } from '../../src/core/keystore.js';
-import { readLogLines, verifyLogFile } from '../../src/evidence/log-reader.js';
+import { LineTooLong, MAX_LINE_BYTES, readLogLines, verifyLogFile } from '../../src/evidence/log-reader.js';
 import { LogWriter } from '../../src/evidence/log-writer.js';
 import { RECORD_PAYLOAD_TYPE } from '../../src/evidence/record.js';
+import { RecordError } from '../../src/evidence/record-codec.js';
+import { bufferLines } from '../../src/evidence/verify.js';
 
 const APPENDER = fileURLToPath(new URL('./programs/appender.js', import.meta.url));
 
@@ -289,5 +291,78 @@ describe('signed event log', () => {
       ['xyz', 7, true],
     ]);
     assert.ok(existsSync(logPath));
+  });
+
+  it('refuses a line longer than the limit instead of holding it, with or without its newline', async () => {
+    const { logPath } = setup();
+    const collect = async (limit: number) => {
+      const seen: number[] = [];
+      try {
+        for await (const l of readLogLines(logPath, limit)) seen.push(l.offset);
+        return { seen, error: null };
+      } catch (error) {
+        return { seen, error };
+      }
+    };
+    writeFileSync(logPath, `ab\n${'x'.repeat(40)}\ncd\n`);
+    const complete = await collect(10);
+    assert.deepEqual(complete.seen, [0]);
+    assert.ok(complete.error instanceof LineTooLong);
+    assert.equal(complete.error.offset, 3);
+    assert.equal(complete.error.code, 'parse');
+    writeFileSync(logPath, `ab\n${'x'.repeat(600_000)}`); // no newline, several read chunks
+    const unterminated = await collect(300_000);
+    assert.deepEqual(unterminated.seen, [0]);
+    assert.ok(unterminated.error instanceof LineTooLong);
+    assert.equal(unterminated.error.offset, 3);
+    // Exactly at the limit is fine; in-memory package lines follow the same rule.
+    writeFileSync(logPath, `${'x'.repeat(10)}\n`);
+    assert.deepEqual((await collect(10)).seen, [0]);
+    assert.throws(() => [...bufferLines(Buffer.from(`ab\n${'x'.repeat(11)}`), 10)], LineTooLong);
+    assert.equal([...bufferLines(Buffer.from(`ab\n${'x'.repeat(10)}`), 10)].length, 2);
+  });
+
+  it('verifying a log whose tail is one huge line without a newline fails at that byte, not out of memory', async () => {
+    const { logPath, signer, publicKey } = setup();
+    await writeRecords(logPath, signer, 2);
+    const good = readFileSync(logPath).length;
+    appendFileSync(logPath, Buffer.alloc(MAX_LINE_BYTES + 1024, 0x78));
+    const result = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.equal(result.ok, false);
+    assert.equal(result.records, 2);
+    assert.deepEqual(
+      { check: result.issue?.check, seq: result.issue?.seq, offset: result.issue?.offset },
+      { check: 'parse', seq: 2, offset: good },
+    );
+    assert.match(result.issue?.message ?? '', /longer than 67108864 bytes/);
+  });
+
+  it('the writer refuses a record whose line would pass the limit, and changes nothing', async () => {
+    const { logPath, signer, publicKey } = setup();
+    const log = await LogWriter.open(logPath, { session: 'ses_test', signer, maxLineBytes: 2000 });
+    await log.append({ source: 'cli', event: event(0) });
+    await assert.rejects(
+      log.append({ source: 'cli', event: { ...event(1), blob: 'y'.repeat(3000) } }),
+      (error) => {
+        assert.ok(error instanceof RecordError);
+        assert.equal(error.code, 'schema');
+        assert.equal(error.detail?.seq, 1);
+        assert.equal(error.detail?.limit, 2000);
+        assert.ok((error.detail?.bytes as number) > 3000);
+        return true;
+      },
+    );
+    const next = await log.append({ source: 'cli', event: event(2) });
+    assert.equal(next.seq, 1, 'the refused record took no sequence number');
+    await log.close();
+    const result = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.deepEqual(result.issue, null);
+    assert.equal(result.records, 2);
+    const payloads = readFileSync(logPath, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => Buffer.from(JSON.parse(line).payload, 'base64').toString('utf8'));
+    assert.equal(payloads.length, 2);
+    assert.ok(payloads.every((p) => !p.includes('blob')));
   });
 });

@@ -12,6 +12,7 @@ import { canonicalize } from '../../src/core/canonical.js';
 import { signEnvelope } from '../../src/core/dsse.js';
 import { generateKeyPair, keyId, rawPublicKey } from '../../src/core/keys.js';
 import { createKey } from '../../src/core/keystore.js';
+import { MAX_LINE_BYTES } from '../../src/evidence/log-reader.js';
 import { type CheckResult, type VerifyResult, verifyPackage } from '../../src/evidence/verify.js';
 import { loadShipSigner } from '../../src/session/identity.js';
 import {
@@ -317,6 +318,25 @@ describe('package tampering', () => {
     for (const tail of ['garbage', 'garbage\n', '\n', '{}\n', lines[1]!.toString()]) {
       const failed = await expectFailure(Buffer.concat([pkg, Buffer.from(tail)]), ['package_format']);
       assert.equal(failed.code, 'trailing-data', `tail ${JSON.stringify(tail.slice(0, 20))}`);
+    }
+  });
+
+  it('a line longer than any record or seal may be fails package_format without being parsed', async () => {
+    const huge = Buffer.alloc(MAX_LINE_BYTES + 1, 0x78);
+    // In place of the first record, newline or not, and as trailing data after the seal.
+    for (const bytes of [
+      Buffer.concat([
+        lines[0]!,
+        Buffer.from('\n'),
+        huge,
+        Buffer.from('\n'),
+        ...lines.slice(2).flatMap((l) => [l, Buffer.from('\n')]),
+      ]),
+      Buffer.concat([lines[0]!, Buffer.from('\n'), huge]),
+      Buffer.concat([pkg, huge]),
+    ]) {
+      const failed = await expectFailure(bytes, ['package_format'], ['line-too-long']);
+      assert.match(JSON.stringify(failed.detail), /longer than 67108864 bytes/);
     }
   });
 
