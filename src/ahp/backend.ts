@@ -7,13 +7,16 @@
  *   `application/json`, 413 over the body limit, 400 with a -32700 error for unparseable JSON,
  *   204 with no body for a notification, 200 `application/json` for every JSON-RPC response.
  * - JSON-RPC: -32700 parse error, -32600 invalid request (not one JSON-RPC 2.0 object; batches are
- *   not supported), -32601 unknown method, -32602 invalid params (including a request id that is
- *   not `params.event.id`), -32001 unsupported protocol version (`data.supported: ["draft"]`),
- *   -32002 event type not supported for intercept by this backend, -32003 backend temporarily
- *   unavailable (the handler threw `BackendUnavailable`), -32004 backend failed while evaluating
- *   (the handler threw, or returned effects the request did not advertise).
+ *   not supported), -32601 unknown method, -32602 invalid params (the request fails the message
+ *   validator, ./messages: `data.issues` lists the JSON pointers and rules at fault; this includes a
+ *   request id that is not `params.event.id`), -32001 unsupported protocol version
+ *   (`data.supported: ["draft"]`), -32002 event type not supported for intercept by this backend,
+ *   -32003 backend temporarily unavailable (the handler threw `BackendUnavailable`), -32004 backend
+ *   failed while evaluating (the handler threw, returned effects the request did not advertise, or
+ *   returned effects that make an invalid response).
  * - The response id is the request id, which the protocol makes equal to the event id.
- * - Notifications are never answered, even when invalid.
+ * - Every message received is validated before the handler sees it, and every answer before it is
+ *   sent. Notifications are never answered; an invalid one is dropped without calling `observe`.
  *
  * Unadvertised effects are refused, not dropped: the protocol makes them an operational failure
  * and never a silent no-op, and dropping a `deny` would silently turn a refusal into "no change".
@@ -23,6 +26,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { parseJson } from '../core/canonical.js';
 import { catalogueEntry } from './catalogue.js';
+import { type Issue, validateInterceptResponse, validateMessage } from './messages/index.js';
+import type { JsonRpcRequest } from './transport.js';
 
 export const PROTOCOL_VERSION = 'draft';
 
@@ -72,6 +77,18 @@ function rpcError(id: Id, code: number, message: string, data?: unknown) {
   return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
 }
 
+/** At most this many validator issues go into an error's `data.issues`. */
+const MAX_REPORTED_ISSUES = 8;
+
+function issueData(issues: readonly Issue[]) {
+  const shown = issues
+    .slice(0, MAX_REPORTED_ISSUES)
+    .map(({ pointer, rule, message }) => ({ pointer, rule, message }));
+  return issues.length > shown.length
+    ? { issues: shown, more: issues.length - shown.length }
+    : { issues: shown };
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -81,10 +98,6 @@ function validId(value: unknown): value is string | number {
     (typeof value === 'string' && value.length > 0) ||
     (typeof value === 'number' && Number.isSafeInteger(value))
   );
-}
-
-function isString(value: unknown): value is string {
-  return typeof value === 'string';
 }
 
 function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
@@ -122,8 +135,12 @@ export function createBackend(handler: BackendHandler): BackendKit {
     return handler.interceptEvents === undefined || handler.interceptEvents.includes(type);
   };
 
-  /** The answer to a valid intercept request once the handler's effects are known. */
-  function answerEffects(id: string | number, effects: unknown, caps: Capabilities): unknown {
+  /**
+   * The answer to a valid intercept request once the handler's effects are known, itself checked
+   * against the request (./messages: shape, advertised capabilities, edit targets) before it goes.
+   */
+  function answerEffects(request: JsonRpcRequest, effects: unknown, caps: Capabilities): unknown {
+    const id = request.id;
     if (!Array.isArray(effects) || !effects.every((e) => isObject(e) && typeof e.type === 'string')) {
       return rpcError(id, -32004, 'backend failed while evaluating');
     }
@@ -133,7 +150,20 @@ export function createBackend(handler: BackendHandler): BackendKit {
         unadvertised: refused,
       });
     }
-    return { jsonrpc: '2.0', id, result: { protocolVersion: PROTOCOL_VERSION, effects } };
+    const reply = { jsonrpc: '2.0', id, result: { protocolVersion: PROTOCOL_VERSION, effects } };
+    const issues = validateInterceptResponse(
+      reply,
+      request as Parameters<typeof validateInterceptResponse>[1],
+    );
+    if (issues.length > 0) {
+      return rpcError(
+        id,
+        -32004,
+        'backend produced effects that make an invalid response',
+        issueData(issues),
+      );
+    }
+    return reply;
   }
 
   function handlerFailed(id: string | number, error: unknown): unknown {
@@ -142,27 +172,10 @@ export function createBackend(handler: BackendHandler): BackendKit {
   }
 
   /** Synchronous when the handler is: a promise only when `intercept` returned one. */
-  function intercept(id: string | number, params: Record<string, unknown>): unknown {
+  function intercept(message: JsonRpcRequest, params: Record<string, unknown>): unknown {
+    const id = message.id;
     const event = params.event;
-    const caps = params.capabilities;
-    if (
-      !isObject(event) ||
-      typeof event.id !== 'string' ||
-      event.id === '' ||
-      typeof event.type !== 'string'
-    ) {
-      return rpcError(id, -32602, 'params.event must be an object with string id and type', {
-        pointer: '/params/event',
-      });
-    }
-    if (!isObject(caps) || !Array.isArray(caps.effects) || !caps.effects.every(isString)) {
-      return rpcError(id, -32602, 'params.capabilities.effects must be an array of strings', {
-        pointer: '/params/capabilities/effects',
-      });
-    }
-    if (id !== event.id)
-      return rpcError(id, -32602, 'request id must equal params.event.id', { pointer: '/id' });
-    if (!supports(event.type)) {
+    if (isObject(event) && typeof event.type === 'string' && !supports(event.type)) {
       return rpcError(
         id,
         -32002,
@@ -172,7 +185,9 @@ export function createBackend(handler: BackendHandler): BackendKit {
         },
       );
     }
-    const capabilities = caps as Capabilities;
+    const issues = validateMessage(message, 'intercept-request');
+    if (issues.length > 0) return rpcError(id, -32602, 'invalid params', issueData(issues));
+    const capabilities = params.capabilities as Capabilities;
     let produced: readonly Effect[] | Promise<readonly Effect[]>;
     try {
       produced = handler.intercept!({
@@ -185,11 +200,11 @@ export function createBackend(handler: BackendHandler): BackendKit {
     }
     if (isThenable(produced)) {
       return Promise.resolve(produced).then(
-        (effects) => answerEffects(id, effects, capabilities),
+        (effects) => answerEffects(message, effects, capabilities),
         (error: unknown) => handlerFailed(id, error),
       );
     }
-    return answerEffects(id, produced, capabilities);
+    return answerEffects(message, produced, capabilities);
   }
 
   /**
@@ -213,12 +228,13 @@ export function createBackend(handler: BackendHandler): BackendKit {
     }
     const params = message.params;
     if (!isRequest) {
+      // An invalid notification is dropped: it has no answer, and the handler never sees it.
       if (
         message.method === 'hooks/observe' &&
+        handler.observe &&
         isObject(params) &&
-        params.protocolVersion === PROTOCOL_VERSION &&
         isObject(params.event) &&
-        handler.observe
+        validateMessage(message, 'observe-notification').length === 0
       ) {
         let observed: void | Promise<void>;
         try {
@@ -238,18 +254,15 @@ export function createBackend(handler: BackendHandler): BackendKit {
       return rpcError(id, -32001, 'unsupported protocol version', { supported: [PROTOCOL_VERSION] });
     }
     if (message.method === 'hooks/capabilities') {
-      const extra = Object.keys(params).filter((k) => k !== 'protocolVersion');
-      if (extra.length > 0)
-        return rpcError(id, -32602, `unexpected params: ${extra.join(', ')}`, {
-          pointer: `/params/${extra[0]}`,
-        });
+      const issues = validateMessage(message, 'capabilities-request');
+      if (issues.length > 0) return rpcError(id, -32602, 'invalid params', issueData(issues));
       return {
         jsonrpc: '2.0',
         id,
         result: { protocolVersion: PROTOCOL_VERSION, manifest: handler.manifest },
       };
     }
-    return intercept(id as string | number, params);
+    return intercept(message as unknown as JsonRpcRequest, params);
   }
 
   async function handleMessage(message: unknown): Promise<unknown | undefined> {

@@ -56,7 +56,7 @@ function oracleUri(text: string): boolean {
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
 
-function oracleDateTime(text: string): boolean {
+export function oracleDateTime(text: string): boolean {
   const m = RFC3339.exec(text);
   if (!m) return false;
   const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as number[];

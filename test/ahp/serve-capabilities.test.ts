@@ -101,10 +101,24 @@ describe('backend kit: inject is checked against capabilities.inject.context', (
       ...request,
       params: {
         ...request.params,
-        capabilities: { ...caps, inject: { context: { append: true, deliverAt: ['later-than-any'] } } },
+        // The other delivery time of the schema's two (`now`, `next_turn`): valid, but not `at`.
+        capabilities: {
+          ...caps,
+          inject: { context: { append: true, deliverAt: [at === 'now' ? 'next_turn' : 'now'] } },
+        },
       },
     };
     const refused = (await createBackend({ intercept: () => [inject] }).handleMessage(narrowed)) as Rpc;
     assert.equal(refused.error?.code, -32004);
+    // An advertisement the schema refuses is not the backend's failure: invalid params.
+    const invalid = {
+      ...request,
+      params: {
+        ...request.params,
+        capabilities: { ...caps, inject: { context: { append: true, deliverAt: ['later'] } } },
+      },
+    };
+    const rejected = (await createBackend({ intercept: () => [inject] }).handleMessage(invalid)) as Rpc;
+    assert.equal(rejected.error?.code, -32602);
   });
 });

@@ -50,12 +50,24 @@ export interface StringRules {
   format?: (text: string, pointer: string, out: Issue[]) => void;
 }
 
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 export function str(rules: StringRules = {}): Check {
   return (value, pointer, out) => {
     if (typeof value !== 'string')
       return issue(out, pointer, 'type', `must be a string, got ${describe(value)}`);
-    const length = rules.min !== undefined || rules.max !== undefined ? [...value].length : 0;
-    if (rules.min !== undefined && length < rules.min) {
+    // Code points lie between half the UTF-16 length and the UTF-16 length: count them only
+    // when that range straddles a bound (so a typical string is never spread into an array).
+    const { min, max } = rules;
+    const undecided =
+      (min !== undefined && value.length < 2 * min && value.length >= min) ||
+      (max !== undefined && value.length > max && value.length <= 2 * max);
+    const length = undecided ? codePoints(value) : value.length;
+    if (min !== undefined && length < min) {
       issue(
         out,
         pointer,
@@ -207,11 +219,13 @@ export function obj(props: Props, rules: ObjectRules = {}): Check {
     for (const name of forbidden) {
       if (name in value) issue(out, at(pointer, name), 'forbidden', `'${name}' is not allowed here`);
     }
-    if (minProperties !== undefined && Object.keys(value).length < minProperties) {
+    // Own enumerable string keys, once: cheaper than for-in with an own-property test.
+    const names = Object.keys(value);
+    if (minProperties !== undefined && names.length < minProperties) {
       issue(out, pointer, 'min-properties', `must have at least ${minProperties} member(s)`);
     }
-    for (const name in value) {
-      if (!Object.hasOwn(value, name)) continue;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
       const check = checks.get(name);
       if (check) check(value[name], at(pointer, name), out);
       else if (closed)
