@@ -11,7 +11,11 @@
  * - omit: the part is removed from the list that holds it (a part held directly by a field, not a
  *   list, becomes an omit stub without text).
  * A part never gains disclosure: one already at metadata stays metadata under a body selection.
- * `native` is removed unless the subscription sets `includeNative`. The input is never mutated.
+ * `native` is removed unless the subscription sets `includeNative`, at every depth: the event's own
+ * `native` and any nested one (the schemas also place it in `error.native` of tool.after, turn.end
+ * and model.error). Tool input is the tool's own arguments, not event structure, so a `native` key
+ * inside a `tool.input` (the event's or a batch call's) is an argument and kept. The input is
+ * never mutated.
  * The result is built for sending: parts and opaque payloads it keeps unchanged (tool input,
  * `native`, `extensions`, `params`) are the input's own objects, not copies, so treat both as
  * read-only while the result is in use.
@@ -22,7 +26,10 @@ import type { ContentDisposition, ContentSelection } from './registration-types.
 type JsonObject = Record<string, unknown>;
 
 const RANK: Record<ContentDisposition, number> = { omit: 0, metadata: 1, body: 2 };
-/** Fields of opaque payloads that are not content slots and are never rewritten. */
+/**
+ * Fields of opaque payloads that are not content slots and are never rewritten. `native` is one
+ * too, but outside tool input it is kept only under `includeNative` (see `walk`).
+ */
 const OPAQUE_FIELDS = new Set(['native', 'extensions', 'params']);
 
 function isObject(value: unknown): value is JsonObject {
@@ -92,6 +99,8 @@ function omitStub(part: JsonObject): JsonObject {
 /** What a walk noticed on its way. */
 interface Walk {
   selection: ContentSelection;
+  /** Keep `native` payloads outside tool input (the subscription's `includeNative`). */
+  includeNative: boolean;
   /** An attachment object was met, or a part that could hold one was kept without being walked. */
   attachments: boolean;
 }
@@ -104,7 +113,12 @@ function notePart(part: JsonObject, state: Walk): void {
     for (const key in part) if (typeof part[key] === 'object' && part[key] !== null) state.attachments = true;
 }
 
-function walk(value: unknown, state: Walk): unknown {
+/**
+ * The value as the subscription may see it. `args` is true inside a nested tool input (a batch
+ * call's `tool.input`): its content parts are still selected, but a `native` key there is a tool
+ * argument, kept unchanged like the other opaque fields.
+ */
+function walk(value: unknown, state: Walk, args: boolean): unknown {
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     for (const item of value) {
@@ -115,12 +129,13 @@ function walk(value: unknown, state: Walk): unknown {
           out.push(kept);
         }
       } else {
-        out.push(walk(item, state));
+        out.push(walk(item, state, args));
       }
     }
     return out;
   }
   if (isContentPart(value)) {
+    // Content parts are closed objects (no `native` member), so a kept part is sent as it is.
     const kept = selectPart(value, dispositionFor(state.selection, partCategory(value))) ?? omitStub(value);
     notePart(kept, state);
     return kept;
@@ -131,7 +146,15 @@ function walk(value: unknown, state: Walk): unknown {
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
       const child = value[key];
-      out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, state);
+      if (key === 'native' && !args) {
+        if (state.includeNative) out[key] = child;
+      } else if (OPAQUE_FIELDS.has(key)) {
+        out[key] = child;
+      } else if (key === 'tool' && !args && isObject(child)) {
+        out[key] = walkTool(child, state, false);
+      } else {
+        out[key] = walk(child, state, args);
+      }
     }
     return out;
   }
@@ -139,8 +162,25 @@ function walk(value: unknown, state: Walk): unknown {
 }
 
 /**
+ * A tool object (`$defs/tool`): its fields are walked, its input is arguments. The event's own
+ * `tool.input` (`top`) is kept as it is; a nested one (a batch call's) is walked for content parts
+ * with its `native` keys kept as arguments.
+ */
+function walkTool(tool: JsonObject, state: Walk, top: boolean): JsonObject {
+  const out: JsonObject = {};
+  for (const key in tool) {
+    if (!Object.hasOwn(tool, key)) continue;
+    const child = tool[key];
+    if (key === 'input') out[key] = top ? child : walk(child, state, true);
+    else out[key] = walk(child, state, false);
+  }
+  return out;
+}
+
+/**
  * The event as one subscription may see it: content parts cut down by `selection`, `native`
- * removed unless `includeNative`. Tool input and other opaque payloads are copied unchanged.
+ * removed at every depth unless `includeNative`. Tool input and other opaque payloads are kept
+ * unchanged.
  */
 export function selectContent<E extends JsonObject>(
   event: E,
@@ -160,25 +200,19 @@ export function selectContentNoting<E extends JsonObject>(
   selection: ContentSelection,
   includeNative: boolean,
 ): { view: E; attachments: boolean } {
-  const state: Walk = { selection, attachments: false };
+  const state: Walk = { selection, includeNative, attachments: false };
   const out: JsonObject = {};
   for (const key in event) {
     if (!Object.hasOwn(event, key)) continue;
     const child: unknown = event[key];
     if (key === 'native') {
       if (includeNative) out[key] = child;
-      continue;
-    }
-    if (key === 'tool' && isObject(child)) {
+    } else if (key === 'tool' && isObject(child)) {
       // Tool input is arguments, not content: kept as is. Other tool fields are walked.
-      const tool: JsonObject = {};
-      for (const k in child) {
-        if (Object.hasOwn(child, k)) tool[k] = k === 'input' ? child[k] : walk(child[k], state);
-      }
-      out[key] = tool;
-      continue;
+      out[key] = walkTool(child, state, true);
+    } else {
+      out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, state, false);
     }
-    out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, state);
   }
   return { view: out as E, attachments: state.attachments };
 }
