@@ -14,12 +14,15 @@
  *   the local OAuth client policy picks one of the listed authorization servers, and a
  *   client-credentials token is requested for that resource.
  *
- * Every step runs under the caller's AbortSignal. Error messages and details carry names, URLs
- * without query, statuses and OAuth error codes; never a token or a client secret.
+ * Every step runs under the caller's AbortSignal. Error messages and details carry field names,
+ * registration pointers, URLs without query, statuses and OAuth error codes; never a token or a
+ * client secret, and never the value of tokenEnv, tokenRef or clientSecretRef either (a credential
+ * pasted there by mistake must not be repeated on stderr).
  */
 import { parseJson } from '../core/canonical.js';
+import { pointerTo } from './registration-check.js';
 import type { Authentication, OAuthPreset } from './registration-types.js';
-import { SecretError, type SecretProvider } from './secrets.js';
+import { SecretError, type SecretErrorCode, type SecretProvider } from './secrets.js';
 import { TransportError } from './transport.js';
 import { checkEndpoint, exchange, mediaType, safeUrl } from './transports/http-exchange.js';
 import type { OAuthClientChoice, OAuthClientPolicy } from './transports/options.js';
@@ -31,7 +34,23 @@ export interface EndpointAuthOptions {
   allowInsecureHttp?: boolean;
   /** Bound on discovery and token responses. */
   maxBodyBytes?: number;
+  /**
+   * JSON pointer of the binding in the registration (e.g. `/hooks/0/authentication` or
+   * `/hooks/0/subscriptions/1/upload/auth`); configuration errors then carry
+   * `pointer: <binding>/<field>` in their detail and name it in their message.
+   */
+  pointer?: string;
 }
+
+/** Said of a secret the provider could not resolve when its own message cannot be repeated. */
+const SECRET_FAULTS: Record<SecretErrorCode, string> = {
+  'bad-ref': 'the reference is not one the secret provider accepts',
+  missing: 'no such secret',
+  mode: 'the secret file is readable by others than its owner',
+  'not-file': 'the secret is not a regular file',
+  empty: 'the secret is empty',
+  unreadable: 'the secret cannot be read',
+};
 
 interface CachedToken {
   value: string;
@@ -135,9 +154,11 @@ export class EndpointAuth {
   async challenged(wwwAuthenticate: string | undefined, signal: AbortSignal): Promise<void> {
     const binding = this.binding;
     if (binding?.type === 'bearer') {
+      const pointer = this.options.pointer;
       throw authError(`${this.where} rejected the configured bearer credential (401)`, {
         url: this.where,
         status: 401,
+        ...(pointer !== undefined ? { pointer } : {}),
       });
     }
     this.token = undefined;
@@ -153,47 +174,68 @@ export class EndpointAuth {
     await abortable(run(), signal, this.where);
   }
 
+  /** Where a binding field sits in the registration: detail fields and a message suffix. */
+  private field(field: string): { detail: Record<string, unknown>; at: string } {
+    const base = this.options.pointer;
+    if (base === undefined) return { detail: { field }, at: '' };
+    const pointer = pointerTo(base, field);
+    return { detail: { field, pointer }, at: ` (${pointer})` };
+  }
+
   private async resolveBearer(
     binding: { type: 'bearer'; tokenEnv: string } | { type: 'bearer'; tokenRef: string },
   ) {
     if ('tokenEnv' in binding) {
       const value = this.options.env[binding.tokenEnv];
       if (value === undefined || value === '') {
+        const { detail, at } = this.field('tokenEnv');
         throw authError(
-          `bearer token variable ${binding.tokenEnv} is not set; nothing was sent to ${this.where}`,
-          {
-            tokenEnv: binding.tokenEnv,
-          },
+          `the bearer token variable named by tokenEnv${at} is not set; nothing was sent to ${this.where}`,
+          detail,
         );
       }
       return value;
     }
-    return this.resolveRef(binding.tokenRef, 'tokenRef');
+    return this.resolveRef(binding.tokenRef, 'tokenRef', true);
   }
 
-  private async resolveRef(ref: string, field: string): Promise<string> {
+  /**
+   * Resolves a secret reference. `fromBinding`: the reference is the binding's own field (so its
+   * pointer applies), not one chosen by the local OAuth client policy. Neither the reference nor a
+   * provider message that repeats it reaches the error.
+   */
+  private async resolveRef(ref: string, field: string, fromBinding: boolean): Promise<string> {
     try {
       return await this.options.secrets.resolve(ref);
     } catch (error) {
-      const reason = error instanceof SecretError ? error.message : 'the secret provider failed';
-      throw authError(`${field} '${ref}' cannot be resolved (${reason}); nothing was sent to ${this.where}`, {
-        [field]: ref,
-        secretError: error instanceof SecretError ? error.code : undefined,
-      });
+      const code = error instanceof SecretError ? error.code : undefined;
+      const reason =
+        code === undefined
+          ? 'the secret provider failed'
+          : error instanceof SecretError && !error.message.includes(ref)
+            ? error.message
+            : SECRET_FAULTS[code];
+      const { detail, at } = fromBinding
+        ? this.field(field)
+        : { detail: { field, source: 'oauthClients' }, at: ' (chosen by the local OAuth client policy)' };
+      throw authError(
+        `the secret named by ${field}${at} cannot be resolved: ${reason}; nothing was sent to ${this.where}`,
+        { ...detail, secretError: code },
+      );
     }
   }
 
   private async presetToken(preset: OAuthPreset, signal: AbortSignal): Promise<void> {
     if (preset.flow !== 'client_credentials') {
+      const { detail, at } = this.field('flow');
       throw authError(
-        `OAuth flow '${preset.flow}' needs an interactive user; only client_credentials is supported`,
-        {
-          flow: preset.flow,
-        },
+        `OAuth flow '${preset.flow}'${at} needs an interactive user; only client_credentials is supported`,
+        { ...detail, flow: preset.flow },
       );
     }
     if (preset.clientSecretRef === undefined) {
-      throw authError(`OAuth preset for ${this.where} has no clientSecretRef`, { field: 'clientSecretRef' });
+      const { detail, at } = this.field('clientSecretRef');
+      throw authError(`OAuth preset for ${this.where} has no clientSecretRef${at}`, detail);
     }
     const choice: OAuthClientChoice = {
       issuer: preset.issuer,
@@ -201,7 +243,7 @@ export class EndpointAuth {
       clientSecretRef: preset.clientSecretRef,
       scopes: preset.scopes,
     };
-    this.token = await this.clientCredentials(choice, preset.resource, signal);
+    this.token = await this.clientCredentials(choice, preset.resource, signal, true);
   }
 
   private async discover(header: string | undefined, signal: AbortSignal): Promise<void> {
@@ -250,7 +292,7 @@ export class EndpointAuth {
         authorizationServers: servers,
       });
     }
-    this.token = await this.clientCredentials(choice, resource, signal);
+    this.token = await this.clientCredentials(choice, resource, signal, false);
   }
 
   private checked(raw: string, field: string): URL {
@@ -290,6 +332,7 @@ export class EndpointAuth {
     choice: OAuthClientChoice,
     resource: string,
     signal: AbortSignal,
+    fromBinding: boolean,
   ): Promise<CachedToken> {
     const issuer = this.checked(choice.issuer, 'issuer');
     let metadata: Record<string, unknown> | undefined;
@@ -317,7 +360,7 @@ export class EndpointAuth {
       throw authError(`issuer ${choice.issuer} metadata has no token_endpoint`, { field: 'token_endpoint' });
     }
     const tokenUrl = this.checked(metadata.token_endpoint, 'token_endpoint');
-    const secret = await this.resolveRef(choice.clientSecretRef, 'clientSecretRef');
+    const secret = await this.resolveRef(choice.clientSecretRef, 'clientSecretRef', fromBinding);
     const form = new URLSearchParams({ grant_type: 'client_credentials', resource });
     if (choice.scopes !== undefined && choice.scopes.length > 0) form.set('scope', choice.scopes.join(' '));
     // RFC 6749 §2.3.1: client id and secret are form-urlencoded before Basic encoding.

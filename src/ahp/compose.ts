@@ -136,21 +136,32 @@ function unadvertised(effect: JsonObject, caps: InterceptCapabilities): string |
   return undefined;
 }
 
+/** Where effect `i` sits in the JSON-RPC response: `/result/effects/i`. */
+function effectPointer(i: number): string {
+  return `/result/effects/${i}`;
+}
+
+/** A staging failure: `pointer` is the full JSON pointer into the response; `error` starts with it. */
+function refuse(i: number, why: string): { error: string; pointer: string } {
+  const pointer = effectPointer(i);
+  return { error: `${pointer}: ${why}`, pointer };
+}
+
 /**
  * Stages one response's effects on `pipeline`. Returns the next pipeline, or an error naming the
- * first effect that cannot apply; in that case nothing of the response is kept.
+ * first effect that cannot apply by its full response pointer (`/result/effects/i`); in that case
+ * nothing of the response is kept.
  */
 export function stageResponse(
   pipeline: Pipeline,
   effects: readonly unknown[],
   ctx: StageContext,
-): { pipeline: Pipeline } | { error: string } {
+): { pipeline: Pipeline } | { error: string; pointer: string } {
   const list: JsonObject[] = [];
   for (const [i, effect] of effects.entries()) {
-    if (!isObject(effect) || typeof effect.type !== 'string')
-      return { error: `/effects/${i} is not an effect` };
+    if (!isObject(effect) || typeof effect.type !== 'string') return refuse(i, 'not an effect');
     const why = unadvertised(effect, ctx.capabilities);
-    if (why) return { error: `/effects/${i}: ${why}` };
+    if (why) return refuse(i, why);
     list.push(effect);
   }
 
@@ -165,22 +176,20 @@ export function stageResponse(
     }
     const target = String(effect.target);
     const location = targetLocation(staged.type, target);
-    if (!location) return { error: `/effects/${i}: '${staged.type}' has no modify target '${target}'` };
+    if (!location) return refuse(i, `'${staged.type}' has no modify target '${target}'`);
     const operation = effect.operation === 'replace' ? 'replace' : 'merge';
     const current = readPath(staged, location.path);
     if (location.shape === 'list' && operation === 'replace') {
       const seen = readPath(ctx.view, location.path);
       if (holdsWithheldContent(current) || JSON.stringify(seen) !== JSON.stringify(current)) {
-        return {
-          error: `/effects/${i}: a whole-list replace of '${target}' cannot apply over withheld content`,
-        };
+        return refuse(i, `a whole-list replace of '${target}' cannot apply over withheld content`);
       }
     }
     const next = applyEdit(location.shape, current, operation, effect.value);
-    if (typeof next === 'string') return { error: `/effects/${i}: ${next}` };
+    if (typeof next === 'string') return refuse(i, next);
     writePath(staged, location.path, next.value);
     const hostError = ctx.hostCheck?.(staged, target);
-    if (hostError !== undefined) return { error: `/effects/${i}: ${hostError}` };
+    if (hostError !== undefined) return refuse(i, hostError);
   }
 
   // 2. Flow: a continue needs a remaining allowance, even when a stop wins.
@@ -189,7 +198,11 @@ export function stageResponse(
   if (continues.length > 0) {
     const remaining = ctx.capabilities.flow?.remainingContinuations;
     if (typeof remaining !== 'number' || remaining <= 0) {
-      return { error: 'a continue was requested with no remaining continuation allowance' };
+      // Every effect passed the first loop, so `list` is `effects` and the index is the response's.
+      return refuse(
+        list.indexOf(continues[0]!),
+        'a continue was requested with no remaining continuation allowance',
+      );
     }
   }
 

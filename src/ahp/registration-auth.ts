@@ -3,6 +3,7 @@
  * A registration holds only references to credentials; a literal credential is an error, never a
  * warning, because the document has then already leaked it.
  */
+import { isAbsoluteUri } from './messages/formats.js';
 import {
   has,
   type IssueCollector,
@@ -35,6 +36,56 @@ const BEARER_FIELDS = new Set(['type', 'tokenEnv', 'tokenRef']);
 const OAUTH_FIELDS = new Set(['type', 'resource', 'issuer', 'clientId', 'clientSecretRef', 'flow', 'scopes']);
 const OAUTH_FLOWS = new Set(['authorization_code_pkce', 'client_credentials']);
 const TOKEN_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Prefixes of widely used credential formats: GitHub (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_),
+ * API secret keys (sk-, sk_live_, sk_test_), Slack (xoxb-, xoxp-), AWS access key ids (AKIA,
+ * ASIA), JWTs (eyJ, the base64url of '{"'), GitLab (glpat-) and npm (npm_).
+ */
+const CREDENTIAL_PREFIXES = [
+  'github_pat_',
+  'ghp_',
+  'gho_',
+  'ghu_',
+  'ghs_',
+  'ghr_',
+  'sk_live_',
+  'sk_test_',
+  'sk-',
+  'xoxb-',
+  'xoxp-',
+  'AKIA',
+  'ASIA',
+  'eyJ',
+  'glpat-',
+  'npm_',
+];
+/** What follows a token prefix: token characters only, at least 10 of them, at least one a digit. */
+const TOKEN_BODY = /^(?=[^0-9]*[0-9])[A-Za-z0-9_.=+-]{10,}$/;
+/** A long run of letters and digits with no separator: mixed case and digits, 24 or more. */
+const RANDOM_RUN = /^(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=[^0-9]*[0-9])[A-Za-z0-9+=]{24,}$/;
+
+/**
+ * Whether a tokenEnv / tokenRef / clientSecretRef value looks like the credential itself rather
+ * than the name of one: a known token prefix followed by a token body, or a long high-entropy run.
+ * A heuristic behind a warning, never an error: a deployment may name its secrets oddly.
+ */
+export function looksLikeCredential(value: string): boolean {
+  for (const prefix of CREDENTIAL_PREFIXES) {
+    if (value.startsWith(prefix) && TOKEN_BODY.test(value.slice(prefix.length))) return true;
+  }
+  return RANDOM_RUN.test(value);
+}
+
+/** Warns, without repeating the value, when a reference field seems to hold a credential. */
+function warnCredentialLike(c: IssueCollector, value: unknown, field: string, pointer: string): void {
+  if (typeof value !== 'string' || !looksLikeCredential(value)) return;
+  c.warn(
+    pointer,
+    'authentication.ref.looks-like-credential',
+    `${field} looks like a credential (a known token prefix or a long random string), not the name of one; a registration holds only references: remove the value from the document and rotate the credential`,
+  );
+}
 
 /** Validates one binding at `pointer`; returns it when it added no errors. */
 export function checkAuthentication(
@@ -132,6 +183,8 @@ function checkBearer(c: IssueCollector, raw: JsonObject, pointer: string): Authe
     );
   }
   if (isNonEmptyString(tokenRef)) warnUnresolvableRef(c, tokenRef, pointerTo(pointer, 'tokenRef'));
+  warnCredentialLike(c, tokenEnv, 'tokenEnv', pointerTo(pointer, 'tokenEnv'));
+  warnCredentialLike(c, tokenRef, 'tokenRef', pointerTo(pointer, 'tokenRef'));
   if (hasEnv && !hasRef && typeof tokenEnv === 'string') return { type: 'bearer', tokenEnv };
   if (hasRef && !hasEnv && typeof tokenRef === 'string') return { type: 'bearer', tokenRef };
   return undefined;
@@ -143,7 +196,7 @@ function checkOAuth(c: IssueCollector, raw: JsonObject, pointer: string): OAuthP
     c.error(pointerTo(pointer, field), 'authentication.oauth.field', `oauth ${field} ${message}`);
   const { resource, issuer, clientId, clientSecretRef, flow, scopes } = raw;
   if (!isNonEmptyString(resource)) bad('resource', 'is required and must be a non-empty string');
-  if (!isHttpsUrl(issuer)) bad('issuer', 'is required and must be an absolute https URL');
+  if (!isHttpsUrl(issuer)) bad('issuer', 'is required and must be an absolute https URI (RFC 3986)');
   if (!isNonEmptyString(clientId)) bad('clientId', 'is required and must be a non-empty string');
   if (has(raw, 'clientSecretRef') && !isNonEmptyString(clientSecretRef)) {
     bad('clientSecretRef', 'must be a non-empty string (a secret reference)');
@@ -151,6 +204,7 @@ function checkOAuth(c: IssueCollector, raw: JsonObject, pointer: string): OAuthP
   if (isNonEmptyString(clientSecretRef)) {
     warnUnresolvableRef(c, clientSecretRef, pointerTo(pointer, 'clientSecretRef'));
   }
+  warnCredentialLike(c, clientSecretRef, 'clientSecretRef', pointerTo(pointer, 'clientSecretRef'));
   if (typeof flow !== 'string' || !OAUTH_FLOWS.has(flow)) {
     bad('flow', "is required and must be 'authorization_code_pkce' or 'client_credentials'");
   }
@@ -175,6 +229,9 @@ function checkOAuth(c: IssueCollector, raw: JsonObject, pointer: string): OAuthP
   return preset;
 }
 
+/** The schema's `format: uri` (RFC 3986 syntax) with its `^https://` pattern; it must also parse. */
 function isHttpsUrl(value: unknown): value is string {
-  return typeof value === 'string' && value.startsWith('https://') && URL.canParse(value);
+  return (
+    typeof value === 'string' && value.startsWith('https://') && isAbsoluteUri(value) && URL.canParse(value)
+  );
 }

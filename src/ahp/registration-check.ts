@@ -35,6 +35,7 @@ export type RegistrationRule =
   | 'authentication.bearer.token-env'
   | 'authentication.bearer.token-ref'
   | 'authentication.ref.unresolvable'
+  | 'authentication.ref.looks-like-credential'
   | 'authentication.oauth.field'
   | 'subscription.object'
   | 'subscription.id'
@@ -138,6 +139,21 @@ export function warnUnknownFields(
       c.warn(pointerTo(pointer, key), 'unknown-field', `unknown ${where} field '${key}' is ignored`);
     }
   }
+}
+
+/**
+ * A stdio `env` name the registration accepts and the process spawn honours: non-empty, without
+ * `=` (the name/value separator of an environment entry) or NUL (the entry terminator). Nothing
+ * else is required: the spec's `env` is an object of literal strings, and POSIX and Windows both
+ * pass any such name to the process.
+ */
+export function isUsableEnvName(name: string): boolean {
+  return name !== '' && !name.includes('=') && !name.includes('\0');
+}
+
+/** A stdio `env` value: a literal string without NUL. */
+export function isUsableEnvValue(value: unknown): value is string {
+  return typeof value === 'string' && !value.includes('\0');
 }
 
 /** Whether a URL host names the local machine (the only place plain http is acceptable). */

@@ -3,6 +3,7 @@
  * content selection, native opt-in, upload binding and the optional local fields (id, filters,
  * scope, disableable).
  */
+import { isAbsoluteUri } from './messages/formats.js';
 import { checkAuthentication } from './registration-auth.js';
 import {
   has,
@@ -199,7 +200,7 @@ function checkUpload(c: IssueCollector, raw: unknown, pointer: string): UploadBi
     c.error(
       pointerTo(pointer, 'endpoint'),
       'upload.endpoint',
-      "upload 'endpoint' is required: an absolute https URL (http only to a loopback host), without user info",
+      "upload 'endpoint' is required: an absolute https URI (RFC 3986; http only to a loopback host), without user info",
     );
   }
   if (!isPositiveInteger(timeoutMs)) {
@@ -228,7 +229,15 @@ function checkUpload(c: IssueCollector, raw: unknown, pointer: string): UploadBi
 }
 
 function isUploadEndpoint(value: unknown): value is string {
-  if (typeof value !== 'string' || !UPLOAD_ENDPOINT.test(value) || !URL.canParse(value)) return false;
+  // The schema's `format: uri` (RFC 3986 syntax) and pattern, and the URL must parse for dispatch.
+  if (
+    typeof value !== 'string' ||
+    !UPLOAD_ENDPOINT.test(value) ||
+    !isAbsoluteUri(value) ||
+    !URL.canParse(value)
+  ) {
+    return false;
+  }
   const url = new URL(value);
   if (url.username !== '' || url.password !== '') return false;
   return url.protocol === 'https:' || isLoopbackHost(url.hostname);

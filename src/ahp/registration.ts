@@ -5,6 +5,7 @@
  */
 import { parseJson } from '../core/canonical.js';
 import { TallyError } from '../core/errors.js';
+import { isAbsoluteUri } from './messages/formats.js';
 import { checkAuthentication } from './registration-auth.js';
 import {
   has,
@@ -12,6 +13,8 @@ import {
   isLoopbackHost,
   isNonEmptyString,
   isObject,
+  isUsableEnvName,
+  isUsableEnvValue,
   type JsonObject,
   jsonType,
   pointerTo,
@@ -307,13 +310,21 @@ function checkStdio(c: IssueCollector, raw: JsonObject, pointer: string): Transp
     } else {
       for (const [name, value] of Object.entries(env)) {
         const where = pointerTo(at('env'), name);
-        if (name === '' || name.includes('=') || name.includes('\0')) {
-          c.error(where, 'transport.stdio.env', `'${name}' is not a usable environment variable name`);
-        } else if (typeof value !== 'string' || value.includes('\0')) {
+        // The same predicates as the runtime (transports/stdio-process.ts), so a valid registration
+        // never fails at dispatch for its env.
+        if (!isUsableEnvName(name)) {
           c.error(
             where,
             'transport.stdio.env',
-            `env '${name}' must be a literal string, not ${jsonType(value)}`,
+            'an environment variable name must be non-empty and contain neither = nor NUL',
+          );
+        } else if (!isUsableEnvValue(value)) {
+          c.error(
+            where,
+            'transport.stdio.env',
+            typeof value === 'string'
+              ? `env '${name}' must be a literal string without NUL`
+              : `env '${name}' must be a literal string, not ${jsonType(value)}`,
           );
         } else {
           environment[name] = value;
@@ -344,8 +355,14 @@ function checkHttp(c: IssueCollector, raw: JsonObject, pointer: string): Transpo
   warnUnknownFields(c, raw, pointer, HTTP_FIELDS, 'http transport');
   const at = pointerTo(pointer, 'url');
   const { url } = raw;
-  if (typeof url !== 'string' || !/^https?:\/\//.test(url) || !URL.canParse(url)) {
-    c.error(at, 'transport.http.url', "http 'url' is required: an absolute http:// or https:// URL");
+  // The schema's `format: uri` (RFC 3986 syntax: no space, brace or backslash unless
+  // percent-encoded) and its `^https?://` pattern, and the URL must also parse for dispatch.
+  if (typeof url !== 'string' || !/^https?:\/\//.test(url) || !isAbsoluteUri(url) || !URL.canParse(url)) {
+    c.error(
+      at,
+      'transport.http.url',
+      "http 'url' is required: an absolute http:// or https:// URI (RFC 3986; percent-encode spaces, braces and backslashes)",
+    );
     return undefined;
   }
   const parsed = new URL(url);

@@ -2,7 +2,9 @@
  * The documented secret provider behind `tokenRef` and `clientSecretRef`: a reference names a file
  * under `TALLY_HOME/secrets/`, and that file must be readable by its owner only (mode 0600 or
  * narrower). A wider mode, a symlink, a missing or empty file is an error; nothing is guessed.
- * Error messages name the reference and the fault, never the secret's bytes.
+ * Error messages and details name the fault and the secrets directory, never the reference or the
+ * file's path (a credential pasted into `tokenRef` by mistake must not be repeated in an error),
+ * and never the secret's bytes. The caller names the registration field and pointer instead.
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -37,10 +39,7 @@ export function secretRefSegments(ref: string): string[] {
   if (ref.length === 0 || ref.length > 255 || !segments.every((s) => SEGMENT.test(s))) {
     throw new SecretError(
       'bad-ref',
-      `secret reference '${ref}' is not a relative name of [A-Za-z0-9._-] segments`,
-      {
-        ref,
-      },
+      "the secret reference is not a relative name of [A-Za-z0-9._-] segments (not starting with '.', at most 255 characters)",
     );
   }
   return segments;
@@ -49,6 +48,8 @@ export function secretRefSegments(ref: string): string[] {
 /** The file provider: `TALLY_HOME/secrets/<ref>`, owner-only mode, trailing newline trimmed. */
 export function fileSecretProvider(env: NodeJS.ProcessEnv): SecretProvider {
   const dir = join(tallyHome(env), 'secrets');
+  const fault = (code: SecretErrorCode, what: string, detail: Record<string, unknown> = {}) =>
+    new SecretError(code, `the secret file for the reference under ${dir} ${what}`, { dir, ...detail });
   return {
     async resolve(ref: string): Promise<string> {
       const path = join(dir, ...secretRefSegments(ref));
@@ -57,30 +58,20 @@ export function fileSecretProvider(env: NodeJS.ProcessEnv): SecretProvider {
         handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT')
-          throw new SecretError('missing', `secret '${ref}' not found at ${path}`, { ref, path });
-        if (code === 'ELOOP')
-          throw new SecretError('not-file', `secret '${ref}' at ${path} is a symlink`, { ref, path });
-        throw new SecretError('unreadable', `secret '${ref}' at ${path} cannot be opened (${code})`, {
-          ref,
-          path,
-        });
+        if (code === 'ENOENT') throw fault('missing', 'does not exist');
+        if (code === 'ELOOP') throw fault('not-file', 'is a symlink');
+        throw fault('unreadable', `cannot be opened (${code})`, { errno: code });
       }
       try {
         const stat = await handle.stat();
-        if (!stat.isFile())
-          throw new SecretError('not-file', `secret '${ref}' at ${path} is not a file`, { ref, path });
+        if (!stat.isFile()) throw fault('not-file', 'is not a regular file');
         const mode = stat.mode & 0o777;
         if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
-          throw new SecretError(
-            'mode',
-            `secret '${ref}' at ${path} has mode ${mode.toString(8).padStart(4, '0')}; it must be 0600 or narrower`,
-            { ref, path, mode: `0${mode.toString(8)}` },
-          );
+          const octal = `0${mode.toString(8).padStart(3, '0')}`;
+          throw fault('mode', `has mode ${octal}; it must be 0600 or narrower`, { mode: octal });
         }
         const value = (await handle.readFile('utf8')).replace(/\r?\n$/, '');
-        if (value.length === 0)
-          throw new SecretError('empty', `secret '${ref}' at ${path} is empty`, { ref, path });
+        if (value.length === 0) throw fault('empty', 'is empty');
         return value;
       } finally {
         await handle.close();

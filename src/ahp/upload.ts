@@ -14,6 +14,7 @@ import { parseJson } from '../core/canonical.js';
 import { TallyError } from '../core/errors.js';
 import { sha256Hex } from '../core/hash.js';
 import { EndpointAuth } from './auth.js';
+import { pointerTo } from './registration-check.js';
 import type { UploadBinding } from './registration-types.js';
 import type { SecretProvider } from './secrets.js';
 import { TransportError } from './transport.js';
@@ -41,6 +42,12 @@ export interface UploaderOptions {
   env: NodeJS.ProcessEnv;
   oauthClients?: OAuthClientPolicy;
   allowInsecureHttp?: boolean;
+  /**
+   * JSON pointer of this binding in the registration (e.g. `/hooks/0/subscriptions/1/upload`).
+   * Configuration errors then carry `pointer` (`…/upload/endpoint`, `…/upload/auth/tokenRef`) in
+   * their detail; without it they name only the field.
+   */
+  pointer?: string;
 }
 
 const RECEIPT_LIMIT = 64 * 1024;
@@ -56,13 +63,23 @@ export class Uploader {
     private readonly binding: UploadBinding,
     options: UploaderOptions,
   ) {
+    const base = options.pointer;
     try {
-      this.url = checkEndpoint(binding.endpoint, options.allowInsecureHttp);
+      this.url = checkEndpoint(binding.endpoint, options.allowInsecureHttp, {
+        field: 'upload.endpoint',
+        ...(base !== undefined ? { pointer: pointerTo(base, 'endpoint') } : {}),
+      });
     } catch (error) {
-      throw new UploadError('transport', (error as Error).message, { field: 'upload.endpoint' });
+      throw new UploadError('transport', (error as Error).message, (error as TransportError).detail);
     }
     this.where = safeUrl(this.url);
-    this.auth = new EndpointAuth(this.url, binding.auth, options);
+    this.auth = new EndpointAuth(this.url, binding.auth, {
+      secrets: options.secrets,
+      env: options.env,
+      oauthClients: options.oauthClients,
+      allowInsecureHttp: options.allowInsecureHttp,
+      ...(base !== undefined ? { pointer: pointerTo(base, 'auth') } : {}),
+    });
   }
 
   async upload(bytes: Uint8Array, signal?: AbortSignal): Promise<UploadReceipt> {

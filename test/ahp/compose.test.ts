@@ -235,3 +235,65 @@ test('an ask after a deny, in the same response or a later one, never weakens th
   assert.ok('pipeline' in later);
   assert.equal(settle(later.pipeline, toolCaps).decision, 'deny');
 });
+
+test('a refused response names the effect at fault by its full pointer in the response', () => {
+  // The intercept response is a JSON-RPC object whose effects are at `result.effects`
+  // (intercept-response.schema.json), so effect i is `/result/effects/i` (RFC 6901).
+  const pointerOf = (out: ReturnType<typeof stage>) => {
+    assert.ok('error' in out);
+    assert.ok(out.error.startsWith(`${out.pointer}: `), out.error);
+    return out.pointer;
+  };
+  const flowLess = stage(
+    startPipeline(toolBefore),
+    [{ type: 'message', text: 'a' }, { type: 'allow' }, { type: 'flow', operation: 'stop', reason: 'x' }],
+    toolCaps,
+  );
+  assert.equal(pointerOf(flowLess), '/result/effects/2');
+  assert.equal(pointerOf(stage(startPipeline(toolBefore), [42], toolCaps)), '/result/effects/0');
+  const noTarget = stage(
+    startPipeline(toolBefore),
+    [
+      { type: 'message', text: 'a' },
+      { type: 'modify', target: 'output', operation: 'merge', value: [] },
+    ],
+    { ...toolCaps, modify: { output: { replace: true, merge: true } } },
+  );
+  assert.equal(pointerOf(noTarget), '/result/effects/1');
+  const withheld = stage(
+    startPipeline(turnStart),
+    [
+      { type: 'message', text: 'a' },
+      { type: 'modify', target: 'prompt', operation: 'replace', value: [] },
+    ],
+    promptCaps,
+    { ...turnStart, items: [] },
+  );
+  assert.equal(pointerOf(withheld), '/result/effects/1');
+  // A continue with no remaining allowance rejects the response at the continue effect, even when
+  // a stop in the same response wins the flow.
+  const finish: CanonicalEvent = {
+    id: 'e5',
+    source: 'urn:test',
+    type: 'turn.finish.before',
+    time: '2026-01-01T00:00:00Z',
+    turn: { id: 't1' },
+    outcome: 'completed',
+    continuationCount: 3,
+    items: [],
+  };
+  const exhausted: InterceptCapabilities = {
+    effects: ['flow', 'message'],
+    flow: { operations: ['stop', 'continue'], remainingContinuations: 0, continuationCount: 3 },
+  };
+  const continued = stage(
+    startPipeline(finish),
+    [
+      { type: 'message', text: 'a' },
+      { type: 'flow', operation: 'stop', reason: 'done' },
+      { type: 'flow', operation: 'continue', instruction: 'again' },
+    ],
+    exhausted,
+  );
+  assert.equal(pointerOf(continued), '/result/effects/2');
+});

@@ -131,6 +131,34 @@ test('http transport: absolute http(s) url without credentials', () => {
   assert.deepEqual(accepted((d) => (d.hooks[0].transport.url = 'http://127.0.0.1:8080/h')).warnings, []);
 });
 
+test('http transport: url is an RFC 3986 URI (the schema says format: uri), not just what URL parses', () => {
+  // RFC 3986 §2: a space, `{`, `}` and `\` are not URI characters anywhere; they must be
+  // percent-encoded. WHATWG URL parsing would silently repair them, which the schema does not allow.
+  for (const bad of [
+    'https://h/a b',
+    'https://h/{x}',
+    'https://h/a\\b',
+    'https://h/?q=a b',
+    'https://h/#a{b',
+  ]) {
+    const issues = expectIssue(
+      (d) => (d.hooks[0].transport.url = bad),
+      `${H0}/transport/url`,
+      'transport.http.url',
+    );
+    assert.equal(issues.length, 1, bad);
+  }
+  for (const good of [
+    'https://h/a%20b',
+    'https://h/%7Bx%7D',
+    'https://policy.example.com:8443/agent-hooks;v=1?tenant=a&x=~b#frag',
+    'https://[2001:db8::1]/hooks',
+  ]) {
+    const ok = accepted((d) => (d.hooks[0].transport.url = good));
+    assert.deepEqual(ok.registration.hooks[0]?.transport, { kind: 'http', url: good }, good);
+  }
+});
+
 test('stdio transport fields', () => {
   const T = `${H1}/transport`;
   expectIssue((d) => delete d.hooks[1].transport.command, `${T}/command`, 'transport.stdio.command');
@@ -163,6 +191,26 @@ test('stdio transport fields', () => {
     ok.warnings.map((w) => [w.pointer, w.rule]),
     [[`${T}/env/REVIEW_TOKEN`, 'transport.stdio.env.secret']],
   );
+});
+
+test('stdio env: any non-empty name without = or NUL; the pointer escapes the name (RFC 6901)', () => {
+  const T = `${H1}/transport`;
+  // The spec: `env` is an object of literal string environment variables. An environment entry is
+  // NAME=VALUE ending in NUL, so only '=', NUL and the empty name cannot be expressed.
+  const names = { 'my-var': 'a', '1ST': 'b', 'dotted.name': 'c', 'with space': 'd', Ünï: 'e', 'a/b~c': 'f' };
+  const ok = accepted((d) => (d.hooks[1].transport.env = { ...names }));
+  const transport = ok.registration.hooks[1]?.transport;
+  assert.ok(transport?.kind === 'stdio');
+  assert.deepEqual(transport.env, names);
+  // RFC 6901 §3: '~' is written '~0' and '/' is written '~1' in a reference token.
+  expectIssue(
+    (d) => (d.hooks[1].transport.env = { 'a/b~c=': 'x' }),
+    `${T}/env/a~1b~0c=`,
+    'transport.stdio.env',
+  );
+  expectIssue((d) => (d.hooks[1].transport.env = { '': 'x' }), `${T}/env/`, 'transport.stdio.env');
+  expectIssue((d) => (d.hooks[1].transport.env = { 'A\0B': 'x' }), `${T}/env/A\0B`, 'transport.stdio.env');
+  expectIssue((d) => (d.hooks[1].transport.env = { 'x/y': 'a\0b' }), `${T}/env/x~1y`, 'transport.stdio.env');
 });
 
 test('authentication: a credential reference, never a literal', () => {
@@ -231,6 +279,138 @@ test('authentication: a credential reference, never a literal', () => {
   );
 });
 
+/**
+ * Credentials in vendors' documented formats (the GitHub docs' example token, the AWS docs'
+ * example access key id, the RFC 7519 §3.1 example JWT) and the shapes the review named: a
+ * registration must hold references only (spec §12), so such a value in a reference field is
+ * warned about, and the warning never repeats it.
+ */
+const CREDENTIALS = {
+  github: 'ghp_16C7e42F292c6912E7710c838347Ae178B4a',
+  githubFine: 'github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRS',
+  gitlab: 'glpat-4xQ2r9Tz8LmN3pVw7Ykd',
+  npm: 'npm_2f9Kx7Qm4Lr8Tz1Vb6Nc3Hd5Jw0Ys9Pa1Ue',
+  awsKeyId: 'AKIAIOSFODNN7EXAMPLE',
+  awsSession: 'ASIAY34FZKBOKMUTVV7A',
+  apiKey: 'sk-live-4f9a2b7c1d3e5f60718293a4',
+  stripeLive: 'sk_live_51H8xQ2eZvKYlo2C4f9a2b7c',
+  stripeTest: 'sk_test_4eC39HqLyjWDarjtT1zdp7dc',
+  slackBot: 'xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy',
+  slackUser: 'xoxp-2048-4096-8192-a1b2c3d4e5f6',
+  jwt: 'eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+  random: 'Q7fK2mZ9xLp4Rt8Wv3Nb6Hc1Jd5Gs0Ya',
+};
+const LOOKS = 'authentication.ref.looks-like-credential';
+
+/** Warnings and issues of a document, and everything they would print. */
+function report(mutate: (d: ReturnType<typeof portable>) => void) {
+  const doc = portable();
+  mutate(doc);
+  try {
+    const { warnings } = parseRegistration(doc);
+    return { issues: [], warnings, printed: JSON.stringify(warnings) };
+  } catch (error) {
+    assert.ok(error instanceof RegistrationError);
+    return {
+      issues: error.issues,
+      warnings: error.warnings,
+      printed: JSON.stringify([error.message, error.issues, error.warnings, error.detail]),
+    };
+  }
+}
+
+test('authentication: a credential pasted into tokenEnv, tokenRef or clientSecretRef is warned about, never echoed', () => {
+  const A = `${H0}/authentication`;
+  for (const [kind, value] of Object.entries(CREDENTIALS)) {
+    const ref = report((d) => (d.hooks[0].authentication = { type: 'bearer', tokenRef: value }));
+    assert.deepEqual(ref.issues, [], kind);
+    assert.ok(
+      ref.warnings.some((w) => w.pointer === `${A}/tokenRef` && w.rule === LOOKS),
+      `${kind}: ${JSON.stringify(ref.warnings)}`,
+    );
+    assert.ok(!ref.printed.includes(value), `${kind} repeated`);
+    const env = report((d) => (d.hooks[0].authentication.tokenEnv = value));
+    assert.ok(
+      env.warnings.some((w) => w.pointer === `${A}/tokenEnv` && w.rule === LOOKS),
+      `${kind}: ${JSON.stringify(env.warnings)}`,
+    );
+    // Shapes outside the schema's tokenEnv pattern are also errors; neither repeats the value.
+    const shaped = /^[A-Za-z_][A-Za-z0-9_]*$/.test(value);
+    assert.deepEqual(
+      env.issues.map((i) => [i.pointer, i.rule]),
+      shaped ? [] : [[`${A}/tokenEnv`, 'authentication.bearer.token-env']],
+      kind,
+    );
+    assert.ok(!env.printed.includes(value), `${kind} repeated`);
+    const oauth = report(
+      (d) =>
+        (d.hooks[0].authentication = {
+          type: 'oauth',
+          resource: 'https://policy.example.com/agent-hooks',
+          issuer: 'https://auth.example.com',
+          clientId: 'tally',
+          flow: 'client_credentials',
+          clientSecretRef: value,
+        }),
+    );
+    assert.deepEqual(oauth.issues, [], kind);
+    assert.ok(
+      oauth.warnings.some((w) => w.pointer === `${A}/clientSecretRef` && w.rule === LOOKS),
+      kind,
+    );
+    assert.ok(!oauth.printed.includes(value), `${kind} repeated`);
+  }
+  // The upload binding's auth is checked the same way.
+  const upload = report(
+    (d) =>
+      (d.hooks[0].subscriptions[0].upload = {
+        endpoint: 'https://uploads.example/bytes',
+        timeoutMs: 5000,
+        maxBytes: 1024,
+        auth: { type: 'bearer', tokenRef: CREDENTIALS.apiKey },
+      }),
+  );
+  assert.deepEqual(
+    upload.warnings.map((w) => [w.pointer, w.rule]),
+    [[`${S00}/upload/auth/tokenRef`, LOOKS]],
+  );
+  assert.ok(!upload.printed.includes(CREDENTIALS.apiKey));
+});
+
+test('authentication: names and references are not taken for credentials', () => {
+  const A = `${H0}/authentication`;
+  for (const tokenEnv of [
+    'AHP_POLICY_TOKEN',
+    'GITHUB_TOKEN',
+    'NPM_TOKEN',
+    'AWS_ACCESS_KEY_ID',
+    'npm_config_token',
+  ]) {
+    assert.deepEqual(accepted((d) => (d.hooks[0].authentication.tokenEnv = tokenEnv)).warnings, [], tokenEnv);
+  }
+  for (const tokenRef of [
+    'secrets/policy',
+    'team/policy-token',
+    'policy-token',
+    'sk-policy',
+    'oauth/client',
+  ]) {
+    assert.deepEqual(
+      accepted((d) => (d.hooks[0].authentication = { type: 'bearer', tokenRef })).warnings,
+      [],
+      tokenRef,
+    );
+  }
+  // An unresolvable reference keeps its own warning.
+  const odd = accepted(
+    (d) => (d.hooks[0].authentication = { type: 'bearer', tokenRef: 'vault://kv/policy' }),
+  );
+  assert.deepEqual(
+    odd.warnings.map((w) => [w.pointer, w.rule]),
+    [[`${A}/tokenRef`, 'authentication.ref.unresolvable']],
+  );
+});
+
 test('authentication: oauth preset', () => {
   const A = `${H0}/authentication`;
   const preset = {
@@ -248,6 +428,17 @@ test('authentication: oauth preset', () => {
     `${A}/issuer`,
     'authentication.oauth.field',
   );
+  for (const issuer of [
+    'https://auth.example.com/a b',
+    'https://auth.example.com/{tenant}',
+    'https://a\\b',
+  ]) {
+    expectIssue(
+      (d) => (d.hooks[0].authentication = { ...preset, issuer }),
+      `${A}/issuer`,
+      'authentication.oauth.field',
+    );
+  }
   expectIssue(
     (d) => (d.hooks[0].authentication = { ...preset, flow: 'implicit' }),
     `${A}/flow`,

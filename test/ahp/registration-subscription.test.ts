@@ -172,6 +172,10 @@ test('upload binding: endpoint, timeoutMs, maxBytes, independent auth', () => {
     'http://uploads.example/bytes',
     'https://a:b@uploads.example/',
     'http://localhost.evil.example/',
+    // The schema's `format: uri` (RFC 3986): no raw space, brace or backslash.
+    'https://uploads.example/a b',
+    'https://uploads.example/{id}',
+    'https://uploads.example/a\\b',
   ]) {
     expectIssue(
       (d) => (d.hooks[0].subscriptions[0].upload = { ...upload, endpoint: bad }),

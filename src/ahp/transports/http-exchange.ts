@@ -41,30 +41,38 @@ export function safeUrl(url: URL): string {
 
 /**
  * Parses and checks an endpoint: https anywhere, http only to loopback (or when explicitly allowed),
- * never user:password in the URL (that would be a literal credential).
+ * never user:password in the URL (that would be a literal credential). `pointer` is where the URL
+ * sits in the registration (e.g. `/hooks/0/transport/url`); errors then carry it in their detail
+ * and name it in their message. `field` names the URL's role when there is no pointer.
  */
-export function checkEndpoint(raw: string, allowInsecureHttp = false): URL {
+export function checkEndpoint(
+  raw: string,
+  allowInsecureHttp = false,
+  where: { pointer?: string; field?: string } = {},
+): URL {
+  const field = where.field ?? 'url';
+  const pointer = where.pointer;
+  const context = pointer !== undefined ? { field, pointer } : { field };
+  const at = pointer !== undefined ? ` (${pointer})` : '';
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new TransportError('transport', `endpoint is not an absolute URL`, { field: 'url' });
+    throw new TransportError('transport', `endpoint${at} is not an absolute URL`, context);
   }
   if (url.username !== '' || url.password !== '') {
     throw new TransportError(
       'auth',
-      `endpoint ${safeUrl(url)} carries credentials in the URL; use an authentication reference`,
-      {
-        field: 'url',
-      },
+      `endpoint ${safeUrl(url)}${at} carries credentials in the URL; use an authentication reference`,
+      context,
     );
   }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && (isLoopbackHost(url.hostname) || allowInsecureHttp)) return url;
   throw new TransportError(
     'transport',
-    `endpoint ${safeUrl(url)} must use https (plain http is allowed only to a loopback address)`,
-    { field: 'url', url: safeUrl(url) },
+    `endpoint ${safeUrl(url)}${at} must use https (plain http is allowed only to a loopback address)`,
+    { ...context, url: safeUrl(url) },
   );
 }
 

@@ -21,6 +21,8 @@ import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js'
 export interface HttpTransportOptions {
   backendId: string;
   url: string;
+  /** JSON pointer of `url` in the registration (e.g. `/hooks/0/transport/url`), for its errors. */
+  pointer?: string;
   auth: EndpointAuth;
   logger?: Logger;
   maxBodyBytes?: number;
@@ -41,7 +43,11 @@ export class HttpTransport implements BackendTransport {
   private readonly maxBodyBytes: number;
 
   constructor(private readonly options: HttpTransportOptions) {
-    this.url = checkEndpoint(options.url, options.allowInsecureHttp);
+    this.url = checkEndpoint(
+      options.url,
+      options.allowInsecureHttp,
+      options.pointer !== undefined ? { pointer: options.pointer } : {},
+    );
     this.where = safeUrl(this.url);
     const agentOptions = { keepAlive: true, maxSockets: 8 };
     this.agent =

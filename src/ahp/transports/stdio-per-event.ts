@@ -120,6 +120,7 @@ export class PerEventStdioTransport implements BackendTransport {
           new TransportError('transport', `cannot start backend ${id}: ${error.code ?? error.message}`, {
             backend: id,
             errno: error.code,
+            ...(this.options.pointer !== undefined ? { pointer: this.options.pointer } : {}),
           }),
         ),
       );

@@ -5,6 +5,7 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { parseJson } from '../../core/canonical.js';
+import { isUsableEnvName, isUsableEnvValue, pointerTo } from '../registration-check.js';
 import { TransportError } from '../transport.js';
 import type { Logger } from './options.js';
 
@@ -32,30 +33,36 @@ export const INHERITED_ENV_NAMES: readonly string[] = Object.freeze([
   'USERPROFILE',
 ]);
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
 /**
  * The smallest practical environment: the inherited names above, then the registration's literal
- * `env` entries on top. Values are used verbatim: `$VAR` or `${VAR}` is not expanded.
+ * `env` entries on top. Values are used verbatim: `$VAR` or `${VAR}` is not expanded. A name is
+ * accepted exactly when registration validation accepts it (non-empty, without `=` or NUL; the
+ * shared predicates in ../registration-check.ts), so a valid registration never fails here.
+ * `transportPointer` locates the transport in the registration (e.g. `/hooks/0/transport`).
  */
 export function backendEnvironment(
   literal: Record<string, string>,
   parent: NodeJS.ProcessEnv,
+  transportPointer = '/transport',
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of INHERITED_ENV_NAMES) {
     const value = parent[name];
     if (value !== undefined) env[name] = value;
   }
+  const envPointer = pointerTo(transportPointer, 'env');
   for (const [name, value] of Object.entries(literal)) {
-    if (!ENV_NAME.test(name)) {
-      throw new TransportError('transport', `environment name '${name}' is not [A-Za-z_][A-Za-z0-9_]*`, {
-        pointer: `/transport/env/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
-      });
+    const pointer = pointerTo(envPointer, name);
+    if (!isUsableEnvName(name)) {
+      throw new TransportError(
+        'transport',
+        `environment name at ${pointer} must be non-empty and contain neither = nor NUL`,
+        { pointer },
+      );
     }
-    if (typeof value !== 'string' || value.includes('\0')) {
-      throw new TransportError('transport', `environment value of '${name}' must be a string without NUL`, {
-        pointer: `/transport/env/${name}`,
+    if (!isUsableEnvValue(value)) {
+      throw new TransportError('transport', `environment value at ${pointer} must be a string without NUL`, {
+        pointer,
       });
     }
     env[name] = value;
@@ -65,6 +72,8 @@ export function backendEnvironment(
 
 export interface ProcessSpec {
   backendId: string;
+  /** JSON pointer of the transport in the registration (e.g. `/hooks/0/transport`), for errors. */
+  pointer?: string;
   command: string;
   args: string[];
   cwd?: string;

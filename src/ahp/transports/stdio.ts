@@ -233,6 +233,10 @@ export class PersistentStdioTransport implements BackendTransport {
           exitCode: code ?? null,
           signal: sig ?? null,
           errno,
+          // A process that cannot start points at its configuration (command, cwd).
+          ...(errno !== undefined && this.options.pointer !== undefined
+            ? { pointer: this.options.pointer }
+            : {}),
         }),
       );
       this.inFlight = undefined;
