@@ -5,6 +5,8 @@
  * catalogue allows, so advertisements follow the catalogue's per-event bounds exactly; the
  * dispatcher narrows them further per request (withheld content, remaining continuations).
  */
+
+import type { CanonicalEvent } from '../core/event.js';
 import { CORE_EFFECT_TYPES, catalogueEntry, EVENT_CATALOGUE, type FlowOperation } from './catalogue.js';
 import { SUPPORTED_PROTOCOL_VERSION } from './registration-types.js';
 
@@ -65,6 +67,25 @@ export function requestCapabilities(
   if (caps.effects.includes('inject'))
     caps.inject = { context: { append: true, deliverAt: ['now', 'next_turn'] } };
   return caps;
+}
+
+/**
+ * `requestCapabilities` for one event: its type, and the continuations its turn has already used
+ * (`event.continuationCount`, when the event carries one), so the advertised counters are the
+ * event's own. The form a Dispatcher's `capabilitiesFor` wants:
+ * `capabilitiesFor: (_type, event) => eventCapabilities(event)`.
+ */
+export function eventCapabilities(
+  event: CanonicalEvent,
+  options: Omit<RequestCapabilityOptions, 'continuationCount'> = {},
+): RequestCapabilities | undefined {
+  const used = event.continuationCount;
+  return requestCapabilities(event.type, {
+    ...options,
+    ...(typeof used === 'number' && Number.isSafeInteger(used) && used >= 0
+      ? { continuationCount: used }
+      : {}),
+  });
 }
 
 export interface ManifestEvent {

@@ -28,7 +28,7 @@ export interface DispatcherOptions {
    * `requestCapabilities` from ./capabilities.ts). Without either, an event that matches an
    * interceptor is refused: advertising nothing is never a safe default.
    */
-  capabilitiesFor?: (eventType: string) => InterceptCapabilities | undefined;
+  capabilitiesFor?: (eventType: string, event: CanonicalEvent) => InterceptCapabilities | undefined;
   /** Deadline of one best-effort observe delivery. Default 5000 ms. */
   observeTimeoutMs?: number;
   /** Attempts per intercept call on a connection failure, all inside the one deadline. Default 3. */

@@ -28,7 +28,7 @@ import type {
 } from './dispatch-types.js';
 import { hookFailureEvents } from './hook-failure.js';
 import { type MatchedSubscription, matchingSubscriptions, subscriptionLabel } from './matching.js';
-import { validateInterceptResponse } from './messages/index.js';
+import { type Issue, validateInterceptResponse, validateMessage } from './messages/index.js';
 import { narrowCapabilities } from './narrowing.js';
 import {
   type Backend,
@@ -40,7 +40,7 @@ import type { BackendTransport, JsonRpcNotification, JsonRpcRequest } from './tr
 
 type JsonObject = Record<string, unknown>;
 
-export type DispatchErrorCode = 'bad-event' | 'no-capabilities' | 'closed';
+export type DispatchErrorCode = 'bad-event' | 'bad-capabilities' | 'no-capabilities' | 'closed';
 export class DispatchError extends TallyError<DispatchErrorCode> {}
 
 export type {
@@ -68,6 +68,34 @@ function checkEvent(event: unknown): asserts event is CanonicalEvent {
         pointer: `/${key}`,
       });
     }
+  }
+}
+
+/** A validator verdict in one line: the first issue's pointer, message and rule. */
+function describeIssues(issues: readonly Issue[]): string {
+  const first = issues[0] as Issue;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  return `${first.pointer || '/'}: ${first.message} [${first.rule}]${more}`;
+}
+
+/**
+ * The one rule across the caller's event and advertisement that no message check sees: the
+ * advertised continuation count is the event's own. (AHP-CAP-002, `deny` at `tool.before`, binds
+ * Tally's own advertisements, which always include it; a caller's narrower one is sent, as the
+ * official interop row `unadvertised-deny-rejected` does.)
+ */
+function checkContinuations(event: CanonicalEvent, capabilities: InterceptCapabilities | undefined): void {
+  const counted = capabilities?.flow?.continuationCount;
+  if (
+    typeof event.continuationCount === 'number' &&
+    counted !== undefined &&
+    counted !== event.continuationCount
+  ) {
+    throw new DispatchError(
+      'bad-capabilities',
+      `capabilities /flow/continuationCount: ${counted} is not the event's continuationCount ${event.continuationCount}`,
+      { pointer: '/flow/continuationCount', rule: 'capabilities.continuation-count' },
+    );
   }
 }
 
@@ -147,12 +175,13 @@ export class Dispatcher {
     if (this.closed) throw new DispatchError('closed', 'the dispatcher is closed');
     const event = input.event;
     const interceptors = this.matching(event.type, 'intercept');
-    const capabilities = input.capabilities ?? this.options.capabilitiesFor?.(event.type);
+    const capabilities = input.capabilities ?? this.options.capabilitiesFor?.(event.type, event);
     if (capabilities === undefined && interceptors.length > 0) {
       throw new DispatchError('no-capabilities', `no capabilities to advertise for '${event.type}'`, {
         pointer: '/type',
       });
     }
+    if (interceptors.length > 0) checkContinuations(event, capabilities);
     const observers = this.matching(event.type, 'observe');
     const reports: SubscriptionReport[] = [];
     let pipeline = startPipeline(event, input.state);
@@ -263,6 +292,11 @@ export class Dispatcher {
       report.reason = `${reason} (sent as a gap)`;
     }
 
+    // Everything sent is validated first (the message validator, ./messages): an invalid request
+    // is never sent, and the failure policy settles the call.
+    const invalid = validateMessage(request, 'intercept-request');
+    if (invalid.length > 0) return failed('failed', `invalid request: ${describeIssues(invalid)}`);
+
     let transport: BackendTransport;
     try {
       transport = this.transportFor(backend);
@@ -337,6 +371,8 @@ export class Dispatcher {
           method: 'hooks/observe',
           params: { protocolVersion: SUPPORTED_PROTOCOL_VERSION, event: sent.event },
         };
+        const invalid = validateMessage(message, 'observe-notification');
+        if (invalid.length > 0) throw new Error(`invalid notification: ${describeIssues(invalid)}`);
         const deadline = deadlineSignal(timeoutMs);
         try {
           await this.transportFor(backend).notify(message, deadline.signal);

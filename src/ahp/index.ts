@@ -21,6 +21,7 @@ export {
   type CapabilityManifest,
   capabilitiesResult,
   capabilityManifest,
+  eventCapabilities,
   MAX_CONTINUATIONS,
   type ManifestEvent,
   type RequestCapabilities,

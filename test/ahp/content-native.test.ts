@@ -192,6 +192,17 @@ function place(event: Json, location: string, payload: unknown): void {
   });
 }
 
+/** The event of the official catalogue suite's `catalogue:<type>` row (a valid one of that type). */
+function catalogueEvent(type: string): CanonicalEvent {
+  const suite = JSON.parse(
+    readFileSync(new URL('../../../../shared/ahp/interop/catalogue-scenarios.json', import.meta.url), 'utf8'),
+  ) as { scenarios: { id: string; steps: { message?: { params: { event: CanonicalEvent } } }[] }[] };
+  const row = suite.scenarios.find((r) => r.id === `catalogue:${type}`);
+  const event = row?.steps[0]?.message?.params.event;
+  assert.ok(event, `the catalogue suite has a ${type} event`);
+  return structuredClone(event);
+}
+
 function baseEvent(type: string): CanonicalEvent {
   return {
     id: `evt-${type}`,
@@ -371,7 +382,12 @@ test('the dispatcher never sends a nested native to a subscription without inclu
   const sent: CanonicalEvent[] = [];
   try {
     for (const type of nested) {
-      const event: CanonicalEvent = { ...baseEvent(type), error: { message: 'x' } };
+      // A valid event of the type from the official catalogue suite, failed so that it carries an
+      // `error` (the dispatcher validates what it sends, so the event must be schema-valid).
+      const event = catalogueEvent(type);
+      if (type === 'tool.after') event.outcome = 'error';
+      if (type === 'turn.end') event.outcome = 'failed';
+      event.error = { message: 'x', class: 'example' };
       for (const [location, types] of LOCATIONS) {
         if (types.includes(type)) place(event, location, { secretStack: `${type} ${location}` });
       }

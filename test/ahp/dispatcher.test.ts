@@ -11,12 +11,19 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { eventCapabilities } from '../../src/ahp/capabilities.js';
 import type { InterceptCapabilities } from '../../src/ahp/compose.js';
-import { Dispatcher, type DispatcherOptions, SYNTHETIC_DENY_REASON } from '../../src/ahp/dispatcher.js';
+import {
+  DispatchError,
+  Dispatcher,
+  type DispatcherOptions,
+  SYNTHETIC_DENY_REASON,
+} from '../../src/ahp/dispatcher.js';
 import type { Backend, Subscription } from '../../src/ahp/registration-types.js';
 import { type JsonRpcNotification, type JsonRpcRequest, TransportError } from '../../src/ahp/transport.js';
 import { type MemoryHandler, memoryTransport } from '../../src/ahp/transports/memory.js';
 import type { CanonicalEvent } from '../../src/evidence/record.js';
+import { officialValid } from './messages-oracle.js';
 
 type Message = JsonRpcRequest | JsonRpcNotification;
 
@@ -354,6 +361,7 @@ test('tally ahp dispatch runs a real stdio backend: deny exits 1 with the outcom
     [
       "import { createInterface } from 'node:readline';",
       'for await (const line of createInterface({ input: process.stdin })) {',
+      "  process.stderr.write('guard: checking one event\\n');",
       '  const m = JSON.parse(line);',
       '  if (m.id === undefined) continue;',
       "  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: 'draft', effects: [{ type: 'deny', reason: 'no shell' }] } }) + '\\n');",
@@ -382,7 +390,14 @@ test('tally ahp dispatch runs a real stdio backend: deny exits 1 with the outcom
   writeFileSync(join(dir, 'registration.json'), JSON.stringify(registration));
   writeFileSync(join(dir, 'event.json'), JSON.stringify(plain));
   writeFileSync(join(dir, 'bad.json'), JSON.stringify({ ...plain, time: 'yesterday' }));
-  const run = (eventFile: string) =>
+  // Option blocks must come exactly with their effect (spec §4): a modify block without `modify`
+  // is an invalid advertisement; `maybe` is no permission state.
+  writeFileSync(
+    join(dir, 'caps.json'),
+    JSON.stringify({ effects: ['deny'], modify: { input: { replace: true, merge: false } } }),
+  );
+  writeFileSync(join(dir, 'state.json'), JSON.stringify({ permission: 'maybe', candidate: null }));
+  const run = (eventFile: string, ...more: string[]) =>
     spawnSync(
       process.execPath,
       [
@@ -394,6 +409,7 @@ test('tally ahp dispatch runs a real stdio backend: deny exits 1 with the outcom
         '--event',
         join(dir, eventFile),
         '--json',
+        ...more,
       ],
       { encoding: 'utf8' },
     );
@@ -407,7 +423,101 @@ test('tally ahp dispatch runs a real stdio backend: deny exits 1 with the outcom
   assert.equal(outcome.decision, 'deny');
   assert.equal(outcome.denial.reason, 'no shell');
   assert.equal(outcome.subscriptions[0]?.status, 'accepted');
+  // The backend's own diagnostics reach the user, with the backend named.
+  assert.match(denied.stderr, /\[org\.example\.guard\]: backend stderr: guard: checking one event/);
   const bad = run('bad.json');
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /\/time/);
+  const badCaps = run('event.json', '--capabilities', join(dir, 'caps.json'));
+  assert.equal(badCaps.status, 2, badCaps.stderr);
+  assert.match(badCaps.stdout + badCaps.stderr, /--capabilities: \/modify/);
+  const badState = run('event.json', '--state', join(dir, 'state.json'));
+  assert.equal(badState.status, 2, badState.stderr);
+  assert.match(badState.stdout + badState.stderr, /--state: \/permission/);
+});
+
+test('an invalid request or notification is never sent: the failure policy settles the call', async () => {
+  // The official schema is the oracle: this event lacks the `path` a tool.before must carry.
+  const { path: _path, ...pathless } = event;
+  const bad = pathless as CanonicalEvent;
+  const request = {
+    jsonrpc: '2.0',
+    id: bad.id,
+    method: 'hooks/intercept',
+    params: { protocolVersion: 'draft', event: bad, capabilities: caps },
+  };
+  assert.equal(officialValid('intercept-request.schema.json', request), false);
+  assert.equal(
+    officialValid('observe-notification.schema.json', {
+      jsonrpc: '2.0',
+      method: 'hooks/observe',
+      params: { protocolVersion: 'draft', event: bad },
+    }),
+    false,
+  );
+  for (const failurePolicy of ['fail-open', 'fail-closed'] as const) {
+    const { dispatcher, received } = setup([
+      { id: 'org.example.a', subs: [intercept('a', { failurePolicy })] },
+      { id: 'org.example.o', subs: [observe('o')] },
+    ]);
+    const outcome = await dispatcher.dispatch({ event: bad, capabilities: caps });
+    await dispatcher.close();
+    assert.equal(received.size, 0, 'nothing left the process');
+    const [call, watch] = outcome.subscriptions;
+    assert.equal(call?.status, 'failed');
+    assert.match(
+      call?.reason ?? '',
+      /^invalid request: \/params\/event\/path: 'path' is required \[required\]/,
+    );
+    assert.equal(watch?.status, 'failed');
+    assert.match(watch?.reason ?? '', /^invalid notification: \/params\/event\/path/);
+    assert.equal(outcome.decision, failurePolicy === 'fail-open' ? 'allow' : 'deny');
+  }
+});
+
+test("continuation counters are the event's own: eventCapabilities advertises them, a mismatch is refused", async () => {
+  // turn.finish.before carries continuationCount; the allowance is MAX_CONTINUATIONS (3) a turn.
+  const turnEvent = (count: number): CanonicalEvent => ({
+    id: `turn-${count}`,
+    source: 'urn:test',
+    type: 'turn.finish.before',
+    time: '2026-01-01T00:00:00Z',
+    turn: { id: 't1' },
+    outcome: 'completed',
+    continuationCount: count,
+    items: [],
+  });
+  const cont = { type: 'flow', operation: 'continue', instruction: 'keep going' };
+  const { dispatcher } = setup(
+    [
+      {
+        id: 'org.example.a',
+        subs: [intercept('a', { events: ['turn.finish.before'] })],
+        handler: (m) => answer(m, [cont]),
+      },
+    ],
+    { capabilitiesFor: (_type, e) => eventCapabilities(e) },
+  );
+  try {
+    const early = await dispatcher.dispatch({ event: turnEvent(1) });
+    assert.equal(early.subscriptions[0]?.status, 'accepted');
+    assert.equal(early.flow, 'continue');
+    assert.equal(early.continuationRemaining, 1);
+    const spent = await dispatcher.dispatch({ event: turnEvent(3) });
+    assert.equal(spent.subscriptions[0]?.status, 'rejected', 'no continuation is left after three');
+    await assert.rejects(
+      dispatcher.dispatch({
+        event: turnEvent(2),
+        capabilities: eventCapabilities(turnEvent(0)) as InterceptCapabilities,
+      }),
+      (error) => {
+        assert.ok(error instanceof DispatchError);
+        assert.equal(error.code, 'bad-capabilities');
+        assert.equal(error.detail?.pointer, '/flow/continuationCount');
+        return true;
+      },
+    );
+  } finally {
+    await dispatcher.close();
+  }
 });

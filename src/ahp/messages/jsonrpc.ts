@@ -124,8 +124,7 @@ const state: Check = obj(
   { required: ['permission', 'candidate'] },
 );
 
-const interceptParams: Check = (value, pointer, out) => {
-  const eventType = isObject(value) && isObject(value.event) ? value.event.type : undefined;
+function interceptParamsFor(eventType: unknown): Check {
   const props: Props = {
     protocolVersion,
     event: interceptEvent,
@@ -133,7 +132,20 @@ const interceptParams: Check = (value, pointer, out) => {
     extensions,
     state,
   };
-  obj(props, { required: ['protocolVersion', 'event', 'capabilities'] })(value, pointer, out);
+  return obj(props, { required: ['protocolVersion', 'event', 'capabilities'] });
+}
+
+/** Params checkers built once per catalogue event type (any other type gets a fresh one). */
+const paramsByType = new Map<string, Check>();
+
+const interceptParams: Check = (value, pointer, out) => {
+  const eventType = isObject(value) && isObject(value.event) ? value.event.type : undefined;
+  let check = typeof eventType === 'string' ? paramsByType.get(eventType) : undefined;
+  if (check === undefined) {
+    check = interceptParamsFor(eventType);
+    if (typeof eventType === 'string' && catalogueEntry(eventType)) paramsByType.set(eventType, check);
+  }
+  check(value, pointer, out);
 };
 
 /** The JSON-RPC id of an intercept request must equal its event id (a retry reuses both). */
@@ -150,8 +162,10 @@ function idMatchesEvent(value: Record<string, unknown>, pointer: string, out: Pa
   }
 }
 
+const interceptEnvelope: Check = request('hooks/intercept', interceptParams);
+
 export const interceptRequest: Check = (value, pointer, out) => {
-  request('hooks/intercept', interceptParams)(value, pointer, out);
+  interceptEnvelope(value, pointer, out);
   if (isObject(value)) idMatchesEvent(value, pointer, out);
 };
 

@@ -6,10 +6,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { requestCapabilities } from '../../../ahp/capabilities.js';
+import { eventCapabilities } from '../../../ahp/capabilities.js';
 import type { InterceptCapabilities, InterceptState } from '../../../ahp/compose.js';
 import { Dispatcher, type DispatchOutcome } from '../../../ahp/dispatcher.js';
-import { validateEvent } from '../../../ahp/messages/index.js';
+import { validateEvent, validateMessage } from '../../../ahp/messages/index.js';
 import { parseRegistrationText, RegistrationError } from '../../../ahp/registration.js';
 import { fileSecretProvider } from '../../../ahp/secrets.js';
 import { createTransport } from '../../../ahp/transports/index.js';
@@ -36,12 +36,6 @@ const USAGE = [
   'exit 0 dispatched (allow or ask), 1 denied (explicitly or fail-closed), 2 bad input',
 ].join('\n');
 
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 async function readJson(ctx: CommandContext, flag: string, file: string): Promise<unknown> {
   let bytes: Uint8Array;
   try {
@@ -56,27 +50,33 @@ async function readJson(ctx: CommandContext, flag: string, file: string): Promis
   }
 }
 
-function checkCapabilities(value: unknown): InterceptCapabilities {
-  if (!isObject(value)) throw new UsageError('--capabilities: / must be an object');
-  const effects = value.effects;
-  if (!Array.isArray(effects) || !effects.every((e) => typeof e === 'string')) {
-    throw new UsageError('--capabilities: /effects must be an array of effect names');
+/**
+ * Checks `--capabilities` and `--state` as the parts of an intercept request for `event` they
+ * become (the message validator, with the event type's capability bounds); the first issue in
+ * either is a usage error naming the flag and the JSON pointer inside its file.
+ */
+function checkRequestParts(event: CanonicalEvent, capabilities: unknown, state: unknown): void {
+  const params: Record<string, unknown> = {
+    protocolVersion: 'draft',
+    event,
+    capabilities: capabilities ?? { effects: ['deny'] },
+  };
+  if (state !== undefined) params.state = state;
+  const request = { jsonrpc: '2.0', id: event.id, method: 'hooks/intercept', params };
+  for (const [flag, prefix, given] of [
+    ['capabilities', '/params/capabilities', capabilities],
+    ['state', '/params/state', state],
+  ] as const) {
+    if (given === undefined) continue;
+    const found = validateMessage(request, 'intercept-request').find(
+      (i) => i.pointer === prefix || i.pointer.startsWith(`${prefix}/`),
+    );
+    if (found) {
+      throw new UsageError(
+        `--${flag}: ${found.pointer.slice(prefix.length) || '/'}: ${found.message} [${found.rule}]`,
+      );
+    }
   }
-  return value as unknown as InterceptCapabilities;
-}
-
-function checkState(value: unknown): InterceptState {
-  if (!isObject(value)) throw new UsageError('--state: / must be an object');
-  if (!['none', 'allow', 'ask', 'deny'].includes(value.permission as string)) {
-    throw new UsageError('--state: /permission must be one of none, allow, ask, deny');
-  }
-  if (value.candidate !== null && !(isObject(value.candidate) && 'value' in value.candidate)) {
-    throw new UsageError('--state: /candidate must be null or an object with a value');
-  }
-  if (value.flow !== undefined && !['none', 'stop', 'continue'].includes(value.flow as string)) {
-    throw new UsageError('--state: /flow must be one of none, stop, continue');
-  }
-  return value as unknown as InterceptState;
 }
 
 export const command: Command = {
@@ -119,9 +119,9 @@ export const command: Command = {
     const capabilities =
       values.capabilities === undefined
         ? undefined
-        : checkCapabilities(await readJson(ctx, 'capabilities', values.capabilities));
-    const state =
-      values.state === undefined ? undefined : checkState(await readJson(ctx, 'state', values.state));
+        : await readJson(ctx, 'capabilities', values.capabilities);
+    const state = values.state === undefined ? undefined : await readJson(ctx, 'state', values.state);
+    checkRequestParts(event as CanonicalEvent, capabilities, state);
 
     const attachments = new Map<string, Uint8Array>();
     for (const spec of values.attachment ?? []) {
@@ -136,26 +136,30 @@ export const command: Command = {
       }
     }
     const canonical = event as CanonicalEvent;
-    const used = typeof canonical.continuationCount === 'number' ? canonical.continuationCount : 0;
     const dispatcher = new Dispatcher({
       registration: parsed.registration,
       transportFactory: (backend) =>
         createTransport(backend, {
           secrets: fileSecretProvider(ctx.env),
           env: ctx.env,
-          logger: (level, message) => {
-            if (level !== 'debug') ctx.stderr(`${level}: ${message}\n`);
+          logger: (level, message, fields) => {
+            if (level === 'debug') return;
+            // Which backend, and for its stderr the line it wrote (never a credential: transports
+            // log none).
+            const from = typeof fields?.backend === 'string' ? ` [${fields.backend}]` : '';
+            const line = typeof fields?.line === 'string' ? `: ${fields.line}` : '';
+            ctx.stderr(`${level}${from}: ${message}${line}\n`);
           },
         }),
-      capabilitiesFor: (type) => requestCapabilities(type, { continuationCount: used }),
+      capabilitiesFor: (_type, event) => eventCapabilities(event),
       uploaderFor: (binding) => new Uploader(binding, { secrets: fileSecretProvider(ctx.env), env: ctx.env }),
     });
     let outcome: DispatchOutcome;
     try {
       outcome = await dispatcher.dispatch({
         event: canonical,
-        ...(capabilities ? { capabilities } : {}),
-        ...(state ? { state } : {}),
+        ...(capabilities !== undefined ? { capabilities: capabilities as InterceptCapabilities } : {}),
+        ...(state !== undefined ? { state: state as InterceptState } : {}),
         ...(attachments.size > 0 ? { attachments } : {}),
       });
     } finally {
