@@ -5,6 +5,12 @@
  * message with `validateMessage` and friends. Anything not exported here is internal.
  */
 
+export {
+  type Admission,
+  type AdmissionContext,
+  type AdmissionRequirement,
+  admitRegistration,
+} from './admission.js';
 // Transports, endpoint authentication, secrets, uploads.
 export { EndpointAuth, type EndpointAuthOptions } from './auth.js';
 // Backend side: the kit and the rule-file policy.
@@ -28,7 +34,6 @@ export {
   type RequestCapabilityOptions,
   requestCapabilities,
 } from './capabilities.js';
-
 // Event catalogue and capability advertisement.
 export {
   type CatalogueEntry,

@@ -145,3 +145,29 @@ test('usage errors exit 2', () => {
   assert.equal(tally('a.json', 'b.json').code, 2);
   assert.equal(tally('--bogus', 'a.json').code, 2);
 });
+
+test('--admit also asks whether this harness can honour the document here', () => {
+  // portable.valid.json names its policy token by tokenEnv AHP_POLICY_TOKEN (the official fixture).
+  const run = (env: NodeJS.ProcessEnv) =>
+    spawnSync(
+      process.execPath,
+      ['bin/tally.js', 'ahp', 'validate', join(FIXTURES, 'portable.valid.json'), '--admit', '--json'],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env,
+      },
+    );
+  const { AHP_POLICY_TOKEN: _unset, ...without } = process.env;
+  const refused = run(without);
+  assert.equal(refused.status, 1, refused.stderr);
+  const report = JSON.parse(refused.stdout) as Report;
+  assertReportShape(report);
+  assert.deepEqual(
+    report.issues.map((i) => [i.pointer, i.rule]),
+    [['/hooks/0/authentication/tokenEnv', 'admission.credential-missing']],
+  );
+  const admitted = run({ ...without, AHP_POLICY_TOKEN: 'test-only-token' });
+  assert.equal(admitted.status, 0, admitted.stderr);
+  assert.equal(admitted.stdout.includes('test-only-token'), false);
+});

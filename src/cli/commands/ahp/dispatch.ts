@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { admitRegistration } from '../../../ahp/admission.js';
 import { eventCapabilities } from '../../../ahp/capabilities.js';
 import type { InterceptCapabilities, InterceptState } from '../../../ahp/compose.js';
 import { Dispatcher, type DispatchOutcome } from '../../../ahp/dispatcher.js';
@@ -109,6 +110,13 @@ export const command: Command = {
     } catch (error) {
       if (error instanceof RegistrationError) throw new UsageError(`--registration: ${error.message}`);
       throw error;
+    }
+    // A registration this harness cannot honour here is refused whole before anything runs.
+    const admission = admitRegistration(parsed.registration, { env: ctx.env });
+    if (!admission.accepted) {
+      const first = admission.issues[0];
+      const more = admission.issues.length > 1 ? ` (and ${admission.issues.length - 1} more)` : '';
+      throw new UsageError(`--registration: ${first?.pointer}: ${first?.message} [${first?.rule}]${more}`);
     }
     const event = await readJson(ctx, 'event', values.event);
     const issues = validateEvent(event);

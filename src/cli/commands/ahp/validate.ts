@@ -1,9 +1,12 @@
 /**
- * `tally ahp validate FILE [--json]`: checks an AHP portable registration document.
- * Exit 0 valid (warnings allowed), 1 invalid (every issue listed), 2 unreadable or not JSON.
+ * `tally ahp validate FILE [--admit] [--json]`: checks an AHP portable registration document, and
+ * with --admit whether this harness can honour it here (./admission in src/ahp).
+ * Exit 0 valid (warnings allowed), 1 invalid or refused (every issue listed), 2 unreadable or not
+ * JSON.
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { admitRegistration } from '../../../ahp/admission.js';
 import { parseRegistrationText, RegistrationError } from '../../../ahp/registration.js';
 import type { Issue, Registration } from '../../../ahp/registration-types.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../../command.js';
@@ -15,20 +18,25 @@ interface Report {
 }
 
 const USAGE = [
-  'usage: tally ahp validate FILE [--json]',
+  'usage: tally ahp validate FILE [--admit] [--json]',
   '',
   'Checks an AHP portable registration document (FILE, or - for stdin) against every rule.',
   '',
+  '  --admit  also check that Tally can honour it here: credentials named by tokenEnv are set,',
+  '           no scope or event this installation cannot enforce (see docs/ahp-registration.md)',
   '  --json   print {valid, issues, warnings} on stdout; each issue has pointer, rule, message',
   '',
-  'exit 0 valid (warnings allowed), 1 invalid, 2 unreadable or not JSON',
+  'exit 0 valid (warnings allowed), 1 invalid or not admitted, 2 unreadable or not JSON',
 ].join('\n');
 
 export const command: Command = {
   summary: 'check an AHP portable registration document',
   usage: USAGE,
   async run(argv, ctx) {
-    const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } });
+    const { values, positionals } = parseFlags(argv, {
+      json: { type: 'boolean' },
+      admit: { type: 'boolean' },
+    });
     if (positionals.length !== 1) {
       throw new UsageError(positionals.length === 0 ? 'missing FILE' : 'expected exactly one FILE');
     }
@@ -51,6 +59,12 @@ export const command: Command = {
 
     try {
       const { registration, warnings } = parseRegistrationText(bytes);
+      if (values.admit === true) {
+        const admission = admitRegistration(registration, { env: ctx.env });
+        if (!admission.accepted) {
+          return finish(ctx, json, file, { valid: false, issues: admission.issues, warnings }, 1);
+        }
+      }
       return finish(ctx, json, file, { valid: true, issues: [], warnings }, 0, registration);
     } catch (error) {
       if (!(error instanceof RegistrationError)) throw error;
