@@ -27,10 +27,10 @@ type JsonObject = Record<string, unknown>;
 
 const RANK: Record<ContentDisposition, number> = { omit: 0, metadata: 1, body: 2 };
 /**
- * Fields of opaque payloads that are not content slots and are never rewritten. `native` is one
- * too, but outside tool input it is kept only under `includeNative` (see `walk`).
+ * Fields of opaque payloads that are not content slots and are never rewritten. (`native` is
+ * opaque too, but kept only under `includeNative`; see `walk`.)
  */
-const OPAQUE_FIELDS = new Set(['native', 'extensions', 'params']);
+const OPAQUE_FIELDS = new Set(['extensions', 'params']);
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -113,12 +113,8 @@ function notePart(part: JsonObject, state: Walk): void {
     for (const key in part) if (typeof part[key] === 'object' && part[key] !== null) state.attachments = true;
 }
 
-/**
- * The value as the subscription may see it. `args` is true inside a nested tool input (a batch
- * call's `tool.input`): its content parts are still selected, but a `native` key there is a tool
- * argument, kept unchanged like the other opaque fields.
- */
-function walk(value: unknown, state: Walk, args: boolean): unknown {
+/** The value as the subscription may see it. */
+function walk(value: unknown, state: Walk): unknown {
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     for (const item of value) {
@@ -129,7 +125,7 @@ function walk(value: unknown, state: Walk, args: boolean): unknown {
           out.push(kept);
         }
       } else {
-        out.push(walk(item, state, args));
+        out.push(walk(item, state));
       }
     }
     return out;
@@ -146,14 +142,14 @@ function walk(value: unknown, state: Walk, args: boolean): unknown {
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
       const child = value[key];
-      if (key === 'native' && !args) {
+      if (key === 'native') {
         if (state.includeNative) out[key] = child;
       } else if (OPAQUE_FIELDS.has(key)) {
         out[key] = child;
-      } else if (key === 'tool' && !args && isObject(child)) {
-        out[key] = walkTool(child, state, false);
+      } else if (key === 'tool' && isObject(child)) {
+        out[key] = walkTool(child, state);
       } else {
-        out[key] = walk(child, state, args);
+        out[key] = walk(child, state);
       }
     }
     return out;
@@ -162,17 +158,16 @@ function walk(value: unknown, state: Walk, args: boolean): unknown {
 }
 
 /**
- * A tool object (`$defs/tool`): its fields are walked, its input is arguments. The event's own
- * `tool.input` (`top`) is kept as it is; a nested one (a batch call's) is walked for content parts
- * with its `native` keys kept as arguments.
+ * A tool object (`$defs/tool`), the event's own or a batch call's: its fields are walked, its
+ * `input` is the tool's arguments and is kept as it is (as the attachment publisher also leaves
+ * it), so a `native` key or a content-part-shaped value inside it is an argument, not content.
  */
-function walkTool(tool: JsonObject, state: Walk, top: boolean): JsonObject {
+function walkTool(tool: JsonObject, state: Walk): JsonObject {
   const out: JsonObject = {};
   for (const key in tool) {
     if (!Object.hasOwn(tool, key)) continue;
     const child = tool[key];
-    if (key === 'input') out[key] = top ? child : walk(child, state, true);
-    else out[key] = walk(child, state, false);
+    out[key] = key === 'input' ? child : walk(child, state);
   }
   return out;
 }
@@ -201,18 +196,6 @@ export function selectContentNoting<E extends JsonObject>(
   includeNative: boolean,
 ): { view: E; attachments: boolean } {
   const state: Walk = { selection, includeNative, attachments: false };
-  const out: JsonObject = {};
-  for (const key in event) {
-    if (!Object.hasOwn(event, key)) continue;
-    const child: unknown = event[key];
-    if (key === 'native') {
-      if (includeNative) out[key] = child;
-    } else if (key === 'tool' && isObject(child)) {
-      // Tool input is arguments, not content: kept as is. Other tool fields are walked.
-      out[key] = walkTool(child, state, true);
-    } else {
-      out[key] = OPAQUE_FIELDS.has(key) ? child : walk(child, state, false);
-    }
-  }
-  return { view: out as E, attachments: state.attachments };
+  // The event is an object like any other it holds: the same walk applies from the top.
+  return { view: walk(event, state) as E, attachments: state.attachments };
 }

@@ -431,3 +431,18 @@ test('the dispatcher never sends a nested native to a subscription without inclu
     assert.deepStrictEqual(at(event, 'error.native'), at(original, 'error.native'));
   });
 });
+
+test('tool input is arguments everywhere: a batch call input is kept as is, like the event tool input', () => {
+  // A value shaped like a content part inside tool input is an argument of the tool, not content.
+  const partLike = { kind: 'text', mediaType: 'text/plain', selection: 'body', text: 'argument text' };
+  const input = { note: partLike, list: [partLike] };
+  const event = {
+    ...baseEvent('tool.batch.after'),
+    tool: { name: 'edit', origin: 'native', input },
+    calls: [{ call: { id: 'c1' }, tool: { name: 'edit', origin: 'native', input } }],
+  } as CanonicalEvent;
+  const view = selectContent(event, { default: 'omit', categories: {} }, false) as Json;
+  assert.equal((view.tool as Json).input, input, 'the event tool input is the same object');
+  assert.equal(((view.calls as Json[])[0]?.tool as Json).input, input, 'a batch call input too');
+  assert.deepEqual(view.items, [], 'content outside tool input is still selected');
+});
