@@ -38,9 +38,10 @@ export interface DispatcherOptions {
   /**
    * Opens the uploader of one subscription's `upload` binding (e.g. `new Uploader(binding, …)`
    * from ./upload.ts); called at most once per subscription. Without it, attachments that need an
-   * upload become gaps.
+   * upload become gaps. `pointer` is the binding's place in the registration
+   * (`/hooks/N/subscriptions/M/upload`), for configuration errors (the Uploader's `pointer` option).
    */
-  uploaderFor?: (binding: UploadBinding) => AttachmentUploader;
+  uploaderFor?: (binding: UploadBinding, pointer: string) => AttachmentUploader;
   /**
    * After settlement, also deliver one `hook.failure` observation per failed or rejected intercept
    * call to the subscriptions that observe `hook.failure` (the protocol allows, not requires, it).

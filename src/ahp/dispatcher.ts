@@ -161,10 +161,11 @@ export class Dispatcher {
     return found;
   }
 
-  private uploaderFor(subscription: Subscription): AttachmentUploader | undefined {
+  private uploaderFor(backend: Backend, subscription: Subscription): AttachmentUploader | undefined {
     if (!this.uploaders.has(subscription)) {
       const binding = subscription.upload;
-      this.uploaders.set(subscription, binding && this.options.uploaderFor?.(binding));
+      const pointer = `/hooks/${backend.index}/subscriptions/${subscription.index}/upload`;
+      this.uploaders.set(subscription, binding && this.options.uploaderFor?.(binding, pointer));
     }
     return this.uploaders.get(subscription);
   }
@@ -263,7 +264,12 @@ export class Dispatcher {
     // Upload before publish, under the upload budget, before the interception deadline starts.
     // A view with no attachment part has nothing to upload or turn into a gap: no publishing pass.
     const sent = attachments
-      ? await publishAttachments(view, input.attachments, this.uploaderFor(subscription), input.signal)
+      ? await publishAttachments(
+          view,
+          input.attachments,
+          this.uploaderFor(backend, subscription),
+          input.signal,
+        )
       : { event: view, failures: [] as string[] };
     if (input.signal?.aborted) {
       Object.assign(report, { status: 'interrupted', reason: 'the boundary was interrupted' });
@@ -364,7 +370,7 @@ export class Dispatcher {
       };
       const deliver = async () => {
         const view = selectContent(effective, subscription.content, subscription.includeNative);
-        const sent = await publishAttachments(view, attachments, this.uploaderFor(subscription));
+        const sent = await publishAttachments(view, attachments, this.uploaderFor(backend, subscription));
         if (sent.failures.length > 0) report.reason = `upload: ${sent.failures.join('; ')} (sent as a gap)`;
         const message: JsonRpcNotification = {
           jsonrpc: '2.0',

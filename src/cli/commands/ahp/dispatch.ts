@@ -160,7 +160,8 @@ export const command: Command = {
           },
         }),
       capabilitiesFor: (_type, event) => eventCapabilities(event),
-      uploaderFor: (binding) => new Uploader(binding, { secrets: fileSecretProvider(ctx.env), env: ctx.env }),
+      uploaderFor: (binding, pointer) =>
+        new Uploader(binding, { secrets: fileSecretProvider(ctx.env), env: ctx.env, pointer }),
     });
     let outcome: DispatchOutcome;
     try {
