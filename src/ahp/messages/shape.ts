@@ -206,31 +206,48 @@ export interface ObjectRules {
 export type Props = Record<string, Check>;
 
 export function obj(props: Props, rules: ObjectRules = {}): Check {
-  // Resolved once per checker, not per value: these run for every object of every message.
+  // Resolved once per checker, not per value: these run for every object of every message. One
+  // lookup per member answers everything about it (its check, required, forbidden), and the
+  // required names are searched for only when some are missing.
   const required = rules.required ?? [];
-  const forbidden = rules.forbidden ?? [];
+  const forbidden = new Set(rules.forbidden ?? []);
   const { closed, rest, also, minProperties } = rules;
-  const checks = new Map(Object.entries(props));
+  const members = new Map<string, { check: Check | undefined; required: boolean }>();
+  for (const [name, check] of Object.entries(props)) members.set(name, { check, required: false });
+  for (const name of required) {
+    const known = members.get(name);
+    if (known) known.required = true;
+    else members.set(name, { check: undefined, required: true });
+  }
   return (value, pointer, out) => {
     if (!isObject(value)) return issue(out, pointer, 'type', `must be an object, got ${describe(value)}`);
-    for (const name of required) {
-      if (!(name in value)) issue(out, at(pointer, name), 'required', `'${name}' is required`);
-    }
-    for (const name of forbidden) {
-      if (name in value) issue(out, at(pointer, name), 'forbidden', `'${name}' is not allowed here`);
-    }
     // Own enumerable string keys, once: cheaper than for-in with an own-property test.
     const names = Object.keys(value);
+    const start = out.length;
+    let present = 0;
     if (minProperties !== undefined && names.length < minProperties) {
       issue(out, pointer, 'min-properties', `must have at least ${minProperties} member(s)`);
     }
     for (let i = 0; i < names.length; i++) {
       const name = names[i] as string;
-      const check = checks.get(name);
-      if (check) check(value[name], at(pointer, name), out);
-      else if (closed)
+      const member = members.get(name);
+      if (member?.required) present++;
+      if (member?.check !== undefined) {
+        member.check(value[name], at(pointer, name), out);
+      } else if (forbidden.has(name)) {
+        issue(out, at(pointer, name), 'forbidden', `'${name}' is not allowed here`);
+      } else if (closed) {
         issue(out, at(pointer, name), 'unknown-field', `'${name}' is not a field of this closed object`);
-      else if (rest) rest(value[name], at(pointer, name), out);
+      } else if (rest) rest(value[name], at(pointer, name), out);
+    }
+    if (present < required.length) {
+      // Reported before the members' own issues, as a reader expects: what is missing first.
+      const missing: Issue[] = [];
+      for (const name of required) {
+        if (!Object.hasOwn(value, name))
+          missing.push({ pointer: at(pointer, name), rule: 'required', message: `'${name}' is required` });
+      }
+      out.splice(start, 0, ...missing);
     }
     also?.(value, pointer, out);
   };
