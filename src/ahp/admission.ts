@@ -45,7 +45,7 @@ export interface Admission {
   issues: Issue[];
 }
 
-function escape(key: string): string {
+function escapeKey(key: string): string {
   return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
@@ -100,7 +100,7 @@ function checkRequirement(req: AdmissionRequirement, index: number, context: Adm
     );
     if (!offered || missing.length > 0) {
       out.push({
-        pointer: `${pointer}/modify/${escape(target)}`,
+        pointer: `${pointer}/modify/${escapeKey(target)}`,
         rule: 'admission.requirement-modify',
         message: offered
           ? `modify ${target} cannot ${missing.join(' or ')} at ${req.event}`

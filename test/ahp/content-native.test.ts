@@ -443,6 +443,7 @@ test('tool input is arguments everywhere: a batch call input is kept as is, like
   } as CanonicalEvent;
   const view = selectContent(event, { default: 'omit', categories: {} }, false) as Json;
   assert.equal((view.tool as Json).input, input, 'the event tool input is the same object');
-  assert.equal(((view.calls as Json[])[0]?.tool as Json).input, input, 'a batch call input too');
+  const call = (view.calls as Json[])[0] as Json;
+  assert.equal((call.tool as Json).input, input, 'a batch call input too');
   assert.deepEqual(view.items, [], 'content outside tool input is still selected');
 });
