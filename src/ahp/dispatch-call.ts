@@ -3,7 +3,9 @@
  * call starts and covers connect, authentication, transmission and the answer; the transport gets
  * it as an AbortSignal. Connection failures are retried with the identical request (same JSON-RPC
  * id, same event id, same bytes) only while the deadline still has room. An answer that arrives
- * after the deadline or after an interruption is ignored.
+ * after the deadline or after an interruption is ignored; one a transport hands over inside the
+ * deadline's abort (the stdio binding's held-back answer with another id) is taken, so that it is
+ * rejected for its id rather than reported as a bare timeout.
  */
 
 import { getEventListeners } from 'node:events';
@@ -121,6 +123,8 @@ export async function callWithDeadline(
       attempts++;
       try {
         const response = await race(transport.request(request, signal));
+        // An answer handed over inside an interruption's abort is not taken: the call is over.
+        if (options.interrupt?.aborted) return { kind: 'interrupted', attempts };
         if (retryableAnswer(response) && attempts < options.maxAttempts && roomFor(options.retryDelayMs)) {
           await pause(options.retryDelayMs);
           continue;

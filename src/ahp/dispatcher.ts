@@ -28,7 +28,7 @@ import type {
 } from './dispatch-types.js';
 import { hookFailureEvents } from './hook-failure.js';
 import { type MatchedSubscription, matchingSubscriptions, subscriptionLabel } from './matching.js';
-import { type Issue, validateInterceptResponse, validateMessage } from './messages/index.js';
+import { type Issue, validateEvent, validateInterceptResponse, validateMessage } from './messages/index.js';
 import { narrowCapabilities } from './narrowing.js';
 import {
   type Backend,
@@ -338,6 +338,14 @@ export class Dispatcher {
     if (this.options.hostCheck) context.hostCheck = this.options.hostCheck;
     const staged = stageResponse(pipeline, result.effects, context);
     if ('error' in staged) return failed('rejected', staged.error);
+    // An edit must leave a valid event: otherwise every later call and notification would carry
+    // an invalid one. The response is rejected whole; the pipeline stays as it was.
+    if (staged.pipeline.event !== pipeline.event) {
+      const broken = validateEvent(staged.pipeline.event);
+      if (broken.length > 0) {
+        return failed('rejected', `the response's edits make an invalid event: ${describeIssues(broken)}`);
+      }
+    }
     // An accepted deny or flow stop ends decision-making for this boundary.
     const settles = result.effects.some(
       (e) => isObject(e) && (e.type === 'deny' || (e.type === 'flow' && e.operation === 'stop')),

@@ -107,7 +107,25 @@ interface CompiledMatch {
 /** Compiled globs per rule: filled by parseRules, or on first use for a rule built in code. */
 const compiled = new WeakMap<Rule, CompiledMatch>();
 
+/**
+ * Characters other glob dialects treat as wildcards are refused unescaped, so a rule written for
+ * one of them cannot silently match less than its author meant.
+ */
+function refuseForeignWildcards(text: string, pointer: string): void {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\') i++;
+    else if (c === '?' || c === '[') {
+      fail(
+        pointer,
+        `'${c}' at position ${i} is not a wildcard here (only * and ** are); write \\${c} to match it literally`,
+      );
+    }
+  }
+}
+
 function compileOne(text: string, mode: 'command' | 'path', pointer: string): Glob {
+  refuseForeignWildcards(text, pointer);
   try {
     return compileGlob(globParts(text), mode);
   } catch (error) {

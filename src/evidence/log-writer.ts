@@ -72,39 +72,49 @@ interface Pending {
 
 /**
  * Finds the last complete line and where a torn remainder (bytes after the last "\n") starts,
- * reading backwards in chunks so a long log costs only its tail.
+ * reading backwards in fixed chunks and keeping only newline positions, so the cost is linear in
+ * the tail scanned and memory is one chunk plus the last line. A last line longer than any record
+ * may be (MAX_LINE_BYTES) is refused rather than read.
  */
-function readTail(fd: number, size: number): { lastLine: Buffer | null; tornFrom: number } {
+function readTail(fd: number, size: number, path: string): { lastLine: Buffer | null; tornFrom: number } {
   const CHUNK = 64 * 1024;
-  let buf = Buffer.alloc(0);
-  let start = size; // buf holds bytes [start, size)
-  let lastNewline = -1; // absolute positions
-  while (start > 0) {
-    const from = Math.max(0, start - CHUNK);
-    const piece = Buffer.alloc(start - from);
-    readSync(fd, piece, 0, piece.length, from);
-    buf = Buffer.concat([piece, buf]);
-    start = from;
-    if (lastNewline < 0) {
-      const i = buf.lastIndexOf(0x0a);
-      if (i < 0) continue;
-      lastNewline = start + i;
+  const piece = Buffer.alloc(CHUNK);
+  const newlines: number[] = []; // absolute positions, the last one first; two are enough
+  for (let end = size; end > 0 && newlines.length < 2; ) {
+    const from = Math.max(0, end - CHUNK);
+    readSync(fd, piece, 0, end - from, from);
+    for (let i = end - from - 1; i >= 0 && newlines.length < 2; ) {
+      const found = piece.lastIndexOf(0x0a, i);
+      if (found < 0) break;
+      newlines.push(from + found);
+      i = found - 1;
     }
-    const before = lastNewline - start - 1;
-    const j = before >= 0 ? buf.lastIndexOf(0x0a, before) : -1;
-    if (j >= 0 || start === 0) {
-      return { lastLine: buf.subarray(j + 1, lastNewline - start), tornFrom: lastNewline + 1 };
-    }
+    // Past the limit with only the final newline seen: the last line is too long to be a record.
+    if (newlines.length === 1 && (newlines[0] as number) - from > MAX_LINE_BYTES) break;
+    end = from;
   }
-  return lastNewline < 0
-    ? { lastLine: null, tornFrom: 0 }
-    : { lastLine: buf.subarray(0, lastNewline), tornFrom: lastNewline + 1 };
+  const last = newlines[0];
+  if (last === undefined) return { lastLine: null, tornFrom: 0 };
+  const start = newlines.length > 1 ? (newlines[1] as number) + 1 : 0;
+  if (last - start > MAX_LINE_BYTES) {
+    throw new RecordError(
+      'parse',
+      `the last line of ${path} is longer than ${MAX_LINE_BYTES} bytes, the longest a record may be: this is not a log Tally can continue`,
+      { offset: start, limit: MAX_LINE_BYTES },
+    );
+  }
+  const lastLine = Buffer.alloc(last - start);
+  readSync(fd, lastLine, 0, lastLine.length, start);
+  return { lastLine, tornFrom: last + 1 };
 }
 
-/** Writes `<log>.torn-<offset>` (or `-2`, `-3`… if a crash left one there before) and syncs it. */
-function writeQuarantine(path: string, offset: number, bytes: Buffer): string {
+/**
+ * Copies bytes [from, to) of `source` to `<log>.torn-<offset>` (or `-2`, `-3`… if a crash left one
+ * there before) in bounded chunks, and syncs it and its directory.
+ */
+function writeQuarantine(path: string, source: number, from: number, to: number): string {
   for (let n = 1; ; n++) {
-    const candidate = `${path}.torn-${offset}${n === 1 ? '' : `-${n}`}`;
+    const candidate = `${path}.torn-${from}${n === 1 ? '' : `-${n}`}`;
     let fd: number;
     try {
       fd = openSync(candidate, 'wx', 0o600);
@@ -113,7 +123,13 @@ function writeQuarantine(path: string, offset: number, bytes: Buffer): string {
       throw error;
     }
     try {
-      writeSync(fd, bytes);
+      const chunk = Buffer.alloc(Math.min(1024 * 1024, Math.max(1, to - from)));
+      for (let at = from; at < to; ) {
+        const read = readSync(source, chunk, 0, Math.min(chunk.length, to - at), at);
+        if (read === 0) break;
+        writeSync(fd, chunk, 0, read);
+        at += read;
+      }
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -180,15 +196,13 @@ export class LogWriter {
     }
     try {
       const size = fstatSync(fd).size;
-      const { tornFrom } = readTail(fd, size);
+      const { tornFrom } = readTail(fd, size, path);
       if (tornFrom >= size) return null;
-      const torn = Buffer.alloc(size - tornFrom);
-      readSync(fd, torn, 0, torn.length, tornFrom);
       // The torn bytes are durable in their own file before they leave the log.
-      const quarantinePath = writeQuarantine(path, tornFrom, torn);
+      const quarantinePath = writeQuarantine(path, fd, tornFrom, size);
       ftruncateSync(fd, tornFrom);
       fsyncSync(fd);
-      return { offset: tornFrom, bytes: torn.length, quarantinePath };
+      return { offset: tornFrom, bytes: size - tornFrom, quarantinePath };
     } finally {
       closeSync(fd);
     }
@@ -198,7 +212,7 @@ export class LogWriter {
   private resumeChain(): void {
     const fd = openSync(this.path, 'r');
     try {
-      const { lastLine } = readTail(fd, fstatSync(fd).size);
+      const { lastLine } = readTail(fd, fstatSync(fd).size, this.path);
       if (!lastLine) return;
       const envelope = parseEnvelopeLine(lastLine);
       const { payload } = verifyEnvelope(envelope, [toPublicKey(this.options.signer.privateKey)], {
@@ -250,7 +264,8 @@ export class LogWriter {
       prev: this.prev,
     };
     const { line, digest } = encodeRecord(record, this.options.signer);
-    const limit = this.options.maxLineBytes ?? MAX_LINE_BYTES;
+    // Never above what readers accept: a record written must be readable.
+    const limit = Math.min(this.options.maxLineBytes ?? MAX_LINE_BYTES, MAX_LINE_BYTES);
     if (line.length - 1 > limit) {
       // Refused before anything changes: no sequence number, no chain link, no byte written.
       return Promise.reject(

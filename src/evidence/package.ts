@@ -16,7 +16,7 @@ import { keyId, rawPublicKey, toPublicKey } from '../core/keys.js';
 import type { CheckedRecord } from './log-reader.js';
 import { MerkleAccumulator } from './merkle-accumulator.js';
 import { type Receipt, ReceiptComposer, receiptBytes } from './receipt.js';
-import type { Signer } from './record-codec.js';
+import { MAX_LINE_BYTES, type Signer } from './record-codec.js';
 
 export const PACKAGE_TYPE = 'tally/package/v1';
 export const SEAL_TYPE = 'tally/package-seal/v1';
@@ -73,9 +73,22 @@ export function packageSeal(receipt: Receipt, size: number, signer: Signer): Pac
   };
 }
 
-/** A header or seal as its package line. */
+/**
+ * A header or seal as its package line. A line longer than any reader accepts (MAX_LINE_BYTES) is
+ * refused here, so no package is written that its own verifier would refuse.
+ */
 export function packageLine(value: PackageHeader | PackageSeal): Buffer {
-  return Buffer.from(`${canonicalize(value)}\n`);
+  const line = Buffer.from(`${canonicalize(value)}\n`);
+  if (line.length - 1 > MAX_LINE_BYTES) {
+    const what = value.type === SEAL_TYPE ? 'seal' : 'header';
+    throw new PackageError(
+      what,
+      `the ${what} line would be ${line.length - 1} bytes, more than the ${MAX_LINE_BYTES} a package line may hold` +
+        (what === 'seal' ? ' (the receipt is too large: its rows repeat very long commands or paths)' : ''),
+      { bytes: line.length - 1, limit: MAX_LINE_BYTES },
+    );
+  }
+  return line;
 }
 
 /**

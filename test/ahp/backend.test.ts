@@ -242,9 +242,11 @@ describe('rule files', () => {
     // Commands: both stars match anything, slashes and newlines included.
     assert.ok(hits({ commandGlob: 'git push *' }, { command: 'git push origin/main' }));
     assert.ok(hits({ commandGlob: 'echo *' }, { command: 'echo a\nb' }));
-    // Only stars are special: `?` and `[` are literal, `\` escapes a star.
-    assert.ok(!hits({ pathGlob: 'a?.ts' }, { file_path: 'ab.ts' }));
-    assert.ok(hits({ pathGlob: 'a?.ts' }, { file_path: 'a?.ts' }));
+    // Only stars are special; `?` and `[`, wildcards elsewhere, must be escaped to be written at
+    // all (a rule from another dialect is refused, not run matching less), `\` escapes.
+    assert.ok(!hits({ pathGlob: 'a\\?.ts' }, { file_path: 'ab.ts' }));
+    assert.ok(hits({ pathGlob: 'a\\?.ts' }, { file_path: 'a?.ts' }));
+    assert.ok(hits({ pathGlob: 'x\\[1].ts' }, { file_path: 'x[1].ts' }));
     assert.ok(hits({ commandGlob: 'echo \\*' }, { command: 'echo *' }));
     assert.ok(!hits({ commandGlob: 'echo \\*' }, { command: 'echo x' }));
     // A pattern that makes a backtracking matcher explode is answered by the automaton, right.
@@ -268,6 +270,14 @@ describe('rule files', () => {
       [
         { rules: [{ events: ['*'], effect: 'allow', match: { pathGlob: 'x\\' } }] },
         '/rules/0/match/pathGlob',
+      ],
+      [
+        { rules: [{ events: ['*'], effect: 'allow', match: { pathGlob: 'secret?.txt' } }] },
+        '/rules/0/match/pathGlob',
+      ],
+      [
+        { rules: [{ events: ['*'], effect: 'allow', match: { commandGlob: 'rm [a-z]*' } }] },
+        '/rules/0/match/commandGlob',
       ],
     ];
     for (const [doc, pointer] of cases) {

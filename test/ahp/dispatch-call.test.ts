@@ -78,3 +78,26 @@ test('content selection notes whether the view can hold an attachment part', () 
   const tool = { name: 'Read', input: { file: image } };
   assert.equal(selectContentNoting({ ...base, tool }, selection, false).attachments, false);
 });
+
+test('an answer a transport hands over inside the abort counts at the deadline, never after an interruption', async () => {
+  // Like the stdio binding holding back a stray answer: nothing until the signal aborts, then the
+  // held answer at once, inside the abort.
+  const holding = {
+    request: (message: JsonRpcRequest, signal: AbortSignal) =>
+      new Promise<unknown>((resolve) => {
+        signal.addEventListener('abort', () => resolve(answer(`${String(message.id)}-held`)), { once: true });
+      }),
+    notify: async () => {},
+    close: async () => {},
+  };
+  const atDeadline = await callWithDeadline(holding, request('d'), { ...options, timeoutMs: 20 });
+  assert.equal(atDeadline.kind, 'response');
+  assert.deepEqual(atDeadline.kind === 'response' && atDeadline.response, answer('d-held'));
+  const interrupt = new AbortController();
+  setTimeout(() => interrupt.abort(), 20);
+  const interrupted = await callWithDeadline(holding, request('i'), {
+    ...options,
+    interrupt: interrupt.signal,
+  });
+  assert.equal(interrupted.kind, 'interrupted');
+});

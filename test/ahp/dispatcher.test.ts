@@ -521,3 +521,53 @@ test("continuation counters are the event's own: eventCapabilities advertises th
     await dispatcher.close();
   }
 });
+
+test('an edit that would make the event invalid rejects its response whole; later backends still run', async () => {
+  // The official catalogue's workspace.change.before event; `change` of a cwd change is closed
+  // (the event schema), so merging a `note` into it cannot be accepted.
+  const workspaceEvent: CanonicalEvent = {
+    id: 'ws-1',
+    source: 'urn:ahp:catalogue',
+    time: '2026-09-15T12:00:00Z',
+    type: 'workspace.change.before',
+    workspace: { kind: 'cwd', change: { cwd: '/new' } },
+  };
+  const edited = { ...workspaceEvent, workspace: { kind: 'cwd', change: { cwd: '/new', note: 'x' } } };
+  assert.equal(
+    officialValid('observe-notification.schema.json', {
+      jsonrpc: '2.0',
+      method: 'hooks/observe',
+      params: { protocolVersion: 'draft', event: edited },
+    }),
+    false,
+    'the official schema refuses the edited event',
+  );
+  const edit = {
+    type: 'modify',
+    target: 'workspace',
+    operation: 'merge',
+    value: { change: { cwd: '/new', note: 'x' } },
+  };
+  const events = ['workspace.change.before'];
+  const { dispatcher, received } = setup([
+    { id: 'org.example.a', subs: [intercept('a', { events })], handler: (m) => answer(m, [edit]) },
+    {
+      id: 'org.example.b',
+      subs: [intercept('b', { events })],
+      handler: (m) => answer(m, [{ type: 'deny', reason: 'no' }]),
+    },
+    { id: 'org.example.o', subs: [observe('o')] },
+  ]);
+  const outcome = await dispatcher.dispatch({
+    event: workspaceEvent,
+    capabilities: eventCapabilities(workspaceEvent) as InterceptCapabilities,
+  });
+  await dispatcher.close();
+  const [a, b, o] = outcome.subscriptions;
+  assert.equal(a?.status, 'rejected');
+  assert.match(a?.reason ?? '', /edits make an invalid event: \/workspace\/change/);
+  assert.equal(b?.status, 'accepted', 'the next backend got the unedited event');
+  assert.equal(outcome.decision, 'deny');
+  assert.equal(o?.status, 'observed');
+  assert.deepEqual(eventOf(received.get('org.example.o')?.[0]).workspace, workspaceEvent.workspace);
+});

@@ -105,6 +105,23 @@ describe('stdio persistent', { timeout: 30_000 }, () => {
     }
   });
 
+  test('close() ends a request waiting out the restart backoff, as closed', async () => {
+    // A backend that exits on every request: each crash doubles the wait before the next start.
+    const t = createTransport(stdioBackend('exit', ['3']), options());
+    for (let i = 0; i < 3; i++)
+      assert.equal(await codeOf(t.request(interceptRequest(), never())), 'transport');
+    let code: string | undefined;
+    const waiting = codeOf(t.request(interceptRequest(), never())).then((c) => {
+      code = c;
+    });
+    await new Promise((resolve) => setImmediate(resolve)); // it is now in the backoff (200 ms)
+    await t.close();
+    // Settled by the close itself, before the event loop reaches its timers again.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(code, 'closed');
+    await waiting;
+  });
+
   test('a command that cannot start is a transport failure', async () => {
     const backend = stdioBackend('echo');
     if (backend.transport.kind === 'stdio') backend.transport.command = join(tempDir(), 'no-such-program');

@@ -12,6 +12,7 @@ import { generateKeyPair, keyId } from '../../src/core/keys.js';
 import { createKey, loadPrivateKey } from '../../src/core/keystore.js';
 import { LineTooLong, MAX_LINE_BYTES, readLogLines, verifyLogFile } from '../../src/evidence/log-reader.js';
 import { LogWriter } from '../../src/evidence/log-writer.js';
+import { PackageError, packageLine, SEAL_TYPE } from '../../src/evidence/package.js';
 import { RECORD_PAYLOAD_TYPE } from '../../src/evidence/record.js';
 import { RecordError } from '../../src/evidence/record-codec.js';
 import { bufferLines } from '../../src/evidence/verify.js';
@@ -210,6 +211,34 @@ describe('signed event log', () => {
     assert.equal(readFileSync(`${logPath}.torn-${sized.length}`, 'utf8'), 'earlier');
   });
 
+  it('a torn tail longer than any record is quarantined whole, in chunks; a too-long last record is refused', async () => {
+    const { logPath, signer, publicKey } = setup();
+    await writeRecords(logPath, signer, 2);
+    const intact = readFileSync(logPath).length;
+    const tail = Buffer.alloc(MAX_LINE_BYTES + 3 * 1024 * 1024 + 7, 0x78);
+    appendFileSync(logPath, tail);
+    const log = await LogWriter.open(logPath, { session: 'ses_test', signer });
+    assert.deepEqual(log.recovered, {
+      offset: intact,
+      bytes: tail.length,
+      quarantinePath: `${logPath}.torn-${intact}`,
+    });
+    await log.append({ source: 'cli', event: event(2) });
+    await log.close();
+    assert.ok(readFileSync(`${logPath}.torn-${intact}`).equals(tail));
+    const after = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.equal(after.records, 3);
+    assert.deepEqual(after.issue, null);
+    // A last complete line longer than any record: not a log this writer continues.
+    appendFileSync(logPath, Buffer.concat([tail, Buffer.from('\n')]));
+    await assert.rejects(LogWriter.open(logPath, { session: 'ses_test', signer }), (error) => {
+      assert.ok(error instanceof RecordError);
+      assert.equal(error.code, 'parse');
+      assert.match(error.message, /longer than 67108864 bytes/);
+      return true;
+    });
+  });
+
   it('reports the first bad record precisely: signature, chain, sequence, parse', async () => {
     const { logPath, signer, publicKey } = setup();
     await writeRecords(logPath, signer, 6);
@@ -364,5 +393,27 @@ describe('signed event log', () => {
       .map((line) => Buffer.from(JSON.parse(line).payload, 'base64').toString('utf8'));
     assert.equal(payloads.length, 2);
     assert.ok(payloads.every((p) => !p.includes('blob')));
+  });
+});
+
+describe('package lines', () => {
+  it('a seal line longer than readers accept is refused when the package is written', () => {
+    const huge = 'x'.repeat(MAX_LINE_BYTES);
+    const seal = {
+      type: SEAL_TYPE,
+      merkle: { algorithm: 'rfc9162-sha256', size: 1, root: '0'.repeat(64) },
+      receipt: { payload: huge },
+    };
+    assert.throws(
+      () => packageLine(seal as unknown as Parameters<typeof packageLine>[0]),
+      (error) => {
+        assert.ok(error instanceof PackageError);
+        assert.equal(error.code, 'seal');
+        assert.equal(error.detail?.limit, MAX_LINE_BYTES);
+        return true;
+      },
+    );
+    const small = { ...seal, receipt: { payload: 'x' } };
+    assert.ok(packageLine(small as unknown as Parameters<typeof packageLine>[0]).length < 200);
   });
 });

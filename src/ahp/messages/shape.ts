@@ -232,10 +232,10 @@ export function obj(props: Props, rules: ObjectRules = {}): Check {
       const name = names[i] as string;
       const member = members.get(name);
       if (member?.required) present++;
-      if (member?.check !== undefined) {
-        member.check(value[name], at(pointer, name), out);
-      } else if (forbidden.has(name)) {
+      if (forbidden.has(name)) {
         issue(out, at(pointer, name), 'forbidden', `'${name}' is not allowed here`);
+      } else if (member?.check !== undefined) {
+        member.check(value[name], at(pointer, name), out);
       } else if (closed) {
         issue(out, at(pointer, name), 'unknown-field', `'${name}' is not a field of this closed object`);
       } else if (rest) rest(value[name], at(pointer, name), out);

@@ -71,6 +71,8 @@ export class PersistentStdioTransport implements BackendTransport {
   private closed = false;
   private readonly logger: Logger;
   private readonly stopping = new Set<Promise<void>>();
+  /** Aborted by close(): ends a restart backoff at once. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly options: StdioTransportOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -96,6 +98,7 @@ export class PersistentStdioTransport implements BackendTransport {
   async close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
+      this.closing.abort();
       this.inFlight?.reject(closedError(this.options.backendId));
       this.inFlight = undefined;
       if (this.child) this.stop(this.child);
@@ -143,7 +146,7 @@ export class PersistentStdioTransport implements BackendTransport {
     if (this.crashes > 0) {
       const backoff = Math.min(50 * 2 ** (this.crashes - 1), 2000);
       const wait = this.lastExit + backoff - Date.now();
-      if (wait > 0) await sleep(wait, signal, this.options.backendId);
+      if (wait > 0) await sleep(wait, signal, this.closing.signal, this.options.backendId);
     }
     if (this.closed) throw closedError(this.options.backendId);
     const child = startProcess(this.options, this.logger);
@@ -342,16 +345,27 @@ function shortId(id: unknown): string | number | null {
   return null;
 }
 
-function sleep(ms: number, signal: AbortSignal, backendId: string): Promise<void> {
+/** Waits `ms`; a deadline ends the wait as a timeout, closing the transport as closed. */
+function sleep(ms: number, signal: AbortSignal, closing: AbortSignal, backendId: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const done = () => {
+      clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
+      closing.removeEventListener('abort', onClose);
+    };
+    const timer = setTimeout(() => {
+      done();
       resolve();
     }, ms);
     const onAbort = () => {
-      clearTimeout(timer);
+      done();
       reject(timeoutError(backendId));
     };
+    const onClose = () => {
+      done();
+      reject(closedError(backendId));
+    };
     signal.addEventListener('abort', onAbort, { once: true });
+    closing.addEventListener('abort', onClose, { once: true });
   });
 }
