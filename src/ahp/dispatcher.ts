@@ -8,7 +8,13 @@
  */
 import { TallyError } from '../core/errors.js';
 import type { CanonicalEvent } from '../core/event.js';
-import { type AttachmentBytes, type AttachmentUploader, publishAttachments } from './attachments.js';
+import {
+  type AttachmentBytes,
+  type AttachmentUploader,
+  isPendingAttachment,
+  needsPublishing,
+  publishAttachments,
+} from './attachments.js';
 import {
   failClosed,
   type InterceptCapabilities,
@@ -76,6 +82,32 @@ function describeIssues(issues: readonly Issue[]): string {
   const first = issues[0] as Issue;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
   return `${first.pointer || '/'}: ${first.message} [${first.rule}]${more}`;
+}
+
+/** The value at an RFC 6901 pointer, or undefined. */
+function atPointer(value: unknown, pointer: string): unknown {
+  let at = value;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    at = isObject(at) || Array.isArray(at) ? (at as Record<string, unknown>)[key] : undefined;
+  }
+  return at;
+}
+
+/**
+ * What the validator finds in a message before its attachments are published, less what
+ * publication cures (a pending attachment part has no `body` until it is uploaded): checked
+ * before anything is uploaded, so an invalid message sends no bytes anywhere.
+ */
+function prePublicationIssues(message: unknown, kind: 'intercept-request' | 'observe-notification'): Issue[] {
+  return validateMessage(message, kind).filter(
+    (i) =>
+      !(
+        i.rule === 'required' &&
+        i.pointer.endsWith('/body') &&
+        isPendingAttachment(atPointer(message, i.pointer.slice(0, -'/body'.length)))
+      ),
+  );
 }
 
 /**
@@ -261,6 +293,26 @@ export class Dispatcher {
       subscription.includeNative,
     );
     const advertised = narrowCapabilities(capabilities, pipeline.event, view);
+    const request = (event: JsonObject) => {
+      const params: JsonObject = {
+        protocolVersion: SUPPORTED_PROTOCOL_VERSION,
+        event,
+        capabilities: advertised,
+      };
+      if (input.state !== undefined) params.state = input.state;
+      return {
+        jsonrpc: '2.0' as const,
+        id: pipeline.event.id,
+        method: 'hooks/intercept',
+        params: params as JsonObject & { event: CanonicalEvent },
+      } satisfies JsonRpcRequest;
+    };
+    const failed = (status: 'failed' | 'rejected', reason: string) =>
+      settleFailure(pipeline, report, subscription, supplier, status, reason);
+    if (attachments) {
+      const early = prePublicationIssues(request(view), 'intercept-request');
+      if (early.length > 0) return failed('failed', `invalid request: ${describeIssues(early)}`);
+    }
     // Upload before publish, under the upload budget, before the interception deadline starts.
     // A view with no attachment part has nothing to upload or turn into a gap: no publishing pass.
     const sent = attachments
@@ -275,21 +327,7 @@ export class Dispatcher {
       Object.assign(report, { status: 'interrupted', reason: 'the boundary was interrupted' });
       return { pipeline, report, interrupted: true };
     }
-    const params: JsonObject = {
-      protocolVersion: SUPPORTED_PROTOCOL_VERSION,
-      event: sent.event,
-      capabilities: advertised,
-    };
-    if (input.state !== undefined) params.state = input.state;
-    const request = {
-      jsonrpc: '2.0' as const,
-      id: pipeline.event.id,
-      method: 'hooks/intercept',
-      params: params as JsonObject & { event: CanonicalEvent },
-    } satisfies JsonRpcRequest;
-
-    const failed = (status: 'failed' | 'rejected', reason: string) =>
-      settleFailure(pipeline, report, subscription, supplier, status, reason);
+    const message = request(sent.event);
 
     if (sent.failures.length > 0) {
       // Requested content that could not be published: an operational failure of this call.
@@ -300,7 +338,7 @@ export class Dispatcher {
 
     // Everything sent is validated first (the message validator, ./messages): an invalid request
     // is never sent, and the failure policy settles the call.
-    const invalid = validateMessage(request, 'intercept-request');
+    const invalid = validateMessage(message, 'intercept-request');
     if (invalid.length > 0) return failed('failed', `invalid request: ${describeIssues(invalid)}`);
 
     let transport: BackendTransport;
@@ -309,7 +347,7 @@ export class Dispatcher {
     } catch (error) {
       return failed('failed', `transport: ${(error as Error).message}`);
     }
-    const call = await callWithDeadline(transport, request, {
+    const call = await callWithDeadline(transport, message, {
       timeoutMs: subscription.timeoutMs ?? 1000,
       interrupt: input.signal,
       maxAttempts: this.options.maxAttempts ?? 3,
@@ -327,7 +365,7 @@ export class Dispatcher {
       const code = isObject(error) && typeof error.code === 'number' ? error.code : 'invalid';
       return failed('failed', `JSON-RPC error ${code}`);
     }
-    const issues = validateInterceptResponse(response, request);
+    const issues = validateInterceptResponse(response, message);
     if (issues.length > 0) {
       const first = issues[0];
       const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
@@ -378,13 +416,18 @@ export class Dispatcher {
       };
       const deliver = async () => {
         const view = selectContent(effective, subscription.content, subscription.includeNative);
-        const sent = await publishAttachments(view, attachments, this.uploaderFor(backend, subscription));
-        if (sent.failures.length > 0) report.reason = `upload: ${sent.failures.join('; ')} (sent as a gap)`;
-        const message: JsonRpcNotification = {
+        const notification = (event: JsonObject): JsonRpcNotification => ({
           jsonrpc: '2.0',
           method: 'hooks/observe',
-          params: { protocolVersion: SUPPORTED_PROTOCOL_VERSION, event: sent.event },
-        };
+          params: { protocolVersion: SUPPORTED_PROTOCOL_VERSION, event },
+        });
+        if (needsPublishing(view, attachments)) {
+          const early = prePublicationIssues(notification(view), 'observe-notification');
+          if (early.length > 0) throw new Error(`invalid notification: ${describeIssues(early)}`);
+        }
+        const sent = await publishAttachments(view, attachments, this.uploaderFor(backend, subscription));
+        if (sent.failures.length > 0) report.reason = `upload: ${sent.failures.join('; ')} (sent as a gap)`;
+        const message = notification(sent.event);
         const invalid = validateMessage(message, 'observe-notification');
         if (invalid.length > 0) throw new Error(`invalid notification: ${describeIssues(invalid)}`);
         const deadline = deadlineSignal(timeoutMs);

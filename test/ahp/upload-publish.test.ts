@@ -137,6 +137,32 @@ describe('upload before publish', { timeout: 30_000 }, () => {
     assert.equal(outcome.decision, 'allow');
   });
 
+  test('an invalid event uploads nothing: the request is refused before any byte leaves', async () => {
+    const server = await receiver((seen, res) => {
+      json(res, 201, { ref: 'never', size: seen.body.length, sha256: 'x' });
+    });
+    const { trigger: _trigger, ...untriggered } = turnStart();
+    const sent: Message[] = [];
+    const outcome = await dispatch({
+      registration: registration({
+        upload: { endpoint: `${server.url}/up`, timeoutMs: 5000, maxBytes: 1024 },
+      }),
+      transportFactory: () =>
+        memoryTransport((message) => {
+          sent.push(message);
+          return undefined;
+        }),
+      uploaderFor,
+      event: untriggered as CanonicalEvent,
+      capabilities,
+      attachments: new Map([['img1', PNG]]),
+    });
+    assert.equal(server.seen.length, 0, 'no upload');
+    assert.equal(sent.length, 0, 'no request');
+    assert.equal(outcome.subscriptions[0]?.status, 'failed');
+    assert.match(outcome.subscriptions[0]?.reason ?? '', /^invalid request: \/params\/event\/trigger/);
+  });
+
   test('a failed upload under fail-closed sends nothing and denies with the synthetic reason', async () => {
     const server = await receiver((_seen, res) => res.writeHead(500).end());
     const received: Message[] = [];
