@@ -10,6 +10,8 @@
  * - a `scope` the harness cannot enforce (its manifest's `managedPolicy.scopes`; `managed` needs an
  *   administrator-installed harness), and `disableable: false` where hooks can be disabled;
  * - a bearer `tokenEnv` (of a backend or an upload) that is unset or empty in the environment;
+ * - a backend `url` over plain `http` to a host that is not loopback, which the transports refuse
+ *   unless `allowInsecureHttp` (validation only warns about it);
  * - a deployment requirement (`{event, mode, effects, modify}`) that the harness cannot advertise
  *   at that event: an effect outside the event's bounds, a modify target or operation it lacks,
  *   or `ask` where no user can answer a prompt (`interactive: false`).
@@ -17,6 +19,7 @@
 import { requestCapabilities } from './capabilities.js';
 import { catalogueEntry } from './catalogue.js';
 import type { Authentication, Issue, Registration } from './registration-types.js';
+import { isLoopbackHost } from './transports/http-exchange.js';
 
 /** What a deployment insists a registration be able to do at one boundary. */
 export interface AdmissionRequirement {
@@ -37,6 +40,8 @@ export interface AdmissionContext {
   scopes?: readonly ('user' | 'project' | 'managed')[];
   /** Whether users can disable hooks here. Default true. */
   disableable?: boolean;
+  /** The transports are allowed plain http to hosts other than loopback (tests only). Default false. */
+  allowInsecureHttp?: boolean;
   requirements?: readonly AdmissionRequirement[];
 }
 
@@ -62,6 +67,23 @@ function checkCredential(
       pointer: `${pointer}/tokenEnv`,
       rule: 'admission.credential-missing',
       message: `the environment variable named by tokenEnv is not set (or empty); the credential cannot be resolved`,
+    });
+  }
+}
+
+function checkPlainHttp(raw: string, pointer: string, context: AdmissionContext, out: Issue[]) {
+  if (context.allowInsecureHttp) return;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return; // validation already refused it
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    out.push({
+      pointer,
+      rule: 'admission.insecure-http',
+      message: 'plain http to a host that is not loopback is refused by the transports; use https',
     });
   }
 }
@@ -118,6 +140,8 @@ export function admitRegistration(registration: Registration, context: Admission
   for (const backend of registration.hooks) {
     const at = `/hooks/${backend.index}`;
     checkCredential(backend.authentication, context.env, `${at}/authentication`, out);
+    if (backend.transport.kind === 'http')
+      checkPlainHttp(backend.transport.url, `${at}/transport/url`, context, out);
     for (const sub of backend.subscriptions) {
       const sp = `${at}/subscriptions/${sub.index}`;
       sub.events.forEach((name, i) => {
@@ -143,6 +167,7 @@ export function admitRegistration(registration: Registration, context: Admission
           message: 'hooks can be disabled by the user here, so disableable: false cannot be honoured',
         });
       }
+      // (An upload endpoint over plain http to another host is already invalid.)
       if (sub.upload) checkCredential(sub.upload.auth, context.env, `${sp}/upload/auth`, out);
     }
   }

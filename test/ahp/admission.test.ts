@@ -147,3 +147,33 @@ describe('admission in other contexts', () => {
     );
   });
 });
+
+test('plain http to a host that is not loopback is refused at admission, as the transports refuse it', () => {
+  const doc = (url: string, endpoint: string) =>
+    parseRegistration({
+      protocolVersion: 'draft',
+      hooks: [
+        {
+          id: 'com.example.policy',
+          transport: { type: 'http', url },
+          subscriptions: [
+            {
+              events: ['tool.after'],
+              mode: 'observe',
+              content: { default: 'metadata' },
+              upload: { endpoint, timeoutMs: 1000, maxBytes: 1024 },
+            },
+          ],
+        },
+      ],
+    }).registration;
+  // (An upload endpoint over plain http to another host is invalid already.)
+  const remote = doc('http://policy.example.com/hooks', 'https://uploads.example.com/u');
+  assert.deepEqual(
+    admitRegistration(remote, { env: {} }).issues.map((i) => [i.pointer, i.rule]),
+    [['/hooks/0/transport/url', 'admission.insecure-http']],
+  );
+  assert.equal(admitRegistration(remote, { env: {}, allowInsecureHttp: true }).accepted, true);
+  const local = doc('http://127.0.0.1:8080/hooks', 'http://[::1]:9/u');
+  assert.equal(admitRegistration(local, { env: {} }).accepted, true);
+});
