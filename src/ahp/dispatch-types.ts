@@ -1,7 +1,8 @@
 /**
  * The public shapes of the AHP dispatcher (./dispatcher.ts): its options, one dispatch's input,
- * and the settled outcome with one report per subscription reached.
+ * the settled outcome with one report per subscription reached, and its error.
  */
+import { TallyError } from '../core/errors.js';
 import type { CanonicalEvent } from '../core/event.js';
 import type { AttachmentBytes, AttachmentUploader } from './attachments.js';
 import type {
@@ -93,3 +94,7 @@ export interface DispatchOutcome extends Settlement {
   event: CanonicalEvent;
   subscriptions: SubscriptionReport[];
 }
+
+export type DispatchErrorCode = 'bad-event' | 'bad-capabilities' | 'no-capabilities' | 'closed';
+/** A dispatch the caller asked for wrongly (bad event or advertisement) or on a closed dispatcher. */
+export class DispatchError extends TallyError<DispatchErrorCode> {}

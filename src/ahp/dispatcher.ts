@@ -6,12 +6,10 @@
  * subscription that was not called. A `Dispatcher` keeps backend transports open across events
  * (persistent stdio processes, HTTP agents) until `close()`.
  */
-import { TallyError } from '../core/errors.js';
 import type { CanonicalEvent } from '../core/event.js';
 import {
   type AttachmentBytes,
   type AttachmentUploader,
-  isPendingAttachment,
   needsPublishing,
   publishAttachments,
 } from './attachments.js';
@@ -26,15 +24,17 @@ import {
 } from './compose.js';
 import { selectContent, selectContentNoting } from './content.js';
 import { callWithDeadline, deadlineSignal } from './dispatch-call.js';
-import type {
-  DispatcherOptions,
-  DispatchInput,
-  DispatchOutcome,
-  SubscriptionReport,
+import { checkContinuations, describeIssues, prePublicationIssues } from './dispatch-checks.js';
+import {
+  DispatchError,
+  type DispatcherOptions,
+  type DispatchInput,
+  type DispatchOutcome,
+  type SubscriptionReport,
 } from './dispatch-types.js';
 import { hookFailureEvents } from './hook-failure.js';
 import { type MatchedSubscription, matchingSubscriptions, subscriptionLabel } from './matching.js';
-import { type Issue, validateEvent, validateInterceptResponse, validateMessage } from './messages/index.js';
+import { validateEvent, validateInterceptResponse, validateMessage } from './messages/index.js';
 import { narrowCapabilities } from './narrowing.js';
 import {
   type Backend,
@@ -46,9 +46,6 @@ import type { BackendTransport, JsonRpcNotification, JsonRpcRequest } from './tr
 
 type JsonObject = Record<string, unknown>;
 
-export type DispatchErrorCode = 'bad-event' | 'bad-capabilities' | 'no-capabilities' | 'closed';
-export class DispatchError extends TallyError<DispatchErrorCode> {}
-
 export type {
   DispatcherOptions,
   DispatchInput,
@@ -57,6 +54,7 @@ export type {
   SubscriptionStatus,
   TransportFactory,
 } from './dispatch-types.js';
+export { DispatchError, type DispatchErrorCode } from './dispatch-types.js';
 
 /** The generic reason of a fail-closed synthetic denial: no backend detail reaches the model. */
 export const SYNTHETIC_DENY_REASON = 'policy backend unavailable';
@@ -74,60 +72,6 @@ function checkEvent(event: unknown): asserts event is CanonicalEvent {
         pointer: `/${key}`,
       });
     }
-  }
-}
-
-/** A validator verdict in one line: the first issue's pointer, message and rule. */
-function describeIssues(issues: readonly Issue[]): string {
-  const first = issues[0] as Issue;
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-  return `${first.pointer || '/'}: ${first.message} [${first.rule}]${more}`;
-}
-
-/** The value at an RFC 6901 pointer, or undefined. */
-function atPointer(value: unknown, pointer: string): unknown {
-  let at = value;
-  for (const raw of pointer.split('/').slice(1)) {
-    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    at = isObject(at) || Array.isArray(at) ? (at as Record<string, unknown>)[key] : undefined;
-  }
-  return at;
-}
-
-/**
- * What the validator finds in a message before its attachments are published, less what
- * publication cures (a pending attachment part has no `body` until it is uploaded): checked
- * before anything is uploaded, so an invalid message sends no bytes anywhere.
- */
-function prePublicationIssues(message: unknown, kind: 'intercept-request' | 'observe-notification'): Issue[] {
-  return validateMessage(message, kind).filter(
-    (i) =>
-      !(
-        i.rule === 'required' &&
-        i.pointer.endsWith('/body') &&
-        isPendingAttachment(atPointer(message, i.pointer.slice(0, -'/body'.length)))
-      ),
-  );
-}
-
-/**
- * The one rule across the caller's event and advertisement that no message check sees: the
- * advertised continuation count is the event's own. (AHP-CAP-002, `deny` at `tool.before`, binds
- * Tally's own advertisements, which always include it; a caller's narrower one is sent, as the
- * official interop row `unadvertised-deny-rejected` does.)
- */
-function checkContinuations(event: CanonicalEvent, capabilities: InterceptCapabilities | undefined): void {
-  const counted = capabilities?.flow?.continuationCount;
-  if (
-    typeof event.continuationCount === 'number' &&
-    counted !== undefined &&
-    counted !== event.continuationCount
-  ) {
-    throw new DispatchError(
-      'bad-capabilities',
-      `capabilities /flow/continuationCount: ${counted} is not the event's continuationCount ${event.continuationCount}`,
-      { pointer: '/flow/continuationCount', rule: 'capabilities.continuation-count' },
-    );
   }
 }
 
@@ -367,9 +311,7 @@ export class Dispatcher {
     }
     const issues = validateInterceptResponse(response, message);
     if (issues.length > 0) {
-      const first = issues[0];
-      const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-      return failed('rejected', `${first?.pointer || '/'}: ${first?.message} [${first?.rule}]${more}`);
+      return failed('rejected', describeIssues(issues));
     }
     const result = (response as { result: { effects: unknown[] } }).result;
     const context: StageContext = { capabilities: advertised, view, supplier };
