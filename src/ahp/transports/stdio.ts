@@ -10,11 +10,11 @@
  *   MAX_UNSOLICITED such lines in a row end the process. If the deadline comes with no live
  *   answer, the first such line that arrived while waiting is handed up as the answer (the only
  *   one acquired), so the harness rejects it whole for its id, as the interop row
- *   `wrong-response-id` requires, instead of reporting a bare timeout. A crash fails the message in flight and
- *   the next message restarts the process after a backoff that grows with consecutive crashes. A
- *   deadline, a malformed line or an over-long line ends the process too: the backend then holds
- *   an outstanding request or an untrustworthy stream, and the binding allows only one
- *   outstanding request.
+ *   `wrong-response-id` requires, instead of reporting a bare timeout. A crash fails the message
+ *   in flight and the next message restarts the process after a backoff that grows with
+ *   consecutive crashes (close() ends a backoff at once). A deadline, a malformed line or an
+ *   over-long line ends the process too: the backend then holds an outstanding request or an
+ *   untrustworthy stream, and the binding allows only one outstanding request.
  * - `per_event` (./stdio-per-event.ts): one process per message: one line on stdin, EOF, at most
  *   one line back, exit 0.
  */
