@@ -14,6 +14,25 @@ export const DECISION_ROWS: Readonly<Record<Verdict, number>> = { allow: 1000, a
 /** `processes` lists the first this-many processes by first record; later ones are summarised per command. */
 export const PROCESS_ROWS = 1000;
 /**
+ * A command in `processes` (rows and summaries) is kept to this many UTF-16 code units; the
+ * rest is replaced by a marker that says how much was cut, so a receipt stays well under the
+ * longest line a package may hold however long the commands were.
+ */
+export const TEXT_MAX = 4096;
+
+/**
+ * `text`, or its first TEXT_MAX code units (never splitting a surrogate pair) and
+ * ` … [N more characters]`, N counted in code units.
+ */
+export function clipText(text: string, max = TEXT_MAX): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // a high surrogate whose pair would be cut off
+  return `${text.slice(0, end)} … [${text.length - end} more characters]`;
+}
+
+/**
  * The composer holds at most this many open calls (no `tool.after` yet) and this many ended ones;
  * when either bound is exceeded, the least recently active call of that kind is folded into the
  * receipt and forgotten (docs/receipt.md#calls-in-progress).

@@ -5,7 +5,7 @@
  */
 import { compareCodeUnits, sortedUnique } from './normalize.js';
 import type { ToolCallRow } from './receipt.js';
-import { PROCESS_ROWS, seqFields } from './receipt-bounds.js';
+import { clipText, PROCESS_ROWS, seqFields } from './receipt-bounds.js';
 import {
   type CallState,
   identify,
@@ -124,7 +124,8 @@ export class ProcessLedger {
     return this.listed.length + this.omittedCount;
   }
 
-  add(call: CallState, facts: ToolIdentityFacts, command: string): void {
+  add(call: CallState, facts: ToolIdentityFacts, full: string): void {
+    const command = clipText(full);
     const row: ProcessRow = {
       command,
       tool: facts.canonical,

@@ -111,6 +111,28 @@ describe('receipt bounds: processes', () => {
   });
 });
 
+describe('receipt bounds: command text', () => {
+  it('a command longer than 4,096 code units is clipped in processes rows with a count of what was cut', () => {
+    const long = `echo ${'a'.repeat(10_000)}`;
+    // A surrogate pair straddling the cut is kept whole or dropped whole, never split.
+    const emoji = `${'b'.repeat(4095)}😀tail`;
+    const list = new RecordList().start();
+    for (const [i, command] of [long, emoji, 'ls'].entries()) {
+      list.toolBefore(`c${i}`, 'Bash', { command });
+      list.toolAfter(`c${i}`, 'Bash', { command }, 'ok');
+    }
+    const receipt = composeReceipt(list.records, ROOT_HEX);
+    const [first, second, third] = receipt.processes.map((p) => p.command);
+    assert.equal(first, `${long.slice(0, 4096)} … [${long.length - 4096} more characters]`);
+    assert.equal(second, `${'b'.repeat(4095)} … [${emoji.length - 4095} more characters]`);
+    assert.equal(third, 'ls');
+    // Timeline summaries were bounded already (160 characters).
+    assert.ok(receipt.timeline.every((t) => (t.summary ?? '').length <= 160));
+    // The receipt is still canonical JSON: no lone surrogate was produced.
+    assert.doesNotThrow(() => receiptBytes(receipt));
+  });
+});
+
 describe('receipt bounds: seqs', () => {
   function readSession(calls: number): RecordList {
     const list = new RecordList().start();
