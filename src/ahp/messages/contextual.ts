@@ -11,7 +11,7 @@ import { readPath, targetLocation } from '../edit-targets.js';
 import type { Issue } from '../registration-types.js';
 import { attachmentRefs, withholdsContent } from './content.js';
 import { interceptResponse } from './jsonrpc.js';
-import { at, isObject, issue, type JsonObject } from './shape.js';
+import { at, collect, isObject, issue, type JsonObject } from './shape.js';
 
 export interface InterceptRequestContext {
   id: string | number;
@@ -229,10 +229,9 @@ function checkInject(effect: JsonObject, capabilities: unknown, pointer: string,
  * Validate a response to `request`: the response's own shape, then every contextual rule. An empty
  * list means the response may be accepted as a whole; any issue rejects it whole.
  */
-export function validateInterceptResponse(response: unknown, request: InterceptRequestContext): Issue[] {
-  const out: Issue[] = [];
+function responseIssues(response: unknown, request: InterceptRequestContext, out: Issue[]): void {
   interceptResponse(response, '', out);
-  if (!isObject(response)) return out;
+  if (!isObject(response)) return;
   if ('id' in response && response.id !== request.id) {
     issue(
       out,
@@ -280,5 +279,8 @@ export function validateInterceptResponse(response: unknown, request: InterceptR
     else if (effect.type === 'flow') checkFlow(effect, capabilities, pointer, out);
     else if (effect.type === 'inject') checkInject(effect, capabilities, pointer, out);
   });
-  return out;
+}
+
+export function validateInterceptResponse(response: unknown, request: InterceptRequestContext): Issue[] {
+  return collect((out) => responseIssues(response, request, out));
 }

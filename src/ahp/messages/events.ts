@@ -23,6 +23,7 @@ import {
   arr,
   bool,
   type Check,
+  collect,
   constant,
   int,
   isObject,
@@ -313,7 +314,5 @@ export const eventCheck: Check = (value, pointer, out) => {
 };
 
 export function validateEvent(event: unknown, pointer = ''): Issue[] {
-  const out: Issue[] = [];
-  eventCheck(event, pointer, out);
-  return out;
+  return collect((out) => eventCheck(event, pointer, out));
 }

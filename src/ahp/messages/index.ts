@@ -14,7 +14,7 @@ import {
   interceptResponse,
   observeNotification,
 } from './jsonrpc.js';
-import { type Check, isObject, issue } from './shape.js';
+import { type Check, collect, isObject, issue } from './shape.js';
 
 export { type InterceptRequestContext, validateInterceptResponse } from './contextual.js';
 export { VALIDATED_EVENT_TYPES, validateEvent } from './events.js';
@@ -73,8 +73,8 @@ export function validateMessage(message: unknown, kind?: MessageKind): Issue[] {
   const out: Issue[] = [];
   const resolved = kind ?? inferMessageKind(message);
   if (resolved) {
-    CHECKS[resolved](message, '', out);
-    return out;
+    const check = CHECKS[resolved];
+    return collect((into) => check(message, '', into));
   }
   if (!isObject(message)) {
     issue(

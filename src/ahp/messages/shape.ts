@@ -15,8 +15,35 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Whether checks build JSON pointers. A first pass over a message runs without them (most messages
+ * are valid, and building a pointer for every member was about 40% of the work); only when it
+ * finds an issue does a second pass run with them, for the report (see `collect`).
+ */
+let trackPointers = true;
+
+/**
+ * The issues `run` finds, with exact pointers: one pass without pointers decides whether there are
+ * any; only then a second pass, with pointers, lists them.
+ */
+export function collect(run: (out: Issue[]) => void): Issue[] {
+  const quick: Issue[] = [];
+  const previous = trackPointers;
+  trackPointers = false;
+  try {
+    run(quick);
+  } finally {
+    trackPointers = previous;
+  }
+  if (quick.length === 0) return quick;
+  const out: Issue[] = [];
+  run(out);
+  return out;
+}
+
 /** RFC 6901: `~` becomes `~0`, `/` becomes `~1`. */
 export function at(pointer: string, key: string | number): string {
+  if (!trackPointers) return pointer;
   // Most keys need no escaping; skip the two replacements for them (this runs for every member).
   if (typeof key === 'number' || (!key.includes('~') && !key.includes('/'))) return `${pointer}/${key}`;
   return `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
