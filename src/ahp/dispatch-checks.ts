@@ -9,7 +9,7 @@ import type { CanonicalEvent } from '../core/event.js';
 import { isPendingAttachment } from './attachments.js';
 import type { InterceptCapabilities } from './compose.js';
 import { DispatchError } from './dispatch-types.js';
-import { type Issue, validateMessage } from './messages/index.js';
+import { type Issue, validateEvent, validateMessage } from './messages/index.js';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -73,4 +73,17 @@ export function checkContinuations(
       { pointer: '/flow/continuationCount', rule: 'capabilities.continuation-count' },
     );
   }
+}
+
+/**
+ * The issues an edit added: those of the edited event that the event before the edit did not
+ * have (by pointer and rule). The event a host hands in may hold what only publication completes
+ * (a pending attachment part has no `body` yet), so the edited event is judged against the
+ * unedited one, not against a perfect one; a backend is blamed only for what its edits broke.
+ */
+export function issuesAdded(before: CanonicalEvent, after: CanonicalEvent): Issue[] {
+  const added = validateEvent(after);
+  if (added.length === 0) return added;
+  const had = new Set(validateEvent(before).map((i) => `${i.rule} ${i.pointer}`));
+  return added.filter((i) => !had.has(`${i.rule} ${i.pointer}`));
 }

@@ -24,7 +24,7 @@ import {
 } from './compose.js';
 import { selectContent, selectContentNoting } from './content.js';
 import { callWithDeadline, deadlineSignal } from './dispatch-call.js';
-import { checkContinuations, describeIssues, prePublicationIssues } from './dispatch-checks.js';
+import { checkContinuations, describeIssues, issuesAdded, prePublicationIssues } from './dispatch-checks.js';
 import {
   DispatchError,
   type DispatcherOptions,
@@ -34,7 +34,7 @@ import {
 } from './dispatch-types.js';
 import { hookFailureEvents } from './hook-failure.js';
 import { type MatchedSubscription, matchingSubscriptions, subscriptionLabel } from './matching.js';
-import { validateEvent, validateInterceptResponse, validateMessage } from './messages/index.js';
+import { validateInterceptResponse, validateMessage } from './messages/index.js';
 import { narrowCapabilities } from './narrowing.js';
 import {
   type Backend,
@@ -321,7 +321,7 @@ export class Dispatcher {
     // An edit must leave a valid event: otherwise every later call and notification would carry
     // an invalid one. The response is rejected whole; the pipeline stays as it was.
     if (staged.pipeline.event !== pipeline.event) {
-      const broken = validateEvent(staged.pipeline.event);
+      const broken = issuesAdded(pipeline.event, staged.pipeline.event);
       if (broken.length > 0) {
         return failed('rejected', `the response's edits make an invalid event: ${describeIssues(broken)}`);
       }

@@ -115,10 +115,10 @@ function refuseForeignWildcards(text: string, pointer: string): void {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c === '\\') i++;
-    else if (c === '?' || c === '[') {
+    else if (c === '?' || c === '[' || c === '{') {
       fail(
         pointer,
-        `'${c}' at position ${i} is not a wildcard here (only * and ** are); write \\${c} to match it literally`,
+        `'${c}' at position ${i} is not a wildcard or a set here (only * and ** are special); write \\${c} to match it literally`,
       );
     }
   }

@@ -80,7 +80,8 @@ function readTail(fd: number, size: number, path: string): { lastLine: Buffer | 
   const CHUNK = 64 * 1024;
   const piece = Buffer.alloc(CHUNK);
   const newlines: number[] = []; // absolute positions, the last one first; two are enough
-  for (let end = size; end > 0 && newlines.length < 2; ) {
+  let end = size;
+  while (end > 0 && newlines.length < 2) {
     const from = Math.max(0, end - CHUNK);
     readSync(fd, piece, 0, end - from, from);
     for (let i = end - from - 1; i >= 0 && newlines.length < 2; ) {
@@ -90,17 +91,19 @@ function readTail(fd: number, size: number, path: string): { lastLine: Buffer | 
       i = found - 1;
     }
     // Past the limit with only the final newline seen: the last line is too long to be a record.
-    if (newlines.length === 1 && (newlines[0] as number) - from > MAX_LINE_BYTES) break;
     end = from;
+    if (newlines.length === 1 && (newlines[0] as number) - from > MAX_LINE_BYTES) break;
   }
   const last = newlines[0];
   if (last === undefined) return { lastLine: null, tornFrom: 0 };
-  const start = newlines.length > 1 ? (newlines[1] as number) + 1 : 0;
-  if (last - start > MAX_LINE_BYTES) {
+  // The line starts after the newline before it, or at 0 when the scan reached the start of the
+  // file; when the scan stopped early (the line already too long), where it starts is not known.
+  const start = newlines.length > 1 ? (newlines[1] as number) + 1 : end === 0 ? 0 : undefined;
+  if (start === undefined || last - start > MAX_LINE_BYTES) {
     throw new RecordError(
       'parse',
-      `the last line of ${path} is longer than ${MAX_LINE_BYTES} bytes, the longest a record may be: this is not a log Tally can continue`,
-      { offset: start, limit: MAX_LINE_BYTES },
+      `the last line of ${path} (ending at byte ${last}) is longer than ${MAX_LINE_BYTES} bytes, the longest a record may be: this is not a log Tally can continue`,
+      { ...(start === undefined ? {} : { offset: start }), end: last, limit: MAX_LINE_BYTES },
     );
   }
   const lastLine = Buffer.alloc(last - start);

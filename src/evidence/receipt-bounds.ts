@@ -15,8 +15,8 @@ export const DECISION_ROWS: Readonly<Record<Verdict, number>> = { allow: 1000, a
 export const PROCESS_ROWS = 1000;
 /**
  * A command in `processes` (rows and summaries) is kept to this many UTF-16 code units; the
- * rest is replaced by a marker that says how much was cut, so a receipt stays well under the
- * longest line a package may hold however long the commands were.
+ * rest is replaced by a marker that says how much was cut, so one row's size does not grow with
+ * its command's length.
  */
 export const TEXT_MAX = 4096;
 

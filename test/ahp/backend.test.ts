@@ -279,6 +279,10 @@ describe('rule files', () => {
         { rules: [{ events: ['*'], effect: 'allow', match: { commandGlob: 'rm [a-z]*' } }] },
         '/rules/0/match/commandGlob',
       ],
+      [
+        { rules: [{ events: ['*'], effect: 'allow', match: { pathGlob: '**/*.{ts,js}' } }] },
+        '/rules/0/match/pathGlob',
+      ],
     ];
     for (const [doc, pointer] of cases) {
       assert.throws(

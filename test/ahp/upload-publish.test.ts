@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, describe, test } from 'node:test';
+import { eventCapabilities } from '../../src/ahp/capabilities.js';
 import type { InterceptCapabilities } from '../../src/ahp/compose.js';
 import { dispatch } from '../../src/ahp/dispatcher.js';
 import type { Registration, Subscription } from '../../src/ahp/registration-types.js';
@@ -161,6 +162,46 @@ describe('upload before publish', { timeout: 30_000 }, () => {
     assert.equal(sent.length, 0, 'no request');
     assert.equal(outcome.subscriptions[0]?.status, 'failed');
     assert.match(outcome.subscriptions[0]?.reason ?? '', /^invalid request: \/params\/event\/trigger/);
+  });
+
+  test('an edit beside a pending attachment is accepted: only what the edit breaks is held against it', async () => {
+    const server = await receiver((seen, res) => {
+      json(res, 201, {
+        ref: 'blob-9',
+        size: seen.body.length,
+        sha256: createHash('sha256').update(seen.body).digest('hex'),
+      });
+    });
+    const event = turnStart();
+    const added = {
+      id: 'm2',
+      role: 'user',
+      parts: [{ id: 'p9', kind: 'text', mediaType: 'text/plain', selection: 'body', text: 'be brief' }],
+    };
+    const outcome = await dispatch({
+      registration: registration({
+        upload: { endpoint: `${server.url}/up`, timeoutMs: 5000, maxBytes: 1024 },
+      }),
+      transportFactory: () =>
+        memoryTransport((message) =>
+          'id' in message
+            ? {
+                jsonrpc: '2.0',
+                id: message.id,
+                result: {
+                  protocolVersion: 'draft',
+                  effects: [{ type: 'modify', target: 'prompt', operation: 'merge', value: [added] }],
+                },
+              }
+            : undefined,
+        ),
+      uploaderFor,
+      event,
+      capabilities: eventCapabilities(event) as InterceptCapabilities,
+      attachments: new Map([['img1', PNG]]),
+    });
+    assert.equal(outcome.subscriptions[0]?.status, 'accepted', outcome.subscriptions[0]?.reason);
+    assert.equal(outcome.decision, 'allow');
   });
 
   test('a failed upload under fail-closed sends nothing and denies with the synthetic reason', async () => {
