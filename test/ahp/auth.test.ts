@@ -10,11 +10,11 @@
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { fileSecretProvider, SecretError } from '../../src/ahp/secrets.js';
 import { TransportError } from '../../src/ahp/transport.js';
 import { createTransport } from '../../src/ahp/transports/index.js';
-import { answerFor, json, startServer, type TestServer } from './http-servers.js';
+import { answerFor, json, suiteServers } from './http-servers.js';
 import {
   httpBackend,
   interceptRequest,
@@ -86,15 +86,7 @@ describe('secret provider', () => {
 });
 
 describe('endpoint authentication', { timeout: 30_000 }, () => {
-  const servers: TestServer[] = [];
-  after(async () => {
-    await Promise.all(servers.map((s) => s.close()));
-  });
-  const serve = async (...args: Parameters<typeof startServer>) => {
-    const s = await startServer(...args);
-    servers.push(s);
-    return s;
-  };
+  const serve = suiteServers();
   /** A protected resource accepting only `Bearer <accepted>`. */
   const protectedServer = (accepted: string, challenge = '') =>
     serve((seen, res) => {

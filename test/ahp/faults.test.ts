@@ -13,7 +13,7 @@ import { Dispatcher, SYNTHETIC_DENY_REASON } from '../../src/ahp/dispatcher.js';
 import type { Backend, Registration } from '../../src/ahp/registration-types.js';
 import { TransportError } from '../../src/ahp/transport.js';
 import { createTransport, type TransportOptions } from '../../src/ahp/transports/index.js';
-import { answerFor, startServer, type TestServer } from './http-servers.js';
+import { answerFor, suiteServers } from './http-servers.js';
 import { loadScenarioRows } from './scenario-replay.js';
 import {
   httpBackend,
@@ -196,9 +196,8 @@ describe('faults over stdio (real processes)', { timeout: 60_000 }, () => {
 });
 
 describe('faults over HTTP (real sockets, bearer credential)', { timeout: 60_000 }, () => {
-  const servers: TestServer[] = [];
+  const serve = suiteServers();
   after(async () => {
-    await Promise.all(servers.map((s) => s.close()));
     const text = JSON.stringify([
       ...seenErrors.map((e) =>
         e instanceof TransportError ? { m: e.message, d: e.detail, s: e.stack } : String(e),
@@ -210,11 +209,10 @@ describe('faults over HTTP (real sockets, bearer credential)', { timeout: 60_000
     assert.ok(seenErrors.length > 0 && logs.length > 0);
   });
   const backendFor = async (answer: (res: ServerResponse, body: unknown) => void) => {
-    const s = await startServer((seen, res) => {
+    const s = await serve((seen, res) => {
       assert.equal(seen.headers.authorization, `Bearer ${TOKEN}`);
       answer(res, answerFor(seen));
     });
-    servers.push(s);
     return httpBackend(`${s.url}/hooks`, { type: 'bearer', tokenEnv: 'FAULT_TOKEN' });
   };
   const jsonHead = { 'content-type': 'application/json' };

@@ -1,6 +1,7 @@
 /** Real loopback HTTP servers for the transport, auth and upload tests. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { after } from 'node:test';
 
 export interface Seen {
   method: string;
@@ -76,4 +77,18 @@ export function json(
 export function answerFor(seen: Seen): unknown {
   const request = JSON.parse(seen.body.toString('utf8')) as { id: unknown };
   return { jsonrpc: '2.0', id: request.id, result: { protocolVersion: 'draft', effects: [] } };
+}
+
+/**
+ * Starts servers for the suite it is called in (inside `describe`) and closes them all after it:
+ * the returned function is `startServer`, with the closing taken care of.
+ */
+export function suiteServers(): (route: Route) => Promise<TestServer> {
+  const servers: TestServer[] = [];
+  after(() => Promise.all(servers.map((s) => s.close())));
+  return async (route) => {
+    const server = await startServer(route);
+    servers.push(server);
+    return server;
+  };
 }

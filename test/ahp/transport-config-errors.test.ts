@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { parseRegistration } from '../../src/ahp/registration.js';
 import type { Authentication, Backend } from '../../src/ahp/registration-types.js';
 import { fileSecretProvider, SecretError } from '../../src/ahp/secrets.js';
@@ -21,7 +21,7 @@ import { TransportError } from '../../src/ahp/transport.js';
 import { createTransport } from '../../src/ahp/transports/index.js';
 import { backendEnvironment } from '../../src/ahp/transports/stdio-process.js';
 import { UploadError, Uploader } from '../../src/ahp/upload.js';
-import { json, startServer, type TestServer } from './http-servers.js';
+import { json, suiteServers } from './http-servers.js';
 import { portable } from './registration-cases.js';
 import {
   FAULT_BACKEND,
@@ -125,15 +125,7 @@ describe('stdio env: runtime and validation agree', { timeout: 30_000 }, () => {
 });
 
 describe('configuration errors name the registration pointer', { timeout: 30_000 }, () => {
-  const servers: TestServer[] = [];
-  after(async () => {
-    await Promise.all(servers.map((s) => s.close()));
-  });
-  const serve = async (...args: Parameters<typeof startServer>) => {
-    const s = await startServer(...args);
-    servers.push(s);
-    return s;
-  };
+  const serve = suiteServers();
 
   test('a refused endpoint URL: /hooks/N/transport/url', () => {
     for (const [url, code] of [

@@ -5,24 +5,16 @@
  * redirects are not followed) is an operational failure; plain http only to loopback.
  */
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { TransportError } from '../../src/ahp/transport.js';
 import { createTransport } from '../../src/ahp/transports/index.js';
-import { answerFor, json, startServer, type TestServer } from './http-servers.js';
+import { answerFor, json, suiteServers } from './http-servers.js';
 import { codeOf, httpBackend, interceptRequest, never, options } from './transport-helpers.js';
 
 const note = { jsonrpc: '2.0' as const, method: 'hooks/observe', params: { protocolVersion: 'draft' } };
 
 describe('HTTP transport', { timeout: 30_000 }, () => {
-  const servers: TestServer[] = [];
-  after(async () => {
-    await Promise.all(servers.map((s) => s.close()));
-  });
-  const serve = async (...args: Parameters<typeof startServer>) => {
-    const s = await startServer(...args);
-    servers.push(s);
-    return s;
-  };
+  const serve = suiteServers();
 
   test('a request is one POST of one JSON object; 200 + application/json answers it', async () => {
     const s = await serve((seen, res) => json(res, 200, answerFor(seen)));

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { eventCapabilities } from '../../src/ahp/capabilities.js';
 import type { InterceptCapabilities } from '../../src/ahp/compose.js';
 import { dispatch } from '../../src/ahp/dispatcher.js';
@@ -18,7 +18,7 @@ import type { JsonRpcNotification, JsonRpcRequest } from '../../src/ahp/transpor
 import { memoryTransport } from '../../src/ahp/transports/memory.js';
 import { Uploader } from '../../src/ahp/upload.js';
 import type { CanonicalEvent } from '../../src/core/event.js';
-import { json, type Seen, startServer, type TestServer } from './http-servers.js';
+import { json, suiteServers } from './http-servers.js';
 import { officialValid } from './messages-oracle.js';
 import { tempDir } from './transport-helpers.js';
 
@@ -86,13 +86,7 @@ function imagePart(m: Message): Json {
 }
 
 describe('upload before publish', { timeout: 30_000 }, () => {
-  const servers: TestServer[] = [];
-  after(() => Promise.all(servers.map((s) => s.close())));
-  const receiver = async (route: (seen: Seen, res: import('node:http').ServerResponse) => void) => {
-    const server = await startServer(route);
-    servers.push(server);
-    return server;
-  };
+  const receiver = suiteServers();
 
   test('the image is uploaded first and the intercept carries the receiver-allocated ref', async () => {
     const order: string[] = [];

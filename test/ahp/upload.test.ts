@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { fileSecretProvider } from '../../src/ahp/secrets.js';
 import { UploadError, Uploader } from '../../src/ahp/upload.js';
-import { json, type Seen, startServer, type TestServer } from './http-servers.js';
+import { json, type Seen, suiteServers } from './http-servers.js';
 import { tempDir } from './transport-helpers.js';
 
 const BYTES = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2, 3, 255]);
@@ -18,15 +18,7 @@ const env = { TALLY_HOME: tempDir(), UPLOAD_TOKEN: 'upload-token-42f1' };
 const opts = { secrets: fileSecretProvider(env), env };
 
 describe('upload binding', { timeout: 30_000 }, () => {
-  const servers: TestServer[] = [];
-  after(async () => {
-    await Promise.all(servers.map((s) => s.close()));
-  });
-  const receiver = async (answer: (seen: Seen, res: import('node:http').ServerResponse) => void) => {
-    const s = await startServer(answer);
-    servers.push(s);
-    return s;
-  };
+  const receiver = suiteServers();
   const receipt = (seen: Seen) => ({
     ref: 'att-1',
     size: seen.body.length,
