@@ -78,6 +78,17 @@ function registration(subscription: Partial<Subscription>): Registration {
 }
 
 type Message = JsonRpcRequest | JsonRpcNotification;
+
+/** A backend that records every message in `received` and answers each request with `effects`. */
+function recordingBackend(received: Message[], effects: unknown[] = []) {
+  return () =>
+    memoryTransport((message) => {
+      received.push(message);
+      return 'id' in message
+        ? { jsonrpc: '2.0', id: message.id, result: { protocolVersion: 'draft', effects } }
+        : undefined;
+    });
+}
 type Json = Record<string, unknown>;
 /** The second part of the first item: the image. */
 function imagePart(m: Message): Json {
@@ -176,19 +187,10 @@ describe('upload before publish', { timeout: 30_000 }, () => {
       registration: registration({
         upload: { endpoint: `${server.url}/up`, timeoutMs: 5000, maxBytes: 1024 },
       }),
-      transportFactory: () =>
-        memoryTransport((message) =>
-          'id' in message
-            ? {
-                jsonrpc: '2.0',
-                id: message.id,
-                result: {
-                  protocolVersion: 'draft',
-                  effects: [{ type: 'modify', target: 'prompt', operation: 'merge', value: [added] }],
-                },
-              }
-            : undefined,
-        ),
+      transportFactory: recordingBackend(
+        [],
+        [{ type: 'modify', target: 'prompt', operation: 'merge', value: [added] }],
+      ),
       uploaderFor,
       event,
       capabilities: eventCapabilities(event) as InterceptCapabilities,
@@ -226,13 +228,7 @@ describe('upload before publish', { timeout: 30_000 }, () => {
         failurePolicy: 'fail-open',
         upload: { endpoint: `${server.url}/up`, timeoutMs: 5000, maxBytes: 1024 },
       }),
-      transportFactory: () =>
-        memoryTransport((m) => {
-          received.push(m);
-          return 'id' in m
-            ? { jsonrpc: '2.0', id: m.id, result: { protocolVersion: 'draft', effects: [] } }
-            : undefined;
-        }),
+      transportFactory: recordingBackend(received),
       uploaderFor,
       event: turnStart(),
       capabilities,
@@ -261,13 +257,7 @@ describe('upload before publish', { timeout: 30_000 }, () => {
         content: { default: 'body', categories: { images: 'metadata' } },
         upload: { endpoint: `${server.url}/up`, timeoutMs: 5000, maxBytes: 1024 },
       }),
-      transportFactory: () =>
-        memoryTransport((m) => {
-          received.push(m);
-          return 'id' in m
-            ? { jsonrpc: '2.0', id: m.id, result: { protocolVersion: 'draft', effects: [] } }
-            : undefined;
-        }),
+      transportFactory: recordingBackend(received),
       uploaderFor,
       event: turnStart(),
       capabilities,
