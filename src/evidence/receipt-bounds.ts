@@ -49,6 +49,12 @@ export function addSeq(sorted: number[], seq: number): void {
     sorted.push(seq);
     return;
   }
+  const at = lowerBound(sorted, n, seq);
+  if (sorted[at] !== seq) sorted.splice(at, 0, seq);
+}
+
+/** The first index below `n` whose value is not less than `seq` (`n` when there is none). */
+function lowerBound(sorted: ArrayLike<number>, n: number, seq: number): number {
   let lo = 0;
   let hi = n;
   while (lo < hi) {
@@ -56,7 +62,7 @@ export function addSeq(sorted: number[], seq: number): void {
     if (sorted[mid]! < seq) lo = mid + 1;
     else hi = mid;
   }
-  if (sorted[lo] !== seq) sorted.splice(lo, 0, seq);
+  return lo;
 }
 
 /**
@@ -75,13 +81,7 @@ export class SeqList implements Iterable<number> {
     const n = this.count;
     let v = this.values;
     if (n > 0 && seq <= v[n - 1]!) {
-      let lo = 0;
-      let hi = n;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (v[mid]! < seq) lo = mid + 1;
-        else hi = mid;
-      }
+      const lo = lowerBound(v, n, seq);
       if (v[lo] === seq) return;
       v = this.room(seq);
       v.copyWithin(lo + 1, lo, n);
