@@ -22,9 +22,9 @@ import type { InterceptCapabilities } from '../src/ahp/compose.js';
 import { Dispatcher } from '../src/ahp/dispatcher.js';
 import type { Backend } from '../src/ahp/registration-types.js';
 import { fileSecretProvider } from '../src/ahp/secrets.js';
-import type { JsonRpcRequest } from '../src/ahp/transport.js';
 import { createTransport, type TransportOptions } from '../src/ahp/transports/index.js';
 import type { CanonicalEvent } from '../src/core/event.js';
+import { interceptRequest as request } from '../test/ahp/transport-helpers.js';
 import { interceptSubscription } from './ahp-fixtures.js';
 import { type BenchResult, percentile } from './harness.js';
 
@@ -45,29 +45,6 @@ const FLOOR_CHILD = [
 let placement = '';
 export function setPlacement(label: string): void {
   placement = label;
-}
-
-let n = 0;
-function request(): JsonRpcRequest {
-  const id = `bench-${++n}`;
-  return {
-    jsonrpc: '2.0',
-    id,
-    method: 'hooks/intercept',
-    params: {
-      protocolVersion: 'draft',
-      event: {
-        id,
-        source: 'urn:tally:bench',
-        type: 'tool.before',
-        time: '2026-01-01T00:00:00Z',
-        call: { id: 'c1' },
-        path: 'native',
-        tool: { origin: 'native', name: 'Bash', input: { command: 'ls -la' } },
-      },
-      capabilities: { effects: ['deny'] },
-    },
-  };
 }
 
 async function sample(iterations: number, warmup: number, fn: () => Promise<unknown>): Promise<number[]> {
