@@ -10,14 +10,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { InterceptCapabilities } from '../../src/ahp/compose.js';
 import { selectContent, selectContentNoting } from '../../src/ahp/content.js';
-import { Dispatcher } from '../../src/ahp/dispatcher.js';
-import type { Backend, ContentSelection, Subscription } from '../../src/ahp/registration-types.js';
-import type { JsonRpcNotification, JsonRpcRequest } from '../../src/ahp/transport.js';
-import { memoryTransport } from '../../src/ahp/transports/memory.js';
+import type { ContentSelection } from '../../src/ahp/registration-types.js';
 import type { CanonicalEvent } from '../../src/evidence/record.js';
+import { intercept, observe, setup } from './dispatch-helpers.js';
 
 type Json = Record<string, unknown>;
-type Message = JsonRpcRequest | JsonRpcNotification;
 
 const SCHEMAS = new URL('../../../../shared/ahp/schema/draft/', import.meta.url);
 const NATIVE_REF = 'common.schema.json#/$defs/native';
@@ -338,45 +335,10 @@ test('removing native keeps the attachment note and the other opaque payloads', 
 });
 
 test('the dispatcher never sends a nested native to a subscription without includeNative', async () => {
-  const subscription = (extra: Partial<Subscription>): Subscription => ({
-    index: 0,
-    events: ['*'],
-    mode: 'observe',
-    content: BODY,
-    includeNative: false,
-    ...extra,
-  });
-  const entries: { id: string; subs: Subscription[] }[] = [
-    {
-      id: 'org.example.plain',
-      subs: [
-        subscription({
-          events: ['tool.after'],
-          mode: 'intercept',
-          timeoutMs: 2000,
-          failurePolicy: 'fail-open',
-        }),
-        subscription({}),
-      ],
-    },
-    { id: 'org.example.native', subs: [subscription({ includeNative: true })] },
-  ];
-  const received = new Map<string, Message[]>();
-  const hooks: Backend[] = entries.map((e, index) => ({
-    index,
-    id: e.id,
-    transport: { kind: 'http', url: 'http://127.0.0.1:9/' },
-    subscriptions: e.subs.map((s, i) => ({ ...s, index: i })),
-  }));
-  const dispatcher = new Dispatcher({
-    registration: { protocolVersion: 'draft', hooks },
-    transportFactory: (backend) =>
-      memoryTransport((message) => {
-        received.set(backend.id, [...(received.get(backend.id) ?? []), message]);
-        if (!('id' in message)) return undefined;
-        return { jsonrpc: '2.0', id: message.id, result: { protocolVersion: 'draft', effects: [] } };
-      }),
-  });
+  const { dispatcher, received } = setup([
+    { id: 'org.example.plain', subs: [intercept('plain', { events: ['tool.after'] }), observe('all')] },
+    { id: 'org.example.native', subs: [observe('native', { includeNative: true })] },
+  ]);
   const caps: InterceptCapabilities = { effects: ['message'] };
   const nested = STATED['error.native'] as string[];
   const sent: CanonicalEvent[] = [];

@@ -13,19 +13,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { eventCapabilities } from '../../src/ahp/capabilities.js';
 import type { InterceptCapabilities } from '../../src/ahp/compose.js';
-import {
-  DispatchError,
-  Dispatcher,
-  type DispatcherOptions,
-  SYNTHETIC_DENY_REASON,
-} from '../../src/ahp/dispatcher.js';
-import type { Backend, Subscription } from '../../src/ahp/registration-types.js';
-import { type JsonRpcNotification, type JsonRpcRequest, TransportError } from '../../src/ahp/transport.js';
-import { type MemoryHandler, memoryTransport } from '../../src/ahp/transports/memory.js';
+import { DispatchError, SYNTHETIC_DENY_REASON } from '../../src/ahp/dispatcher.js';
+import { type JsonRpcRequest, TransportError } from '../../src/ahp/transport.js';
+import type { MemoryHandler } from '../../src/ahp/transports/memory.js';
 import type { CanonicalEvent } from '../../src/evidence/record.js';
+import { answer, eventOf, intercept, observe, setup } from './dispatch-helpers.js';
 import { officialValid } from './messages-oracle.js';
-
-type Message = JsonRpcRequest | JsonRpcNotification;
 
 const event: CanonicalEvent = {
   id: 'evt-1',
@@ -42,68 +35,6 @@ const caps: InterceptCapabilities = {
   effects: ['deny', 'allow', 'ask', 'modify', 'message'],
   modify: { input: { replace: true, merge: true } },
 };
-
-function intercept(id: string, extra: Partial<Subscription> = {}): Subscription {
-  return {
-    index: 0,
-    id,
-    events: ['tool.before'],
-    mode: 'intercept',
-    timeoutMs: 2000,
-    failurePolicy: 'fail-open',
-    content: { default: 'body', categories: {} },
-    includeNative: false,
-    ...extra,
-  } as Subscription;
-}
-function observe(id: string, extra: Partial<Subscription> = {}): Subscription {
-  return {
-    index: 0,
-    id,
-    events: ['*'],
-    mode: 'observe',
-    content: { default: 'body', categories: {} },
-    includeNative: false,
-    ...extra,
-  } as Subscription;
-}
-
-/** One backend per entry, each answering with its handler; every message is recorded per backend. */
-function setup(
-  entries: { id: string; subs: Subscription[]; handler?: MemoryHandler }[],
-  options: Partial<DispatcherOptions> = {},
-) {
-  const received = new Map<string, Message[]>();
-  const hooks: Backend[] = entries.map((e, index) => ({
-    index,
-    id: e.id,
-    transport: { kind: 'http', url: 'http://127.0.0.1:9/' },
-    subscriptions: e.subs.map((s, i) => ({ ...s, index: i })),
-  }));
-  const dispatcher = new Dispatcher({
-    registration: { protocolVersion: 'draft', hooks },
-    transportFactory: (backend) => {
-      const entry = entries.find((e) => e.id === backend.id);
-      return memoryTransport((message, signal) => {
-        received.set(backend.id, [...(received.get(backend.id) ?? []), message]);
-        return entry?.handler?.(message, signal) ?? answer(message, []);
-      });
-    },
-    ...options,
-  });
-  return { dispatcher, received };
-}
-
-/** The event a received message carried; fails the test when the message is missing. */
-function eventOf(message: Message | undefined): Record<string, unknown> {
-  assert.ok(message, 'a message was received');
-  return (message.params as { event: Record<string, unknown> }).event;
-}
-
-function answer(message: Message, effects: unknown[]) {
-  if (!('id' in message)) return undefined;
-  return { jsonrpc: '2.0', id: message.id, result: { protocolVersion: 'draft', effects } };
-}
 
 test('only matching subscriptions with the right mode receive anything', async () => {
   const { dispatcher, received } = setup([
