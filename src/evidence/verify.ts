@@ -102,22 +102,9 @@ const CHECK_ORDER: readonly CheckName[] = [
   'never_called',
 ];
 
-const RECORD_CHECKS = [
-  'record_format',
-  'record_signatures',
-  'record_session',
-  'record_sequence',
-  'record_chain',
-  'record_count',
-] as const;
-const CROSS_CHECKS = [
-  'certificate_signature',
-  'ship_id_match',
-  'within_validity_window',
-  'unauthorized_calls',
-  'escalations',
-  'never_called',
-] as const;
+/** The record checks, and the cross-verification checks (run only with a certificate), in order. */
+const RECORD_CHECKS = CHECK_ORDER.filter((check) => check.startsWith('record_'));
+const CROSS_CHECKS = CHECK_ORDER.slice(CHECK_ORDER.indexOf('certificate_signature'));
 
 const ISSUE_TO_CHECK = {
   parse: ['record_format', 'malformed'],
