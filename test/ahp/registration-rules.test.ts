@@ -19,6 +19,18 @@ import {
   S11,
 } from './registration-cases.js';
 
+/** A valid client-credentials OAuth preset whose client secret is `clientSecretRef`. */
+function oauthPreset(clientSecretRef: string) {
+  return {
+    type: 'oauth',
+    resource: 'https://policy.example.com/agent-hooks',
+    issuer: 'https://auth.example.com',
+    clientId: 'tally',
+    flow: 'client_credentials',
+    clientSecretRef,
+  };
+}
+
 test('the portable fixture normalises to the expected registration', () => {
   const { registration, warnings } = parseRegistration(portable());
   assert.deepEqual(warnings, []);
@@ -262,17 +274,7 @@ test('authentication: a credential reference, never a literal', () => {
       tokenRef,
     );
   }
-  const oauth = accepted(
-    (d) =>
-      (d.hooks[0].authentication = {
-        type: 'oauth',
-        resource: 'https://policy.example.com/agent-hooks',
-        issuer: 'https://auth.example.com',
-        clientId: 'tally',
-        flow: 'client_credentials',
-        clientSecretRef: '../../client',
-      }),
-  );
+  const oauth = accepted((d) => (d.hooks[0].authentication = oauthPreset('../../client')));
   assert.deepEqual(
     oauth.warnings.map((w) => [w.pointer, w.rule]),
     [[`${A}/clientSecretRef`, 'authentication.ref.unresolvable']],
@@ -342,17 +344,7 @@ test('authentication: a credential pasted into tokenEnv, tokenRef or clientSecre
       kind,
     );
     assert.ok(!env.printed.includes(value), `${kind} repeated`);
-    const oauth = report(
-      (d) =>
-        (d.hooks[0].authentication = {
-          type: 'oauth',
-          resource: 'https://policy.example.com/agent-hooks',
-          issuer: 'https://auth.example.com',
-          clientId: 'tally',
-          flow: 'client_credentials',
-          clientSecretRef: value,
-        }),
-    );
+    const oauth = report((d) => (d.hooks[0].authentication = oauthPreset(value)));
     assert.deepEqual(oauth.issues, [], kind);
     assert.ok(
       oauth.warnings.some((w) => w.pointer === `${A}/clientSecretRef` && w.rule === LOOKS),
@@ -413,14 +405,7 @@ test('authentication: names and references are not taken for credentials', () =>
 
 test('authentication: oauth preset', () => {
   const A = `${H0}/authentication`;
-  const preset = {
-    type: 'oauth',
-    resource: 'https://policy.example.com/agent-hooks',
-    issuer: 'https://auth.example.com',
-    clientId: 'tally',
-    flow: 'client_credentials',
-    clientSecretRef: 'secrets/tally-client',
-  };
+  const preset = oauthPreset('secrets/tally-client');
   const ok = accepted((d) => (d.hooks[0].authentication = { ...preset }));
   assert.deepEqual(ok.registration.hooks[0]?.authentication, { ...preset, scopes: [] });
   expectIssue(
