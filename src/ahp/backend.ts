@@ -17,6 +17,8 @@
  * - The response id is the request id, which the protocol makes equal to the event id.
  * - Every message received is validated before the handler sees it, and every answer before it is
  *   sent. Notifications are never answered; an invalid one is dropped without calling `observe`.
+ * - With the `lineage` option, a valid event is also judged against the events accepted before
+ *   it (./lineage.ts): refused like an invalid one, with the lineage issues in `data.issues`.
  *
  * Unadvertised effects are refused, not dropped: the protocol makes them an operational failure
  * and never a silent no-op, and dropping a `deny` would silently turn a refusal into "no change".
@@ -26,6 +28,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { parseJson } from '../core/canonical.js';
 import { catalogueEntry } from './catalogue.js';
+import { LineageTracker } from './lineage.js';
 import { type Issue, validateInterceptResponse, validateMessage } from './messages/index.js';
 import type { JsonRpcRequest } from './transport.js';
 
@@ -63,6 +66,15 @@ export interface BackendHandler {
 /** Throw from `intercept` to answer -32003 (backend temporarily unable to evaluate). */
 export class BackendUnavailable extends Error {
   override name = 'BackendUnavailable';
+}
+
+export interface BackendOptions {
+  /**
+   * Receiver-side task/workspace lineage (./lineage.ts): `true` for a tracker of the default
+   * bounds, or a tracker to share or size. A refused request gets -32602 with the lineage issues;
+   * a refused notification is dropped like an invalid one. Default: off.
+   */
+  lineage?: boolean | LineageTracker;
 }
 
 export interface BackendKit {
@@ -128,7 +140,8 @@ export function unadvertisedEffects(effects: readonly Effect[], capabilities: Ca
   return out;
 }
 
-export function createBackend(handler: BackendHandler): BackendKit {
+export function createBackend(handler: BackendHandler, options: BackendOptions = {}): BackendKit {
+  const lineage = options.lineage === true ? new LineageTracker() : options.lineage || undefined;
   const supports = (type: string) => {
     const entry = catalogueEntry(type);
     if (!entry?.interceptable || handler.intercept === undefined) return false;
@@ -187,6 +200,8 @@ export function createBackend(handler: BackendHandler): BackendKit {
     }
     const issues = validateMessage(message, 'intercept-request');
     if (issues.length > 0) return rpcError(id, -32602, 'invalid params', issueData(issues));
+    const refused = lineage?.accept(event as Record<string, unknown>);
+    if (refused && refused.length > 0) return rpcError(id, -32602, 'invalid params', issueData(refused));
     const capabilities = params.capabilities as Capabilities;
     let produced: readonly Effect[] | Promise<readonly Effect[]>;
     try {
@@ -234,7 +249,8 @@ export function createBackend(handler: BackendHandler): BackendKit {
         handler.observe &&
         isObject(params) &&
         isObject(params.event) &&
-        validateMessage(message, 'observe-notification').length === 0
+        validateMessage(message, 'observe-notification').length === 0 &&
+        (lineage === undefined || lineage.accept(params.event).length === 0)
       ) {
         let observed: void | Promise<void>;
         try {

@@ -17,6 +17,7 @@ export { EndpointAuth, type EndpointAuthOptions } from './auth.js';
 export {
   type BackendHandler,
   type BackendKit,
+  type BackendOptions,
   BackendUnavailable,
   type Capabilities,
   createBackend,
@@ -73,6 +74,13 @@ export {
   SYNTHETIC_DENY_REASON,
   type TransportFactory,
 } from './dispatcher.js';
+// Receiver-side task/workspace lineage (the backend kit's `lineage` option).
+export {
+  type LineageOptions,
+  LineageTracker,
+  MAX_LINEAGE_EVENTS_PER_SOURCE,
+  MAX_LINEAGE_SOURCES,
+} from './lineage.js';
 export {
   type DeliveryMode,
   type MatchedSubscription,

@@ -16,6 +16,8 @@ export const command: Command = {
     '  --host H       address to bind (default 127.0.0.1)',
     '  --rules FILE   ordered rules, first match wins (see docs/ahp-transports.md)',
     '  --json         with --port, print {"port","url"} on stdout once listening',
+    '',
+    'Task and workspace lineage is checked across the events received (docs/ahp.md).',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
@@ -37,7 +39,8 @@ export const command: Command = {
       throw new UsageError(`cannot read rules file ${path}: ${(error as NodeJS.ErrnoException).code}`);
     }
     const rules = parseRules(text);
-    const kit = createBackend(rulesHandler(rules, values.stdio ? 'stdio' : 'http'));
+    // One process is one receiver: it judges task/workspace lineage across the events it gets.
+    const kit = createBackend(rulesHandler(rules, values.stdio ? 'stdio' : 'http'), { lineage: true });
     const stopped = new Promise<void>((done) => {
       const stop = () => done();
       process.once('SIGTERM', stop);
