@@ -20,16 +20,24 @@ import { fileURLToPath } from 'node:url';
 import { createBackend } from '../src/ahp/backend.js';
 import type { InterceptCapabilities } from '../src/ahp/compose.js';
 import { Dispatcher } from '../src/ahp/dispatcher.js';
+import {
+  type InterceptRequestContext,
+  validateInterceptResponse,
+  validateMessage,
+} from '../src/ahp/messages/index.js';
 import type { Backend } from '../src/ahp/registration-types.js';
 import { fileSecretProvider } from '../src/ahp/secrets.js';
+import type { JsonRpcRequest } from '../src/ahp/transport.js';
 import { createTransport, type TransportOptions } from '../src/ahp/transports/index.js';
 import type { CanonicalEvent } from '../src/core/event.js';
+import { parseJson } from '../src/core/json-parse.js';
 import { interceptRequest as request } from '../test/ahp/transport-helpers.js';
 import { interceptSubscription } from './ahp-fixtures.js';
 import { type BenchResult, percentile } from './harness.js';
 
 const TALLY = fileURLToPath(new URL('../../bin/tally.js', import.meta.url));
 const FAULT_BACKEND = fileURLToPath(new URL('../test/ahp/backends/fault-backend.js', import.meta.url));
+const REQUIRED_CHILD = fileURLToPath(new URL('./programs/ahp-floor-backend.js', import.meta.url));
 const ECHO_CHILD = "process.stdin.on('data', (c) => process.stdout.write(c));";
 /**
  * The least any JSON-RPC exchange over a pipe does, for scale: the child parses each line with
@@ -86,7 +94,7 @@ function listen(server: http.Server): Promise<string> {
   );
 }
 
-function rawPost(agent: http.Agent, url: string, body: string): Promise<void> {
+function rawPost(agent: http.Agent, url: string, body: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
@@ -96,12 +104,83 @@ function rawPost(agent: http.Agent, url: string, body: string): Promise<void> {
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       },
       (res) => {
-        res.on('data', () => {});
-        res.on('end', () => resolve());
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
       },
     );
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/**
+ * The two floors every row is read against, besides the raw echo. Each is one side of an exchange;
+ * the backend side of the stdio floors runs in a child (FLOOR_CHILD, ./programs/ahp-floor-backend.ts).
+ * - minimal: JSON.parse and JSON.stringify only, the id checked; no validation, no strictness.
+ * - required: what the protocol asks of every conforming pair and nothing else: the request
+ *   validated before it is sent and after it is read strictly, the answer likewise.
+ */
+type FloorKind = 'minimal' | 'required';
+
+const EMPTY_ANSWER = { protocolVersion: 'draft', effects: [] };
+
+/** The harness side of a floor: the line to send, and the check of the answer's bytes. */
+function floorClient(kind: FloorKind): {
+  send(message: JsonRpcRequest): string;
+  receive(bytes: Buffer, message: JsonRpcRequest): void;
+} {
+  if (kind === 'minimal') {
+    return {
+      send: (message) => JSON.stringify(message),
+      receive(bytes, message) {
+        if ((JSON.parse(bytes.toString('utf8')) as { id: unknown }).id !== message.id) {
+          throw new Error('the floor answered another id');
+        }
+      },
+    };
+  }
+  return {
+    send(message) {
+      if (validateMessage(message, 'intercept-request').length > 0) throw new Error('invalid floor request');
+      return JSON.stringify(message);
+    },
+    receive(bytes, message) {
+      const end = bytes[bytes.length - 1] === 0x0a ? bytes.length - 1 : bytes.length;
+      const answer = parseJson(bytes.subarray(0, end));
+      if (validateInterceptResponse(answer, message as InterceptRequestContext).length > 0) {
+        throw new Error('the floor answer is invalid');
+      }
+    },
+  };
+}
+
+/** The backend side of an HTTP floor, in this process like the raw echo server. */
+function floorServer(kind: FloorKind): http.Server {
+  return http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const bytes = Buffer.concat(chunks);
+      let answer: unknown;
+      if (kind === 'minimal') {
+        answer = {
+          jsonrpc: '2.0',
+          id: (JSON.parse(bytes.toString('utf8')) as { id: unknown }).id,
+          result: EMPTY_ANSWER,
+        };
+      } else {
+        const request = parseJson(bytes) as InterceptRequestContext;
+        if (validateMessage(request, 'intercept-request').length > 0)
+          throw new Error('invalid floor request');
+        answer = { jsonrpc: '2.0', id: request.id, result: EMPTY_ANSWER };
+        if (validateInterceptResponse(answer, request).length > 0) throw new Error('invalid floor answer');
+      }
+      const body = JSON.stringify(answer);
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+        .end(body);
+    });
   });
 }
 
@@ -157,9 +236,19 @@ export async function httpBench(): Promise<BenchResult[]> {
     });
   });
   const kitServer = http.createServer(createBackend({ intercept: () => [] }).http);
+  const floors = { minimal: floorServer('minimal'), required: floorServer('required') };
   const rawUrl = await listen(rawServer);
   const kitUrl = await listen(kitServer);
+  const floorUrls = { minimal: await listen(floors.minimal), required: await listen(floors.required) };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const floorAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const floorPost = (kind: FloorKind) => {
+    const client = floorClient(kind);
+    return async () => {
+      const message = request();
+      client.receive(await rawPost(floorAgent, floorUrls[kind], client.send(message)), message);
+    };
+  };
   const backend: Backend = {
     index: 0,
     id: 'org.tally.bench.http',
@@ -169,24 +258,61 @@ export async function httpBench(): Promise<BenchResult[]> {
   const transport = createTransport(backend, options);
   const dispatcher = benchDispatcher(backend);
   try {
-    const [raw = [], sent = [], dispatched = []] = await sampleRounds(3000, 300, [
-      () => rawPost(agent, rawUrl, JSON.stringify(request())),
-      () => transport.request(request(), never),
-      () => dispatchOne(dispatcher),
-    ]);
+    const [raw = [], minimal = [], required = [], sent = [], dispatched = []] = await sampleRounds(
+      3000,
+      300,
+      [
+        () => rawPost(agent, rawUrl, JSON.stringify(request())),
+        floorPost('minimal'),
+        floorPost('required'),
+        () => transport.request(request(), never),
+        () => dispatchOne(dispatcher),
+      ],
+    );
+    const what = 'raw node:http echo';
     return [
-      ...results('HTTP keep-alive, transport.request only', sent, raw, 'raw node:http echo'),
-      ...results('HTTP keep-alive, end to end via Dispatcher', dispatched, raw, 'raw node:http echo'),
+      ...results('HTTP keep-alive, minimal JSON-RPC floor (no Tally)', minimal, raw, what),
+      ...results(
+        'HTTP keep-alive, required-work floor (strict parse + validation both sides)',
+        required,
+        raw,
+        what,
+      ),
+      ...results('HTTP keep-alive, transport.request only', sent, raw, what),
+      ...results('HTTP keep-alive, end to end via Dispatcher', dispatched, raw, what),
     ];
   } finally {
     agent.destroy();
+    floorAgent.destroy();
     await transport.close();
     await dispatcher.close();
-    kitServer.close();
-    rawServer.close();
-    kitServer.closeAllConnections();
-    rawServer.closeAllConnections();
+    for (const server of [kitServer, rawServer, floors.minimal, floors.required]) {
+      server.close();
+      server.closeAllConnections();
+    }
   }
+}
+
+/** A floor's backend child (one answer line per chunk) and the round trip to it. */
+function floorChild(kind: FloorKind, args: string[]) {
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const client = floorClient(kind);
+  let answered: ((line: Buffer) => void) | undefined;
+  child.stdout.on('data', (line: Buffer) => answered?.(line));
+  const roundTrip = () =>
+    new Promise<void>((resolve, reject) => {
+      const message = request();
+      answered = (line) => {
+        try {
+          client.receive(line, message);
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      };
+      child.stdin.write(`${client.send(message)}\n`);
+    });
+  return { roundTrip, pid: child.pid ?? 0, end: () => child.stdin.end() };
 }
 
 /** A raw echo child, a transport and a dispatcher to `tally ahp serve --stdio`, and their pids. */
@@ -207,18 +333,8 @@ async function stdioSetup() {
       waiting = resolve;
       echo.stdin.write(`${JSON.stringify(request())}\n`);
     });
-  const floor = spawn(process.execPath, ['-e', FLOOR_CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let answered: ((line: Buffer) => void) | undefined;
-  floor.stdout.on('data', (line: Buffer) => answered?.(line));
-  const floorRoundTrip = () =>
-    new Promise<void>((resolve, reject) => {
-      const message = request();
-      answered = (line) => {
-        if ((JSON.parse(line.toString('utf8')) as { id: unknown }).id === message.id) resolve();
-        else reject(new Error('the floor child answered another id'));
-      };
-      floor.stdin.write(`${JSON.stringify(message)}\n`);
-    });
+  const minimal = floorChild('minimal', ['-e', FLOOR_CHILD]);
+  const required = floorChild('required', [REQUIRED_CHILD]);
   const rules = join(mkdtempSync(join(tmpdir(), 'tally-bench-')), 'rules.json');
   writeFileSync(rules, JSON.stringify({ rules: [] }));
   const backend: Backend = {
@@ -250,13 +366,21 @@ async function stdioSetup() {
   await dispatched();
   return {
     rawRoundTrip,
-    floorRoundTrip,
+    minimalRoundTrip: minimal.roundTrip,
+    requiredRoundTrip: required.roundTrip,
     sent,
     dispatched,
-    pids: { echo: echo.pid ?? 0, floor: floor.pid ?? 0, transport: pids[0] ?? 0, dispatcher: pids[1] ?? 0 },
+    pids: {
+      echo: echo.pid ?? 0,
+      minimal: minimal.pid,
+      required: required.pid,
+      transport: pids[0] ?? 0,
+      dispatcher: pids[1] ?? 0,
+    },
     async close() {
       echo.stdin.end();
-      floor.stdin.end();
+      minimal.end();
+      required.end();
       await transport.close();
       await dispatcher.close();
     },
@@ -266,12 +390,19 @@ async function stdioSetup() {
 export async function stdioBench(): Promise<BenchResult[]> {
   const setup = await stdioSetup();
   try {
-    const [raw = [], sent = [], dispatched = []] = await sampleRounds(3000, 300, [
-      setup.rawRoundTrip,
-      setup.sent,
-      setup.dispatched,
-    ]);
+    const [raw = [], minimal = [], required = [], sent = [], dispatched = []] = await sampleRounds(
+      3000,
+      300,
+      [setup.rawRoundTrip, setup.minimalRoundTrip, setup.requiredRoundTrip, setup.sent, setup.dispatched],
+    );
     return [
+      ...results('stdio persistent, minimal JSON-RPC floor (no Tally)', minimal, raw, 'raw echo child'),
+      ...results(
+        'stdio persistent, required-work floor (strict parse + validation both sides)',
+        required,
+        raw,
+        'raw echo child',
+      ),
       ...results('stdio persistent, transport.request only', sent, raw, 'raw echo child'),
       ...results('stdio persistent, end to end via Dispatcher', dispatched, raw, 'raw echo child'),
     ];
@@ -309,7 +440,11 @@ export async function stdioCpuBench(): Promise<BenchResult[]> {
   try {
     const raw = await measure(setup.rawRoundTrip, setup.pids.echo);
     const rows: [string, { harness: number; backend: number }][] = [
-      ['minimal JSON-RPC floor (no Tally)', await measure(setup.floorRoundTrip, setup.pids.floor)],
+      ['minimal JSON-RPC floor (no Tally)', await measure(setup.minimalRoundTrip, setup.pids.minimal)],
+      [
+        'required-work floor (strict parse + validation both sides)',
+        await measure(setup.requiredRoundTrip, setup.pids.required),
+      ],
       ['transport.request only', await measure(setup.sent, setup.pids.transport)],
       ['end to end via Dispatcher', await measure(setup.dispatched, setup.pids.dispatcher)],
     ];

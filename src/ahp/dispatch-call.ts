@@ -9,6 +9,7 @@
  */
 
 import { getEventListeners } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import type { BackendTransport, JsonRpcRequest } from './transport.js';
 import { TransportError } from './transport.js';
 
@@ -62,6 +63,61 @@ function retryableAnswer(response: unknown): boolean {
   );
 }
 
+interface Deadline {
+  due: number;
+  expire: () => void;
+}
+
+/**
+ * The deadlines of the calls in flight, on one Node timer armed for the earliest. Starting and
+ * ending a deadline is a set entry, not a timer: a timer per call (set, then cleared a few hundred
+ * microseconds later) cost more than half a microsecond of each intercept. The timer keeps the
+ * process alive only while some deadline is pending (it is unreferenced when none is); when it
+ * fires early or for a deadline already ended, it re-arms for the earliest pending one, so a run
+ * of calls costs about one timer per timeout period.
+ */
+class DeadlineClock {
+  private readonly live = new Set<Deadline>();
+  private timer: NodeJS.Timeout | undefined;
+  private armedFor = Number.POSITIVE_INFINITY;
+
+  start(ms: number, expire: () => void): Deadline {
+    const deadline = { due: performance.now() + ms, expire };
+    this.live.add(deadline);
+    if (this.timer === undefined || deadline.due < this.armedFor) this.arm(deadline.due);
+    else if (this.live.size === 1) this.timer.ref();
+    return deadline;
+  }
+
+  end(deadline: Deadline): void {
+    if (this.live.delete(deadline) && this.live.size === 0) this.timer?.unref();
+  }
+
+  private arm(due: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.armedFor = due;
+    this.timer = setTimeout(this.tick, Math.max(0, Math.ceil(due - performance.now())));
+  }
+
+  private readonly tick = (): void => {
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    const expired: Deadline[] = [];
+    let next = Number.POSITIVE_INFINITY;
+    for (const deadline of this.live) {
+      if (deadline.due <= now) expired.push(deadline);
+      else if (deadline.due < next) next = deadline.due;
+    }
+    for (const deadline of expired) this.live.delete(deadline);
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+    // Expired last: an expiry that starts another call arms the clock through `start`.
+    for (const deadline of expired) deadline.expire();
+  };
+}
+
+const clock = new DeadlineClock();
+
 /**
  * A signal that aborts after `ms` with a timeout TransportError. The timer is kept referenced: a
  * pending deadline is real work and must keep the process alive until it settles.
@@ -96,10 +152,10 @@ export async function callWithDeadline(
     deadline.abort(reason);
     setImmediate(() => abandon?.(abortError(signal)));
   };
-  const timer = setTimeout(() => {
+  const timer = clock.start(options.timeoutMs, () => {
     timedOut = true;
     abort(new TransportError('timeout', `no answer within ${options.timeoutMs} ms`));
-  }, options.timeoutMs);
+  });
   const interrupt = options.interrupt;
   const onInterrupt = () => abort(interrupt?.reason);
   if (interrupt?.aborted) onInterrupt();
@@ -150,7 +206,7 @@ export async function callWithDeadline(
       }
     }
   } finally {
-    clearTimeout(timer);
+    clock.end(timer);
     interrupt?.removeEventListener('abort', onInterrupt);
     giveBack(deadline);
   }

@@ -18,11 +18,70 @@ export interface ExchangeOptions {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: Buffer;
+  /** The caller's deadline: its abort ends the exchange as a timeout. */
   signal: AbortSignal;
+  /** The owner's close: it ends the exchange as closed. */
+  closing?: Closer;
   maxBodyBytes: number;
   agent?: http.Agent | https.Agent;
-  /** Code used when the signal aborts; 'timeout' unless the caller's own close fired. */
-  abortCode?: () => 'timeout' | 'closed';
+}
+
+/**
+ * Ends every exchange in flight when its owner closes. Each exchange registers a callback in a set
+ * rather than a listener on an AbortSignal: adding and removing an event listener costs several
+ * times a set entry, once per message. `signal` (aborted on close) serves waits that need one.
+ */
+export class Closer {
+  private readonly controller = new AbortController();
+  private readonly stops = new Set<() => void>();
+
+  get closed(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.controller.abort();
+    for (const stop of this.stops) stop();
+    this.stops.clear();
+  }
+
+  track(stop: () => void): void {
+    this.stops.add(stop);
+  }
+
+  untrack(stop: () => void): void {
+    this.stops.delete(stop);
+  }
+}
+
+/**
+ * Where requests to one endpoint go, as `http.request` options: computed once per endpoint, so a
+ * message does not convert the URL again.
+ */
+export interface Target {
+  url: URL;
+  where: string;
+  lib: typeof http | typeof https;
+  options: http.RequestOptions;
+}
+
+export function target(url: URL): Target {
+  return {
+    url,
+    where: safeUrl(url),
+    lib: url.protocol === 'https:' ? https : http,
+    options: {
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port === '' ? undefined : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+    },
+  };
 }
 
 /** True for `localhost`, 127.0.0.0/8 and ::1. */
@@ -81,38 +140,32 @@ export function mediaType(header: string | undefined): string {
   return (header ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-export function exchange(url: URL, options: ExchangeOptions): Promise<HttpResponse> {
-  const abortCode = options.abortCode ?? (() => 'timeout' as const);
-  const where = safeUrl(url);
+export function exchange(to: URL | Target, options: ExchangeOptions): Promise<HttpResponse> {
+  const { where, lib, options: base } = to instanceof URL ? target(to) : to;
+  const { signal, closing } = options;
   return new Promise<HttpResponse>((resolve, reject) => {
-    if (options.signal.aborted) {
-      reject(new TransportError(abortCode(), `aborted before contacting ${where}`, { url: where }));
+    if (signal.aborted || closing?.closed) {
+      const code = closing?.closed ? 'closed' : 'timeout';
+      reject(new TransportError(code, `aborted before contacting ${where}`, { url: where }));
       return;
     }
     let settled = false;
     const finish = (error: TransportError | undefined, value?: HttpResponse) => {
       if (settled) return;
       settled = true;
-      options.signal.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', onTimeout);
+      closing?.untrack(onClose);
       if (error) {
         req.destroy();
         reject(error);
       } else resolve(value!);
     };
-    const onAbort = () => {
-      const code = abortCode();
-      finish(
-        new TransportError(
-          code,
-          code === 'closed' ? `transport closed` : `deadline reached talking to ${where}`,
-          { url: where },
-        ),
-      );
-    };
-    const lib = url.protocol === 'https:' ? https : http;
+    const onTimeout = () =>
+      finish(new TransportError('timeout', `deadline reached talking to ${where}`, { url: where }));
+    const onClose = () => finish(new TransportError('closed', 'transport closed', { url: where }));
     const headers: Record<string, string> = { ...options.headers };
     if (options.body !== undefined) headers['content-length'] = String(options.body.length);
-    const req = lib.request(url, { method: options.method, headers, agent: options.agent }, (res) => {
+    const req = lib.request({ ...base, method: options.method, headers, agent: options.agent }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       const declared = Number(res.headers['content-length']);
@@ -130,7 +183,11 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<HttpRespon
         chunks.push(chunk);
       });
       res.on('end', () =>
-        finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        finish(undefined, {
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+        }),
       );
       res.on('error', () =>
         finish(
@@ -151,7 +208,8 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<HttpRespon
         }),
       );
     });
-    options.signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', onTimeout, { once: true });
+    closing?.track(onClose);
     req.end(options.body);
   });
 }

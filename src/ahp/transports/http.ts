@@ -15,7 +15,15 @@ import {
   type JsonRpcRequest,
   TransportError,
 } from '../transport.js';
-import { checkEndpoint, exchange, type HttpResponse, mediaType, safeUrl } from './http-exchange.js';
+import {
+  Closer,
+  checkEndpoint,
+  exchange,
+  type HttpResponse,
+  mediaType,
+  type Target,
+  target,
+} from './http-exchange.js';
 import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js';
 
 export interface HttpTransportOptions {
@@ -33,25 +41,24 @@ export interface HttpTransportOptions {
 const NOTIFY_OK = new Set([202, 204]);
 
 export class HttpTransport implements BackendTransport {
-  private readonly url: URL;
+  private readonly target: Target;
   private readonly where: string;
   private readonly agent: http.Agent;
-  private closed = false;
-  /** One controller per message in flight: aborted by the caller's signal or by `close()`. */
-  private readonly live = new Set<AbortController>();
+  /** Closed by `close()`: every message in flight then ends as closed. */
+  private readonly closing = new Closer();
   private readonly logger: Logger;
   private readonly maxBodyBytes: number;
 
   constructor(private readonly options: HttpTransportOptions) {
-    this.url = checkEndpoint(
+    const url = checkEndpoint(
       options.url,
       options.allowInsecureHttp,
       options.pointer !== undefined ? { pointer: options.pointer } : {},
     );
-    this.where = safeUrl(this.url);
+    this.target = target(url);
+    this.where = this.target.where;
     const agentOptions = { keepAlive: true, maxSockets: 8 };
-    this.agent =
-      this.url.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    this.agent = url.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
     this.logger = options.logger ?? silentLogger;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   }
@@ -99,9 +106,8 @@ export class HttpTransport implements BackendTransport {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const link of this.live) link.abort();
+    if (this.closing.closed) return;
+    this.closing.close();
     this.agent.destroy();
   }
 
@@ -113,34 +119,17 @@ export class HttpTransport implements BackendTransport {
     });
   }
 
+  /**
+   * One POST under the caller's deadline and this transport's close, authenticating once on a 401
+   * challenge. Both reach the exchange directly (no controller per message); a signal combining
+   * them is made only when authentication needs one.
+   */
   private async post(
     message: JsonRpcRequest | JsonRpcNotification,
     signal: AbortSignal,
   ): Promise<HttpResponse> {
-    if (this.closed) throw new TransportError('closed', `transport to ${this.where} is closed`);
-    // The caller's deadline or close() ends the exchange. A listener on the caller's signal and a
-    // set of live controllers cost far less per message than AbortSignal.any, whose per-call cost
-    // grows with the dependents it keeps on a long-lived source.
-    const link = new AbortController();
-    const combined = link.signal;
-    const onAbort = () => link.abort();
-    if (signal.aborted) link.abort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    this.live.add(link);
-    try {
-      return await this.exchangeWithAuth(message, combined);
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      this.live.delete(link);
-    }
-  }
-
-  /** One POST under `combined`, authenticating once on a 401 challenge. */
-  private async exchangeWithAuth(
-    message: JsonRpcRequest | JsonRpcNotification,
-    combined: AbortSignal,
-  ): Promise<HttpResponse> {
-    const abortCode = () => (this.closed ? ('closed' as const) : ('timeout' as const));
+    const closing = this.closing;
+    if (closing.closed) throw new TransportError('closed', `transport to ${this.where} is closed`);
     const body = Buffer.from(JSON.stringify(message), 'utf8');
     const send = (authorization: string | undefined) => {
       const headers: Record<string, string> = {
@@ -148,46 +137,62 @@ export class HttpTransport implements BackendTransport {
         accept: 'application/json',
       };
       if (authorization !== undefined) headers.authorization = authorization;
-      return exchange(this.url, {
+      return exchange(this.target, {
         method: 'POST',
         headers,
         body,
-        signal: combined,
+        signal,
+        closing,
         maxBodyBytes: this.maxBodyBytes,
         agent: this.agent,
-        abortCode,
       });
     };
+    const auth = this.options.auth;
+    // The common case, nothing to authenticate with: no signal to combine unless challenged.
+    let first: HttpResponse | undefined;
+    if (auth.anonymous) {
+      first = await send(undefined);
+      if (first.status !== 401) return this.checkAuthStatus(first);
+    }
+    const link = linked(signal, closing.signal);
     const guard = <T>(p: Promise<T>) =>
       p.catch((e: unknown) => {
         if (
-          combined.aborted &&
+          link.signal.aborted &&
           !(e instanceof TransportError && (e.code === 'timeout' || e.code === 'closed'))
         ) {
-          throw new TransportError(abortCode(), `deadline reached talking to ${this.where}`, {
-            url: this.where,
-          });
+          throw new TransportError(
+            closing.closed ? 'closed' : 'timeout',
+            `deadline reached talking to ${this.where}`,
+            { url: this.where },
+          );
         }
         throw e;
       });
-    const auth = this.options.auth;
-    let authorization = auth.anonymous ? undefined : await guard(auth.authorization(combined));
-    let res = await send(authorization);
-    if (res.status === 401) {
-      this.logger('debug', 'endpoint challenged; authenticating', {
-        backend: this.options.backendId,
-        url: this.where,
-      });
-      await guard(this.options.auth.challenged(header(res.headers['www-authenticate']), combined));
-      authorization = await guard(this.options.auth.authorization(combined));
-      res = await send(authorization);
+    try {
+      let res = first ?? (await send(await guard(auth.authorization(link.signal))));
       if (res.status === 401) {
-        throw new TransportError('auth', `${this.where} rejected the acquired credential (401)`, {
+        this.logger('debug', 'endpoint challenged; authenticating', {
+          backend: this.options.backendId,
           url: this.where,
-          status: 401,
         });
+        await guard(auth.challenged(header(res.headers['www-authenticate']), link.signal));
+        res = await send(await guard(auth.authorization(link.signal)));
+        if (res.status === 401) {
+          throw new TransportError('auth', `${this.where} rejected the acquired credential (401)`, {
+            url: this.where,
+            status: 401,
+          });
+        }
       }
+      return this.checkAuthStatus(res);
+    } finally {
+      link.release();
     }
+  }
+
+  /** A 403 is an authorisation failure whatever the message. */
+  private checkAuthStatus(res: HttpResponse): HttpResponse {
     if (res.status === 403) {
       throw new TransportError('auth', `${this.where} refused the credential's scope (403)`, {
         url: this.where,
@@ -196,6 +201,26 @@ export class HttpTransport implements BackendTransport {
     }
     return res;
   }
+}
+
+/**
+ * A signal aborted by either source, for the authentication steps; `release` removes its
+ * listeners. Cheaper than AbortSignal.any, whose cost grows with the dependents a long-lived
+ * source keeps.
+ */
+function linked(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const link = new AbortController();
+  const onAbort = () => link.abort();
+  if (a.aborted || b.aborted) link.abort();
+  a.addEventListener('abort', onAbort, { once: true });
+  b.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: link.signal,
+    release() {
+      a.removeEventListener('abort', onAbort);
+      b.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 function header(value: string | string[] | undefined): string | undefined {
