@@ -28,17 +28,36 @@ let trackPointers = true;
  */
 export function collect(run: (out: Issue[]) => void): Issue[] {
   const quick: Issue[] = [];
-  const previous = trackPointers;
-  trackPointers = false;
-  try {
-    run(quick);
-  } finally {
-    trackPointers = previous;
+  if (onlyThe !== 'report') {
+    const previous = trackPointers;
+    trackPointers = false;
+    try {
+      run(quick);
+    } finally {
+      trackPointers = previous;
+    }
+    if (quick.length === 0 || onlyThe === 'first') return quick;
   }
-  if (quick.length === 0) return quick;
   const out: Issue[] = [];
   run(out);
   return out;
+}
+
+/** Set only while `onlyPass` runs. */
+let onlyThe: 'first' | 'report' | undefined;
+
+/**
+ * Runs `fn` with every `collect` making only one of its passes: the first (it decides, its issues
+ * are placeholders) or the report pass. For tests that hold the two to the same verdict.
+ */
+export function onlyPass<T>(pass: 'first' | 'report', fn: () => T): T {
+  const previous = onlyThe;
+  onlyThe = pass;
+  try {
+    return fn();
+  } finally {
+    onlyThe = previous;
+  }
 }
 
 /** RFC 6901: `~` becomes `~0`, `/` becomes `~1`. */
@@ -232,6 +251,82 @@ export interface ObjectRules {
 
 export type Props = Record<string, Check>;
 
+/** The one issue a first pass reports: it only has to decide whether there is any. */
+function fail(out: Issue[]): void {
+  out.push({ pointer: '', rule: 'invalid', message: 'invalid' });
+}
+
+/** Names an object may inherit (from Object.prototype): their presence is tested as own properties. */
+const INHERITED = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+/**
+ * The first-pass form of an object checker (see `collect`): generated code reading each declared
+ * member by name, so every object shape gets its own property-access sites instead of one map
+ * lookup per member through a shared closure. It decides only whether the value has an issue and
+ * may stop at the first; the report pass runs the general checker. Exact for plain and
+ * null-prototype objects; any other prototype goes to the general checker.
+ */
+function quickObject(props: Props, rules: ObjectRules, full: Check): Check {
+  const required = new Set(rules.required ?? []);
+  const forbidden = new Set(rules.forbidden ?? []);
+  const checks: Check[] = [];
+  const lines: string[] = [];
+  for (const [name, check] of Object.entries(props)) {
+    const key = JSON.stringify(name);
+    if (forbidden.has(name)) continue;
+    checks.push(check);
+    const run = `{ seen++; checks[${checks.length - 1}](v, pointer, out); }`;
+    // A member holding undefined is absent (it is not JSON and is not sent), as in the general checker.
+    const test = INHERITED.has(name) ? `v !== undefined && hasOwn(value, ${key})` : 'v !== undefined';
+    lines.push(`v = value[${key}];`, `if (${test}) ${run}`);
+    if (required.has(name)) lines.push('else return fail(out);');
+  }
+  for (const name of required) {
+    if (Object.hasOwn(props, name) || forbidden.has(name)) continue;
+    // A required member with no checker is present (counted) or missing; in a closed object the
+    // general checker refuses it either way, as a member it does not list.
+    const key = JSON.stringify(name);
+    lines.push(
+      rules.closed
+        ? 'return fail(out);'
+        : `if (value[${key}] !== undefined && hasOwn(value, ${key})) seen++; else return fail(out);`,
+    );
+  }
+  for (const name of forbidden) {
+    const key = JSON.stringify(name);
+    lines.push(`if (value[${key}] !== undefined && hasOwn(value, ${key})) return fail(out);`);
+  }
+  if (rules.closed || rules.rest !== undefined || rules.minProperties !== undefined) {
+    lines.push('const names = Object.keys(value);');
+  }
+  if (rules.minProperties !== undefined)
+    lines.push(`if (names.length < ${rules.minProperties}) return fail(out);`);
+  // Every member counted in `seen` is a listed one, so more names than that means an unlisted one.
+  // (Names holding undefined are absent here too.)
+  if (rules.closed) {
+    lines.push(
+      'if (names.length > seen) for (const name of names) if (!hasOwn(props, name) && value[name] !== undefined) return fail(out);',
+    );
+  } else if (rules.rest !== undefined) {
+    lines.push(
+      'if (names.length > seen) for (const name of names) if (!hasOwn(props, name) && value[name] !== undefined) rest(value[name], pointer, out);',
+    );
+  }
+  if (rules.also !== undefined) lines.push('also(value, pointer, out);');
+  const source = [
+    'return function quick(value, pointer, out) {',
+    "if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(out);",
+    'const proto = Object.getPrototypeOf(value);',
+    'if (proto !== Object.prototype && proto !== null) return full(value, pointer, out);',
+    'let seen = 0;',
+    'let v;',
+    ...lines,
+    '};',
+  ].join('\n');
+  const make = new Function('checks', 'fail', 'hasOwn', 'props', 'rest', 'also', 'full', source);
+  return make(checks, fail, Object.hasOwn, props, rules.rest, rules.also, full) as Check;
+}
+
 export function obj(props: Props, rules: ObjectRules = {}): Check {
   // Resolved once per checker, not per value: these run for every object of every message. One
   // lookup per member answers everything about it (its check, required, forbidden), and the
@@ -246,7 +341,7 @@ export function obj(props: Props, rules: ObjectRules = {}): Check {
     if (known) known.required = true;
     else members.set(name, { check: undefined, required: true });
   }
-  return (value, pointer, out) => {
+  const full: Check = (value, pointer, out) => {
     if (!isObject(value)) return issue(out, pointer, 'type', `must be an object, got ${describe(value)}`);
     // Own enumerable string keys, once: cheaper than for-in with an own-property test.
     const names = Object.keys(value);
@@ -257,6 +352,8 @@ export function obj(props: Props, rules: ObjectRules = {}): Check {
     }
     for (let i = 0; i < names.length; i++) {
       const name = names[i] as string;
+      // A member holding undefined is not JSON (it is not sent): absent, like a missing one.
+      if (value[name] === undefined) continue;
       const member = members.get(name);
       if (member?.required) present++;
       if (forbidden.has(name)) {
@@ -271,13 +368,15 @@ export function obj(props: Props, rules: ObjectRules = {}): Check {
       // Reported before the members' own issues, as a reader expects: what is missing first.
       const missing: Issue[] = [];
       for (const name of required) {
-        if (!Object.hasOwn(value, name))
+        if (value[name] === undefined || !Object.hasOwn(value, name))
           missing.push({ pointer: at(pointer, name), rule: 'required', message: `'${name}' is required` });
       }
       out.splice(start, 0, ...missing);
     }
     also?.(value, pointer, out);
   };
+  const quick = quickObject(props, rules, full);
+  return (value, pointer, out) => (trackPointers ? full(value, pointer, out) : quick(value, pointer, out));
 }
 
 /** Run a check and report whether it passed, without keeping its issues. */
