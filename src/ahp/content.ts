@@ -16,9 +16,10 @@
  * and model.error). Tool input is the tool's own arguments, not event structure, so a `native` key
  * inside a `tool.input` (the event's or a batch call's) is an argument and kept. The input is
  * never mutated.
- * The result is built for sending: parts and opaque payloads it keeps unchanged (tool input,
- * `native`, `extensions`, `params`) are the input's own objects, not copies, so treat both as
- * read-only while the result is in use.
+ * The result is built for sending and shares what it keeps unchanged: any list or object with
+ * nothing withheld inside it (parts, tool input, `native`, `extensions`, `params` included) is the
+ * input's own, and an event with nothing to withhold is returned as it is. Treat both as read-only
+ * while the result is in use.
  */
 import { sha256Hex } from '../core/hash.js';
 import type { ContentDisposition, ContentSelection } from './registration-types.js';
@@ -113,22 +114,27 @@ function notePart(part: JsonObject, state: Walk): void {
     for (const key in part) if (typeof part[key] === 'object' && part[key] !== null) state.attachments = true;
 }
 
-/** The value as the subscription may see it. */
+/**
+ * The value as the subscription may see it. Copy on write: a list or object none of whose members
+ * changes is returned as it is, so an event with nothing to withhold costs no copy at all.
+ */
 function walk(value: unknown, state: Walk): unknown {
   if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    for (const item of value) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      let next: unknown;
       if (isContentPart(item)) {
-        const kept = selectPart(item, dispositionFor(state.selection, partCategory(item)));
-        if (kept !== undefined) {
-          notePart(kept, state);
-          out.push(kept);
-        }
+        next = selectPart(item, dispositionFor(state.selection, partCategory(item)));
+        if (next !== undefined) notePart(next as JsonObject, state);
       } else {
-        out.push(walk(item, state));
+        next = walk(item, state);
       }
+      // `undefined` only for an omitted part: JSON holds no undefined items.
+      if (out === undefined && next !== item) out = value.slice(0, i);
+      if (out !== undefined && next !== undefined) out.push(next);
     }
-    return out;
+    return out ?? value;
   }
   if (isContentPart(value)) {
     // Content parts are closed objects (no `native` member), so a kept part is sent as it is.
@@ -138,23 +144,46 @@ function walk(value: unknown, state: Walk): unknown {
   }
   if (isObject(value)) {
     if (value.kind === 'attachment') state.attachments = true;
-    const out: JsonObject = {};
-    for (const key in value) {
-      if (!Object.hasOwn(value, key)) continue;
+    let out: JsonObject | undefined;
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
       const child = value[key];
+      let next: unknown;
+      let dropped = false;
       if (key === 'native') {
-        if (state.includeNative) out[key] = child;
+        dropped = !state.includeNative;
+        next = child;
       } else if (OPAQUE_FIELDS.has(key)) {
-        out[key] = child;
+        next = child;
       } else if (key === 'tool' && isObject(child)) {
-        out[key] = walkTool(child, state);
+        next = walkTool(child, state);
       } else {
-        out[key] = walk(child, state);
+        next = walk(child, state);
       }
+      if (out === undefined && (dropped || next !== child)) out = copyKeys(value, keys, i);
+      if (out !== undefined && !dropped) put(out, key, next);
     }
-    return out;
+    return out ?? value;
   }
   return value;
+}
+
+/** A fresh object with the first `count` of `keys` of `value` (before the first member that changes). */
+function copyKeys(value: JsonObject, keys: readonly string[], count: number): JsonObject {
+  const out: JsonObject = {};
+  for (let i = 0; i < count; i++) {
+    const key = keys[i] as string;
+    put(out, key, value[key]);
+  }
+  return out;
+}
+
+/** Sets a member; a member named `__proto__` stays an ordinary member instead of a prototype. */
+function put(out: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  } else out[key] = value;
 }
 
 /**
@@ -163,13 +192,16 @@ function walk(value: unknown, state: Walk): unknown {
  * it), so a `native` key or a content-part-shaped value inside it is an argument, not content.
  */
 function walkTool(tool: JsonObject, state: Walk): JsonObject {
-  const out: JsonObject = {};
-  for (const key in tool) {
-    if (!Object.hasOwn(tool, key)) continue;
+  let out: JsonObject | undefined;
+  const keys = Object.keys(tool);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
     const child = tool[key];
-    out[key] = key === 'input' ? child : walk(child, state);
+    const next = key === 'input' ? child : walk(child, state);
+    if (out === undefined && next !== child) out = copyKeys(tool, keys, i);
+    if (out !== undefined) put(out, key, next);
   }
-  return out;
+  return out ?? tool;
 }
 
 /**

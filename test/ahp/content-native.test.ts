@@ -409,3 +409,43 @@ test('tool input is arguments everywhere: a batch call input is kept as is, like
   assert.equal((call.tool as Json).input, input, 'a batch call input too');
   assert.deepEqual(view.items, [], 'content outside tool input is still selected');
 });
+
+test('copy on write: nothing withheld, nothing copied; what changes is copied, the input never changes', () => {
+  const plain: CanonicalEvent = {
+    ...baseEvent('tool.before'),
+    tool: { name: 'shell', origin: 'native', input: { command: 'ls' } },
+    call: { id: 'c1' },
+    path: 'native',
+  };
+  assert.equal(
+    selectContent(plain, BODY, false),
+    plain,
+    'an event with nothing to withhold is sent as it is',
+  );
+
+  const session = { id: 's1', cwd: '/repo' };
+  const event: CanonicalEvent = { ...plain, session, error: { message: 'x', native: { stack: 's' } } };
+  const before = structuredClone(event);
+  const view = selectContent(event, BODY, false);
+  assert.notEqual(view, event);
+  assert.deepStrictEqual(event, before, 'the input is unchanged');
+  assert.equal(at(view, 'session'), session, 'an untouched member is shared');
+  assert.deepStrictEqual(at(view, 'error'), { message: 'x' });
+  assert.deepStrictEqual(Object.keys(view), Object.keys(event), 'member order is kept');
+});
+
+test('a member named __proto__ stays a member when its object is copied', () => {
+  const text = JSON.stringify({
+    ...baseEvent('tool.before'),
+    tool: { name: 'shell', origin: 'native', input: {} },
+    extra: { ['__proto__']: { polluted: true }, native: { raw: 1 } },
+  });
+  const event = JSON.parse(text) as CanonicalEvent;
+  // JSON.parse keeps "__proto__" as an own member, as a strict reader does.
+  assert.ok(Object.hasOwn(event.extra as Json, '__proto__'));
+  const view = selectContent(event, BODY, false);
+  const extra = view.extra as Json;
+  assert.ok(Object.hasOwn(extra, '__proto__'), 'still an own member');
+  assert.equal(Object.getPrototypeOf(extra), Object.prototype, 'not turned into a prototype');
+  assert.equal(Object.hasOwn(extra, 'native'), false);
+});
