@@ -46,8 +46,14 @@ interface Known {
 }
 
 interface SourceMemory {
-  /** In arrival order, so the first key is the oldest. */
   events: Map<string, Known>;
+  /**
+   * Remembered ids in arrival order from `head`: the oldest is forgotten first. A queue of its own,
+   * because finding a Map's first key after many deletions from its front skips every deleted
+   * entry still held, which made each eviction cost more the longer a source ran.
+   */
+  order: string[];
+  head: number;
   /** Parent id -> ids of remembered events naming it, for parents that arrive late. */
   children: Map<string, Set<string>>;
 }
@@ -135,6 +141,8 @@ export class LineageTracker {
   readonly maxSources: number;
   /** In order of last use, so the first key is the least recently used source. */
   private readonly sources = new Map<string, SourceMemory>();
+  /** The source of the last recorded event: already last in `sources`, no reordering needed. */
+  private lastSource: string | undefined;
 
   constructor(options: LineageOptions = {}) {
     this.maxEventsPerSource = options.maxEventsPerSource ?? MAX_LINEAGE_EVENTS_PER_SOURCE;
@@ -219,19 +227,24 @@ export class LineageTracker {
     if (source === undefined || id === undefined) return;
     let memory = this.sources.get(source);
     if (memory === undefined) {
-      memory = { events: new Map(), children: new Map() };
+      memory = { events: new Map(), children: new Map(), order: [], head: 0 };
       if (this.sources.size >= this.maxSources) this.sources.delete(this.sources.keys().next().value!);
-    } else this.sources.delete(source);
-    this.sources.set(source, memory);
+      this.sources.set(source, memory);
+    } else if (this.lastSource !== source) {
+      this.sources.delete(source);
+      this.sources.set(source, memory);
+    }
+    this.lastSource = source;
     if (memory.events.has(id)) return;
     const known = summary(event);
     memory.events.set(id, known);
+    memory.order.push(id);
     if (known.parent !== undefined) {
       const siblings = memory.children.get(known.parent);
       if (siblings === undefined) memory.children.set(known.parent, new Set([id]));
       else siblings.add(id);
     }
-    if (memory.events.size > this.maxEventsPerSource) this.forget(memory, memory.events.keys().next().value!);
+    if (memory.events.size > this.maxEventsPerSource) this.forgetOldest(memory);
   }
 
   /** `check`, then `record` when it found nothing: the issues, empty when accepted. */
@@ -246,7 +259,13 @@ export class LineageTracker {
     return this.sources.get(source)?.events.has(id) ?? false;
   }
 
-  private forget(memory: SourceMemory, id: string): void {
+  private forgetOldest(memory: SourceMemory): void {
+    const id = memory.order[memory.head++] as string;
+    // Compact the queue once its forgotten front outweighs the rest.
+    if (memory.head > 1024 && memory.head * 2 > memory.order.length) {
+      memory.order = memory.order.slice(memory.head);
+      memory.head = 0;
+    }
     const parent = memory.events.get(id)?.parent;
     memory.events.delete(id);
     if (parent === undefined) return;

@@ -309,6 +309,15 @@ describe('lineage: bounded memory', () => {
     ]);
   });
 
+  test('over a long run the window stays the newest events, in arrival order', () => {
+    const tracker = new LineageTracker({ maxEventsPerSource: 10 });
+    const total = 5000;
+    for (let i = 0; i < total; i++) issuesOf(tracker, fixture('catalogue-task.change.before', `e${i}`));
+    const known = (i: number) => tracker.knows('urn:test:harness', `e${i}`);
+    for (let i = total - 10; i < total; i++) assert.equal(known(i), true, `e${i} is among the newest`);
+    for (const i of [0, 1024, 2048, total - 11]) assert.equal(known(i), false, `e${i} is forgotten`);
+  });
+
   test('a forgotten child no longer holds its late parent to account', () => {
     const tracker = new LineageTracker({ maxEventsPerSource: 1 });
     issuesOf(tracker, fixture('catalogue-task.change.after', 'child', 'late'));
