@@ -1,11 +1,13 @@
 /**
  * The AHP transport series, by percentile, against the raw round trip of the same transport in
  * the same run (a bare `node:http` echo server over a keep-alive agent; a bare echo child over
- * stdio). Two rows per transport: `transport.request` alone (transport + backend kit), and end to
- * end through a `Dispatcher` (matching, content selection, deadline, response validation,
- * staging, settlement, plus the transport). The three series are sampled in alternation, one call
- * each per round, so a load spike moves every distribution instead of one. A `per_event` stdio
- * call is compared with spawning `node -e ''` and waiting for it to exit.
+ * stdio). Four series per transport: two floors that show what any conforming exchange costs
+ * (`FloorKind`: JSON only; strict parsing and validation on both sides), `transport.request`
+ * alone (transport + backend kit), and end to end through a `Dispatcher` (matching, content
+ * selection, deadline, validation, staging, settlement, plus the transport). All are sampled in
+ * alternation with the raw round trip, one call each per round, then again in bursts
+ * (`sampleRounds`). A `per_event` stdio call is compared with spawning `node -e ''` and waiting
+ * for it to exit.
  *
  * Used twice by ./ahp-transport.bench.ts: in its own process (the scheduler places the harness and
  * the backend processes freely) and in ./programs/ahp-transport.ts pinned to one CPU.
@@ -69,21 +71,54 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 }
 
 /**
- * Samples every series alternately, one call each per round, so all see the same machine load; a
- * load spike then moves every distribution instead of one.
+ * Samples every series in alternation, `block` consecutive calls each per round, so a load spike
+ * moves every distribution instead of one. With one call per round (the primary rows) each call
+ * meets caches the other series' processes have just used, as an intercept between an agent's
+ * model turns does; a block of BURST calls (the burst rows) measures a run of intercepts back to
+ * back, with warm caches.
  */
 async function sampleRounds(
   iterations: number,
   warmup: number,
   series: readonly (() => Promise<unknown>)[],
+  block = 1,
 ): Promise<number[][]> {
   for (let i = 0; i < warmup; i++) for (const fn of series) await fn();
   const out = series.map(() => [] as number[]);
-  for (let i = 0; i < iterations; i++) {
-    for (const [k, fn] of series.entries()) out[k]?.push(await timed(fn));
+  for (let i = 0; i < iterations; i += block) {
+    for (const [k, fn] of series.entries()) for (let j = 0; j < block; j++) out[k]?.push(await timed(fn));
   }
   for (const samples of out) samples.sort((a, b) => a - b);
   return out;
+}
+
+/** Consecutive calls of one series per round in the burst rows. */
+const BURST = 16;
+
+/** What every transport series measures, in the order `measureTransport` takes them. */
+const SERIES_NAMES = [
+  'minimal JSON-RPC floor (no Tally)',
+  'required-work floor (strict parse + validation both sides)',
+  'transport.request only',
+  'end to end via Dispatcher',
+] as const;
+
+/**
+ * The rows of one transport: each series against the raw round trip `raw` sampled in the same
+ * rounds, one call per round (p50 and p99) and in bursts (p50).
+ */
+async function measureTransport(
+  label: string,
+  what: string,
+  raw: () => Promise<unknown>,
+  series: readonly (() => Promise<unknown>)[],
+): Promise<BenchResult[]> {
+  const [rawSpread = [], ...spread] = await sampleRounds(3000, 300, [raw, ...series]);
+  const [rawBurst = [], ...burst] = await sampleRounds(3000, 0, [raw, ...series], BURST);
+  return SERIES_NAMES.flatMap((name, i) => [
+    ...results(`${label}, ${name}`, spread[i] ?? [], rawSpread, what),
+    ...results(`${label}, ${name}, bursts of ${BURST}`, burst[i] ?? [], rawBurst, what, [50]),
+  ]);
 }
 
 function listen(server: http.Server): Promise<string> {
@@ -215,9 +250,15 @@ async function dispatchOne(dispatcher: Dispatcher): Promise<void> {
     throw new Error(`bench intercept was ${status}: ${outcome.subscriptions[0]?.reason}`);
 }
 
-function results(name: string, measured: number[], raw: number[], what: string): BenchResult[] {
+function results(
+  name: string,
+  measured: number[],
+  raw: number[],
+  what: string,
+  percentiles: readonly number[] = [50, 99],
+): BenchResult[] {
   const fmt = (v: number) => `${(v * 1000).toFixed(0)} µs`;
-  return [50, 99].map((p) => ({
+  return percentiles.map((p) => ({
     name: `${name}${placement} p${p}`,
     measured: `${fmt(percentile(measured, p))} per intercept (${fmt(percentile(measured, p) - percentile(raw, p))} added)`,
     baseline: `${what} ${fmt(percentile(raw, p))}`,
@@ -258,29 +299,17 @@ export async function httpBench(): Promise<BenchResult[]> {
   const transport = createTransport(backend, options);
   const dispatcher = benchDispatcher(backend);
   try {
-    const [raw = [], minimal = [], required = [], sent = [], dispatched = []] = await sampleRounds(
-      3000,
-      300,
+    return await measureTransport(
+      'HTTP keep-alive',
+      'raw node:http echo',
+      () => rawPost(agent, rawUrl, JSON.stringify(request())),
       [
-        () => rawPost(agent, rawUrl, JSON.stringify(request())),
         floorPost('minimal'),
         floorPost('required'),
         () => transport.request(request(), never),
         () => dispatchOne(dispatcher),
       ],
     );
-    const what = 'raw node:http echo';
-    return [
-      ...results('HTTP keep-alive, minimal JSON-RPC floor (no Tally)', minimal, raw, what),
-      ...results(
-        'HTTP keep-alive, required-work floor (strict parse + validation both sides)',
-        required,
-        raw,
-        what,
-      ),
-      ...results('HTTP keep-alive, transport.request only', sent, raw, what),
-      ...results('HTTP keep-alive, end to end via Dispatcher', dispatched, raw, what),
-    ];
   } finally {
     agent.destroy();
     floorAgent.destroy();
@@ -390,22 +419,12 @@ async function stdioSetup() {
 export async function stdioBench(): Promise<BenchResult[]> {
   const setup = await stdioSetup();
   try {
-    const [raw = [], minimal = [], required = [], sent = [], dispatched = []] = await sampleRounds(
-      3000,
-      300,
-      [setup.rawRoundTrip, setup.minimalRoundTrip, setup.requiredRoundTrip, setup.sent, setup.dispatched],
-    );
-    return [
-      ...results('stdio persistent, minimal JSON-RPC floor (no Tally)', minimal, raw, 'raw echo child'),
-      ...results(
-        'stdio persistent, required-work floor (strict parse + validation both sides)',
-        required,
-        raw,
-        'raw echo child',
-      ),
-      ...results('stdio persistent, transport.request only', sent, raw, 'raw echo child'),
-      ...results('stdio persistent, end to end via Dispatcher', dispatched, raw, 'raw echo child'),
-    ];
+    return await measureTransport('stdio persistent', 'raw echo child', setup.rawRoundTrip, [
+      setup.minimalRoundTrip,
+      setup.requiredRoundTrip,
+      setup.sent,
+      setup.dispatched,
+    ]);
   } finally {
     await setup.close();
   }
