@@ -63,9 +63,10 @@ function retryableAnswer(response: unknown): boolean {
   );
 }
 
+/** A point in `performance.now()` time, and what happens when it passes. */
 interface Deadline {
-  due: number;
-  expire: () => void;
+  readonly due: number;
+  expire(): void;
 }
 
 /**
@@ -81,12 +82,10 @@ class DeadlineClock {
   private timer: NodeJS.Timeout | undefined;
   private armedFor = Number.POSITIVE_INFINITY;
 
-  start(ms: number, expire: () => void): Deadline {
-    const deadline = { due: performance.now() + ms, expire };
+  add(deadline: Deadline): void {
     this.live.add(deadline);
     if (this.timer === undefined || deadline.due < this.armedFor) this.arm(deadline.due);
     else if (this.live.size === 1) this.timer.ref();
-    return deadline;
   }
 
   end(deadline: Deadline): void {
@@ -111,7 +110,7 @@ class DeadlineClock {
     }
     for (const deadline of expired) this.live.delete(deadline);
     if (next !== Number.POSITIVE_INFINITY) this.arm(next);
-    // Expired last: an expiry that starts another call arms the clock through `start`.
+    // Expired last: an expiry that starts another call arms the clock through `add`.
     for (const deadline of expired) deadline.expire();
   };
 }
@@ -119,16 +118,99 @@ class DeadlineClock {
 const clock = new DeadlineClock();
 
 /**
- * A signal that aborts after `ms` with a timeout TransportError. The timer is kept referenced: a
- * pending deadline is real work and must keep the process alive until it settles.
+ * A signal that aborts after `ms` with a timeout TransportError, on the shared clock: a pending
+ * deadline is real work and keeps the process alive until it settles or is cleared.
  */
 export function deadlineSignal(ms: number): { signal: AbortSignal; clear: () => void } {
   const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new TransportError('timeout', `no answer within ${ms} ms`)),
-    ms,
-  );
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  const deadline: Deadline = {
+    due: performance.now() + ms,
+    expire: () => controller.abort(new TransportError('timeout', `no answer within ${ms} ms`)),
+  };
+  clock.add(deadline);
+  return { signal: controller.signal, clear: () => clock.end(deadline) };
+}
+
+/**
+ * The state of one call: its deadline (an entry of the shared clock), its signal, and the wait it
+ * may have to abandon. Methods rather than closures, so the common path (one attempt, answered in
+ * time) allocates little beyond the call itself.
+ */
+class DeadlineCall implements Deadline {
+  readonly due: number;
+  readonly controller = takeController();
+  timedOut = false;
+  private abandon: ((error: Error) => void) | undefined;
+  private onInterrupt: (() => void) | undefined;
+
+  constructor(
+    private readonly options: CallOptions,
+    started: number,
+  ) {
+    this.due = started + options.timeoutMs;
+    const interrupt = options.interrupt;
+    if (interrupt === undefined) return;
+    if (interrupt.aborted) this.abort(interrupt.reason);
+    else {
+      this.onInterrupt = () => this.abort(interrupt.reason);
+      interrupt.addEventListener('abort', this.onInterrupt, { once: true });
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get interrupted(): boolean {
+    return this.options.interrupt?.aborted === true;
+  }
+
+  /** The clock's call at the deadline. */
+  expire(): void {
+    this.timedOut = true;
+    this.abort(new TransportError('timeout', `no answer within ${this.options.timeoutMs} ms`));
+  }
+
+  /**
+   * Aborts the signal; the wait is abandoned once the promise jobs queued by the abort have run
+   * (setImmediate), so an answer the transport settles inside its abort listener still wins,
+   * however many promise hops it takes: the stdio binding hands up, at the deadline, a mismatched
+   * answer it held back while waiting for the live one. A transport that ignores the abort is
+   * abandoned right after.
+   */
+  private abort(reason: unknown): void {
+    this.controller.abort(reason);
+    setImmediate(() => this.abandon?.(abortError(this.signal)));
+  }
+
+  /** Settles with `promise`, or rejects as soon as the call aborts (a transport that hangs cannot hold us). */
+  race<T>(promise: Promise<T>): Promise<T> {
+    if (this.signal.aborted) {
+      promise.catch(() => {});
+      return Promise.reject(abortError(this.signal));
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.abandon = reject;
+      promise.then(resolve, reject);
+    });
+  }
+
+  /** Waits before a retry; the deadline or the interruption ends the wait. */
+  pause(ms: number): Promise<void> {
+    return this.race(new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  }
+
+  /** Whether a retry after `ms` would still start inside the deadline. */
+  roomFor(ms: number): boolean {
+    return performance.now() + ms < this.due;
+  }
+
+  end(): void {
+    clock.end(this);
+    if (this.onInterrupt !== undefined)
+      this.options.interrupt?.removeEventListener('abort', this.onInterrupt);
+    giveBack(this.controller);
+  }
 }
 
 export async function callWithDeadline(
@@ -136,69 +218,37 @@ export async function callWithDeadline(
   request: JsonRpcRequest,
   options: CallOptions,
 ): Promise<CallResult> {
-  // One controller aborted by the deadline timer or by the interruption: cheaper per call than
+  // One controller aborted by the deadline or by the interruption: cheaper per call than
   // AbortSignal.any, which keeps weak references on a long-lived interruption signal. Both abort
   // paths are ours, so they also end the pending wait directly, with no listener on the signal.
-  const deadline = takeController();
-  const signal = deadline.signal;
-  const started = Date.now();
-  let timedOut = false;
-  let abandon: ((error: Error) => void) | undefined;
-  // The wait is abandoned once the promise jobs queued by the abort have run (setImmediate), so
-  // an answer the transport settles inside its abort listener still wins, however many promise
-  // hops it takes: the stdio binding hands up, at the deadline, a mismatched answer it held back
-  // while waiting for the live one. A transport that ignores the abort is abandoned right after.
-  const abort = (reason: unknown) => {
-    deadline.abort(reason);
-    setImmediate(() => abandon?.(abortError(signal)));
-  };
-  const timer = clock.start(options.timeoutMs, () => {
-    timedOut = true;
-    abort(new TransportError('timeout', `no answer within ${options.timeoutMs} ms`));
-  });
-  const interrupt = options.interrupt;
-  const onInterrupt = () => abort(interrupt?.reason);
-  if (interrupt?.aborted) onInterrupt();
-  else interrupt?.addEventListener('abort', onInterrupt, { once: true });
-  /** Settles with `promise`, or rejects as soon as the call aborts (a transport that hangs cannot hold us). */
-  const race = <T>(promise: Promise<T>): Promise<T> => {
-    if (signal.aborted) {
-      promise.catch(() => {});
-      return Promise.reject(abortError(signal));
-    }
-    return new Promise<T>((resolve, reject) => {
-      abandon = reject;
-      promise.then(resolve, reject);
-    });
-  };
-  const pause = (ms: number) => race(new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const roomFor = (ms: number) => Date.now() - started + ms < options.timeoutMs;
+  const call = new DeadlineCall(options, performance.now());
+  clock.add(call);
+  const { maxAttempts, retryDelayMs } = options;
+  const timeout = () => `timeout: no answer within ${options.timeoutMs} ms`;
   let attempts = 0;
   try {
     for (;;) {
       attempts++;
       try {
-        const response = await race(transport.request(request, signal));
+        const response = await call.race(transport.request(request, call.signal));
         // An answer handed over inside an interruption's abort is not taken: the call is over.
-        if (options.interrupt?.aborted) return { kind: 'interrupted', attempts };
-        if (retryableAnswer(response) && attempts < options.maxAttempts && roomFor(options.retryDelayMs)) {
-          await pause(options.retryDelayMs);
+        if (call.interrupted) return { kind: 'interrupted', attempts };
+        if (retryableAnswer(response) && attempts < maxAttempts && call.roomFor(retryDelayMs)) {
+          await call.pause(retryDelayMs);
           continue;
         }
         return { kind: 'response', response, attempts };
       } catch (error) {
-        if (options.interrupt?.aborted) return { kind: 'interrupted', attempts };
-        if (timedOut) {
-          return { kind: 'failed', reason: `timeout: no answer within ${options.timeoutMs} ms`, attempts };
-        }
+        if (call.interrupted) return { kind: 'interrupted', attempts };
+        if (call.timedOut) return { kind: 'failed', reason: timeout(), attempts };
         const code = error instanceof TransportError ? error.code : 'transport';
         const message = error instanceof Error ? error.message : String(error);
-        if (code === 'transport' && attempts < options.maxAttempts && roomFor(options.retryDelayMs)) {
+        if (code === 'transport' && attempts < maxAttempts && call.roomFor(retryDelayMs)) {
           try {
-            await pause(options.retryDelayMs);
+            await call.pause(retryDelayMs);
           } catch {
-            if (options.interrupt?.aborted) return { kind: 'interrupted', attempts };
-            return { kind: 'failed', reason: `timeout: no answer within ${options.timeoutMs} ms`, attempts };
+            if (call.interrupted) return { kind: 'interrupted', attempts };
+            return { kind: 'failed', reason: timeout(), attempts };
           }
           continue;
         }
@@ -206,8 +256,6 @@ export async function callWithDeadline(
       }
     }
   } finally {
-    clock.end(timer);
-    interrupt?.removeEventListener('abort', onInterrupt);
-    giveBack(deadline);
+    call.end();
   }
 }

@@ -3,6 +3,7 @@
  * earlier call's work can still observe (a listener left on it) or that already aborted.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { selectContentNoting } from '../../src/ahp/content.js';
 import { callWithDeadline } from '../../src/ahp/dispatch-call.js';
@@ -100,4 +101,59 @@ test('an answer a transport hands over inside the abort counts at the deadline, 
     interrupt: interrupt.signal,
   });
   assert.equal(interrupted.kind, 'interrupted');
+});
+
+test('deadlines share one clock: calls in flight together each end at their own deadline, shortest first', async () => {
+  const hang = memoryTransport(() => new Promise(() => {}));
+  const ended: string[] = [];
+  const call = (id: string, timeoutMs: number) =>
+    callWithDeadline(hang, request(id), { ...options, timeoutMs }).then((result) => {
+      ended.push(id);
+      return result;
+    });
+  // The longest is started first, so the clock must re-arm for the shorter ones.
+  const results = await Promise.all([call('long', 240), call('mid', 120), call('short', 40)]);
+  assert.deepEqual(ended, ['short', 'mid', 'long']);
+  assert.deepEqual(
+    results.map((r) => (r.kind === 'failed' ? r.reason : r.kind)),
+    [
+      'timeout: no answer within 240 ms',
+      'timeout: no answer within 120 ms',
+      'timeout: no answer within 40 ms',
+    ],
+  );
+});
+
+test('a deadline that expires while another call is in flight leaves that call its own deadline', async () => {
+  let answerLate: ((value: unknown) => void) | undefined;
+  const transport = memoryTransport((message) => {
+    if ('id' in message && message.id === 'slow') return new Promise((resolve) => (answerLate = resolve));
+    return new Promise(() => {});
+  });
+  const slow = callWithDeadline(transport, request('slow'), { ...options, timeoutMs: 5000 });
+  const lost = await callWithDeadline(transport, request('lost'), { ...options, timeoutMs: 30 });
+  assert.equal(lost.kind, 'failed');
+  answerLate?.(answer('slow'));
+  assert.equal((await slow).kind, 'response', 'the longer call was not ended with the shorter one');
+});
+
+test('a finished call leaves no timer holding the process open', () => {
+  // A child runs one call with a one-hour deadline that is answered at once; it must exit on its
+  // own. (If the deadline's timer stayed referenced, it would still be running when killed.)
+  const module = new URL('../../src/ahp/dispatch-call.js', import.meta.url).href;
+  const memory = new URL('../../src/ahp/transports/memory.js', import.meta.url).href;
+  const script = [
+    `const { callWithDeadline } = await import(${JSON.stringify(module)});`,
+    `const { memoryTransport } = await import(${JSON.stringify(memory)});`,
+    "const t = memoryTransport((m) => ({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: 'draft', effects: [] } }));",
+    "const r = await callWithDeadline(t, { jsonrpc: '2.0', id: 'a', method: 'hooks/intercept', params: {} }, { timeoutMs: 3600000, maxAttempts: 1, retryDelayMs: 0 });",
+    'process.stdout.write(r.kind);',
+  ].join('\n');
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  assert.equal(run.signal, null, 'the child exited by itself');
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout, 'response');
 });
