@@ -154,11 +154,15 @@ export class HttpTransport implements BackendTransport {
       first = await send(undefined);
       if (first.status !== 401) return this.checkAuthStatus(first);
     }
-    const link = linked(signal, closing.signal);
+    // A bearer credential is resolved locally and a challenge ends the call, so the caller's
+    // deadline is all its steps need; discovery and OAuth talk to other endpoints and must also
+    // end on close().
+    const link = auth.bindingKind === 'bearer' ? undefined : linked(signal, closing.signal);
+    const authSignal = link?.signal ?? signal;
     const guard = <T>(p: Promise<T>) =>
       p.catch((e: unknown) => {
         if (
-          link.signal.aborted &&
+          authSignal.aborted &&
           !(e instanceof TransportError && (e.code === 'timeout' || e.code === 'closed'))
         ) {
           throw new TransportError(
@@ -170,14 +174,14 @@ export class HttpTransport implements BackendTransport {
         throw e;
       });
     try {
-      let res = first ?? (await send(await guard(auth.authorization(link.signal))));
+      let res = first ?? (await send(await guard(auth.authorization(authSignal))));
       if (res.status === 401) {
         this.logger('debug', 'endpoint challenged; authenticating', {
           backend: this.options.backendId,
           url: this.where,
         });
-        await guard(auth.challenged(header(res.headers['www-authenticate']), link.signal));
-        res = await send(await guard(auth.authorization(link.signal)));
+        await guard(auth.challenged(header(res.headers['www-authenticate']), authSignal));
+        res = await send(await guard(auth.authorization(authSignal)));
         if (res.status === 401) {
           throw new TransportError('auth', `${this.where} rejected the acquired credential (401)`, {
             url: this.where,
@@ -187,7 +191,7 @@ export class HttpTransport implements BackendTransport {
       }
       return this.checkAuthStatus(res);
     } finally {
-      link.release();
+      link?.release();
     }
   }
 
