@@ -4,8 +4,10 @@
  *
  * Answers, per the protocol's error table and HTTP binding:
  * - HTTP: 405 (with `Allow: POST`) for any method but POST, 415 for a body that is not
- *   `application/json`, 413 over the body limit, 400 with a -32700 error for unparseable JSON,
- *   204 with no body for a notification, 200 `application/json` for every JSON-RPC response.
+ *   `application/json`, 413 with `Connection: close` over the body limit (at once for a declared
+ *   `Content-Length`, or as soon as a streamed body crosses it; the body is not read further),
+ *   400 with a -32700 error for unparseable JSON, 204 with no body for a notification, 200
+ *   `application/json` for every JSON-RPC response.
  * - JSON-RPC: -32700 parse error, -32600 invalid request (not one JSON-RPC 2.0 object; batches are
  *   not supported), -32601 unknown method, -32602 invalid params (the request fails the message
  *   validator, ./messages: `data.issues` lists the JSON pointers and rules at fault; this includes a
@@ -78,7 +80,15 @@ export interface BackendOptions {
 }
 
 export interface BackendKit {
+  /** A `node:http` request listener. */
   http: (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * A `node:http` `checkContinue` listener (`server.on('checkContinue', kit.checkContinue)`).
+   * Without one, Node's server sends `100 Continue` itself before `http` runs, inviting a body the
+   * kit will refuse; with it, a request refused before reading (405, 415, a declared length over
+   * the limit: 413) gets its final answer instead, and any other gets `100 Continue` and `http`.
+   */
+  checkContinue: (req: IncomingMessage, res: ServerResponse) => void;
   serveStdio(input: Readable, output: Writable): Promise<void>;
   handleMessage(message: unknown): Promise<unknown | undefined>;
 }
@@ -300,7 +310,14 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
 
   const limit = handler.maxBodyBytes ?? 4 * 1024 * 1024;
 
-  function http(req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * Answers one HTTP request. With `expectContinue` (a `checkContinue` listener) the `100 Continue`
+   * goes out only once the request passed every check made before reading, so a refused body is
+   * never invited. Over the limit the answer is 413 with `Connection: close` as soon as that is
+   * known: at once for a declared `Content-Length`, or when a streamed body crosses it; nothing past
+   * the limit is kept, later data is dropped, and Node's server closes the socket after the answer.
+   */
+  function serveHttp(req: IncomingMessage, res: ServerResponse, expectContinue: boolean): void {
     const send = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
       if (body === undefined) {
         res.writeHead(status, headers).end();
@@ -326,16 +343,30 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
       send(415);
       return;
     }
-    const chunks: Buffer[] = [];
+    // Node's parser admits only digits here; the body is never read, and the server discards
+    // whatever of it arrives before the socket closes.
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > limit) {
+      send(413, undefined, { connection: 'close' });
+      return;
+    }
+    if (expectContinue) res.writeContinue();
+    let chunks: Buffer[] = [];
     let size = 0;
     let over = false;
     req.on('data', (chunk: Buffer) => {
+      if (over) return;
       size += chunk.length;
-      if (size > limit) over = true;
-      else chunks.push(chunk);
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      over = true;
+      chunks = [];
+      send(413, undefined, { connection: 'close' });
     });
     req.on('end', () => {
-      if (over) return send(413, undefined, { connection: 'close' });
+      if (over) return;
       let parsed: unknown;
       try {
         parsed = parseJson(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
@@ -347,6 +378,9 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
       else reply(answered);
     });
   }
+
+  const http = (req: IncomingMessage, res: ServerResponse) => serveHttp(req, res, false);
+  const checkContinue = (req: IncomingMessage, res: ServerResponse) => serveHttp(req, res, true);
 
   /** True when `line` holds only JSON whitespace (such lines are skipped, not answered). */
   const blank = (line: Buffer) => line.every((b) => b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0a);
@@ -416,5 +450,5 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
     });
   }
 
-  return { http, serveStdio, handleMessage };
+  return { http, checkContinue, serveStdio, handleMessage };
 }

@@ -352,4 +352,16 @@ describe('tally ahp serve', { timeout: 30_000 }, () => {
     assert.equal(code, 2);
     assert.match(err, /\/rules\/0\/effect/);
   });
+
+  test('neither --stdio nor --port is a usage error (exit 2) asking for exactly one', async () => {
+    const child = spawn(process.execPath, [TALLY, 'ahp', 'serve', '--rules', rulesFile], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (c) => (err += c));
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    assert.equal(code, 2);
+    assert.match(err, /give exactly one of --stdio or --port N/);
+    assert.doesNotMatch(err, /--port must be/);
+  });
 });

@@ -29,7 +29,8 @@ export const command: Command = {
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     if (values.rules === undefined) throw new UsageError('--rules FILE is required');
-    if (values.stdio === (values.port !== undefined))
+    // parseArgs leaves an absent boolean flag undefined, not false.
+    if ((values.stdio === true) === (values.port !== undefined))
       throw new UsageError('give exactly one of --stdio or --port N');
     const path = resolve(ctx.cwd, values.rules);
     let text: Buffer;
@@ -57,7 +58,8 @@ export const command: Command = {
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be 0..65535, got '${values.port}'`);
     const host = values.host ?? '127.0.0.1';
-    const server = createServer(kit.http);
+    // Refuse an over-limit declared body before Node would send `100 Continue` for it.
+    const server = createServer(kit.http).on('checkContinue', kit.checkContinue);
     await new Promise<void>((ok, fail) => {
       server.once('error', (e: NodeJS.ErrnoException) =>
         fail(new UsageError(`cannot listen on ${host}:${port}: ${e.code}`)),
