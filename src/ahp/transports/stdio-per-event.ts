@@ -12,7 +12,15 @@ import {
 } from '../transport.js';
 import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js';
 import { closedError, exitDetail, type StdioTransportOptions, timeoutError } from './stdio.js';
-import { exited, LineSplitter, parseLine, startProcess, stopProcess } from './stdio-process.js';
+import {
+  exited,
+  LineSplitter,
+  parseLine,
+  releaseAfterExit,
+  releaseStreams,
+  startProcess,
+  stopProcess,
+} from './stdio-process.js';
 
 export class PerEventStdioTransport implements BackendTransport {
   private closed = false;
@@ -71,7 +79,10 @@ export class PerEventStdioTransport implements BackendTransport {
         if (error) {
           void stopProcess(child, 0);
           reject(error);
-        } else resolve(lines);
+        } else {
+          releaseStreams(child);
+          resolve(lines);
+        }
       };
       const onAbort = () => finish(timeoutError(id));
       signal.addEventListener('abort', onAbort, { once: true });
@@ -111,10 +122,15 @@ export class PerEventStdioTransport implements BackendTransport {
           finish(error as TransportError);
         }
       });
-      child.stdout.on('end', () => {
+      // Output ends when stdout does, or when a process the backend left behind still holds it
+      // and releaseAfterExit closes our end once the backend has exited.
+      const outputDone = () => {
+        if (stdoutDone) return;
         stdoutDone = true;
         maybeDone();
-      });
+      };
+      child.stdout.on('end', outputDone);
+      child.stdout.on('close', outputDone);
       child.once('error', (error: NodeJS.ErrnoException) =>
         finish(
           new TransportError('transport', `cannot start backend ${id}: ${error.code ?? error.message}`, {
@@ -126,6 +142,7 @@ export class PerEventStdioTransport implements BackendTransport {
       );
       child.once('exit', (code, sig) => {
         exitedWith = { code, sig };
+        releaseAfterExit(child);
         maybeDone();
       });
       child.stdin.end(`${JSON.stringify(message)}\n`);

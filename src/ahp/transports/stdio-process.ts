@@ -201,7 +201,36 @@ export function exited(child: ChildProcessWithoutNullStreams): Promise<void> {
   });
 }
 
-/** Close stdin, then SIGTERM, then SIGKILL, waiting `graceMs` before each escalation. */
+/**
+ * Closes our ends of the child's pipes. A process the backend started may have inherited its
+ * stdout or stderr and outlive it; until our ends are closed, those open pipes keep the harness
+ * process alive after every decision is made.
+ */
+export function releaseStreams(child: ChildProcessWithoutNullStreams): void {
+  child.stdin.destroy();
+  child.stdout.destroy();
+  child.stderr.destroy();
+}
+
+/**
+ * How long output is still read after the backend exited while a process it left behind holds
+ * its pipes open: what the backend wrote before exiting is already in the pipe.
+ */
+export const EXIT_DRAIN_MS = 250;
+
+/**
+ * After an exit: the child's last output is read until its pipes close, or for EXIT_DRAIN_MS at
+ * most when a process it left behind still holds them; then our ends are closed.
+ */
+export function releaseAfterExit(child: ChildProcessWithoutNullStreams, graceMs = EXIT_DRAIN_MS): void {
+  const timer = setTimeout(() => releaseStreams(child), graceMs).unref();
+  child.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * Close stdin, then SIGTERM, then SIGKILL, waiting `graceMs` before each escalation; once the
+ * process has exited, our ends of its pipes are closed (`releaseStreams`).
+ */
 export async function stopProcess(child: ChildProcessWithoutNullStreams, graceMs: number): Promise<void> {
   const done = exited(child);
   const waitFor = (ms: number) =>
@@ -209,10 +238,14 @@ export async function stopProcess(child: ChildProcessWithoutNullStreams, graceMs
       done.then(() => true),
       new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
     ]);
-  child.stdin.end();
-  if (await waitFor(graceMs)) return;
-  child.kill('SIGTERM');
-  if (await waitFor(graceMs)) return;
-  child.kill('SIGKILL');
-  await done;
+  try {
+    child.stdin.end();
+    if (await waitFor(graceMs)) return;
+    child.kill('SIGTERM');
+    if (await waitFor(graceMs)) return;
+    child.kill('SIGKILL');
+    await done;
+  } finally {
+    releaseStreams(child);
+  }
 }

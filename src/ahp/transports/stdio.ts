@@ -26,7 +26,14 @@ import {
   TransportError,
 } from '../transport.js';
 import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js';
-import { LineSplitter, type ProcessSpec, parseLine, startProcess, stopProcess } from './stdio-process.js';
+import {
+  LineSplitter,
+  type ProcessSpec,
+  parseLine,
+  releaseAfterExit,
+  startProcess,
+  stopProcess,
+} from './stdio-process.js';
 
 export interface StdioTransportOptions extends ProcessSpec {
   logger?: Logger;
@@ -166,9 +173,10 @@ export class PersistentStdioTransport implements BackendTransport {
     child.once('error', (error: NodeJS.ErrnoException) => {
       this.onExit(child, `cannot start ${this.options.command}: ${error.code ?? error.message}`, error.code);
     });
-    child.once('exit', (code, sig) =>
-      this.onExit(child, `exited with ${exitDetail(code, sig)}`, undefined, code, sig),
-    );
+    child.once('exit', (code, sig) => {
+      releaseAfterExit(child);
+      this.onExit(child, `exited with ${exitDetail(code, sig)}`, undefined, code, sig);
+    });
     this.logger('debug', 'backend started', { backend: this.options.backendId, pid: child.pid });
     return child;
   }

@@ -25,7 +25,11 @@
  *   no-newline          per_event: write the answer without a trailing newline, exit 0
  *   stubborn            ignore SIGTERM and a closed stdin; never answer (only SIGKILL ends it)
  *   notify-log FILE     append every received line to FILE; answer requests with no effects
+ *   holder FILE         start a process that inherits this one's stdout and stderr and outlives
+ *                       it (its pid written to FILE); never answer
+ *   holder-answer FILE  per_event: the same holder, then answer the one request and exit 0
  */
+import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const [mode = 'echo', arg = ''] = process.argv.slice(2);
@@ -35,7 +39,16 @@ const answer = (id: unknown, result: Record<string, unknown> = {}) =>
   `${JSON.stringify({ jsonrpc: '2.0', id, result: { protocolVersion: 'draft', effects: [], ...result } })}\n`;
 
 let pending = 0;
-if (mode === 'stubborn' || mode === 'hang') {
+if (mode === 'holder' || mode === 'holder-answer') {
+  // A helper the backend leaves behind, holding the backend's stdout and stderr open.
+  const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120000)'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  });
+  holder.unref();
+  writeFileSync(arg, String(holder.pid));
+}
+if (mode === 'stubborn' || mode === 'hang' || mode === 'holder') {
   if (mode === 'stubborn') process.on('SIGTERM', () => process.stderr.write('ignoring SIGTERM\n'));
   setInterval(() => {}, 60_000);
 }
@@ -100,6 +113,10 @@ function onLine(line: string): void {
       return;
     }
     case 'stubborn':
+    case 'holder':
+      return;
+    case 'holder-answer':
+      process.stdout.write(answer(id), () => process.exit(0));
       return;
     case 'garbage':
       process.stdout.write('this is not json at all\n');
