@@ -55,7 +55,9 @@ export function fileSecretProvider(env: NodeJS.ProcessEnv): SecretProvider {
       const path = join(dir, ...secretRefSegments(ref));
       let handle: Awaited<ReturnType<typeof open>>;
       try {
-        handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+        // O_NONBLOCK: opening a FIFO (or a device) for reading would otherwise wait for a writer
+        // forever; it opens at once and is then refused as not a regular file. No effect on files.
+        handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'ENOENT') throw fault('missing', 'does not exist');

@@ -8,6 +8,7 @@
  * never falls back, an unresolvable credential sends nothing, credentials are per endpoint.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -49,7 +50,7 @@ function exposed(errors: unknown[], logs: unknown[]): string {
   ]);
 }
 
-describe('secret provider', () => {
+describe('secret provider', { timeout: 20_000 }, () => {
   test('resolves TALLY_HOME/secrets/<ref> at 0600 and refuses anything looser', async () => {
     const dir = home({
       good: [`${TOKEN}\n`, 0o600],
@@ -59,6 +60,8 @@ describe('secret provider', () => {
       empty: ['', 0o600],
     });
     symlinkSync(join(dir, 'secrets', 'good'), join(dir, 'secrets', 'link'));
+    // A FIFO at 0600 with no writer: opening it must not wait for one.
+    execFileSync('mkfifo', ['-m', '600', join(dir, 'secrets', 'fifo')]);
     const provider = fileSecretProvider({ TALLY_HOME: dir });
     assert.equal(await provider.resolve('good'), TOKEN);
     assert.equal(await provider.resolve('team/nested'), TOKEN);
@@ -68,6 +71,7 @@ describe('secret provider', () => {
       empty: 'empty',
       missing: 'missing',
       link: 'not-file',
+      fifo: 'not-file',
       '../good': 'bad-ref',
       '/etc/passwd': 'bad-ref',
       'a//b': 'bad-ref',
