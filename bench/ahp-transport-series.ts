@@ -7,7 +7,8 @@
  * selection, deadline, validation, staging, settlement, plus the transport). All are sampled in
  * alternation with the raw round trip, one call each per round, then again in bursts
  * (`sampleRounds`). A `per_event` stdio call is compared with spawning `node -e ''` and waiting
- * for it to exit.
+ * for it to exit, and with spawning the same backend by hand, sending it the request and waiting
+ * for it to exit; both with the environment the transport gives a backend.
  *
  * Used twice by ./ahp-transport.bench.ts: in its own process (the scheduler places the harness and
  * the backend processes freely) and in ./programs/ahp-transport.ts pinned to one CPU.
