@@ -100,6 +100,8 @@ export {
   validateInterceptResponse,
   validateMessage,
 } from './messages/index.js';
+// The local OAuth client file behind `oauthClients` (docs/ahp-transports.md).
+export { OAuthClientsError, type OAuthClientsErrorCode, parseOAuthClients } from './oauth-clients.js';
 // Portable registration.
 export {
   type ParsedRegistration,

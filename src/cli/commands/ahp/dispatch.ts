@@ -1,19 +1,22 @@
 /**
- * `tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE] [--json]`:
- * runs one canonical event through every matching backend of a registration, over the real
- * transports, and prints the settled outcome.
+ * `tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE]
+ * [--oauth-clients FILE] [--json]`: runs one canonical event through every matching backend of a
+ * registration, over the real transports, and prints the settled outcome. The local OAuth client
+ * file (flag, else TALLY_HOME/oauth-clients.json when present) is what lets an HTTP endpoint
+ * without an authentication binding be reached after it challenges.
  * Exit 0 dispatched (allow or ask), 1 the boundary was denied, 2 bad input.
  */
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { admitRegistration } from '../../../ahp/admission.js';
 import { eventCapabilities } from '../../../ahp/capabilities.js';
 import type { InterceptCapabilities, InterceptState } from '../../../ahp/compose.js';
 import { Dispatcher, type DispatchOutcome } from '../../../ahp/dispatcher.js';
 import { validateEvent, validateMessage } from '../../../ahp/messages/index.js';
+import { OAuthClientsError, parseOAuthClients } from '../../../ahp/oauth-clients.js';
 import { parseRegistrationText, RegistrationError } from '../../../ahp/registration.js';
-import { fileSecretProvider } from '../../../ahp/secrets.js';
-import { createTransport } from '../../../ahp/transports/index.js';
+import { fileSecretProvider, tallyHome } from '../../../ahp/secrets.js';
+import { createTransport, type OAuthClientPolicy } from '../../../ahp/transports/index.js';
 import { Uploader } from '../../../ahp/upload.js';
 import { parseJson } from '../../../core/canonical.js';
 import type { CanonicalEvent } from '../../../evidence/record.js';
@@ -21,7 +24,7 @@ import { type Command, type CommandContext, parseFlags, printJson, UsageError } 
 
 const USAGE = [
   'usage: tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE]',
-  '                          [--attachment PART_ID=FILE ...] [--json]',
+  '                          [--attachment PART_ID=FILE ...] [--oauth-clients FILE] [--json]',
   '',
   'Runs one canonical AHP event through every matching backend: interceptors serially in',
   'registration order, then observers. Backends are reached over their registered transports.',
@@ -32,6 +35,8 @@ const USAGE = [
   '  --state FILE         incoming pipeline state {permission, candidate, flow?}',
   "  --attachment ID=FILE bytes of the event's attachment part ID, uploaded to each subscription's",
   '                       upload endpoint before its message is sent (repeatable)',
+  '  --oauth-clients FILE local OAuth clients for HTTP endpoints without an authentication binding',
+  '                       that challenge (default: TALLY_HOME/oauth-clients.json when it exists)',
   '  --json               print the outcome object on stdout',
   '',
   'exit 0 dispatched (allow or ask), 1 denied (explicitly or fail-closed), 2 bad input',
@@ -80,6 +85,33 @@ function checkRequestParts(event: CanonicalEvent, capabilities: unknown, state: 
   }
 }
 
+/**
+ * The local OAuth client policy: `--oauth-clients FILE`, else `TALLY_HOME/oauth-clients.json` if
+ * it exists, else none (a challenge from an endpoint without a binding then fails as `auth`). A file
+ * that cannot be read or is not valid is a usage error naming the file and the JSON pointer.
+ */
+async function oauthClients(
+  ctx: CommandContext,
+  flag: string | undefined,
+): Promise<OAuthClientPolicy | undefined> {
+  const file = flag === undefined ? join(tallyHome(ctx.env), 'oauth-clients.json') : resolve(ctx.cwd, flag);
+  const label = flag === undefined ? `OAuth client file ${file}` : `--oauth-clients: ${flag}`;
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (flag === undefined && code === 'ENOENT') return undefined;
+    throw new UsageError(`${label}: cannot read: ${code ?? error}`);
+  }
+  try {
+    return parseOAuthClients(bytes);
+  } catch (error) {
+    if (error instanceof OAuthClientsError) throw new UsageError(`${label}: ${error.message}`);
+    throw error;
+  }
+}
+
 export const command: Command = {
   summary: 'run one event through every matching AHP backend',
   usage: USAGE,
@@ -90,6 +122,7 @@ export const command: Command = {
       capabilities: { type: 'string' },
       state: { type: 'string' },
       attachment: { type: 'string', multiple: true },
+      'oauth-clients': { type: 'string' },
       json: { type: 'boolean' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
@@ -143,6 +176,7 @@ export const command: Command = {
         throw new UsageError(`--attachment: cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
       }
     }
+    const policy = await oauthClients(ctx, values['oauth-clients']);
     const canonical = event as CanonicalEvent;
     const dispatcher = new Dispatcher({
       registration: parsed.registration,
@@ -150,6 +184,7 @@ export const command: Command = {
         createTransport(backend, {
           secrets: fileSecretProvider(ctx.env),
           env: ctx.env,
+          oauthClients: policy,
           logger: (level, message, fields) => {
             if (level === 'debug') return;
             // Which backend, and for its stderr the line it wrote (never a credential: transports
@@ -161,7 +196,12 @@ export const command: Command = {
         }),
       capabilitiesFor: (_type, event) => eventCapabilities(event),
       uploaderFor: (binding, pointer) =>
-        new Uploader(binding, { secrets: fileSecretProvider(ctx.env), env: ctx.env, pointer }),
+        new Uploader(binding, {
+          secrets: fileSecretProvider(ctx.env),
+          env: ctx.env,
+          pointer,
+          oauthClients: policy,
+        }),
     });
     let outcome: DispatchOutcome;
     try {
