@@ -14,10 +14,11 @@ export const command: Command = {
   usage: [
     'usage: tally ahp <validate|dispatch|serve|capabilities> [options]',
     '',
-    '  validate FILE [--json]            check a portable registration document',
-    '  dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE] [--json]',
+    '  validate FILE [--admit] [--json]  check a portable registration document',
+    '  dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE]',
+    '           [--attachment PART_ID=FILE ...] [--oauth-clients FILE] [--json]',
     '                                    run one event through every matching backend',
-    '  serve [--stdio | --port N] --rules FILE   run a rule-file policy backend',
+    '  serve (--stdio | --port N) --rules FILE   run a rule-file policy backend',
     '  capabilities [--json]             print the capability manifest Tally advertises',
   ].join('\n'),
   async run(argv, ctx) {
