@@ -8,12 +8,19 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createTransport } from '../../src/ahp/transports/index.js';
-import { FAULT_BACKEND, interceptRequest, options, stdioBackend, tempDir } from './transport-helpers.js';
+import {
+  dispatchFiles,
+  FAULT_BACKEND,
+  interceptRequest,
+  options,
+  stdioBackend,
+  tempDir,
+} from './transport-helpers.js';
 
 const TALLY = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
 const holders: string[] = [];
@@ -31,46 +38,25 @@ function dispatchWith(mode: string, lifecycle: 'persistent' | 'per_event') {
   const dir = tempDir('tally-holder-');
   const pidFile = join(dir, 'holder.pid');
   holders.push(pidFile);
-  const registration = {
-    protocolVersion: 'draft',
-    hooks: [
-      {
-        id: 'org.tally.test.holder',
-        transport: {
-          type: 'stdio',
-          command: process.execPath,
-          args: [FAULT_BACKEND, mode, pidFile],
-          lifecycle,
-        },
-        subscriptions: [
-          {
-            events: ['tool.before'],
-            mode: 'intercept',
-            timeoutMs: 1500,
-            failurePolicy: 'fail-closed',
-            content: { default: 'body' },
-          },
-        ],
+  const args = dispatchFiles(
+    dir,
+    {
+      id: 'org.tally.test.holder',
+      transport: {
+        type: 'stdio',
+        command: process.execPath,
+        args: [FAULT_BACKEND, mode, pidFile],
+        lifecycle,
       },
-    ],
-  };
-  const event = (interceptRequest('evt-holder').params as { event: unknown }).event;
-  writeFileSync(join(dir, 'registration.json'), JSON.stringify(registration));
-  writeFileSync(join(dir, 'event.json'), JSON.stringify(event));
-  const run = spawnSync(
-    process.execPath,
-    [
-      TALLY,
-      'ahp',
-      'dispatch',
-      '--registration',
-      join(dir, 'registration.json'),
-      '--event',
-      join(dir, 'event.json'),
-      '--json',
-    ],
-    { encoding: 'utf8', timeout: 60_000, env: { ...process.env, TALLY_HOME: dir } },
+    },
+    1500,
+    'evt-holder',
   );
+  const run = spawnSync(process.execPath, [TALLY, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, TALLY_HOME: dir },
+  });
   return { run, pidFile };
 }
 

@@ -17,7 +17,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { OAuthClientsError, parseOAuthClients } from '../../src/ahp/index.js';
 import { answerFor, json, type Seen, suiteServers } from './http-servers.js';
-import { interceptRequest, tempDir } from './transport-helpers.js';
+import { dispatchFiles, tempDir } from './transport-helpers.js';
 
 const TALLY = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
 const CLIENT_ID = 'tally-harness';
@@ -273,36 +273,12 @@ describe('tally ahp dispatch with a local OAuth client file', { timeout: 120_000
     mkdirSync(join(home, 'secrets', 'team'), { recursive: true, mode: 0o700 });
     writeFileSync(join(home, 'secrets', SECRET_REF), `${CLIENT_SECRET}\n`);
     chmodSync(join(home, 'secrets', SECRET_REF), 0o600);
-    const registration = {
-      protocolVersion: 'draft',
-      hooks: [
-        {
-          id: 'org.tally.test.oauth',
-          transport: { type: 'http', url: `${backend.url}/ahp` },
-          subscriptions: [
-            {
-              events: ['tool.before'],
-              mode: 'intercept',
-              timeoutMs: 20_000,
-              failurePolicy: 'fail-closed',
-              content: { default: 'body' },
-            },
-          ],
-        },
-      ],
-    };
-    const event = (interceptRequest('evt-oauth-clients').params as { event: unknown }).event;
-    writeFileSync(join(home, 'registration.json'), JSON.stringify(registration));
-    writeFileSync(join(home, 'event.json'), JSON.stringify(event));
-    const args = [
-      'ahp',
-      'dispatch',
-      '--registration',
-      join(home, 'registration.json'),
-      '--event',
-      join(home, 'event.json'),
-      '--json',
-    ];
+    const args = dispatchFiles(
+      home,
+      { id: 'org.tally.test.oauth', transport: { type: 'http', url: `${backend.url}/ahp` } },
+      20_000,
+      'evt-oauth-clients',
+    );
     const clients = (resources: string[]) =>
       file({ issuer: auth.url, clientId: CLIENT_ID, clientSecretRef: SECRET_REF, resources });
     return { backend, auth, home, args, clients, resource: `${backend.url}/ahp` };

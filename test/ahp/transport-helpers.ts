@@ -1,5 +1,5 @@
 /** Shared pieces of the transport tests: real backends, a recording logger, temp homes. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,4 +126,46 @@ export function interceptRegistration(
     includeNative: false,
   };
   return { protocolVersion: 'draft', hooks: [{ ...backend, subscriptions: [subscription] }] };
+}
+
+/**
+ * Files for `tally ahp dispatch` in `dir`: a wire-format registration with one hook (`id`,
+ * `transport`) holding one fail-closed intercept subscription on `tool.before`, and one
+ * tool.before event. Returns the CLI arguments that run it, `--json` included.
+ */
+export function dispatchFiles(
+  dir: string,
+  hook: { id: string; transport: Record<string, unknown> },
+  timeoutMs: number,
+  eventId: string,
+): string[] {
+  const registration = {
+    protocolVersion: 'draft',
+    hooks: [
+      {
+        ...hook,
+        subscriptions: [
+          {
+            events: ['tool.before'],
+            mode: 'intercept',
+            timeoutMs,
+            failurePolicy: 'fail-closed',
+            content: { default: 'body' },
+          },
+        ],
+      },
+    ],
+  };
+  const event = (interceptRequest(eventId).params as { event: unknown }).event;
+  writeFileSync(join(dir, 'registration.json'), JSON.stringify(registration));
+  writeFileSync(join(dir, 'event.json'), JSON.stringify(event));
+  return [
+    'ahp',
+    'dispatch',
+    '--registration',
+    join(dir, 'registration.json'),
+    '--event',
+    join(dir, 'event.json'),
+    '--json',
+  ];
 }
