@@ -17,7 +17,6 @@ import {
   LineSplitter,
   parseLine,
   releaseAfterExit,
-  releaseStreams,
   startProcess,
   stopProcess,
 } from './stdio-process.js';
@@ -79,10 +78,7 @@ export class PerEventStdioTransport implements BackendTransport {
         if (error) {
           void stopProcess(child, 0);
           reject(error);
-        } else {
-          releaseStreams(child);
-          resolve(lines);
-        }
+        } else resolve(lines); // the exit released the pipes (releaseAfterExit)
       };
       const onAbort = () => finish(timeoutError(id));
       signal.addEventListener('abort', onAbort, { once: true });
