@@ -20,6 +20,11 @@ export interface Command {
   summary: string;
   /** Full usage text shown by `tally <command> --help`. */
   usage: string;
+  /**
+   * The usage text for `tally <command> ARGV… --help` when it depends on the arguments (a
+   * command group answering with its subcommand's usage); `usage` otherwise.
+   */
+  usageFor?(argv: string[]): Promise<string>;
   run(argv: string[], ctx: CommandContext): Promise<number>;
 }
 

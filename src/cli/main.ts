@@ -56,7 +56,8 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
   }
   const { command } = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
-    ctx.stdout(command.usage.endsWith('\n') ? command.usage : `${command.usage}\n`);
+    const usage = command.usageFor ? await command.usageFor(rest) : command.usage;
+    ctx.stdout(usage.endsWith('\n') ? usage : `${usage}\n`);
     return 0;
   }
   try {

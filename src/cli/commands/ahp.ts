@@ -18,9 +18,14 @@ export const command: Command = {
     '  dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE]',
     '           [--attachment PART_ID=FILE ...] [--oauth-clients FILE] [--json]',
     '                                    run one event through every matching backend',
-    '  serve (--stdio | --port N) --rules FILE   run a rule-file policy backend',
+    '  serve (--stdio | --port N [--host H] [--json]) --rules FILE',
+    '                                    run a rule-file policy backend',
     '  capabilities [--json]             print the capability manifest Tally advertises',
   ].join('\n'),
+  async usageFor(argv) {
+    const load = argv[0] === undefined ? undefined : SUBCOMMANDS[argv[0]];
+    return load ? (await load()).command.usage : this.usage;
+  },
   async run(argv, ctx) {
     const [sub, ...rest] = argv;
     const load = sub === undefined ? undefined : SUBCOMMANDS[sub];

@@ -1,6 +1,6 @@
 /**
  * `tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE]
- * [--oauth-clients FILE] [--json]`: runs one canonical event through every matching backend of a
+ * [--attachment PART_ID=FILE ...] [--oauth-clients FILE] [--json]`: runs one canonical event through every matching backend of a
  * registration, over the real transports, and prints the settled outcome. The local OAuth client
  * file (flag, else TALLY_HOME/oauth-clients.json when present) is what lets an HTTP endpoint
  * without an authentication binding be reached after it challenges.
@@ -30,9 +30,11 @@ const USAGE = [
   'registration order, then observers. Backends are reached over their registered transports.',
   '',
   '  --registration FILE  portable registration document',
-  '  --event FILE         one canonical event (JSON object)',
+  '  --event FILE         one canonical event (JSON object); - reads it from stdin, as do',
+  '                       --capabilities - and --state -',
   '  --capabilities FILE  capabilities to advertise (default: what Tally can enforce at the event)',
-  '  --state FILE         incoming pipeline state {permission, candidate, flow?}',
+  '  --state FILE         incoming pipeline state {permission, candidate, flow?, instructions?,',
+  '                       injections?}',
   "  --attachment ID=FILE bytes of the event's attachment part ID, uploaded to each subscription's",
   '                       upload endpoint before its message is sent (repeatable)',
   '  --oauth-clients FILE local OAuth clients for HTTP endpoints without an authentication binding',
