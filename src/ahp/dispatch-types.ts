@@ -25,8 +25,8 @@ export interface DispatcherOptions {
   /** Host rules over a staged modification (the tool's own argument checks); a failure rejects the response. */
   hostCheck?: HostCheck;
   /**
-   * Capabilities advertised when a dispatch names none (the CLI and the session recorder pass
-   * `requestCapabilities` from ./capabilities.ts). Without either, an event that matches an
+   * Capabilities advertised when a dispatch names none (`tally ahp dispatch` passes
+   * `eventCapabilities` from ./capabilities.ts). Without either, an event that matches an
    * interceptor is refused: advertising nothing is never a safe default.
    */
   capabilitiesFor?: (eventType: string, event: CanonicalEvent) => InterceptCapabilities | undefined;

@@ -38,7 +38,10 @@ export interface TransportOptions {
   maxBodyBytes?: number;
   /** OAuth client selection when an endpoint challenges without an explicit binding. */
   oauthClients?: OAuthClientPolicy;
-  /** Grace period between SIGTERM and SIGKILL when a stdio backend is stopped. Default 2000 ms. */
+  /**
+   * Grace before each step of stopping a stdio backend (stdin closed, then SIGTERM, then SIGKILL).
+   * Default 2000 ms.
+   */
   killGraceMs?: number;
   /** Allow plain http to a non-loopback host (an explicitly controlled local network). Default false. */
   allowInsecureHttp?: boolean;
