@@ -6,6 +6,7 @@
  */
 import { compareCodeUnits } from './normalize.js';
 import type { DecisionRow, Verdict } from './receipt-calls.js';
+import { type GroupsOmitted, KeptGroups } from './receipt-groups.js';
 
 /** A `seqs` list holds at most this many sequence numbers (the smallest); `seq_count` says how many there are. */
 export const SEQS_MAX = 1000;
@@ -164,13 +165,26 @@ export interface DecisionSummaryRow {
 export interface DecisionsOmitted {
   count: number;
   groups: DecisionSummaryRow[];
+  /** The decisions of the groups past GROUPS_MAX in `groups` order (./receipt-groups.ts). */
+  groups_omitted?: GroupsOmitted;
+}
+
+function decisionOrder(a: DecisionSummaryRow, b: DecisionSummaryRow): number {
+  return (
+    compareCodeUnits(a.decision, b.decision) ||
+    compareCodeUnits(a.by, b.by) ||
+    compareCodeUnits(a.via, b.via) ||
+    compareCodeUnits(a.event_type, b.event_type) ||
+    compareCodeUnits(a.tool ?? '', b.tool ?? '') ||
+    compareCodeUnits(a.rule ?? '', b.rule ?? '')
+  );
 }
 
 /** Decisions arrive in `seq` order; each verdict keeps its first `DECISION_ROWS` rows. */
 export class DecisionLedger {
   readonly rows: DecisionRow[] = [];
   readonly totals: Record<Verdict, number> = { allow: 0, ask: 0, deny: 0 };
-  private readonly groups = new Map<string, DecisionSummaryRow>();
+  private readonly groups = new KeptGroups<DecisionSummaryRow>(decisionOrder);
   private omittedCount = 0;
 
   add(row: DecisionRow): void {
@@ -188,37 +202,34 @@ export class DecisionLedger {
       row.tool ?? null,
       row.rule ?? null,
     ]);
-    const group = this.groups.get(key);
-    if (group !== undefined) {
-      group.count++;
-      group.last_seq = row.seq;
+    const group = this.groups.group(key, () => {
+      const created: DecisionSummaryRow = {
+        decision: row.decision,
+        by: row.by,
+        via: row.via,
+        event_type: row.event_type,
+        count: 0,
+        first_seq: row.seq,
+        last_seq: row.seq,
+      };
+      if (row.tool !== undefined) created.tool = row.tool;
+      if (row.rule !== undefined) created.rule = row.rule;
+      return created;
+    });
+    if (group === undefined) {
+      this.groups.countRest(1, row.seq, row.seq);
       return;
     }
-    const created: DecisionSummaryRow = {
-      decision: row.decision,
-      by: row.by,
-      via: row.via,
-      event_type: row.event_type,
-      count: 1,
-      first_seq: row.seq,
-      last_seq: row.seq,
-    };
-    if (row.tool !== undefined) created.tool = row.tool;
-    if (row.rule !== undefined) created.rule = row.rule;
-    this.groups.set(key, created);
+    // Decisions arrive in `seq` order: the group's first is set when it is made.
+    group.count++;
+    group.last_seq = row.seq;
   }
 
   omitted(): DecisionsOmitted | undefined {
     if (this.omittedCount === 0) return undefined;
-    const groups = [...this.groups.values()].sort(
-      (a, b) =>
-        compareCodeUnits(a.decision, b.decision) ||
-        compareCodeUnits(a.by, b.by) ||
-        compareCodeUnits(a.via, b.via) ||
-        compareCodeUnits(a.event_type, b.event_type) ||
-        compareCodeUnits(a.tool ?? '', b.tool ?? '') ||
-        compareCodeUnits(a.rule ?? '', b.rule ?? ''),
-    );
-    return { count: this.omittedCount, groups };
+    const { groups, groups_omitted } = this.groups.result();
+    return groups_omitted === undefined
+      ? { count: this.omittedCount, groups }
+      : { count: this.omittedCount, groups, groups_omitted };
   }
 }

@@ -14,6 +14,7 @@ import {
   type ToolIdentityFacts,
   type Verdict,
 } from './receipt-calls.js';
+import { type GroupsOmitted, KeptGroups } from './receipt-groups.js';
 
 /** Counts as an object whose keys are in code-unit order (canonical JSON sorts them again anyway). */
 export function sortedCounts(counts: ReadonlyMap<string, number>): Record<string, number> {
@@ -97,6 +98,14 @@ export interface ProcessSummaryRow {
 export interface ProcessesOmitted {
   count: number;
   groups: ProcessSummaryRow[];
+  /** The processes of the groups past GROUPS_MAX in `groups` order (./receipt-groups.ts). */
+  groups_omitted?: GroupsOmitted;
+}
+
+type ProcessGroup = ProcessSummaryRow & { codes: Map<string, number> };
+
+function processOrder(a: ProcessGroup, b: ProcessGroup): number {
+  return compareCodeUnits(a.command, b.command) || compareCodeUnits(a.tool, b.tool);
 }
 
 interface Listed {
@@ -117,7 +126,7 @@ function before(a: Listed, b: Listed): boolean {
  */
 export class ProcessLedger {
   private readonly listed: Listed[] = [];
-  private readonly summary = new Map<string, ProcessSummaryRow & { codes: Map<string, number> }>();
+  private readonly summary = new KeptGroups<ProcessGroup>(processOrder);
   private omittedCount = 0;
 
   get count(): number {
@@ -163,19 +172,18 @@ export class ProcessLedger {
     const { lastSeq } = item;
     this.omittedCount++;
     const { command, tool, exit_code } = item.row;
-    const key = JSON.stringify([command, tool]);
-    let group = this.summary.get(key);
+    const group = this.summary.group(JSON.stringify([command, tool]), () => ({
+      command,
+      tool,
+      count: 0,
+      exit_codes: {},
+      first_seq: item.firstSeq,
+      last_seq: lastSeq,
+      codes: new Map(),
+    }));
     if (group === undefined) {
-      group = {
-        command,
-        tool,
-        count: 0,
-        exit_codes: {},
-        first_seq: item.firstSeq,
-        last_seq: lastSeq,
-        codes: new Map(),
-      };
-      this.summary.set(key, group);
+      this.summary.countRest(1, item.firstSeq, lastSeq);
+      return;
     }
     group.count++;
     bump(group.codes, exit_code === undefined ? 'none' : String(exit_code));
@@ -189,9 +197,10 @@ export class ProcessLedger {
 
   omitted(): ProcessesOmitted | undefined {
     if (this.omittedCount === 0) return undefined;
-    const groups = [...this.summary.values()]
-      .sort((a, b) => compareCodeUnits(a.command, b.command) || compareCodeUnits(a.tool, b.tool))
-      .map(({ codes, ...group }) => ({ ...group, exit_codes: sortedCounts(codes) }));
-    return { count: this.omittedCount, groups };
+    const { groups, groups_omitted } = this.summary.result();
+    const rows = groups.map(({ codes, ...group }) => ({ ...group, exit_codes: sortedCounts(codes) }));
+    return groups_omitted === undefined
+      ? { count: this.omittedCount, groups: rows }
+      : { count: this.omittedCount, groups: rows, groups_omitted };
   }
 }

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { composeReceipt, receiptBytes } from '../../src/evidence/receipt.js';
 import { SeqList } from '../../src/evidence/receipt-bounds.js';
+import { KeptGroups } from '../../src/evidence/receipt-groups.js';
 import { RecordList, ROOT_HEX } from './receipt-fixture.js';
 
 const allow = {
@@ -108,6 +109,82 @@ describe('receipt bounds: processes', () => {
       ],
     });
     assert.equal(receipt.counts.processes, 1004);
+  });
+});
+
+describe('receipt bounds: summary groups', () => {
+  /** Commands `cmd-0000` … in the order given, each run once after 1,000 listed `ls` processes. */
+  function distinctCommands(order: number[]): RecordList {
+    const list = new RecordList().start();
+    for (let i = 0; i < 1000; i++) {
+      list.toolBefore(`l${i}`, 'Bash', { command: 'ls' });
+      list.toolAfter(`l${i}`, 'Bash', { command: 'ls' }, 'ok');
+    }
+    for (const n of order) {
+      const command = { command: `cmd-${String(n).padStart(4, '0')}` };
+      list.toolBefore(`c${n}`, 'Bash', command);
+      list.toolAfter(`c${n}`, 'Bash', command, 'ok');
+    }
+    return list;
+  }
+
+  it('at most 1,000 process groups, the first in (command, tool) order; the rest counted', () => {
+    // 1,005 distinct commands past the process rows, run in reverse order.
+    const order = range(0, 1005).reverse();
+    const receipt = composeReceipt(distinctCommands(order).records, ROOT_HEX);
+    const omitted = receipt.processes_omitted;
+    assert.equal(omitted?.count, 1005);
+    assert.deepEqual(
+      omitted?.groups.map((g) => g.command),
+      range(0, 1000).map((n) => `cmd-${String(n).padStart(4, '0')}`),
+    );
+    // cmd-1000 … cmd-1004 ran first (reverse order): seqs 2001–2010.
+    assert.deepEqual(omitted?.groups_omitted, { count: 5, first_seq: 2001, last_seq: 2010 });
+    assert.equal(receipt.counts.processes, 2005);
+  });
+
+  it('which groups are kept does not depend on the order the calls are folded in', () => {
+    // A fixed Fisher–Yates shuffle (seeded LCG), so the run is reproducible.
+    let state = 7;
+    const shuffled = range(0, 1005);
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      const j = state % (i + 1);
+      [shuffled[i], shuffled[j]] = [shuffled[j] as number, shuffled[i] as number];
+    }
+    const a = composeReceipt(distinctCommands(shuffled).records, ROOT_HEX).processes_omitted;
+    const b = composeReceipt(distinctCommands(range(0, 1005)).records, ROOT_HEX).processes_omitted;
+    assert.deepEqual(
+      a?.groups.map((g) => g.command),
+      b?.groups.map((g) => g.command),
+    );
+    assert.equal(a?.groups_omitted?.count, 5);
+    assert.equal(b?.groups_omitted?.count, 5);
+  });
+
+  it('exactly 1,000 groups: no groups_omitted field', () => {
+    const receipt = composeReceipt(distinctCommands(range(0, 1000)).records, ROOT_HEX);
+    assert.equal(receipt.processes_omitted?.groups.length, 1000);
+    assert.equal(receipt.processes_omitted?.groups_omitted, undefined);
+    assert.ok(!receiptBytes(receipt).toString().includes('groups_omitted'));
+  });
+
+  it('decision groups are bounded the same way', () => {
+    const list = new RecordList().start(); // seq 0
+    for (let i = 0; i < 1000; i++)
+      list.toolBefore(`c${i}`, 'Read', { file_path: 'a.ts' }, { decision: allow });
+    // 1,002 allows past the bound, each under its own rule: rule-0000 … rule-1001.
+    for (let i = 0; i < 1002; i++) {
+      const rule = `rule-${String(i).padStart(4, '0')}`;
+      list.toolBefore(`r${i}`, 'Read', { file_path: 'a.ts' }, { decision: { ...allow, rule } });
+    }
+    const receipt = composeReceipt(list.records, ROOT_HEX);
+    const omitted = receipt.decisions_omitted;
+    assert.equal(omitted?.count, 1002);
+    assert.equal(omitted?.groups.length, 1000);
+    assert.equal(omitted?.groups[999]?.rule, 'rule-0999');
+    // rule-1000 and rule-1001: seqs 2001 and 2002.
+    assert.deepEqual(omitted?.groups_omitted, { count: 2, first_seq: 2001, last_seq: 2002 });
   });
 });
 
@@ -230,6 +307,44 @@ describe('receipt bounds: calls in progress', () => {
     assert.equal(receipt.processes[0]?.command, 'npm run dev');
     assert.equal(receipt.processes[0]?.outcome, 'ok');
     assert.equal(receipt.processes_omitted?.count, 9501);
+  });
+});
+
+describe('KeptGroups', () => {
+  it('keeps what sorting every group and cutting at the bound would, whatever the arrival order', () => {
+    let state = 99;
+    const next = (n: number): number => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state % n;
+    };
+    for (const max of [1, 3, 50]) {
+      type G = { key: string; count: number; first_seq: number; last_seq: number };
+      const order = (a: G, b: G) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+      const kept = new KeptGroups<G>(order, max);
+      const oracle = new Map<string, G>();
+      for (let seq = 0; seq < 3000; seq++) {
+        const key = `k${next(400)}`;
+        const all = oracle.get(key) ?? { key, count: 0, first_seq: seq, last_seq: seq };
+        all.count++;
+        all.last_seq = seq;
+        oracle.set(key, all);
+        const group = kept.group(key, () => ({ key, count: 0, first_seq: seq, last_seq: seq }));
+        if (group === undefined) kept.countRest(1, seq, seq);
+        else {
+          group.count++;
+          group.last_seq = seq;
+        }
+      }
+      const sorted = [...oracle.values()].sort(order);
+      const { groups, groups_omitted } = kept.result();
+      assert.deepEqual(groups, sorted.slice(0, max), `max ${max}`);
+      const rest = sorted.slice(max);
+      assert.deepEqual(groups_omitted, {
+        count: rest.reduce((n, g) => n + g.count, 0),
+        first_seq: Math.min(...rest.map((g) => g.first_seq)),
+        last_seq: Math.max(...rest.map((g) => g.last_seq)),
+      });
+    }
   });
 });
 
