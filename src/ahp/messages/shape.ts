@@ -271,31 +271,31 @@ function quickObject(props: Props, rules: ObjectRules, full: Check): Check {
   const forbidden = new Set(rules.forbidden ?? []);
   const checks: Check[] = [];
   const lines: string[] = [];
+  /**
+   * The generated test that member `name`, as read by `read`, is present. A member holding
+   * undefined is absent (it is not JSON and is not sent), as in the general checker; on a plain or
+   * null-prototype object only a name Object.prototype also has can be read without being own.
+   */
+  const present = (name: string, read = `value[${JSON.stringify(name)}]`) =>
+    INHERITED.has(name)
+      ? `${read} !== undefined && hasOwn(value, ${JSON.stringify(name)})`
+      : `${read} !== undefined`;
   for (const [name, check] of Object.entries(props)) {
-    const key = JSON.stringify(name);
     if (forbidden.has(name)) continue;
     checks.push(check);
-    const run = `{ seen++; checks[${checks.length - 1}](v, pointer, out); }`;
-    // A member holding undefined is absent (it is not JSON and is not sent), as in the general checker.
-    const test = INHERITED.has(name) ? `v !== undefined && hasOwn(value, ${key})` : 'v !== undefined';
-    lines.push(`v = value[${key}];`, `if (${test}) ${run}`);
+    lines.push(
+      `v = value[${JSON.stringify(name)}];`,
+      `if (${present(name, 'v')}) { seen++; checks[${checks.length - 1}](v, pointer, out); }`,
+    );
     if (required.has(name)) lines.push('else return fail(out);');
   }
   for (const name of required) {
     if (Object.hasOwn(props, name) || forbidden.has(name)) continue;
     // A required member with no checker is present (counted) or missing; in a closed object the
     // general checker refuses it either way, as a member it does not list.
-    const key = JSON.stringify(name);
-    lines.push(
-      rules.closed
-        ? 'return fail(out);'
-        : `if (value[${key}] !== undefined && hasOwn(value, ${key})) seen++; else return fail(out);`,
-    );
+    lines.push(rules.closed ? 'return fail(out);' : `if (${present(name)}) seen++; else return fail(out);`);
   }
-  for (const name of forbidden) {
-    const key = JSON.stringify(name);
-    lines.push(`if (value[${key}] !== undefined && hasOwn(value, ${key})) return fail(out);`);
-  }
+  for (const name of forbidden) lines.push(`if (${present(name)}) return fail(out);`);
   if (rules.closed || rules.rest !== undefined || rules.minProperties !== undefined) {
     lines.push('const names = Object.keys(value);');
   }
