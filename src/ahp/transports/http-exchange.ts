@@ -77,16 +77,21 @@ export function target(url: URL): Target {
     lib: url.protocol === 'https:' ? https : http,
     options: {
       protocol: url.protocol,
-      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      hostname: bareHost(url.hostname),
       port: url.port === '' ? undefined : Number(url.port),
       path: `${url.pathname}${url.search}`,
     },
   };
 }
 
+/** A URL's host without the brackets of an IPv6 literal, as `node:http` and `isIP` take it. */
+function bareHost(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, '');
+}
+
 /** True for `localhost`, 127.0.0.0/8 and ::1. */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
+  const host = bareHost(hostname);
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
   if (isIP(host) === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1';
