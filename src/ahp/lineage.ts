@@ -78,6 +78,19 @@ function summary(event: Event): Known {
   return known;
 }
 
+/** An event's identity `(source, id)` and what is kept of it; undefined without both. */
+interface Described {
+  source: string;
+  id: string;
+  self: Known;
+}
+
+function describe(event: Event): Described | undefined {
+  const source = text(event.source);
+  const id = text(event.id);
+  return source === undefined || id === undefined ? undefined : { source, id, self: summary(event) };
+}
+
 /** True when every field of `change` is in `prior` with an equal value (vacuously, when empty). */
 function unchanged(change: Record<string, unknown>, prior: Record<string, unknown>): boolean {
   return Object.entries(change).every(
@@ -160,12 +173,20 @@ export class LineageTracker {
    * against what this tracker remembers; pointers start at `base`. Changes nothing.
    */
   check(event: Event, base = '/params/event'): Issue[] {
+    return this.inspect(event, base).issues;
+  }
+
+  /** `check`'s work, also handing back what `remember` keeps of the event, so `accept` reads it once. */
+  private inspect(event: Event, base: string): { issues: Issue[]; described?: Described } {
     const out: Issue[] = [];
     noOpIssues(event, base, out);
-    const source = text(event.source);
-    const id = text(event.id);
-    if (source === undefined || id === undefined) return out;
-    const self = summary(event);
+    const described = describe(event);
+    if (described === undefined) return { issues: out };
+    this.judge(described, base, out);
+    return { issues: out, described };
+  }
+
+  private judge({ source, id, self }: Described, base: string, out: Issue[]): void {
     const parentPointer = `${base}/parentEventId`;
     if (self.parent === id) {
       out.push({
@@ -175,7 +196,7 @@ export class LineageTracker {
       });
     }
     const memory = this.sources.get(source);
-    if (memory === undefined) return out;
+    if (memory === undefined) return;
     const known = memory.events.get(id);
     if (known !== undefined) {
       // A repeat (a retry, or another subscription's view): identity and parentage are
@@ -190,7 +211,7 @@ export class LineageTracker {
       if (known.parent !== self.parent) reused('parentEventId', 'parent');
       if (known.task !== undefined && self.task !== undefined && known.task.id !== self.task.id)
         reused('task/id', 'task');
-      return out;
+      return;
     }
     if (self.parent !== undefined && self.parent !== id) {
       const seen = new Set([id]);
@@ -217,14 +238,15 @@ export class LineageTracker {
       if (after !== undefined)
         pairIssues(self, after, base, `its actual change ${JSON.stringify(child)}`, out);
     }
-    return out;
   }
 
   /** Remembers an accepted event. A repeat of a remembered identity changes nothing. */
   record(event: Event): void {
-    const source = text(event.source);
-    const id = text(event.id);
-    if (source === undefined || id === undefined) return;
+    const described = describe(event);
+    if (described !== undefined) this.remember(described);
+  }
+
+  private remember({ source, id, self: known }: Described): void {
     let memory = this.sources.get(source);
     if (memory === undefined) {
       memory = { events: new Map(), children: new Map(), order: [], head: 0 };
@@ -236,7 +258,6 @@ export class LineageTracker {
     }
     this.lastSource = source;
     if (memory.events.has(id)) return;
-    const known = summary(event);
     memory.events.set(id, known);
     memory.order.push(id);
     if (known.parent !== undefined) {
@@ -249,8 +270,8 @@ export class LineageTracker {
 
   /** `check`, then `record` when it found nothing: the issues, empty when accepted. */
   accept(event: Event, base = '/params/event'): Issue[] {
-    const issues = this.check(event, base);
-    if (issues.length === 0) this.record(event);
+    const { issues, described } = this.inspect(event, base);
+    if (issues.length === 0 && described !== undefined) this.remember(described);
     return issues;
   }
 
