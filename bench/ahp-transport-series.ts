@@ -23,36 +23,20 @@ import { fileURLToPath } from 'node:url';
 import { createBackend } from '../src/ahp/backend.js';
 import type { InterceptCapabilities } from '../src/ahp/compose.js';
 import { Dispatcher } from '../src/ahp/dispatcher.js';
-import {
-  type InterceptRequestContext,
-  validateInterceptResponse,
-  validateMessage,
-} from '../src/ahp/messages/index.js';
 import type { Backend } from '../src/ahp/registration-types.js';
 import { fileSecretProvider } from '../src/ahp/secrets.js';
-import type { JsonRpcRequest } from '../src/ahp/transport.js';
 import { createTransport, type TransportOptions } from '../src/ahp/transports/index.js';
 import { backendEnvironment } from '../src/ahp/transports/stdio-process.js';
 import type { CanonicalEvent } from '../src/core/event.js';
-import { parseJson } from '../src/core/json-parse.js';
 import { interceptRequest as request } from '../test/ahp/transport-helpers.js';
 import { interceptSubscription } from './ahp-fixtures.js';
+import { type FloorKind, floorAnswer, floorClient } from './ahp-floor.js';
 import { type BenchResult, percentile } from './harness.js';
 
 const TALLY = fileURLToPath(new URL('../../bin/tally.js', import.meta.url));
 const FAULT_BACKEND = fileURLToPath(new URL('../test/ahp/backends/fault-backend.js', import.meta.url));
-const REQUIRED_CHILD = fileURLToPath(new URL('./programs/ahp-floor-backend.js', import.meta.url));
+const FLOOR_BACKEND = fileURLToPath(new URL('./programs/ahp-floor-backend.js', import.meta.url));
 const ECHO_CHILD = "process.stdin.on('data', (c) => process.stdout.write(c));";
-/**
- * The least any JSON-RPC exchange over a pipe does, for scale: the child parses each line with
- * `JSON.parse` and writes a fixed empty answer with the request's id; the harness parses the
- * answer and checks the id. No validation, no strictness, no deadline.
- */
-const FLOOR_CHILD = [
-  "process.stdin.on('data', (c) => { const m = JSON.parse(c);",
-  "process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: 'draft', effects: [] } }) + '\\n'); });",
-].join(' ');
-
 /** Appended to every row name, e.g. ', one CPU', to tell the placements apart. */
 let placement = '';
 export function setPlacement(label: string): void {
@@ -144,72 +128,16 @@ function rawPost(agent: http.Agent, url: string, body: string): Promise<Buffer> 
   });
 }
 
-/**
- * The two floors every row is read against, besides the raw echo. Each is one side of an exchange;
- * the backend side of the stdio floors runs in a child (FLOOR_CHILD, ./programs/ahp-floor-backend.ts).
- * - minimal: JSON.parse and JSON.stringify only, the id checked; no validation, no strictness.
- * - required: what the protocol asks of every conforming pair and nothing else: the request
- *   validated before it is sent and after it is read strictly, the answer likewise.
- */
-type FloorKind = 'minimal' | 'required';
-
-const EMPTY_ANSWER = { protocolVersion: 'draft', effects: [] };
-
-/** The harness side of a floor: the line to send, and the check of the answer's bytes. */
-function floorClient(kind: FloorKind): {
-  send(message: JsonRpcRequest): string;
-  receive(bytes: Buffer, message: JsonRpcRequest): void;
-} {
-  if (kind === 'minimal') {
-    return {
-      send: (message) => JSON.stringify(message),
-      receive(bytes, message) {
-        if ((JSON.parse(bytes.toString('utf8')) as { id: unknown }).id !== message.id) {
-          throw new Error('the floor answered another id');
-        }
-      },
-    };
-  }
-  return {
-    send(message) {
-      if (validateMessage(message, 'intercept-request').length > 0) throw new Error('invalid floor request');
-      return JSON.stringify(message);
-    },
-    receive(bytes, message) {
-      const end = bytes[bytes.length - 1] === 0x0a ? bytes.length - 1 : bytes.length;
-      const answer = parseJson(bytes.subarray(0, end));
-      if (validateInterceptResponse(answer, message as InterceptRequestContext).length > 0) {
-        throw new Error('the floor answer is invalid');
-      }
-    },
-  };
-}
-
 /** The backend side of an HTTP floor, in this process like the raw echo server. */
 function floorServer(kind: FloorKind): http.Server {
   return http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const bytes = Buffer.concat(chunks);
-      let answer: unknown;
-      if (kind === 'minimal') {
-        answer = {
-          jsonrpc: '2.0',
-          id: (JSON.parse(bytes.toString('utf8')) as { id: unknown }).id,
-          result: EMPTY_ANSWER,
-        };
-      } else {
-        const request = parseJson(bytes) as InterceptRequestContext;
-        if (validateMessage(request, 'intercept-request').length > 0)
-          throw new Error('invalid floor request');
-        answer = { jsonrpc: '2.0', id: request.id, result: EMPTY_ANSWER };
-        if (validateInterceptResponse(answer, request).length > 0) throw new Error('invalid floor answer');
-      }
-      const body = JSON.stringify(answer);
+      const answer = floorAnswer(kind, Buffer.concat(chunks));
       res
-        .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
-        .end(body);
+        .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) })
+        .end(answer);
     });
   });
 }
@@ -318,8 +246,8 @@ export async function httpBench(): Promise<BenchResult[]> {
 }
 
 /** A floor's backend child (one answer line per chunk) and the round trip to it. */
-function floorChild(kind: FloorKind, args: string[]) {
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+function floorChild(kind: FloorKind) {
+  const child = spawn(process.execPath, [FLOOR_BACKEND, kind], { stdio: ['pipe', 'pipe', 'inherit'] });
   const client = floorClient(kind);
   let answered: ((line: Buffer) => void) | undefined;
   child.stdout.on('data', (line: Buffer) => answered?.(line));
@@ -357,8 +285,8 @@ async function stdioSetup() {
       waiting = resolve;
       echo.stdin.write(`${JSON.stringify(request())}\n`);
     });
-  const minimal = floorChild('minimal', ['-e', FLOOR_CHILD]);
-  const required = floorChild('required', [REQUIRED_CHILD]);
+  const minimal = floorChild('minimal');
+  const required = floorChild('required');
   const rules = join(mkdtempSync(join(tmpdir(), 'tally-bench-')), 'rules.json');
   writeFileSync(rules, JSON.stringify({ rules: [] }));
   const backend: Backend = {
