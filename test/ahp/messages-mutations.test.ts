@@ -12,6 +12,8 @@ import {
   fixtureCases,
   fixturePresent,
   fixtureText,
+  members,
+  mutate,
   officialAggregateValid,
   officialValid,
   SHARED,
@@ -25,45 +27,6 @@ function load(id: string): Json {
   const c = VALID.find((x) => x.id === id);
   if (!c) throw new Error(`no valid fixture ${id}`);
   return (c.binding === 'stdio-jsonl' ? parseStdioLine(fixtureText(c)) : JSON.parse(fixtureText(c))) as Json;
-}
-
-function escapePointer(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-/** Every (container, key, pointer) inside a JSON value, depth first. */
-function* members(
-  value: unknown,
-  pointer = '',
-): Generator<{ parent: Json | unknown[]; key: string | number; pointer: string }> {
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      yield { parent: value, key: i, pointer: `${pointer}/${i}` };
-      yield* members(value[i], `${pointer}/${i}`);
-    }
-  } else if (typeof value === 'object' && value !== null) {
-    for (const key of Object.keys(value)) {
-      const child = `${pointer}/${escapePointer(key)}`;
-      yield { parent: value as Json, key, pointer: child };
-      yield* members((value as Json)[key], child);
-    }
-  }
-}
-
-/** Apply `change` to the member at `pointer` in a deep copy. */
-function mutate(
-  message: Json,
-  pointer: string,
-  change: (parent: Json | unknown[], key: string | number) => void,
-): Json {
-  const copy = structuredClone(message);
-  for (const m of members(copy)) {
-    if (m.pointer === pointer) {
-      change(m.parent, m.key);
-      return copy;
-    }
-  }
-  throw new Error(`no member at ${pointer}`);
 }
 
 function wrongTypeFor(value: unknown): unknown {

@@ -151,3 +151,42 @@ export function contextualRequest(ctx: NonNullable<FixtureCase['editContext']>, 
     params: { protocolVersion: 'draft', event, capabilities },
   };
 }
+
+function escapePointer(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Every (container, key, pointer) inside a JSON value, depth first: the members a mutation test changes. */
+export function* members(
+  value: unknown,
+  pointer = '',
+): Generator<{ parent: JsonObject | unknown[]; key: string | number; pointer: string }> {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      yield { parent: value, key: i, pointer: `${pointer}/${i}` };
+      yield* members(value[i], `${pointer}/${i}`);
+    }
+  } else if (typeof value === 'object' && value !== null) {
+    for (const key of Object.keys(value)) {
+      const child = `${pointer}/${escapePointer(key)}`;
+      yield { parent: value as JsonObject, key, pointer: child };
+      yield* members((value as JsonObject)[key], child);
+    }
+  }
+}
+
+/** Apply `change` to the member at `pointer` in a deep copy. */
+export function mutate(
+  message: JsonObject,
+  pointer: string,
+  change: (parent: JsonObject | unknown[], key: string | number) => void,
+): JsonObject {
+  const copy = structuredClone(message);
+  for (const m of members(copy)) {
+    if (m.pointer === pointer) {
+      change(m.parent, m.key);
+      return copy;
+    }
+  }
+  throw new Error(`no member at ${pointer}`);
+}
