@@ -110,7 +110,9 @@ class DeadlineClock {
     }
     for (const deadline of expired) this.live.delete(deadline);
     if (next !== Number.POSITIVE_INFINITY) this.arm(next);
-    // Expired last: an expiry that starts another call arms the clock through `add`.
+    // Expired last, in the order they were due (a late tick can find several): an expiry that
+    // starts another call arms the clock through `add`.
+    expired.sort((a, b) => a.due - b.due);
     for (const deadline of expired) deadline.expire();
   };
 }

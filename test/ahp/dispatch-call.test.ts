@@ -157,3 +157,22 @@ test('a finished call leaves no timer holding the process open', () => {
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stdout, 'response');
 });
+
+test('deadlines found expired together by a late tick end in the order they were due', async () => {
+  const hang = memoryTransport(() => new Promise(() => {}));
+  const ended: string[] = [];
+  const calls = [
+    ['long', 60],
+    ['mid', 40],
+    ['short', 20],
+  ].map(([id, timeoutMs]) =>
+    callWithDeadline(hang, request(id as string), { ...options, timeoutMs: timeoutMs as number }).then(() =>
+      ended.push(id as string),
+    ),
+  );
+  // Hold the event loop past every deadline, so one tick finds all three expired.
+  const until = performance.now() + 100;
+  while (performance.now() < until) {}
+  await Promise.all(calls);
+  assert.deepEqual(ended, ['short', 'mid', 'long']);
+});
