@@ -4,11 +4,11 @@
  * response validation, atomic staging, settlement) against the floor of calling the same backend
  * handler directly with `JSON.parse(JSON.stringify(request))`, both measured in this run.
  */
-import type { InterceptCapabilities } from '../src/ahp/compose.js';
-import { Dispatcher } from '../src/ahp/dispatcher.js';
-import type { JsonRpcNotification, JsonRpcRequest } from '../src/ahp/transport.js';
+import type { InterceptCapabilities } from '../src/ahp/harness/compose.js';
+import { Dispatcher } from '../src/ahp/harness/dispatcher.js';
 import { memoryTransport } from '../src/ahp/transports/memory.js';
-import type { CanonicalEvent } from '../src/evidence/record.js';
+import type { JsonRpcNotification, JsonRpcRequest } from '../src/ahp/transports/transport.js';
+import type { CanonicalEvent } from '../src/evidence/record/record.js';
 import { interceptSubscription } from './ahp-fixtures.js';
 import { type BenchModule, type BenchResult, seconds } from './harness.js';
 

@@ -1,5 +1,5 @@
 /** What the AHP benchmarks share: one fail-closed intercept subscription on `tool.before`. */
-import type { Subscription } from '../src/ahp/registration-types.js';
+import type { Subscription } from '../src/ahp/registration/types.js';
 
 export function interceptSubscription(): Subscription {
   return {

@@ -12,7 +12,7 @@ import {
   validateInterceptResponse,
   validateMessage,
 } from '../src/ahp/messages/index.js';
-import type { JsonRpcRequest } from '../src/ahp/transport.js';
+import type { JsonRpcRequest } from '../src/ahp/transports/transport.js';
 import { parseJson } from '../src/core/json-parse.js';
 
 export type FloorKind = 'minimal' | 'required';

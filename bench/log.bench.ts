@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { canonicalBytes } from '../src/core/canonical.js';
 import { pae } from '../src/core/dsse.js';
 import { generateKeyPair, keyId, rawPublicKey } from '../src/core/keys.js';
-import { LogWriter } from '../src/evidence/log-writer.js';
-import { RECORD_PAYLOAD_TYPE } from '../src/evidence/record.js';
+import { LogWriter } from '../src/evidence/log/writer.js';
+import { RECORD_PAYLOAD_TYPE } from '../src/evidence/record/record.js';
 import { type BenchModule, rate, seconds } from './harness.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

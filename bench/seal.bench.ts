@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ReceiptComposer } from '../src/evidence/receipt.js';
-import type { EventRecord } from '../src/evidence/record.js';
-import { sealLog } from '../src/evidence/seal.js';
+import { sealLog } from '../src/evidence/package/seal.js';
+import { ReceiptComposer } from '../src/evidence/receipt/receipt.js';
+import type { EventRecord } from '../src/evidence/record/record.js';
 import { type BenchModule, type BenchResult, seconds } from './harness.js';
 import { benchKey, SESSION, workloadLog, workloadRecord } from './programs/workload.js';
 

@@ -12,8 +12,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { canonicalBytes } from '../src/core/canonical.js';
 import { pae } from '../src/core/dsse.js';
-import { RECORD_PAYLOAD_TYPE } from '../src/evidence/record.js';
-import { verifyPackage } from '../src/evidence/verify.js';
+import { verifyPackage } from '../src/evidence/package/verify.js';
+import { RECORD_PAYLOAD_TYPE } from '../src/evidence/record/record.js';
 import { type BenchModule, type BenchResult, rate, seconds } from './harness.js';
 import { benchKey, workloadPackage, workloadRecord } from './programs/workload.js';
 

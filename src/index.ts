@@ -42,7 +42,6 @@ export {
   verifyInclusion,
   verifyInclusionHash,
 } from './core/merkle.js';
-export { canonicalTool, TOOL_ALIASES, toolArgument } from './evidence/aliases.js';
 // Evidence: records, the signed log, certificates, receipts, packages, verification.
 export {
   type AgentCertificate,
@@ -50,24 +49,30 @@ export {
   issueCertificate,
   verifyCertificate,
 } from './evidence/certificate.js';
-export { type CrossVerification, crossVerify } from './evidence/cross-verify.js';
-export { ChainVerifier, readLogLines, verifyLogFile } from './evidence/log-reader.js';
-export { type AppendInput, LogWriter } from './evidence/log-writer.js';
-export { buildPackage, type PackageHeader, type PackageSeal } from './evidence/package.js';
-export {
-  type ActionPolicy,
-  type ActionVerdict,
-  evaluateAction,
-  matchAction,
-  parsePattern,
-} from './evidence/policy.js';
-export { composeReceipt, type Receipt, receiptBytes } from './evidence/receipt.js';
-export type { AgentAttribution, CanonicalEvent, EventRecord, PolicyDecision } from './evidence/record.js';
-export { redactText, redactValue } from './evidence/redact.js';
+export { ChainVerifier, readLogLines, verifyLogFile } from './evidence/log/reader.js';
+export { type AppendInput, LogWriter } from './evidence/log/writer.js';
+export { type CrossVerification, crossVerify } from './evidence/package/cross-verify.js';
+export { buildPackage, type PackageHeader, type PackageSeal } from './evidence/package/grammar.js';
 export {
   type CheckResult,
   type VerifyOptions,
   type VerifyResult,
   verifyPackage,
   verifyPackageLines,
-} from './evidence/verify.js';
+} from './evidence/package/verify.js';
+export { canonicalTool, TOOL_ALIASES, toolArgument } from './evidence/policy/aliases.js';
+export {
+  type ActionPolicy,
+  type ActionVerdict,
+  evaluateAction,
+  matchAction,
+  parsePattern,
+} from './evidence/policy/patterns.js';
+export { composeReceipt, type Receipt, receiptBytes } from './evidence/receipt/receipt.js';
+export type {
+  AgentAttribution,
+  CanonicalEvent,
+  EventRecord,
+  PolicyDecision,
+} from './evidence/record/record.js';
+export { redactText, redactValue } from './evidence/redact.js';

@@ -1,6 +1,6 @@
 /** Verifies one log file in a fresh process and prints {records, seconds, maxRssMb} as JSON. */
 import { toPublicKey } from '../../src/core/keys.js';
-import { verifyLogFile } from '../../src/evidence/log-reader.js';
+import { verifyLogFile } from '../../src/evidence/log/reader.js';
 
 const [logPath, publicKeyHex] = process.argv.slice(2);
 const start = process.hrtime.bigint();

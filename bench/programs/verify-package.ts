@@ -3,8 +3,8 @@
  * {records, seconds, maxRssMb, ok} as JSON. Usage: verify-package.js PKG PUBLIC_KEY_HEX [WORKERS]
  */
 import { toPublicKey } from '../../src/core/keys.js';
-import { readLogLines } from '../../src/evidence/log-reader.js';
-import { verifyPackageLines } from '../../src/evidence/verify.js';
+import { readLogLines } from '../../src/evidence/log/reader.js';
+import { verifyPackageLines } from '../../src/evidence/package/verify.js';
 
 const [path, publicKeyHex, workers] = process.argv.slice(2);
 const start = process.hrtime.bigint();

@@ -9,8 +9,8 @@ import { createWriteStream, existsSync, mkdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keyId, rawPublicKey, toPublicKey } from '../../src/core/keys.js';
-import type { CanonicalEvent, EventRecord } from '../../src/evidence/record.js';
-import { digestRef, encodeRecord } from '../../src/evidence/record-codec.js';
+import { digestRef, encodeRecord } from '../../src/evidence/record/codec.js';
+import type { CanonicalEvent, EventRecord } from '../../src/evidence/record/record.js';
 
 export const SESSION = 'ses_bench_workload';
 const START = Date.parse('2026-11-30T12:00:00.000Z');
@@ -170,7 +170,7 @@ export async function workloadPackage(n: number): Promise<string> {
   const path = log.replace(/\.log$/, '.tally');
   if (existsSync(path)) return path;
   const key = benchKey();
-  const { sealLog } = await import('../../src/evidence/seal.js');
+  const { sealLog } = await import('../../src/evidence/package/seal.js');
   await sealLog({
     logPath: log,
     outPath: path,

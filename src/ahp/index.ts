@@ -5,14 +5,6 @@
  * message with `validateMessage` and friends. Anything not exported here is internal.
  */
 
-export {
-  type Admission,
-  type AdmissionContext,
-  type AdmissionRequirement,
-  admitRegistration,
-} from './admission.js';
-// Transports, endpoint authentication, secrets, uploads.
-export { EndpointAuth, type EndpointAuthOptions } from './auth.js';
 // Backend side: the kit and the rule-file policy.
 export {
   type BackendHandler,
@@ -23,32 +15,24 @@ export {
   createBackend,
   type Effect,
   type InterceptContext,
-} from './backend.js';
+} from './backend/kit.js';
+// Receiver-side task/workspace lineage (the backend kit's `lineage` option).
 export {
-  type CapabilityManifest,
-  capabilitiesResult,
-  capabilityManifest,
-  eventCapabilities,
-  MAX_CONTINUATIONS,
-  type ManifestEvent,
-  type RequestCapabilities,
-  type RequestCapabilityOptions,
-  requestCapabilities,
-} from './capabilities.js';
-// Event catalogue and capability advertisement.
+  type LineageOptions,
+  LineageTracker,
+  MAX_LINEAGE_EVENTS_PER_SOURCE,
+  MAX_LINEAGE_SOURCES,
+} from './backend/lineage.js';
 export {
-  type CatalogueEntry,
-  CORE_EFFECT_TYPES,
-  type CoreEffectType,
-  catalogueEntry,
-  EVENT_CATALOGUE,
-  EVENT_FAMILIES,
-  type FlowOperation,
-  INTERCEPTABLE_EVENTS,
-  MODIFY_TARGETS,
-  type ModifyTarget,
-  REMOVED_EVENT_NAMES,
-} from './catalogue.js';
+  evaluateRules,
+  parseRules,
+  type Rule,
+  type RuleEffect,
+  RulesError,
+  type RulesErrorCode,
+  rulesHandler,
+  rulesManifest,
+} from './backend/rules.js';
 // Harness side: dispatch, composition, matching, content selection.
 export type {
   Candidate,
@@ -59,8 +43,8 @@ export type {
   InterceptState,
   Permission,
   Settlement,
-} from './compose.js';
-export { dispositionFor, selectContent } from './content.js';
+} from './harness/compose.js';
+export { dispositionFor, selectContent } from './harness/content.js';
 export {
   DispatchError,
   type DispatchErrorCode,
@@ -73,20 +57,13 @@ export {
   type SubscriptionStatus,
   SYNTHETIC_DENY_REASON,
   type TransportFactory,
-} from './dispatcher.js';
-// Receiver-side task/workspace lineage (the backend kit's `lineage` option).
-export {
-  type LineageOptions,
-  LineageTracker,
-  MAX_LINEAGE_EVENTS_PER_SOURCE,
-  MAX_LINEAGE_SOURCES,
-} from './lineage.js';
+} from './harness/dispatcher.js';
 export {
   type DeliveryMode,
   type MatchedSubscription,
   matchingSubscriptions,
   selectorMatches,
-} from './matching.js';
+} from './harness/matching.js';
 // Wire message validation.
 export {
   FramingError,
@@ -100,8 +77,37 @@ export {
   validateInterceptResponse,
   validateMessage,
 } from './messages/index.js';
-// The local OAuth client file behind `oauthClients` (docs/ahp-transports.md).
-export { OAuthClientsError, type OAuthClientsErrorCode, parseOAuthClients } from './oauth-clients.js';
+export {
+  type CapabilityManifest,
+  capabilitiesResult,
+  capabilityManifest,
+  eventCapabilities,
+  MAX_CONTINUATIONS,
+  type ManifestEvent,
+  type RequestCapabilities,
+  type RequestCapabilityOptions,
+  requestCapabilities,
+} from './protocol/capabilities.js';
+// Event catalogue and capability advertisement.
+export {
+  type CatalogueEntry,
+  CORE_EFFECT_TYPES,
+  type CoreEffectType,
+  catalogueEntry,
+  EVENT_CATALOGUE,
+  EVENT_FAMILIES,
+  type FlowOperation,
+  INTERCEPTABLE_EVENTS,
+  MODIFY_TARGETS,
+  type ModifyTarget,
+  REMOVED_EVENT_NAMES,
+} from './protocol/catalogue.js';
+export {
+  type Admission,
+  type AdmissionContext,
+  type AdmissionRequirement,
+  admitRegistration,
+} from './registration/admission.js';
 // Portable registration.
 export {
   type ParsedRegistration,
@@ -109,7 +115,7 @@ export {
   parseRegistrationText,
   RegistrationError,
   type RegistrationErrorCode,
-} from './registration.js';
+} from './registration/registration.js';
 export type {
   Authentication,
   Backend,
@@ -122,32 +128,10 @@ export type {
   Subscription,
   TransportConfig,
   UploadBinding,
-} from './registration-types.js';
-export { SUPPORTED_PROTOCOL_VERSION } from './registration-types.js';
-export {
-  evaluateRules,
-  parseRules,
-  type Rule,
-  type RuleEffect,
-  RulesError,
-  type RulesErrorCode,
-  rulesHandler,
-  rulesManifest,
-} from './rules.js';
-export {
-  fileSecretProvider,
-  SecretError,
-  type SecretErrorCode,
-  type SecretProvider,
-  tallyHome,
-} from './secrets.js';
-export {
-  type BackendTransport,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  TransportError,
-  type TransportErrorCode,
-} from './transport.js';
+} from './registration/types.js';
+export { SUPPORTED_PROTOCOL_VERSION } from './registration/types.js';
+// Transports, endpoint authentication, secrets, uploads.
+export { EndpointAuth, type EndpointAuthOptions } from './transports/auth.js';
 export {
   createTransport,
   type Logger,
@@ -158,10 +142,30 @@ export {
   type TransportOptions,
 } from './transports/index.js';
 export { type MemoryHandler, memoryTransport } from './transports/memory.js';
+// The local OAuth client file behind `oauthClients` (docs/ahp-transports.md).
+export {
+  OAuthClientsError,
+  type OAuthClientsErrorCode,
+  parseOAuthClients,
+} from './transports/oauth-clients.js';
+export {
+  fileSecretProvider,
+  SecretError,
+  type SecretErrorCode,
+  type SecretProvider,
+  tallyHome,
+} from './transports/secrets.js';
+export {
+  type BackendTransport,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  TransportError,
+  type TransportErrorCode,
+} from './transports/transport.js';
 export {
   UploadError,
   type UploadErrorCode,
   Uploader,
   type UploaderOptions,
   type UploadReceipt,
-} from './upload.js';
+} from './transports/upload.js';

@@ -17,7 +17,7 @@ import {
 } from '../core/dsse.js';
 import { TallyError } from '../core/errors.js';
 import { keyId, type PublicKeyInput, rawPublicKey, shipId } from '../core/keys.js';
-import { parsePattern } from './policy.js';
+import { parsePattern } from './policy/patterns.js';
 
 export const CERTIFICATE_TYPE = 'tally/agent-certificate/v1';
 export const CERTIFICATE_PAYLOAD_TYPE = 'application/vnd.tally.certificate+json';

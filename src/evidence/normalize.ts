@@ -4,7 +4,7 @@
  * the machine-independent orderings the receipt relies on. Pure functions; no I/O, no clock.
  */
 import { digest, isDigest } from '../core/hash.js';
-import type { EventRecord } from './record.js';
+import type { EventRecord } from './record/record.js';
 
 /** Extension keys Tally defines under its own reverse-DNS namespace (documented in docs/receipt.md). */
 export const EXT_WORKSPACE = 'dev.tally.workspace';

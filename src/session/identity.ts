@@ -7,7 +7,7 @@ import type { KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { KeyError } from '../core/keys.js';
 import { keyPaths, loadPrivateKey, loadPublicKey, type StoredKey } from '../core/keystore.js';
-import type { Signer } from '../evidence/record-codec.js';
+import type { Signer } from '../evidence/record/codec.js';
 import type { Places } from './paths.js';
 
 export const SHIP_KEY = 'ship';

@@ -6,17 +6,17 @@
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { capabilityManifest } from '../ahp/capabilities.js';
 import { isRfc3339DateTime, validateEvent } from '../ahp/messages/index.js';
+import { capabilityManifest } from '../ahp/protocol/capabilities.js';
 import { parseJson } from '../core/canonical.js';
 import { type AgentCertificate, verifyCertificate } from '../evidence/certificate.js';
-import { certificatePolicy } from '../evidence/cross-verify.js';
-import { LogWriter } from '../evidence/log-writer.js';
-import { PackageError } from '../evidence/package.js';
-import { evaluateAction } from '../evidence/policy.js';
-import type { AgentAttribution, CanonicalEvent, PolicyDecision } from '../evidence/record.js';
+import { LogWriter } from '../evidence/log/writer.js';
+import { certificatePolicy } from '../evidence/package/cross-verify.js';
+import { PackageError } from '../evidence/package/grammar.js';
+import { sealLog } from '../evidence/package/seal.js';
+import { evaluateAction } from '../evidence/policy/patterns.js';
+import type { AgentAttribution, CanonicalEvent, PolicyDecision } from '../evidence/record/record.js';
 import { redactValue } from '../evidence/redact.js';
-import { sealLog } from '../evidence/seal.js';
 import { captureBaseline } from './baseline.js';
 import type { ShipSigner } from './identity.js';
 import {

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { canonicalize, parseJson } from '../core/canonical.js';
 import { TallyError } from '../core/errors.js';
-import type { AgentAttribution } from '../evidence/record.js';
+import type { AgentAttribution } from '../evidence/record/record.js';
 
 export type SessionErrorCode = 'no-session' | 'not-found' | 'already-closed' | 'corrupt' | 'bad-event';
 

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type AdmissionRequirement, admitRegistration } from '../../src/ahp/admission.js';
-import { parseRegistration, RegistrationError } from '../../src/ahp/registration.js';
+import { type AdmissionRequirement, admitRegistration } from '../../src/ahp/registration/admission.js';
+import { parseRegistration, RegistrationError } from '../../src/ahp/registration/registration.js';
 import { readInterop } from './scenario-replay.js';
 
 interface RegisterStep {

@@ -12,9 +12,9 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileSecretProvider, SecretError } from '../../src/ahp/secrets.js';
-import { TransportError } from '../../src/ahp/transport.js';
 import { createTransport } from '../../src/ahp/transports/index.js';
+import { fileSecretProvider, SecretError } from '../../src/ahp/transports/secrets.js';
+import { TransportError } from '../../src/ahp/transports/transport.js';
 import { answerFor, json, suiteServers } from './http-servers.js';
 import {
   httpBackend,

@@ -16,7 +16,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createBackend } from '../../src/ahp/backend.js';
+import { createBackend } from '../../src/ahp/backend/kit.js';
 import { loadScenarioRows } from './scenario-replay.js';
 import { tempDir } from './transport-helpers.js';
 

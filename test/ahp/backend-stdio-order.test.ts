@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
-import { createBackend, type Effect } from '../../src/ahp/backend.js';
+import { createBackend, type Effect } from '../../src/ahp/backend/kit.js';
 import { loadScenarioRows } from './scenario-replay.js';
 
 const row = loadScenarioRows().find((r) => r.id === 'deny-blocks')!;

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createBackend, type Effect } from '../../src/ahp/backend.js';
+import { createBackend, type Effect } from '../../src/ahp/backend/kit.js';
 import {
   type FixtureCase,
   fixtureCases,

@@ -15,8 +15,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { BackendUnavailable, createBackend, type Effect } from '../../src/ahp/backend.js';
-import { evaluateRules, parseRules, RulesError } from '../../src/ahp/rules.js';
+import { BackendUnavailable, createBackend, type Effect } from '../../src/ahp/backend/kit.js';
+import { evaluateRules, parseRules, RulesError } from '../../src/ahp/backend/rules.js';
 import { loadScenarioRows, officialSchemas } from './scenario-replay.js';
 import { tempDir } from './transport-helpers.js';
 

@@ -14,7 +14,7 @@ import {
   EVENT_CATALOGUE,
   EVENT_FAMILIES,
   INTERCEPTABLE_EVENTS,
-} from '../../src/ahp/catalogue.js';
+} from '../../src/ahp/protocol/catalogue.js';
 import { SCHEMA_DIR, SHARED } from './messages-oracle.js';
 
 type Json = Record<string, unknown>;

@@ -10,8 +10,8 @@ import {
   settle,
   stageResponse,
   startPipeline,
-} from '../../src/ahp/compose.js';
-import type { CanonicalEvent } from '../../src/evidence/record.js';
+} from '../../src/ahp/harness/compose.js';
+import type { CanonicalEvent } from '../../src/evidence/record/record.js';
 
 const supplier = { backend: 'org.example.a', subscription: 's' };
 

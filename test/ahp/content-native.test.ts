@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import type { InterceptCapabilities } from '../../src/ahp/compose.js';
-import { selectContent, selectContentNoting } from '../../src/ahp/content.js';
-import type { ContentSelection } from '../../src/ahp/registration-types.js';
-import type { CanonicalEvent } from '../../src/evidence/record.js';
+import type { InterceptCapabilities } from '../../src/ahp/harness/compose.js';
+import { selectContent, selectContentNoting } from '../../src/ahp/harness/content.js';
+import type { ContentSelection } from '../../src/ahp/registration/types.js';
+import type { CanonicalEvent } from '../../src/evidence/record/record.js';
 import { intercept, observe, setup } from './dispatch-helpers.js';
 
 type Json = Record<string, unknown>;

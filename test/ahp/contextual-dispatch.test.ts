@@ -9,11 +9,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { InterceptCapabilities } from '../../src/ahp/compose.js';
-import { dispatch } from '../../src/ahp/dispatcher.js';
-import type { Registration } from '../../src/ahp/registration-types.js';
+import type { InterceptCapabilities } from '../../src/ahp/harness/compose.js';
+import { dispatch } from '../../src/ahp/harness/dispatcher.js';
+import type { Registration } from '../../src/ahp/registration/types.js';
 import { memoryTransport } from '../../src/ahp/transports/memory.js';
-import type { CanonicalEvent } from '../../src/evidence/record.js';
+import type { CanonicalEvent } from '../../src/evidence/record/record.js';
 import {
   CONTEXT_TARGETS,
   contextualRequest,

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { selectContentNoting } from '../../src/ahp/content.js';
-import { callWithDeadline } from '../../src/ahp/dispatch-call.js';
-import type { JsonRpcRequest } from '../../src/ahp/transport.js';
+import { callWithDeadline } from '../../src/ahp/harness/call.js';
+import { selectContentNoting } from '../../src/ahp/harness/content.js';
 import { memoryTransport } from '../../src/ahp/transports/memory.js';
+import type { JsonRpcRequest } from '../../src/ahp/transports/transport.js';
 
 function request(id: string): JsonRpcRequest {
   return {
@@ -140,7 +140,7 @@ test('a deadline that expires while another call is in flight leaves that call i
 test('a finished call leaves no timer holding the process open', () => {
   // A child runs one call with a one-hour deadline that is answered at once; it must exit on its
   // own. (If the deadline's timer stayed referenced, it would still be running when killed.)
-  const module = new URL('../../src/ahp/dispatch-call.js', import.meta.url).href;
+  const module = new URL('../../src/ahp/harness/call.js', import.meta.url).href;
   const memory = new URL('../../src/ahp/transports/memory.js', import.meta.url).href;
   const script = [
     `const { callWithDeadline } = await import(${JSON.stringify(module)});`,

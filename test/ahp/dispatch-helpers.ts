@@ -3,10 +3,10 @@
  * backend per entry recording every message it receives, and the event a message carried.
  */
 import assert from 'node:assert/strict';
-import { Dispatcher, type DispatcherOptions } from '../../src/ahp/dispatcher.js';
-import type { Backend, Subscription } from '../../src/ahp/registration-types.js';
-import type { JsonRpcNotification, JsonRpcRequest } from '../../src/ahp/transport.js';
+import { Dispatcher, type DispatcherOptions } from '../../src/ahp/harness/dispatcher.js';
+import type { Backend, Subscription } from '../../src/ahp/registration/types.js';
 import { type MemoryHandler, memoryTransport } from '../../src/ahp/transports/memory.js';
+import type { JsonRpcNotification, JsonRpcRequest } from '../../src/ahp/transports/transport.js';
 
 export type Message = JsonRpcRequest | JsonRpcNotification;
 

@@ -11,12 +11,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { eventCapabilities } from '../../src/ahp/capabilities.js';
-import type { InterceptCapabilities } from '../../src/ahp/compose.js';
-import { DispatchError, SYNTHETIC_DENY_REASON } from '../../src/ahp/dispatcher.js';
-import { type JsonRpcRequest, TransportError } from '../../src/ahp/transport.js';
+import type { InterceptCapabilities } from '../../src/ahp/harness/compose.js';
+import { DispatchError, SYNTHETIC_DENY_REASON } from '../../src/ahp/harness/dispatcher.js';
+import { eventCapabilities } from '../../src/ahp/protocol/capabilities.js';
 import type { MemoryHandler } from '../../src/ahp/transports/memory.js';
-import type { CanonicalEvent } from '../../src/evidence/record.js';
+import { type JsonRpcRequest, TransportError } from '../../src/ahp/transports/transport.js';
+import type { CanonicalEvent } from '../../src/evidence/record/record.js';
 import { answer, eventOf, intercept, observe, setup } from './dispatch-helpers.js';
 import { officialValid } from './messages-oracle.js';
 

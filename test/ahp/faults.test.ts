@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, describe, test } from 'node:test';
-import { Dispatcher, SYNTHETIC_DENY_REASON } from '../../src/ahp/dispatcher.js';
-import type { Backend, Registration } from '../../src/ahp/registration-types.js';
-import { TransportError } from '../../src/ahp/transport.js';
+import { Dispatcher, SYNTHETIC_DENY_REASON } from '../../src/ahp/harness/dispatcher.js';
+import type { Backend, Registration } from '../../src/ahp/registration/types.js';
 import { createTransport, type TransportOptions } from '../../src/ahp/transports/index.js';
+import { TransportError } from '../../src/ahp/transports/transport.js';
 import { answerFor, suiteServers } from './http-servers.js';
 import { loadScenarioRows } from './scenario-replay.js';
 import {

@@ -6,10 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { dispatch } from '../../src/ahp/dispatcher.js';
-import type { Registration, Subscription } from '../../src/ahp/registration-types.js';
-import { type JsonRpcNotification, type JsonRpcRequest, TransportError } from '../../src/ahp/transport.js';
+import { dispatch } from '../../src/ahp/harness/dispatcher.js';
+import type { Registration, Subscription } from '../../src/ahp/registration/types.js';
 import { memoryTransport } from '../../src/ahp/transports/memory.js';
+import {
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  TransportError,
+} from '../../src/ahp/transports/transport.js';
 import type { CanonicalEvent } from '../../src/core/event.js';
 import { officialValid } from './messages-oracle.js';
 

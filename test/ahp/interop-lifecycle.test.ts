@@ -11,9 +11,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { InterceptCapabilities, InterceptState } from '../../src/ahp/compose.js';
-import { Dispatcher } from '../../src/ahp/dispatcher.js';
-import type { Registration } from '../../src/ahp/registration-types.js';
+import type { InterceptCapabilities, InterceptState } from '../../src/ahp/harness/compose.js';
+import { Dispatcher } from '../../src/ahp/harness/dispatcher.js';
+import type { Registration } from '../../src/ahp/registration/types.js';
 import { memoryTransport } from '../../src/ahp/transports/memory.js';
 import type { CanonicalEvent } from '../../src/core/event.js';
 import { officialValid } from './messages-oracle.js';

@@ -10,17 +10,17 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createBackend } from '../../src/ahp/backend.js';
-import type { InterceptCapabilities, InterceptState } from '../../src/ahp/compose.js';
-import { Dispatcher } from '../../src/ahp/dispatcher.js';
+import { createBackend } from '../../src/ahp/backend/kit.js';
+import type { InterceptCapabilities, InterceptState } from '../../src/ahp/harness/compose.js';
+import { Dispatcher } from '../../src/ahp/harness/dispatcher.js';
 import type {
   Backend,
   ContentDisposition,
   Registration,
   Subscription,
-} from '../../src/ahp/registration-types.js';
+} from '../../src/ahp/registration/types.js';
 import { memoryTransport } from '../../src/ahp/transports/memory.js';
-import type { CanonicalEvent } from '../../src/evidence/record.js';
+import type { CanonicalEvent } from '../../src/evidence/record/record.js';
 import { officialValid } from './messages-oracle.js';
 import { readInterop, replayScenarios } from './scenario-replay.js';
 

@@ -10,8 +10,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { createBackend } from '../../src/ahp/backend.js';
-import { LineageTracker } from '../../src/ahp/lineage.js';
+import { createBackend } from '../../src/ahp/backend/kit.js';
+import { LineageTracker } from '../../src/ahp/backend/lineage.js';
 import { FIXTURE_DIR, officialValid } from './messages-oracle.js';
 import { readInterop } from './scenario-replay.js';
 

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { capabilitiesResult, requestCapabilities } from '../../src/ahp/capabilities.js';
-import { EVENT_CATALOGUE } from '../../src/ahp/catalogue.js';
 import { validateMessage } from '../../src/ahp/messages/index.js';
+import { capabilitiesResult, requestCapabilities } from '../../src/ahp/protocol/capabilities.js';
+import { EVENT_CATALOGUE } from '../../src/ahp/protocol/catalogue.js';
 import { officialAjv, officialValid, SCHEMA_BASE } from './messages-oracle.js';
 
 type Json = Record<string, unknown>;

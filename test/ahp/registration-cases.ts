@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { parseRegistration, RegistrationError } from '../../src/ahp/registration.js';
-import type { Issue } from '../../src/ahp/registration-types.js';
+import { parseRegistration, RegistrationError } from '../../src/ahp/registration/registration.js';
+import type { Issue } from '../../src/ahp/registration/types.js';
 
 export const PORTABLE = new URL(
   '../../../../shared/ahp/fixtures/draft/registration/portable.valid.json',

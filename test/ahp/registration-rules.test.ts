@@ -6,7 +6,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { parseRegistration, parseRegistrationText, RegistrationError } from '../../src/ahp/registration.js';
+import {
+  parseRegistration,
+  parseRegistrationText,
+  RegistrationError,
+} from '../../src/ahp/registration/registration.js';
 import {
   accepted,
   expectIssue,

@@ -7,8 +7,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { parseRegistration, parseRegistrationText, RegistrationError } from '../../src/ahp/registration.js';
-import { expandSelector } from '../../src/ahp/registration-events.js';
+import { expandSelector } from '../../src/ahp/registration/events.js';
+import {
+  parseRegistration,
+  parseRegistrationText,
+  RegistrationError,
+} from '../../src/ahp/registration/registration.js';
 import { sha256Hex } from '../../src/core/hash.js';
 
 const AHP = new URL('../../../../shared/ahp/', import.meta.url);

@@ -11,11 +11,15 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { InterceptCapabilities, InterceptState } from '../../src/ahp/compose.js';
-import { Dispatcher, type DispatchOutcome } from '../../src/ahp/dispatcher.js';
-import type { Registration } from '../../src/ahp/registration-types.js';
-import type { BackendTransport, JsonRpcNotification, JsonRpcRequest } from '../../src/ahp/transport.js';
-import type { CanonicalEvent } from '../../src/evidence/record.js';
+import type { InterceptCapabilities, InterceptState } from '../../src/ahp/harness/compose.js';
+import { Dispatcher, type DispatchOutcome } from '../../src/ahp/harness/dispatcher.js';
+import type { Registration } from '../../src/ahp/registration/types.js';
+import type {
+  BackendTransport,
+  JsonRpcNotification,
+  JsonRpcRequest,
+} from '../../src/ahp/transports/transport.js';
+import type { CanonicalEvent } from '../../src/evidence/record/record.js';
 
 export const SHARED = new URL('../../../../shared/', import.meta.url);
 export const INTEROP = new URL('ahp/interop/', SHARED);

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createBackend } from '../../src/ahp/backend.js';
+import { createBackend } from '../../src/ahp/backend/kit.js';
 import { loadScenarioRows, officialSchemas } from './scenario-replay.js';
 import { tempDir } from './transport-helpers.js';
 

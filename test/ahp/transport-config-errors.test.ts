@@ -14,13 +14,13 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { parseRegistration } from '../../src/ahp/registration.js';
-import type { Authentication, Backend } from '../../src/ahp/registration-types.js';
-import { fileSecretProvider, SecretError } from '../../src/ahp/secrets.js';
-import { TransportError } from '../../src/ahp/transport.js';
+import { parseRegistration } from '../../src/ahp/registration/registration.js';
+import type { Authentication, Backend } from '../../src/ahp/registration/types.js';
 import { createTransport } from '../../src/ahp/transports/index.js';
+import { fileSecretProvider, SecretError } from '../../src/ahp/transports/secrets.js';
 import { backendEnvironment } from '../../src/ahp/transports/stdio-process.js';
-import { UploadError, Uploader } from '../../src/ahp/upload.js';
+import { TransportError } from '../../src/ahp/transports/transport.js';
+import { UploadError, Uploader } from '../../src/ahp/transports/upload.js';
 import { json, suiteServers } from './http-servers.js';
 import { portable } from './registration-cases.js';
 import {

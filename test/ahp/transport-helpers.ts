@@ -3,11 +3,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Authentication, Backend, Registration } from '../../src/ahp/registration-types.js';
-import { fileSecretProvider } from '../../src/ahp/secrets.js';
-import type { JsonRpcRequest } from '../../src/ahp/transport.js';
-import { TransportError } from '../../src/ahp/transport.js';
+import type { Authentication, Backend, Registration } from '../../src/ahp/registration/types.js';
 import type { Logger, TransportOptions } from '../../src/ahp/transports/index.js';
+import { fileSecretProvider } from '../../src/ahp/transports/secrets.js';
+import type { JsonRpcRequest } from '../../src/ahp/transports/transport.js';
+import { TransportError } from '../../src/ahp/transports/transport.js';
 
 export const FAULT_BACKEND = fileURLToPath(new URL('./backends/fault-backend.js', import.meta.url));
 export const SHARED = new URL('../../../../shared/', import.meta.url);

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { TransportError } from '../../src/ahp/transport.js';
 import { createTransport } from '../../src/ahp/transports/index.js';
+import { TransportError } from '../../src/ahp/transports/transport.js';
 import { answerFor, json, suiteServers } from './http-servers.js';
 import { codeOf, httpBackend, interceptRequest, never, options } from './transport-helpers.js';
 

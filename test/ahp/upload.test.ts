@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { fileSecretProvider } from '../../src/ahp/secrets.js';
-import { UploadError, Uploader } from '../../src/ahp/upload.js';
+import { fileSecretProvider } from '../../src/ahp/transports/secrets.js';
+import { UploadError, Uploader } from '../../src/ahp/transports/upload.js';
 import { json, type Seen, suiteServers } from './http-servers.js';
 import { tempDir } from './transport-helpers.js';
 

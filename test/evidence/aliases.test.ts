@@ -8,7 +8,12 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { canonicalTool, TOOL_ALIASES, type ToolKind, toolArgument } from '../../src/evidence/aliases.js';
+import {
+  canonicalTool,
+  TOOL_ALIASES,
+  type ToolKind,
+  toolArgument,
+} from '../../src/evidence/policy/aliases.js';
 
 /** Tool names named per agent in ecosystem.md §1 (hook payload shapes, matchers, Gemini's own names). */
 const ECOSYSTEM_TOOLS: Record<string, [string, ToolKind][]> = {

@@ -17,7 +17,7 @@ import {
   issueCertificate,
   verifyCertificate,
 } from '../../src/evidence/certificate.js';
-import { verifyPackage } from '../../src/evidence/verify.js';
+import { verifyPackage } from '../../src/evidence/package/verify.js';
 import { type Fixture, makeFixture, runSession, steppingClock, toolBefore } from '../session/fixture.js';
 
 const FROM = new Date('2026-02-01T00:00:00Z');

@@ -11,10 +11,10 @@ import { before, describe, it } from 'node:test';
 import { canonicalize } from '../../src/core/canonical.js';
 import type { Envelope } from '../../src/core/dsse.js';
 import { issueCertificate } from '../../src/evidence/certificate.js';
-import { type CheckedRecord, readLogLines, verifyLogFile } from '../../src/evidence/log-reader.js';
-import { LogWriter } from '../../src/evidence/log-writer.js';
-import { buildPackage } from '../../src/evidence/package.js';
-import { type CheckResult, type VerifyResult, verifyPackage } from '../../src/evidence/verify.js';
+import { type CheckedRecord, readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
+import { LogWriter } from '../../src/evidence/log/writer.js';
+import { buildPackage } from '../../src/evidence/package/grammar.js';
+import { type CheckResult, type VerifyResult, verifyPackage } from '../../src/evidence/package/verify.js';
 import {
   type Fixture,
   makeFixture,

@@ -10,12 +10,12 @@ import { signEnvelope } from '../../src/core/dsse.js';
 import { sha256 } from '../../src/core/hash.js';
 import { generateKeyPair, keyId } from '../../src/core/keys.js';
 import { createKey, loadPrivateKey } from '../../src/core/keystore.js';
-import { LineTooLong, MAX_LINE_BYTES, readLogLines, verifyLogFile } from '../../src/evidence/log-reader.js';
-import { LogWriter } from '../../src/evidence/log-writer.js';
-import { PackageError, packageLine, SEAL_TYPE } from '../../src/evidence/package.js';
-import { RECORD_PAYLOAD_TYPE } from '../../src/evidence/record.js';
-import { RecordError } from '../../src/evidence/record-codec.js';
-import { bufferLines } from '../../src/evidence/verify.js';
+import { LineTooLong, MAX_LINE_BYTES, readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
+import { LogWriter } from '../../src/evidence/log/writer.js';
+import { PackageError, packageLine, SEAL_TYPE } from '../../src/evidence/package/grammar.js';
+import { bufferLines } from '../../src/evidence/package/verify.js';
+import { RecordError } from '../../src/evidence/record/codec.js';
+import { RECORD_PAYLOAD_TYPE } from '../../src/evidence/record/record.js';
 
 const APPENDER = fileURLToPath(new URL('./programs/appender.js', import.meta.url));
 

@@ -11,7 +11,7 @@ import {
   sortedUnique,
   truncate,
 } from '../../src/evidence/normalize.js';
-import type { CanonicalEvent, EventRecord } from '../../src/evidence/record.js';
+import type { CanonicalEvent, EventRecord } from '../../src/evidence/record/record.js';
 
 const FIXTURES = new URL('../../../../shared/ahp/fixtures/draft/http/', import.meta.url);
 

@@ -12,8 +12,8 @@ import { canonicalize } from '../../src/core/canonical.js';
 import { signEnvelope } from '../../src/core/dsse.js';
 import { generateKeyPair, keyId, rawPublicKey } from '../../src/core/keys.js';
 import { createKey } from '../../src/core/keystore.js';
-import { MAX_LINE_BYTES } from '../../src/evidence/log-reader.js';
-import { type CheckResult, type VerifyResult, verifyPackage } from '../../src/evidence/verify.js';
+import { MAX_LINE_BYTES } from '../../src/evidence/log/reader.js';
+import { type CheckResult, type VerifyResult, verifyPackage } from '../../src/evidence/package/verify.js';
 import { loadShipSigner } from '../../src/session/identity.js';
 import {
   type Fixture,

@@ -14,8 +14,8 @@ import {
   matchAction,
   PolicyError,
   parsePattern,
-} from '../../src/evidence/policy.js';
-import { MAX_SHELL_NESTING, splitShellCommand } from '../../src/evidence/shell-command.js';
+} from '../../src/evidence/policy/patterns.js';
+import { MAX_SHELL_NESTING, splitShellCommand } from '../../src/evidence/policy/shell.js';
 
 const policy = (p: Partial<ActionPolicy>): ActionPolicy => ({ allow: [], forbid: [], escalate: [], ...p });
 const verdict = (p: Partial<ActionPolicy>, call: ActionCall): string =>

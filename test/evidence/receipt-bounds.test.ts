@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { composeReceipt, receiptBytes } from '../../src/evidence/receipt.js';
-import { SeqList } from '../../src/evidence/receipt-bounds.js';
-import { KeptGroups } from '../../src/evidence/receipt-groups.js';
+import { SeqList } from '../../src/evidence/receipt/bounds.js';
+import { KeptGroups } from '../../src/evidence/receipt/groups.js';
+import { composeReceipt, receiptBytes } from '../../src/evidence/receipt/receipt.js';
 import { RecordList, ROOT_HEX } from './receipt-fixture.js';
 
 const allow = {

@@ -3,8 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseJson } from '../../src/core/canonical.js';
-import { composeReceipt, receiptBytes } from '../../src/evidence/receipt.js';
-import type { EventRecord } from '../../src/evidence/record.js';
+import { composeReceipt, receiptBytes } from '../../src/evidence/receipt/receipt.js';
+import type { EventRecord } from '../../src/evidence/record/record.js';
 import { RecordList, ROOT_HEX } from './receipt-fixture.js';
 
 /** A session that exercises every section, with names whose order differs between locales. */
@@ -70,7 +70,7 @@ describe('receipt determinism', () => {
   it('a process with another time zone and locale produces the same bytes', () => {
     const records = session();
     const here = receiptBytes(composeReceipt(records, ROOT_HEX)).toString('base64');
-    const module = fileURLToPath(new URL('../../src/evidence/receipt.js', import.meta.url));
+    const module = fileURLToPath(new URL('../../src/evidence/receipt/receipt.js', import.meta.url));
     const script = [
       `import { composeReceipt, receiptBytes } from ${JSON.stringify(module)};`,
       `let input = '';`,

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { canonicalize, parseJson } from '../../src/core/canonical.js';
-import { composeReceipt, receiptBytes } from '../../src/evidence/receipt.js';
-import type { EventRecord } from '../../src/evidence/record.js';
+import { composeReceipt, receiptBytes } from '../../src/evidence/receipt/receipt.js';
+import type { EventRecord } from '../../src/evidence/record/record.js';
 
 const DOC = readFileSync(new URL('../../../docs/receipt.md', import.meta.url), 'utf8');
 

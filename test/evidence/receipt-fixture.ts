@@ -5,7 +5,7 @@ import type {
   CanonicalEvent,
   EventRecord,
   PolicyDecision,
-} from '../../src/evidence/record.js';
+} from '../../src/evidence/record/record.js';
 
 const FIXTURES = new URL('../../../../shared/ahp/fixtures/draft/http/', import.meta.url);
 

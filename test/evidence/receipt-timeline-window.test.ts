@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sha256 } from '../../src/core/hash.js';
 import { merkleRootFromLeafHashes } from '../../src/core/merkle.js';
-import { MerkleAccumulator } from '../../src/evidence/merkle-accumulator.js';
-import { composeReceipt, ReceiptComposer, receiptBytes } from '../../src/evidence/receipt.js';
-import type { EventRecord } from '../../src/evidence/record.js';
+import { MerkleAccumulator } from '../../src/evidence/package/merkle-accumulator.js';
+import { composeReceipt, ReceiptComposer, receiptBytes } from '../../src/evidence/receipt/receipt.js';
+import type { EventRecord } from '../../src/evidence/record/record.js';
 
 const ROOT = 'ab'.repeat(32);
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { composeReceipt, RECEIPT_TYPE } from '../../src/evidence/receipt.js';
+import { composeReceipt, RECEIPT_TYPE } from '../../src/evidence/receipt/receipt.js';
 import { fixtureEvent, RecordList, ROOT_HEX } from './receipt-fixture.js';
 
 const sha = (text: string): string => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;

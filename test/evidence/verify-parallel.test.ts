@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { generateKeyPair, keyId } from '../../src/core/keys.js';
-import { readLogLines, verifyLogFile } from '../../src/evidence/log-reader.js';
-import { LogWriter } from '../../src/evidence/log-writer.js';
-import { buildPackage } from '../../src/evidence/package.js';
-import type { CanonicalEvent } from '../../src/evidence/record.js';
-import { sealLog } from '../../src/evidence/seal.js';
-import { type VerifyResult, verifyPackage } from '../../src/evidence/verify.js';
+import { readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
+import { LogWriter } from '../../src/evidence/log/writer.js';
+import { buildPackage } from '../../src/evidence/package/grammar.js';
+import { sealLog } from '../../src/evidence/package/seal.js';
+import { type VerifyResult, verifyPackage } from '../../src/evidence/package/verify.js';
+import type { CanonicalEvent } from '../../src/evidence/record/record.js';
 
 const RECORDS = 700; // several 256-line batches, and a partial last one
 const NOW = new Date('2026-06-01T00:00:00Z');

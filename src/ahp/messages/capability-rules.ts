@@ -4,8 +4,8 @@
  * the per-event bounds from the catalogue (which effects, modify targets and flow operations a
  * boundary can support at all).
  */
-import { CORE_EFFECT_TYPES, catalogueEntry, MODIFY_TARGETS } from '../catalogue.js';
-import type { Issue } from '../registration-types.js';
+import { CORE_EFFECT_TYPES, catalogueEntry, MODIFY_TARGETS } from '../protocol/catalogue.js';
+import type { Issue } from '../registration/types.js';
 import {
   anyObject,
   arr,

@@ -6,9 +6,9 @@
  * withheld content, no new attachment bytes, and the MCP elicitation answer rules.
  */
 import { parseJson } from '../../core/canonical.js';
-import { catalogueEntry } from '../catalogue.js';
-import { readPath, targetLocation } from '../edit-targets.js';
-import type { Issue } from '../registration-types.js';
+import { catalogueEntry } from '../protocol/catalogue.js';
+import { readPath, targetLocation } from '../protocol/edit-targets.js';
+import type { Issue } from '../registration/types.js';
 import { attachmentRefs, withholdsContent } from './content.js';
 import { interceptResponse } from './jsonrpc.js';
 import { at, collect, isObject, issue, type JsonObject } from './shape.js';

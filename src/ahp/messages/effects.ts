@@ -2,7 +2,7 @@
  * Effect objects of a `hooks/intercept` result. Every effect is closed; an unknown effect type or
  * operation is unsupported semantics and rejects the whole response.
  */
-import { CORE_EFFECT_TYPES, MODIFY_TARGETS } from '../catalogue.js';
+import { CORE_EFFECT_TYPES, MODIFY_TARGETS } from '../protocol/catalogue.js';
 import { messages, textParts } from './content.js';
 import { extensions } from './event-parts.js';
 import {

@@ -2,7 +2,7 @@
  * Event payloads: one hand-written definition per catalogue event. The envelope stays open
  * (unknown top-level fields are kept and never rejected); nested protocol objects are closed.
  */
-import type { Issue } from '../registration-types.js';
+import type { Issue } from '../registration/types.js';
 import { contentPart, message, messageWithRole, textPart, textParts } from './content.js';
 import {
   batch,

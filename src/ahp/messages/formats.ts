@@ -2,7 +2,7 @@
  * String formats a schema can only name, checked here in code: absolute URIs (RFC 3986 §3, used for
  * event `source`) and RFC 3339 §5.6 `date-time` (event `time`).
  */
-import type { Issue } from '../registration-types.js';
+import type { Issue } from '../registration/types.js';
 import { issue } from './shape.js';
 
 const PCT = '%[0-9A-Fa-f]{2}';

@@ -4,7 +4,7 @@
  * syntax of `source`, RFC 3339 `time`, advertised-capability limits and contextual edits.
  * Every function returns `Issue[]`; an empty list means valid.
  */
-import type { Issue } from '../registration-types.js';
+import type { Issue } from '../registration/types.js';
 import { eventCheck } from './events.js';
 import {
   capabilitiesRequest,

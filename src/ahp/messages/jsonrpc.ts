@@ -2,8 +2,8 @@
  * JSON-RPC 2.0 envelopes (request, notification, success and error response; no batches) and the
  * six AHP wire messages built on them.
  */
-import { catalogueEntry } from '../catalogue.js';
-import { SUPPORTED_PROTOCOL_VERSION } from '../registration-types.js';
+import { catalogueEntry } from '../protocol/catalogue.js';
+import { SUPPORTED_PROTOCOL_VERSION } from '../registration/types.js';
 import { capabilitiesFor } from './capability-rules.js';
 import { effectCheck } from './effects.js';
 import { extensions } from './event-parts.js';

@@ -3,7 +3,7 @@
  * `session.start`. Which events the harness emits in which modes, the effects per interceptable
  * event, uncovered paths, transports, limits and managed-policy scope.
  */
-import { catalogueEntry, EVENT_CATALOGUE } from '../catalogue.js';
+import { catalogueEntry, EVENT_CATALOGUE } from '../protocol/catalogue.js';
 import { capabilitiesFor } from './capability-rules.js';
 import { gapList } from './event-parts.js';
 import { arr, bool, type Check, int, isObject, issue, nonEmpty, obj, oneOfValues } from './shape.js';

@@ -3,7 +3,7 @@
  * appends an `Issue` for everything wrong with it; it never throws and never changes the value.
  * The message validators are built from these, written out by hand for each protocol shape.
  */
-import type { Issue } from '../registration-types.js';
+import type { Issue } from '../registration/types.js';
 
 export type { Issue };
 

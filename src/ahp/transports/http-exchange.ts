@@ -6,7 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { TransportError } from '../transport.js';
+import { TransportError } from './transport.js';
 
 export interface HttpResponse {
   status: number;

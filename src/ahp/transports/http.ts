@@ -8,13 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { parseJson } from '../../core/canonical.js';
-import type { EndpointAuth } from '../auth.js';
-import {
-  type BackendTransport,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  TransportError,
-} from '../transport.js';
+import type { EndpointAuth } from './auth.js';
 import {
   Closer,
   checkEndpoint,
@@ -25,6 +19,12 @@ import {
   target,
 } from './http-exchange.js';
 import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js';
+import {
+  type BackendTransport,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  TransportError,
+} from './transport.js';
 
 export interface HttpTransportOptions {
   backendId: string;

@@ -5,16 +5,17 @@
  * registration, so a configuration error (an unusable env entry, a refused URL, an unset token
  * variable) carries the full JSON pointer of the field at fault, e.g. `/hooks/0/transport/url`.
  */
-import { EndpointAuth } from '../auth.js';
-import { pointerTo } from '../registration-check.js';
-import type { Backend } from '../registration-types.js';
-import type { BackendTransport } from '../transport.js';
+
+import { pointerTo } from '../registration/check.js';
+import type { Backend } from '../registration/types.js';
+import { EndpointAuth } from './auth.js';
 import { HttpTransport } from './http.js';
 import { checkEndpoint } from './http-exchange.js';
 import type { TransportOptions } from './options.js';
 import { PersistentStdioTransport } from './stdio.js';
 import { PerEventStdioTransport } from './stdio-per-event.js';
 import { backendEnvironment } from './stdio-process.js';
+import type { BackendTransport } from './transport.js';
 
 export type { Logger, LogLevel, OAuthClientChoice, OAuthClientPolicy, TransportOptions } from './options.js';
 export { silentLogger } from './options.js';

@@ -10,7 +10,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   TransportError,
-} from '../transport.js';
+} from './transport.js';
 
 /**
  * Answers one message. For a request, return the JSON-RPC response object (any JSON value; it is

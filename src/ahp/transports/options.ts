@@ -2,7 +2,7 @@
  * What every transport needs from its surroundings: where secrets come from, the environment that
  * `tokenEnv` names are read from, a logger for diagnostics (backend stderr, restarts), and limits.
  */
-import type { SecretProvider } from '../secrets.js';
+import type { SecretProvider } from './secrets.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 

@@ -4,12 +4,6 @@
  * nothing and its exit status is only logged.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import {
-  type BackendTransport,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  TransportError,
-} from '../transport.js';
 import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js';
 import { closedError, exitDetail, type StdioTransportOptions, timeoutError } from './stdio.js';
 import {
@@ -20,6 +14,12 @@ import {
   startProcess,
   stopProcess,
 } from './stdio-process.js';
+import {
+  type BackendTransport,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  TransportError,
+} from './transport.js';
 
 export class PerEventStdioTransport implements BackendTransport {
   private closed = false;

@@ -5,9 +5,9 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { parseJson } from '../../core/canonical.js';
-import { isUsableEnvName, isUsableEnvValue, pointerTo } from '../registration-check.js';
-import { TransportError } from '../transport.js';
+import { isUsableEnvName, isUsableEnvValue, pointerTo } from '../registration/check.js';
 import type { Logger } from './options.js';
+import { TransportError } from './transport.js';
 
 /**
  * Inherited from the harness, when set: what a program needs to find executables, a home, a

@@ -19,12 +19,6 @@
  *   one line back, exit 0.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import {
-  type BackendTransport,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  TransportError,
-} from '../transport.js';
 import { DEFAULT_MAX_BODY_BYTES, type Logger, silentLogger } from './options.js';
 import {
   LineSplitter,
@@ -34,6 +28,12 @@ import {
   startProcess,
   stopProcess,
 } from './stdio-process.js';
+import {
+  type BackendTransport,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  TransportError,
+} from './transport.js';
 
 export interface StdioTransportOptions extends ProcessSpec {
   logger?: Logger;

@@ -3,9 +3,14 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseJson } from '../../core/canonical.js';
 import { asEnvelope, decodeBase64 } from '../../core/dsse.js';
-import { readLogLines } from '../../evidence/log-reader.js';
-import { type PackageHeader, type PackageSeal, parseHeader, parseSeal } from '../../evidence/package.js';
-import type { Receipt } from '../../evidence/receipt.js';
+import { readLogLines } from '../../evidence/log/reader.js';
+import {
+  type PackageHeader,
+  type PackageSeal,
+  parseHeader,
+  parseSeal,
+} from '../../evidence/package/grammar.js';
+import type { Receipt } from '../../evidence/receipt/receipt.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
 import { placesOf } from '../session-context.js';
 

@@ -2,8 +2,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { parseJson } from '../../core/canonical.js';
 import { type AgentCertificate, verifyCertificate } from '../../evidence/certificate.js';
-import { readLogLines } from '../../evidence/log-reader.js';
-import type { AgentAttribution } from '../../evidence/record.js';
+import { readLogLines } from '../../evidence/log/reader.js';
+import type { AgentAttribution } from '../../evidence/record/record.js';
 import { defaultTrustedKeys } from '../../session/identity.js';
 import { closeSession, recordEvent, startSession } from '../../session/lifecycle.js';
 import { projectRootFor } from '../../session/paths.js';

@@ -5,8 +5,8 @@ import { isRfc3339DateTime } from '../../ahp/messages/index.js';
 import { decodeBase64 } from '../../core/dsse.js';
 import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
 import { readPublicKeyFile } from '../../core/keystore.js';
-import { readLogLines } from '../../evidence/log-reader.js';
-import { type VerifyResult, verifyPackageLines } from '../../evidence/verify.js';
+import { readLogLines } from '../../evidence/log/reader.js';
+import { type VerifyResult, verifyPackageLines } from '../../evidence/package/verify.js';
 import { defaultTrustedKeys } from '../../session/identity.js';
 import {
   type Command,

@@ -5,7 +5,7 @@
  */
 import { keyId } from '../../../src/core/keys.js';
 import { loadPrivateKey } from '../../../src/core/keystore.js';
-import { LogWriter } from '../../../src/evidence/log-writer.js';
+import { LogWriter } from '../../../src/evidence/log/writer.js';
 
 const [keyDir, logPath, session, countText, mode] = process.argv.slice(2);
 const { privateKey } = loadPrivateKey(keyDir!, 'ship');

@@ -3,8 +3,9 @@
  * harness (the `hooks/capabilities` result). The manifest is checked by Tally's own message
  * validator before it is printed; a manifest that fails its own check exits 1.
  */
-import { capabilitiesResult } from '../../../ahp/capabilities.js';
+
 import { validateMessage } from '../../../ahp/messages/index.js';
+import { capabilitiesResult } from '../../../ahp/protocol/capabilities.js';
 import { type Command, FailureError, parseFlags, printJson, UsageError } from '../../command.js';
 
 const USAGE = [

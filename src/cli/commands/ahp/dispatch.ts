@@ -8,18 +8,18 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { admitRegistration } from '../../../ahp/admission.js';
-import { eventCapabilities } from '../../../ahp/capabilities.js';
-import type { InterceptCapabilities, InterceptState } from '../../../ahp/compose.js';
-import { Dispatcher, type DispatchOutcome } from '../../../ahp/dispatcher.js';
+import type { InterceptCapabilities, InterceptState } from '../../../ahp/harness/compose.js';
+import { Dispatcher, type DispatchOutcome } from '../../../ahp/harness/dispatcher.js';
 import { validateEvent, validateMessage } from '../../../ahp/messages/index.js';
-import { OAuthClientsError, parseOAuthClients } from '../../../ahp/oauth-clients.js';
-import { parseRegistrationText, RegistrationError } from '../../../ahp/registration.js';
-import { fileSecretProvider, tallyHome } from '../../../ahp/secrets.js';
+import { eventCapabilities } from '../../../ahp/protocol/capabilities.js';
+import { admitRegistration } from '../../../ahp/registration/admission.js';
+import { parseRegistrationText, RegistrationError } from '../../../ahp/registration/registration.js';
 import { createTransport, type OAuthClientPolicy } from '../../../ahp/transports/index.js';
-import { Uploader } from '../../../ahp/upload.js';
+import { OAuthClientsError, parseOAuthClients } from '../../../ahp/transports/oauth-clients.js';
+import { fileSecretProvider, tallyHome } from '../../../ahp/transports/secrets.js';
+import { Uploader } from '../../../ahp/transports/upload.js';
 import { parseJson } from '../../../core/canonical.js';
-import type { CanonicalEvent } from '../../../evidence/record.js';
+import type { CanonicalEvent } from '../../../evidence/record/record.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../../command.js';
 
 const USAGE = [

@@ -2,8 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
-import { createBackend } from '../../../ahp/backend.js';
-import { parseRules, rulesHandler } from '../../../ahp/rules.js';
+import { createBackend } from '../../../ahp/backend/kit.js';
+import { parseRules, rulesHandler } from '../../../ahp/backend/rules.js';
 import { type Command, parseFlags, UsageError } from '../../command.js';
 
 export const command: Command = {

@@ -6,9 +6,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { admitRegistration } from '../../../ahp/admission.js';
-import { parseRegistrationText, RegistrationError } from '../../../ahp/registration.js';
-import type { Issue, Registration } from '../../../ahp/registration-types.js';
+import { admitRegistration } from '../../../ahp/registration/admission.js';
+import { parseRegistrationText, RegistrationError } from '../../../ahp/registration/registration.js';
+import type { Issue, Registration } from '../../../ahp/registration/types.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../../command.js';
 
 interface Report {

@@ -1,0 +1,113 @@
+/**
+ * A cross-process exclusive lock on a file path: `<path>.lock`, created atomically and holding the
+ * owner's pid. A lock whose owner no longer runs (crash, kill -9) is taken over; a live owner is
+ * waited for up to a deadline, then a clear error names it.
+ */
+import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TallyError } from '../../core/errors.js';
+
+export class LockError extends TallyError<'busy'> {}
+
+function ownerAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the lock by hard-linking a file that already holds our pid: the lock file appears with its
+ * content in one step, so no other process can find it empty and mistake it for a stale lock.
+ */
+function tryTake(lockPath: string): boolean {
+  const tmp = `${lockPath}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  writeFileSync(tmp, `${process.pid}\n`, { mode: 0o600 });
+  try {
+    linkSync(tmp, lockPath);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return false;
+  } finally {
+    unlinkSync(tmp);
+  }
+}
+
+function readOwner(lockPath: string): number | null {
+  try {
+    return Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+  } catch {
+    return null; // released meanwhile
+  }
+}
+
+/**
+ * Removes a lock whose owner has died. Breakers are serialised by `<lock>.break` (created
+ * exclusively); under it the owner is read again, so a lock that was re-taken by a live process in
+ * the meantime is never removed. Nobody can re-take a lock that still exists, so between that
+ * second read and the unlink it cannot change hands.
+ */
+function breakIfStale(lockPath: string): void {
+  const owner = readOwner(lockPath);
+  if (owner === null || ownerAlive(owner)) return;
+  const breaker = `${lockPath}.break`;
+  try {
+    writeFileSync(breaker, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+  } catch {
+    // Another process is breaking it; a breaker that died long ago leaves its file behind.
+    try {
+      if (Date.now() - statSync(breaker).mtimeMs > 10_000) unlinkSync(breaker);
+    } catch {}
+    return;
+  }
+  try {
+    const again = readOwner(lockPath);
+    if (again !== null && !ownerAlive(again)) unlinkSync(lockPath);
+  } finally {
+    unlinkSync(breaker);
+  }
+}
+
+export interface FileLock {
+  release(): void;
+}
+
+export async function acquireLock(path: string, timeoutMs = 15_000): Promise<FileLock> {
+  const lockPath = `${path}.lock`;
+  const deadline = Date.now() + timeoutMs;
+  let wait = 1;
+  for (;;) {
+    if (tryTake(lockPath)) {
+      let held = true;
+      return {
+        release() {
+          if (!held) return;
+          held = false;
+          try {
+            unlinkSync(lockPath);
+          } catch {
+            // already gone: nothing to release
+          }
+        },
+      };
+    }
+    breakIfStale(lockPath);
+    if (Date.now() >= deadline) {
+      let owner = '?';
+      try {
+        owner = readFileSync(lockPath, 'utf8').trim();
+      } catch {}
+      throw new LockError('busy', `${path} is locked by process ${owner}; waited ${timeoutMs} ms`, {
+        path,
+        owner,
+      });
+    }
+    await sleep(wait);
+    wait = Math.min(wait * 2, 50);
+  }
+}

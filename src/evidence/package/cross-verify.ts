@@ -1,0 +1,166 @@
+/**
+ * Cross-verification of a session against an agent certificate: does the identity match, did the
+ * session happen inside the certificate's window, which calls fell outside the envelope or into
+ * forbidden territory, which needed escalation and whether approval was recorded. Tool names go
+ * through the alias table, so a certificate written for one agent checks a session of another.
+ */
+import type { AgentCertificate } from '../certificate.js';
+import {
+  type ActionPolicy,
+  type ActionVerdict,
+  evaluateAction,
+  matchAction,
+  parsePattern,
+} from '../policy/patterns.js';
+import { composeOptionsOf } from '../receipt/receipt.js';
+import type { EventRecord } from '../record/record.js';
+
+export interface ToolCallFact {
+  /** The first record that showed the call (its tool.before, or its tool.after if none). */
+  seq: number;
+  call?: string;
+  tool: string;
+  kind?: string;
+  input?: unknown;
+  /** The decision recorded with the call, if any. */
+  decision?: 'allow' | 'deny' | 'ask';
+  decidedBy?: string;
+  /** A `tool.after` reports the call as executed (not skipped). */
+  executed: boolean;
+}
+
+export interface JudgedCall extends ToolCallFact {
+  verdict: ActionVerdict['verdict'];
+  pattern?: string;
+  /**
+   * A deny was recorded and no `tool.after` shows the call executing. This rests on the harness
+   * honouring the deny (Tally's AHP dispatcher does); it is reported as such, not as proof.
+   */
+  blocked: boolean;
+}
+
+export interface EscalatedCall extends JudgedCall {
+  approved: boolean;
+  approvedBy?: string;
+}
+
+export interface CrossVerification {
+  unauthorized: JudgedCall[];
+  escalations: EscalatedCall[];
+  neverCalled: string[];
+  calls: number;
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/**
+ * One fact per tool call, whichever events showed it: a call is identified by its event source and
+ * `call.id` (records without a call id are calls of their own). A call seen only through its
+ * `tool.after` is judged too: what ran must be judged whether or not its start was captured.
+ */
+export function toolCallFacts(records: readonly EventRecord[]): {
+  calls: ToolCallFact[];
+  approvals: Map<string, string>;
+} {
+  const calls: ToolCallFact[] = [];
+  const byId = new Map<string, ToolCallFact>();
+  const approvals = new Map<string, string>();
+  for (const record of records) {
+    const event = record.event;
+    const callId = asRecord(event.call)?.id;
+    const key = typeof callId === 'string' ? `${event.source}\u0000${callId}` : undefined;
+    if (event.type === 'tool.permission.resolved') {
+      if (typeof callId === 'string' && event.decision === 'allow')
+        approvals.set(callId, typeof event.decidedBy === 'string' ? event.decidedBy : 'unknown');
+      continue;
+    }
+    if (event.type !== 'tool.before' && event.type !== 'tool.after') continue;
+    const tool = asRecord(event.tool);
+    let fact = key === undefined ? undefined : byId.get(key);
+    if (!fact) {
+      if (typeof tool?.name !== 'string') continue;
+      fact = { seq: record.seq, tool: tool.name, executed: false };
+      if (typeof callId === 'string') fact.call = callId;
+      if (typeof tool.kind === 'string') fact.kind = tool.kind;
+      if (tool.input !== undefined) fact.input = tool.input;
+      calls.push(fact);
+      if (key !== undefined) byId.set(key, fact);
+    }
+    if (event.type === 'tool.after') {
+      if (asRecord(event.execution)?.status !== 'skipped') fact.executed = true;
+      continue;
+    }
+    if (record.decision) {
+      fact.decision = record.decision.decision;
+      fact.decidedBy = record.decision.by;
+      // An allow given by a person (not Tally's own policy) after an ask is an approval.
+      if (
+        typeof callId === 'string' &&
+        record.decision.decision === 'allow' &&
+        record.decision.by !== 'tally-policy'
+      ) {
+        approvals.set(callId, record.decision.by);
+      }
+    }
+  }
+  return { calls, approvals };
+}
+
+export function certificatePolicy(certificate: AgentCertificate): ActionPolicy {
+  return {
+    allow: certificate.bounded_actions,
+    forbid: certificate.forbidden,
+    escalate: certificate.escalation_required,
+  };
+}
+
+export function crossVerify(
+  certificate: AgentCertificate,
+  records: readonly EventRecord[],
+): CrossVerification {
+  const policy = certificatePolicy(certificate);
+  // Relative path patterns are anchored at the session's workspace root, as recorded at start.
+  const cwd = composeOptionsOf(records).root;
+  const { calls, approvals } = toolCallFacts(records);
+  const unauthorized: JudgedCall[] = [];
+  const escalations: EscalatedCall[] = [];
+  for (const fact of calls) {
+    const verdict = evaluateAction(policy, {
+      tool: fact.tool,
+      input: fact.input,
+      ...(fact.kind ? { kind: fact.kind } : {}),
+      ...(cwd ? { cwd } : {}),
+    });
+    const judged: JudgedCall = {
+      ...fact,
+      verdict: verdict.verdict,
+      ...(verdict.pattern ? { pattern: verdict.pattern } : {}),
+      blocked: fact.decision === 'deny' && !fact.executed,
+    };
+    if (verdict.verdict === 'forbidden' || verdict.verdict === 'outside') unauthorized.push(judged);
+    if (verdict.verdict === 'escalate') {
+      const approvedBy = fact.call ? approvals.get(fact.call) : undefined;
+      escalations.push({
+        ...judged,
+        approved: approvedBy !== undefined,
+        ...(approvedBy ? { approvedBy } : {}),
+      });
+    }
+  }
+  const neverCalled = certificate.bounded_actions.filter((text) => {
+    const pattern = parsePattern(text);
+    return !calls.some((c) =>
+      matchAction(pattern, {
+        tool: c.tool,
+        input: c.input,
+        ...(c.kind ? { kind: c.kind } : {}),
+        ...(cwd ? { cwd } : {}),
+      }),
+    );
+  });
+  return { unauthorized, escalations, neverCalled, calls: calls.length };
+}

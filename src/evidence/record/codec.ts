@@ -1,0 +1,114 @@
+/**
+ * One record ↔ one log line. A line is the canonical JSON of a DSSE envelope whose payload is the
+ * canonical JSON of the EventRecord, followed by "\n". The record digest (what `prev` points to and
+ * what the Merkle tree is built over) is SHA-256 of those payload bytes.
+ */
+
+import type { KeyObject } from 'node:crypto';
+import { canonicalBytes, canonicalize } from '../../core/canonical.js';
+import { type Envelope, signEnvelope } from '../../core/dsse.js';
+import { TallyError } from '../../core/errors.js';
+import { sha256 } from '../../core/hash.js';
+import { type EventRecord, RECORD_PAYLOAD_TYPE, RECORD_VERSION } from './record.js';
+
+export type RecordCheck = 'parse' | 'signature' | 'schema' | 'sequence' | 'chain' | 'session';
+
+export class RecordError extends TallyError<RecordCheck> {}
+
+/**
+ * The longest line a log or package may hold: 64 MiB. The writer refuses to append a record whose
+ * line would be longer, and readers refuse such a line instead of buffering it, so a file with no
+ * newline cannot make a reader hold it whole.
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+export interface Signer {
+  privateKey: KeyObject;
+  keyId: string;
+}
+
+export interface EncodedRecord {
+  line: Buffer;
+  /** SHA-256 of the canonical payload. */
+  digest: Buffer;
+}
+
+export function encodeRecord(record: EventRecord, signer: Signer): EncodedRecord {
+  const payload = canonicalBytes(record);
+  const envelope = signEnvelope(payload, RECORD_PAYLOAD_TYPE, {
+    privateKey: signer.privateKey,
+    keyid: signer.keyId,
+  });
+  // The canonical form of this envelope, spelled out: its members are already in code-unit order
+  // and base64, the key id and the payload type need no escaping. This is the append hot path;
+  // the log tests check the line equals canonicalize(envelope).
+  const { keyid, sig } = envelope.signatures[0]!;
+  const line = `{"payload":"${envelope.payload}","payloadType":"${RECORD_PAYLOAD_TYPE}","signatures":[{"keyid":${JSON.stringify(keyid)},"sig":"${sig}"}]}\n`;
+  return { line: Buffer.from(line, 'utf8'), digest: sha256(payload) };
+}
+
+export function digestRef(digest: Uint8Array): string {
+  return `sha256:${Buffer.from(digest).toString('hex')}`;
+}
+
+/** Parses a line into its envelope; structure only, no trust. */
+export function parseEnvelopeLine(line: Buffer | string): Envelope {
+  let value: unknown;
+  const text = typeof line === 'string' ? line : line.toString('utf8');
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new RecordError('parse', `line is not JSON: ${(error as Error).message}`);
+  }
+  const env = value as Partial<Envelope>;
+  if (
+    typeof env !== 'object' ||
+    env === null ||
+    typeof env.payload !== 'string' ||
+    !Array.isArray(env.signatures)
+  ) {
+    throw new RecordError('parse', 'line is not a DSSE envelope');
+  }
+  if (env.payloadType !== RECORD_PAYLOAD_TYPE) {
+    throw new RecordError(
+      'parse',
+      `payloadType is ${JSON.stringify(env.payloadType)}, expected ${RECORD_PAYLOAD_TYPE}`,
+    );
+  }
+  // Lines are written as canonical JSON; any other spelling of the same envelope is not ours.
+  if (canonicalize(env) !== text) throw new RecordError('parse', 'line is not in canonical JSON form');
+  return env as Envelope;
+}
+
+/**
+ * Decodes verified payload bytes into a record, insisting they are the canonical form (which also
+ * rules out duplicate keys) and that the fields have their types.
+ */
+export function decodeRecordPayload(payload: Buffer): EventRecord {
+  let value: unknown;
+  const text = payload.toString('utf8');
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new RecordError('parse', `payload is not JSON: ${(error as Error).message}`);
+  }
+  if (canonicalize(value) !== text) throw new RecordError('schema', 'payload is not in canonical form');
+  const r = value as Partial<EventRecord>;
+  const fail = (field: string, want: string): never => {
+    throw new RecordError('schema', `record field ${field} must be ${want}`, { field });
+  };
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) fail('(root)', 'an object');
+  if (r.v !== RECORD_VERSION) fail('v', String(RECORD_VERSION));
+  if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 0) fail('seq', 'a non-negative integer');
+  if (typeof r.time !== 'string') fail('time', 'a string');
+  if (typeof r.session !== 'string' || r.session.length === 0) fail('session', 'a non-empty string');
+  if (typeof r.source !== 'string' || r.source.length === 0) fail('source', 'a non-empty string');
+  if (r.prev !== null && !(typeof r.prev === 'string' && /^sha256:[0-9a-f]{64}$/.test(r.prev))) {
+    fail('prev', 'null or "sha256:<64 hex>"');
+  }
+  const e = r.event as Record<string, unknown> | undefined;
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) fail('event', 'an object');
+  if (typeof e?.type !== 'string' || typeof e.id !== 'string')
+    fail('event', 'an object with string id and type');
+  return r as EventRecord;
+}
