@@ -1,5 +1,7 @@
 /** Entry point of the `tally` command: routes the first word to a command module. */
+
 import { TallyError } from '../core/errors.js';
+import { TALLY_VERSION } from '../core/version.js';
 import { type Command, type CommandContext, FailureError, UsageError } from './command.js';
 
 /** Every top-level command, loaded lazily so start-up stays fast. */
@@ -46,7 +48,7 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
     return name === undefined ? 2 : 0;
   }
   if (name === '--version') {
-    ctx.stdout('tally 0.1.0\n');
+    ctx.stdout(`tally ${TALLY_VERSION}\n`);
     return 0;
   }
   const load = COMMANDS[name];

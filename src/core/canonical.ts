@@ -6,21 +6,11 @@
  * RFC 8785 §3.2.2.2 requires (once lone surrogates are excluded), and on a finite number it is the
  * Number-to-String algorithm RFC 8785 §3.2.2.3 names.
  */
-import { TallyError } from './errors.js';
 
-export type CanonicalErrorCode =
-  | 'not-json'
-  | 'non-finite'
-  | 'unsafe-integer'
-  | 'lone-surrogate'
-  | 'duplicate-key'
-  | 'syntax';
+import { CanonicalError } from './canonical-error.js';
+import { pointerOf } from './json.js';
 
-export class CanonicalError extends TallyError<CanonicalErrorCode> {}
-
-function pointerOf(path: readonly (string | number)[]): string {
-  return path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
-}
+export { CanonicalError, type CanonicalErrorCode } from './canonical-error.js';
 
 function serializeString(value: string, path: (string | number)[]): string {
   if (!value.isWellFormed()) {

@@ -12,7 +12,9 @@
  * walk to rule out duplicates, lone surrogates and unsafe integers) was measured and was no faster
  * on protocol-sized messages, so there is one reader and one source of every verdict.
  */
-import { CanonicalError, type CanonicalErrorCode } from './canonical.js';
+
+import { CanonicalError, type CanonicalErrorCode } from './canonical-error.js';
+import { pointerOf } from './json.js';
 
 /** A parse failure on its way out; the pointer is built while unwinding, never on success. */
 class Failure {
@@ -84,10 +86,7 @@ class Parser {
       if (!(error instanceof Failure)) throw error;
       if (!this.checking) return new Parser(this.text, true).parseDocument();
       const byte = Buffer.byteLength(this.text.slice(0, error.at), 'utf8');
-      const pointer = error.segments
-        .reverse()
-        .map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`)
-        .join('');
+      const pointer = pointerOf(error.segments.reverse());
       throw new CanonicalError(
         error.code,
         `${error.what} at byte ${byte}${pointer ? ` (in ${pointer})` : ''}`,

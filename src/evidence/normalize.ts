@@ -3,7 +3,9 @@
  * it), the workspace frame a session records at its start, content digests, file operations, and
  * the machine-independent orderings the receipt relies on. Pure functions; no I/O, no clock.
  */
+
 import { digest, isDigest } from '../core/hash.js';
+import { isJsonObject } from '../core/json.js';
 import type { EventRecord } from './record/record.js';
 
 /** Extension keys Tally defines under its own reverse-DNS namespace (documented in docs/receipt.md). */
@@ -15,18 +17,14 @@ export const NETWORK_EVENT_TYPE = 'dev.tally.network.connect';
 
 export type FileOperation = 'created' | 'modified' | 'deleted' | 'renamed' | 'written';
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export function stringField(value: unknown, key: string): string | undefined {
-  if (!isRecord(value)) return undefined;
+  if (!isJsonObject(value)) return undefined;
   const field = value[key];
   return typeof field === 'string' && field !== '' ? field : undefined;
 }
 
 export function countField(value: unknown, key: string): number | undefined {
-  if (!isRecord(value)) return undefined;
+  if (!isJsonObject(value)) return undefined;
   const field = value[key];
   return typeof field === 'number' && Number.isSafeInteger(field) && field >= 0 ? field : undefined;
 }
@@ -153,9 +151,9 @@ export function sessionWorkspace(records: readonly EventRecord[]): SessionWorksp
   const start = records.find((r) => r.event.type === 'session.start')?.event;
   const result: SessionWorkspace = { frame: {}, baselineDirty: new Map() };
   if (start === undefined) return result;
-  const extension = isRecord(start.extensions) ? start.extensions[EXT_WORKSPACE] : undefined;
+  const extension = isJsonObject(start.extensions) ? start.extensions[EXT_WORKSPACE] : undefined;
   const session = start.session;
-  const roots = isRecord(session) && Array.isArray(session.workspaceRoots) ? session.workspaceRoots : [];
+  const roots = isJsonObject(session) && Array.isArray(session.workspaceRoots) ? session.workspaceRoots : [];
   const firstRoot = typeof roots[0] === 'string' ? roots[0] : undefined;
   const root = absoluteOrUndefined(
     stringField(extension, 'root') ?? firstRoot ?? stringField(session, 'cwd'),
@@ -163,11 +161,11 @@ export function sessionWorkspace(records: readonly EventRecord[]): SessionWorksp
   const cwd = absoluteOrUndefined(stringField(session, 'cwd'));
   if (root !== undefined) result.frame.root = root;
   if (cwd !== undefined) result.frame.cwd = cwd;
-  const baseline = isRecord(extension) ? extension.baseline : undefined;
+  const baseline = isJsonObject(extension) ? extension.baseline : undefined;
   const commit = stringField(baseline, 'commit');
   if (commit !== undefined) result.baselineCommit = commit;
-  const dirty = isRecord(baseline) ? baseline.dirty : undefined;
-  if (isRecord(dirty)) {
+  const dirty = isJsonObject(baseline) ? baseline.dirty : undefined;
+  if (isJsonObject(dirty)) {
     for (const key of Object.keys(dirty).sort(compareCodeUnits)) {
       const value = dirty[key];
       const normal = normalizePath(key, rootFrame(result.frame));
@@ -186,7 +184,7 @@ export function sessionWorkspace(records: readonly EventRecord[]): SessionWorksp
  * `selection: "body"`). Other parts (attachments by reference, metadata, omissions) give none.
  */
 export function contentDigest(part: unknown): string | undefined {
-  if (!isRecord(part)) return undefined;
+  if (!isJsonObject(part)) return undefined;
   if (part.kind !== 'text' || part.selection !== 'body' || typeof part.text !== 'string') return undefined;
   return digest(part.text);
 }
@@ -216,9 +214,10 @@ export interface ChangeFacts {
 }
 
 export function changeFacts(event: Record<string, unknown>, rawPath: string): ChangeFacts {
-  const extensions = isRecord(event.extensions) ? event.extensions[EXT_CHANGES] : undefined;
-  const entry = isRecord(extensions) && Object.hasOwn(extensions, rawPath) ? extensions[rawPath] : undefined;
-  if (!isRecord(entry)) return {};
+  const extensions = isJsonObject(event.extensions) ? event.extensions[EXT_CHANGES] : undefined;
+  const entry =
+    isJsonObject(extensions) && Object.hasOwn(extensions, rawPath) ? extensions[rawPath] : undefined;
+  if (!isJsonObject(entry)) return {};
   const facts: ChangeFacts = {};
   const from = stringField(entry, 'from');
   if (from !== undefined) facts.from = from;

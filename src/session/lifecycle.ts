@@ -3,12 +3,14 @@
  * against the agent certificate, append signed), close (session.end record, seal into a package).
  * Every record goes through `LogWriter`, so every path shares its lock, chain and durability.
  */
+
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isRfc3339DateTime, validateEvent } from '../ahp/messages/index.js';
 import { capabilityManifest } from '../ahp/protocol/capabilities.js';
 import { parseJson } from '../core/canonical.js';
+import { TALLY_VERSION } from '../core/version.js';
 import { type AgentCertificate, verifyCertificate } from '../evidence/certificate.js';
 import { LogWriter } from '../evidence/log/writer.js';
 import { certificatePolicy } from '../evidence/package/cross-verify.js';
@@ -83,7 +85,7 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     source: TALLY_SOURCE_URI,
     session: { id, cwd: options.root, workspaceRoots: [options.root] },
     trigger: 'startup',
-    harness: { name: 'tally', version: '0.1.0' },
+    harness: { name: 'tally', version: TALLY_VERSION },
     permissionMode: 'default',
     manifest: capabilityManifest(),
     items: [],

@@ -4,14 +4,11 @@
  * project's key, agent certificates, sessions and packages. The nearest `.tally/` above the working
  * directory wins; without one, the Tally home serves as the state directory.
  */
+
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-
-export function tallyHome(env: NodeJS.ProcessEnv): string {
-  return resolve(env.TALLY_HOME ?? join(homedir(), '.tally'));
-}
+import { tallyHome } from '../core/home.js';
 
 /** The git top level of `cwd`, or null outside a repository (or without git). */
 export function gitTopLevel(cwd: string): string | null {
@@ -57,3 +54,5 @@ export function places(cwd: string, env: NodeJS.ProcessEnv): Places {
   const project = findProjectDir(cwd, env);
   return { home, project, state: project ?? home };
 }
+
+export { tallyHome };

@@ -20,7 +20,7 @@ const SCHEMAS = new URL('../../../../shared/ahp/schema/draft/', import.meta.url)
 const NATIVE_REF = 'common.schema.json#/$defs/native';
 const BODY: ContentSelection = { default: 'body', categories: {} };
 
-function isObject(value: unknown): value is Json {
+function isJsonObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -38,7 +38,7 @@ function resolve(ref: string, base: string): { node: Json; file: string } {
   for (const segment of fragment.split('/').filter(Boolean)) {
     node = (node as Json)[segment.replaceAll('~1', '/').replaceAll('~0', '~')];
   }
-  assert.ok(isObject(node), `${ref} resolves from ${base}`);
+  assert.ok(isJsonObject(node), `${ref} resolves from ${base}`);
   return { node, file: doc };
 }
 
@@ -54,7 +54,7 @@ function absolute(ref: string, base: string): string {
 function nativeLocations(root: Json, file: string): Set<string> {
   const found = new Set<string>();
   const visit = (node: unknown, base: string, path: string, seen: ReadonlySet<string>): void => {
-    if (!isObject(node)) return;
+    if (!isJsonObject(node)) return;
     if (typeof node.$ref === 'string') {
       const ref = absolute(node.$ref, base);
       const key = `${ref}@${path}`;
@@ -68,16 +68,16 @@ function nativeLocations(root: Json, file: string): Set<string> {
       if (Array.isArray(list)) for (const sub of list) visit(sub, base, path, seen);
     }
     for (const k of ['if', 'then', 'else', 'not']) visit(node[k], base, path, seen);
-    if (isObject(node.items)) visit(node.items, base, `${path}[]`, seen);
-    if (isObject(node.additionalProperties)) visit(node.additionalProperties, base, `${path}.*`, seen);
-    if (isObject(node.patternProperties)) {
+    if (isJsonObject(node.items)) visit(node.items, base, `${path}[]`, seen);
+    if (isJsonObject(node.additionalProperties)) visit(node.additionalProperties, base, `${path}.*`, seen);
+    if (isJsonObject(node.patternProperties)) {
       for (const sub of Object.values(node.patternProperties)) visit(sub, base, `${path}.*`, seen);
     }
-    if (isObject(node.properties)) {
+    if (isJsonObject(node.properties)) {
       for (const [name, sub] of Object.entries(node.properties)) {
         const at = path === '' ? name : `${path}.${name}`;
         if (name === 'native') {
-          assert.ok(isObject(sub) && typeof sub.$ref === 'string', `${file} ${at} is a $ref`);
+          assert.ok(isJsonObject(sub) && typeof sub.$ref === 'string', `${file} ${at} is a $ref`);
           assert.equal(absolute(sub.$ref, base), NATIVE_REF, `${file} ${at} is the native payload`);
           found.add(at);
         } else if (name !== 'extensions') {
@@ -93,7 +93,11 @@ function nativeLocations(root: Json, file: string): Set<string> {
 /** The `type` constant of an event schema, following `$ref` and `allOf`. */
 function eventType(node: Json, file: string): string | undefined {
   const properties = node.properties;
-  if (isObject(properties) && isObject(properties.type) && typeof properties.type.const === 'string') {
+  if (
+    isJsonObject(properties) &&
+    isJsonObject(properties.type) &&
+    typeof properties.type.const === 'string'
+  ) {
     return properties.type.const;
   }
   if (typeof node.$ref === 'string') {
@@ -103,7 +107,7 @@ function eventType(node: Json, file: string): string | undefined {
   }
   if (Array.isArray(node.allOf)) {
     for (const sub of node.allOf) {
-      const found = isObject(sub) ? eventType(sub, file) : undefined;
+      const found = isJsonObject(sub) ? eventType(sub, file) : undefined;
       if (found) return found;
     }
   }
@@ -154,7 +158,7 @@ function at(value: unknown, location: string): unknown {
   for (const raw of location.split('.')) {
     const list = raw.endsWith('[]');
     const key = list ? raw.slice(0, -2) : raw;
-    if (!isObject(node)) return undefined;
+    if (!isJsonObject(node)) return undefined;
     node = node[key];
     if (list) node = Array.isArray(node) ? node[0] : undefined;
   }
@@ -165,7 +169,7 @@ function at(value: unknown, location: string): unknown {
 function holds(value: unknown, location: string): boolean {
   const dot = location.lastIndexOf('.');
   const parent = dot < 0 ? value : at(value, location.slice(0, dot));
-  return isObject(parent) && Object.hasOwn(parent, location.slice(dot + 1));
+  return isJsonObject(parent) && Object.hasOwn(parent, location.slice(dot + 1));
 }
 
 /** Sets `payload` at the dotted location, creating objects (and one-item arrays for `[]`). */
@@ -183,7 +187,7 @@ function place(event: Json, location: string, payload: unknown): void {
       if (!Array.isArray(node[key])) node[key] = [{}];
       node = (node[key] as Json[])[0] as Json;
     } else {
-      if (!isObject(node[key])) node[key] = {};
+      if (!isJsonObject(node[key])) node[key] = {};
       node = node[key] as Json;
     }
   });
@@ -214,7 +218,7 @@ function baseEvent(type: string): CanonicalEvent {
 /** The paths of every `native` member in a value, skipping tool input (tool arguments). */
 function nativePaths(value: unknown, path = '', inside = ''): string[] {
   if (Array.isArray(value)) return value.flatMap((item, i) => nativePaths(item, `${path}/${i}`, ''));
-  if (!isObject(value)) return [];
+  if (!isJsonObject(value)) return [];
   const out: string[] = [];
   for (const [key, child] of Object.entries(value)) {
     if (inside === 'tool' && key === 'input') continue;
@@ -382,7 +386,7 @@ test('the dispatcher never sends a nested native to a subscription without inclu
       `${message.method} ${String(event.type)} carries no native`,
     );
     assert.equal(JSON.stringify(event).includes('secretStack'), false);
-    assert.ok(isObject(event.error) && event.error.message === 'x', 'the rest of error is sent');
+    assert.ok(isJsonObject(event.error) && event.error.message === 'x', 'the rest of error is sent');
     if (event.type === 'tool.after') assert.equal(at(event, 'tool.input.native'), 'an argument');
   }
   assert.equal(native.length, nested.length);

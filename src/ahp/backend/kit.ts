@@ -26,9 +26,12 @@
  * and never a silent no-op, and dropping a `deny` would silently turn a refusal into "no change".
  * The kit answers -32004 naming the effects, and the harness's failure policy settles the call.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { parseJson } from '../../core/canonical.js';
+import { isJsonObject } from '../../core/json.js';
+import { LineSplitter, LineTooLongError } from '../../core/lines.js';
 import { type Issue, validateInterceptResponse, validateMessage } from '../messages/index.js';
 import { catalogueEntry } from '../protocol/catalogue.js';
 import type { JsonRpcRequest } from '../transports/transport.js';
@@ -111,10 +114,6 @@ function issueData(issues: readonly Issue[]) {
     : { issues: shown };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function validId(value: unknown): value is string | number {
   return (
     (typeof value === 'string' && value.length > 0) ||
@@ -164,7 +163,7 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
    */
   function answerEffects(request: JsonRpcRequest, effects: unknown, caps: Capabilities): unknown {
     const id = request.id;
-    if (!Array.isArray(effects) || !effects.every((e) => isObject(e) && typeof e.type === 'string')) {
+    if (!Array.isArray(effects) || !effects.every((e) => isJsonObject(e) && typeof e.type === 'string')) {
       return rpcError(id, -32004, 'backend failed while evaluating');
     }
     const refused = unadvertisedEffects(effects as Effect[], caps);
@@ -198,7 +197,7 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
   function intercept(message: JsonRpcRequest, params: Record<string, unknown>): unknown {
     const id = message.id;
     const event = params.event;
-    if (isObject(event) && typeof event.type === 'string' && !supports(event.type)) {
+    if (isJsonObject(event) && typeof event.type === 'string' && !supports(event.type)) {
       return rpcError(
         id,
         -32002,
@@ -237,7 +236,7 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
    * handler works asynchronously. Never throws for any input.
    */
   function answer(message: unknown): unknown {
-    if (!isObject(message)) {
+    if (!isJsonObject(message)) {
       return rpcError(
         null,
         -32600,
@@ -257,8 +256,8 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
       if (
         message.method === 'hooks/observe' &&
         handler.observe &&
-        isObject(params) &&
-        isObject(params.event) &&
+        isJsonObject(params) &&
+        isJsonObject(params.event) &&
         validateMessage(message, 'observe-notification').length === 0 &&
         (lineage === undefined || lineage.accept(params.event).length === 0)
       ) {
@@ -275,7 +274,8 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
     const known =
       message.method === 'hooks/intercept' || (message.method === 'hooks/capabilities' && handler.manifest);
     if (!known) return rpcError(id, -32601, `method ${JSON.stringify(message.method)} not found`);
-    if (!isObject(params)) return rpcError(id, -32602, 'params must be an object', { pointer: '/params' });
+    if (!isJsonObject(params))
+      return rpcError(id, -32602, 'params must be an object', { pointer: '/params' });
     if (params.protocolVersion !== PROTOCOL_VERSION) {
       return rpcError(id, -32001, 'unsupported protocol version', { supported: [PROTOCOL_VERSION] });
     }
@@ -303,7 +303,7 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
     try {
       return JSON.stringify(reply);
     } catch {
-      const id = isObject(reply) && validId(reply.id) ? reply.id : null;
+      const id = isJsonObject(reply) && validId(reply.id) ? reply.id : null;
       return JSON.stringify(rpcError(id, -32004, 'backend failed while evaluating'));
     }
   }
@@ -406,7 +406,6 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
    */
   function serveStdio(input: Readable, output: Writable): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      let partial: Buffer[] = [];
       /** Unanswered lines waiting on an asynchronous answer, and the chain that answers them in order. */
       let pending = 0;
       let queue: Promise<void> = Promise.resolve();
@@ -429,21 +428,25 @@ export function createBackend(handler: BackendHandler, options: BackendOptions =
         queue = framed.then(write);
         queue.then(settleOne, settleOne);
       };
+      const splitter = new LineSplitter(limit);
+      let overflowed = false;
       input.on('data', (data: Buffer | string) => {
-        const chunk = typeof data === 'string' ? Buffer.from(data) : data;
-        let start = 0;
-        let nl = chunk.indexOf(0x0a);
-        while (nl >= 0) {
-          const piece = chunk.subarray(start, nl);
-          handle(partial.length > 0 ? Buffer.concat([...partial, piece]) : piece);
-          partial = [];
-          start = nl + 1;
-          nl = chunk.indexOf(0x0a, start);
+        if (overflowed) return;
+        try {
+          splitter.push(typeof data === 'string' ? Buffer.from(data) : data, handle);
+        } catch (error) {
+          if (!(error instanceof LineTooLongError)) throw error;
+          // A peer that sends a line past the limit is answered once and no longer read: what
+          // follows cannot be framed reliably.
+          overflowed = true;
+          write(`${JSON.stringify(rpcError(null, -32600, `request line exceeds ${limit} bytes`))}\n`);
+          input.destroy();
+          queue.then(resolve, reject);
         }
-        if (start < chunk.length) partial.push(chunk.subarray(start));
       });
       input.once('end', () => {
-        if (partial.length > 0) handle(Buffer.concat(partial));
+        const rest = splitter.end();
+        if (rest) handle(rest.line);
         queue.then(resolve, reject);
       });
       input.once('error', reject);

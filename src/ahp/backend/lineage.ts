@@ -22,7 +22,9 @@
  * first) and `maxSources` sources (the least recently used is forgotten first). A forgotten
  * event is as if never received: its children are judged as those of an unknown parent.
  */
+
 import { isDeepStrictEqual } from 'node:util';
+import { isJsonObject } from '../../core/json.js';
 import type { Issue } from '../registration/types.js';
 
 /** Events remembered per source; a kit serves one harness, whose recent events are what relate. */
@@ -60,10 +62,6 @@ interface SourceMemory {
 
 type Event = Record<string, unknown>;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
@@ -71,10 +69,11 @@ function text(value: unknown): string | undefined {
 function summary(event: Event): Known {
   const type = String(event.type);
   const known: Known = { type, parent: text(event.parentEventId) };
-  if (type.startsWith('task.change.') && isObject(event.task)) {
+  if (type.startsWith('task.change.') && isJsonObject(event.task)) {
     known.task = { id: event.task.id, operation: event.task.operation };
   }
-  if (type.startsWith('workspace.change.') && isObject(event.workspace)) known.kind = event.workspace.kind;
+  if (type.startsWith('workspace.change.') && isJsonObject(event.workspace))
+    known.kind = event.workspace.kind;
   return known;
 }
 
@@ -101,25 +100,25 @@ function unchanged(change: Record<string, unknown>, prior: Record<string, unknow
 /** The stateless rule: an actual change must change something. */
 function noOpIssues(event: Event, base: string, out: Issue[]): void {
   const noOp = (pointer: string, message: string) => out.push({ pointer, rule: 'lineage.no-op', message });
-  if (event.type === 'task.change.after' && isObject(event.task) && event.task.operation === 'update') {
+  if (event.type === 'task.change.after' && isJsonObject(event.task) && event.task.operation === 'update') {
     const { change, prior } = event.task;
-    if (!isObject(change)) return;
+    if (!isJsonObject(change)) return;
     if (Object.keys(change).length === 0) {
       noOp(`${base}/task/change`, 'an actual task update names the fields it changed');
-    } else if (isObject(prior) && unchanged(change, prior)) {
+    } else if (isJsonObject(prior) && unchanged(change, prior)) {
       noOp(`${base}/task/change`, 'every changed field equals its prior value: the update changed nothing');
     }
   }
-  if (event.type === 'workspace.change.after' && isObject(event.workspace)) {
+  if (event.type === 'workspace.change.after' && isJsonObject(event.workspace)) {
     const { change, prior } = event.workspace;
-    if (isObject(change) && isObject(prior) && unchanged(change, prior)) {
+    if (isJsonObject(change) && isJsonObject(prior) && unchanged(change, prior)) {
       noOp(`${base}/workspace/change`, 'the workspace change equals its prior value: nothing changed');
     }
   }
   if (event.type === 'file.changed' && Array.isArray(event.changes)) {
     event.changes.forEach((change, i) => {
       if (
-        isObject(change) &&
+        isJsonObject(change) &&
         change.operation === 'update' &&
         Object.hasOwn(change, 'before') &&
         Object.hasOwn(change, 'after') &&

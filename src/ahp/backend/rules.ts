@@ -17,6 +17,7 @@
 import { parseJson } from '../../core/canonical.js';
 import { TallyError } from '../../core/errors.js';
 import { compileGlob, type Glob, GlobError, globMatches, globParts } from '../../core/glob.js';
+import { isJsonObject } from '../../core/json.js';
 import { type CoreEffectType, catalogueEntry, EVENT_CATALOGUE } from '../protocol/catalogue.js';
 import type { BackendHandler, Effect, InterceptContext } from './kit.js';
 
@@ -41,10 +42,6 @@ function fail(pointer: string, message: string): never {
   throw new RulesError('bad-rules', `${pointer}: ${message}`, { pointer });
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Parses and checks a rule file; the error names the JSON pointer at fault. */
 export function parseRules(text: string | Uint8Array): Rule[] {
   let doc: unknown;
@@ -53,14 +50,14 @@ export function parseRules(text: string | Uint8Array): Rule[] {
   } catch (error) {
     fail('', `not JSON (${(error as Error).message})`);
   }
-  if (!isObject(doc) || !Array.isArray(doc.rules))
+  if (!isJsonObject(doc) || !Array.isArray(doc.rules))
     fail('/rules', 'the file must be an object with a "rules" array');
   for (const key of Object.keys(doc)) if (key !== 'rules') fail(`/${key}`, 'unknown key');
   return doc.rules.map((raw, i) => parseRule(raw, `/rules/${i}`));
 }
 
 function parseRule(raw: unknown, at: string): Rule {
-  if (!isObject(raw)) fail(at, 'a rule must be an object');
+  if (!isJsonObject(raw)) fail(at, 'a rule must be an object');
   for (const key of Object.keys(raw)) {
     if (!['events', 'match', 'effect', 'message'].includes(key)) fail(`${at}/${key}`, 'unknown key');
   }
@@ -73,7 +70,7 @@ function parseRule(raw: unknown, at: string): Rule {
   });
   const match: Rule['match'] = {};
   if (raw.match !== undefined) {
-    if (!isObject(raw.match)) fail(`${at}/match`, 'must be an object');
+    if (!isJsonObject(raw.match)) fail(`${at}/match`, 'must be an object');
     for (const [key, value] of Object.entries(raw.match)) {
       if (!(MATCH_KEYS as readonly string[]).includes(key)) fail(`${at}/match/${key}`, 'unknown key');
       if (typeof value !== 'string' || value === '') fail(`${at}/match/${key}`, 'must be a non-empty string');
@@ -159,8 +156,8 @@ function selects(selector: string, type: string): boolean {
 
 function ruleMatches(rule: Rule, event: Record<string, unknown>): boolean {
   if (!rule.events.some((s) => selects(s, String(event.type)))) return false;
-  const tool = isObject(event.tool) ? event.tool : undefined;
-  const input = tool && isObject(tool.input) ? tool.input : undefined;
+  const tool = isJsonObject(event.tool) ? event.tool : undefined;
+  const input = tool && isJsonObject(tool.input) ? tool.input : undefined;
   if (rule.match.tool !== undefined && tool?.name !== rule.match.tool) return false;
   const globs = globsOf(rule);
   if (globs.command !== undefined) {

@@ -12,10 +12,10 @@
  * interceptor's failed upload is an operational failure; an observer simply receives the gap.
  * Metadata selections upload nothing and gain `size` and `sha256` from the bytes.
  */
-import { sha256Hex } from '../../core/hash.js';
-import type { UploadReceipt } from '../transports/upload.js';
 
-type JsonObject = Record<string, unknown>;
+import { sha256Hex } from '../../core/hash.js';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
+import type { UploadReceipt } from '../transports/upload.js';
 
 /** What uploads one attachment: an `Uploader` (./upload.ts) or anything with its contract. */
 export interface AttachmentUploader {
@@ -37,12 +37,8 @@ export interface PublishOutcome {
 /** Fields that are not content slots (opaque payloads and tool arguments). */
 const OPAQUE_FIELDS = new Set(['native', 'extensions', 'params', 'input']);
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isAttachment(value: unknown): value is JsonObject {
-  return isObject(value) && value.kind === 'attachment' && typeof value.id === 'string';
+  return isJsonObject(value) && value.kind === 'attachment' && typeof value.id === 'string';
 }
 
 /** A body-selected attachment that has no reference yet. */
@@ -55,7 +51,7 @@ export function isPendingAttachment(value: unknown): value is JsonObject {
 /** Every attachment part of `value` outside opaque fields, in document order. */
 function attachments(value: unknown, out: JsonObject[] = []): JsonObject[] {
   if (Array.isArray(value)) for (const item of value) attachments(item, out);
-  else if (isObject(value)) {
+  else if (isJsonObject(value)) {
     if (isAttachment(value)) out.push(value);
     else
       for (const [key, child] of Object.entries(value)) if (!OPAQUE_FIELDS.has(key)) attachments(child, out);

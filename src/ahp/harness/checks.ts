@@ -6,14 +6,11 @@
  */
 
 import type { CanonicalEvent } from '../../core/event.js';
+import { isJsonObject, pointerTokens } from '../../core/json.js';
 import { type Issue, validateEvent, validateMessage } from '../messages/index.js';
 import { isPendingAttachment } from './attachments.js';
 import type { InterceptCapabilities } from './compose.js';
 import { DispatchError } from './types.js';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A validator verdict in one line: the first issue's pointer, message and rule. */
 export function describeIssues(issues: readonly Issue[]): string {
@@ -25,9 +22,8 @@ export function describeIssues(issues: readonly Issue[]): string {
 /** The value at an RFC 6901 pointer, or undefined. */
 function atPointer(value: unknown, pointer: string): unknown {
   let at = value;
-  for (const raw of pointer.split('/').slice(1)) {
-    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    at = isObject(at) || Array.isArray(at) ? (at as Record<string, unknown>)[key] : undefined;
+  for (const key of pointerTokens(pointer)) {
+    at = isJsonObject(at) || Array.isArray(at) ? (at as Record<string, unknown>)[key] : undefined;
   }
   return at;
 }

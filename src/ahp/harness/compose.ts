@@ -12,8 +12,10 @@
  * - Messages and injections accumulate in order, only from accepted responses.
  * Staging never mutates its input pipeline, so a rejected response leaves nothing behind.
  */
+
 import { canonicalize } from '../../core/canonical.js';
 import type { CanonicalEvent } from '../../core/event.js';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
 import {
   applyEdit,
   holdsWithheldContent,
@@ -21,8 +23,6 @@ import {
   targetLocation,
   writePath,
 } from '../protocol/edit-targets.js';
-
-type JsonObject = Record<string, unknown>;
 
 export type Permission = 'none' | 'allow' | 'ask' | 'deny';
 export type FlowState = 'none' | 'stop' | 'continue';
@@ -96,10 +96,6 @@ export interface StageContext {
 /** Boundaries with no original operation to execute: the outcome's `executed` is always false. */
 const NO_OPERATION = new Set(['turn.finish.before']);
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A fresh pipeline for `event` with the caller's incoming state (omitted: permission none, no candidate). */
 export function startPipeline(event: CanonicalEvent, state?: InterceptState): Pipeline {
   return {
@@ -110,7 +106,7 @@ export function startPipeline(event: CanonicalEvent, state?: InterceptState): Pi
     flow: state?.flow ?? 'none',
     messages: [],
     instructions: [...(state?.instructions ?? [])],
-    injections: (state?.injections ?? []).filter(isObject).map((i) => structuredClone(i)),
+    injections: (state?.injections ?? []).filter(isJsonObject).map((i) => structuredClone(i)),
   };
 }
 
@@ -165,7 +161,7 @@ export function stageResponse(
 ): { pipeline: Pipeline } | { error: string; pointer: string } {
   const list: JsonObject[] = [];
   for (const [i, effect] of effects.entries()) {
-    if (!isObject(effect) || typeof effect.type !== 'string') return refuse(i, 'not an effect');
+    if (!isJsonObject(effect) || typeof effect.type !== 'string') return refuse(i, 'not an effect');
     const why = unadvertised(effect, ctx.capabilities);
     if (why) return refuse(i, why);
     list.push(effect);
@@ -298,7 +294,7 @@ export function settle(pipeline: Pipeline, capabilities: InterceptCapabilities |
   };
   const tool = pipeline.event.tool;
   // The effective event's own input (the outcome carries that event too): read-only, not a copy.
-  if (isObject(tool) && Object.hasOwn(tool, 'input')) out.input = tool.input;
+  if (isJsonObject(tool) && Object.hasOwn(tool, 'input')) out.input = tool.input;
   if (hasOperation && decision === 'allow' && !stopped && pipeline.candidate !== null) {
     out.result = structuredClone(pipeline.candidate.value);
   }

@@ -21,10 +21,10 @@
  * input's own, and an event with nothing to withhold is returned as it is. Treat both as read-only
  * while the result is in use.
  */
-import { sha256Hex } from '../../core/hash.js';
-import type { ContentDisposition, ContentSelection } from '../registration/types.js';
 
-type JsonObject = Record<string, unknown>;
+import { sha256Hex } from '../../core/hash.js';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
+import type { ContentDisposition, ContentSelection } from '../registration/types.js';
 
 const RANK: Record<ContentDisposition, number> = { omit: 0, metadata: 1, body: 2 };
 /**
@@ -33,14 +33,10 @@ const RANK: Record<ContentDisposition, number> = { omit: 0, metadata: 1, body: 2
  */
 const OPAQUE_FIELDS = new Set(['extensions', 'params']);
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** True for an object shaped like a canonical content part. */
 export function isContentPart(value: unknown): value is JsonObject {
   return (
-    isObject(value) &&
+    isJsonObject(value) &&
     (value.kind === 'text' || value.kind === 'attachment') &&
     typeof value.mediaType === 'string' &&
     typeof value.selection === 'string'
@@ -142,7 +138,7 @@ function walk(value: unknown, state: Walk): unknown {
     notePart(kept, state);
     return kept;
   }
-  if (isObject(value)) {
+  if (isJsonObject(value)) {
     if (value.kind === 'attachment') state.attachments = true;
     let out: JsonObject | undefined;
     const keys = Object.keys(value);
@@ -156,7 +152,7 @@ function walk(value: unknown, state: Walk): unknown {
         next = child;
       } else if (OPAQUE_FIELDS.has(key)) {
         next = child;
-      } else if (key === 'tool' && isObject(child)) {
+      } else if (key === 'tool' && isJsonObject(child)) {
         next = walkTool(child, state);
       } else {
         next = walk(child, state);

@@ -6,7 +6,9 @@
  * subscription that was not called. A `Dispatcher` keeps backend transports open across events
  * (persistent stdio processes, HTTP agents) until `close()`.
  */
+
 import type { CanonicalEvent } from '../../core/event.js';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { validateInterceptResponse, validateMessage } from '../messages/index.js';
 import {
   type Backend,
@@ -44,8 +46,6 @@ import {
   type SubscriptionReport,
 } from './types.js';
 
-type JsonObject = Record<string, unknown>;
-
 export type {
   DispatcherOptions,
   DispatchInput,
@@ -59,12 +59,8 @@ export { DispatchError, type DispatchErrorCode } from './types.js';
 /** The generic reason of a fail-closed synthetic denial: no backend detail reaches the model. */
 export const SYNTHETIC_DENY_REASON = 'policy backend unavailable';
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function checkEvent(event: unknown): asserts event is CanonicalEvent {
-  if (!isObject(event))
+  if (!isJsonObject(event))
     throw new DispatchError('bad-event', 'the event is not a JSON object', { pointer: '' });
   for (const key of ['id', 'type', 'time', 'source']) {
     if (typeof event[key] !== 'string' || event[key] === '') {
@@ -304,9 +300,9 @@ export class Dispatcher {
     if (call.kind === 'failed') return failed('failed', call.reason);
 
     const response = call.response;
-    if (isObject(response) && Object.hasOwn(response, 'error')) {
+    if (isJsonObject(response) && Object.hasOwn(response, 'error')) {
       const error = response.error;
-      const code = isObject(error) && typeof error.code === 'number' ? error.code : 'invalid';
+      const code = isJsonObject(error) && typeof error.code === 'number' ? error.code : 'invalid';
       return failed('failed', `JSON-RPC error ${code}`);
     }
     const issues = validateInterceptResponse(response, message);
@@ -328,7 +324,7 @@ export class Dispatcher {
     }
     // An accepted deny or flow stop ends decision-making for this boundary.
     const settles = result.effects.some(
-      (e) => isObject(e) && (e.type === 'deny' || (e.type === 'flow' && e.operation === 'stop')),
+      (e) => isJsonObject(e) && (e.type === 'deny' || (e.type === 'flow' && e.operation === 'stop')),
     );
     return { pipeline: staged.pipeline, report, settles };
   }

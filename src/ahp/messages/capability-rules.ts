@@ -4,6 +4,7 @@
  * the per-event bounds from the catalogue (which effects, modify targets and flow operations a
  * boundary can support at all).
  */
+import { isJsonObject } from '../../core/json.js';
 import { CORE_EFFECT_TYPES, catalogueEntry, MODIFY_TARGETS } from '../protocol/catalogue.js';
 import type { Issue } from '../registration/types.js';
 import {
@@ -13,7 +14,6 @@ import {
   type Check,
   constant,
   int,
-  isObject,
   issue,
   obj,
   oneOfValues,
@@ -127,7 +127,7 @@ export function checkCapabilityBounds(
   out: Issue[],
 ): void {
   const entry = catalogueEntry(eventType);
-  if (!entry?.interceptable || !isObject(value)) return;
+  if (!entry?.interceptable || !isJsonObject(value)) return;
   if (Array.isArray(value.effects)) {
     value.effects.forEach((effect, index) => {
       if (!(entry.effects as readonly unknown[]).includes(effect)) {
@@ -140,7 +140,7 @@ export function checkCapabilityBounds(
       }
     });
   }
-  if (isObject(value.modify)) {
+  if (isJsonObject(value.modify)) {
     for (const target of Object.keys(value.modify)) {
       if (!(entry.modifyTargets as readonly string[]).includes(target)) {
         issue(
@@ -152,7 +152,7 @@ export function checkCapabilityBounds(
       }
     }
   }
-  if (isObject(value.flow) && Array.isArray(value.flow.operations)) {
+  if (isJsonObject(value.flow) && Array.isArray(value.flow.operations)) {
     value.flow.operations.forEach((operation, index) => {
       if (!(entry.flowOperations as readonly unknown[]).includes(operation)) {
         issue(

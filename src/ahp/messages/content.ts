@@ -2,13 +2,13 @@
  * Content items: selection-aware parts (text or attachment × body, gap, metadata, omit), canonical
  * messages that own a role and ordered parts, and the list shapes built from them.
  */
+import { isJsonObject } from '../../core/json.js';
 import {
   arr,
   bool,
   type Check,
   constant,
   int,
-  isObject,
   issue,
   nonEmpty,
   obj,
@@ -109,7 +109,7 @@ for (const kind of ['text', 'attachment'] as const) {
 
 function partOf(kinds: readonly string[]): Check {
   return (value, pointer, out) => {
-    if (!isObject(value)) return issue(out, pointer, 'type', 'a content part must be an object');
+    if (!isJsonObject(value)) return issue(out, pointer, 'type', 'a content part must be an object');
     const kind = value.kind;
     if (typeof kind !== 'string' || !kinds.includes(kind)) {
       if (!('kind' in value)) return issue(out, `${pointer}/kind`, 'required', "'kind' is required");
@@ -168,12 +168,12 @@ export function withholdsContent(value: unknown): boolean {
   const parts: unknown[] = [];
   if (Array.isArray(value)) {
     for (const entry of value) {
-      if (isObject(entry) && Array.isArray(entry.parts)) parts.push(...entry.parts);
+      if (isJsonObject(entry) && Array.isArray(entry.parts)) parts.push(...entry.parts);
       else parts.push(entry);
     }
   }
   return parts.some(
-    (p) => isObject(p) && (p.selection === 'metadata' || p.selection === 'omit' || 'gap' in p),
+    (p) => isJsonObject(p) && (p.selection === 'metadata' || p.selection === 'omit' || 'gap' in p),
   );
 }
 
@@ -181,12 +181,12 @@ export function withholdsContent(value: unknown): boolean {
 export function attachmentRefs(value: unknown): string[] {
   const refs: string[] = [];
   const visitPart = (p: unknown) => {
-    if (isObject(p) && p.kind === 'attachment' && isObject(p.body) && typeof p.body.ref === 'string')
+    if (isJsonObject(p) && p.kind === 'attachment' && isJsonObject(p.body) && typeof p.body.ref === 'string')
       refs.push(p.body.ref);
   };
   if (Array.isArray(value)) {
     for (const entry of value) {
-      if (isObject(entry) && Array.isArray(entry.parts)) entry.parts.forEach(visitPart);
+      if (isJsonObject(entry) && Array.isArray(entry.parts)) entry.parts.forEach(visitPart);
       else visitPart(entry);
     }
   }

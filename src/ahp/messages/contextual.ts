@@ -5,13 +5,15 @@
  * (AHP-EDIT-001): which value shape a target takes at this event, no whole-list replace over
  * withheld content, no new attachment bytes, and the MCP elicitation answer rules.
  */
+
 import { parseJson } from '../../core/canonical.js';
+import { isJsonObject } from '../../core/json.js';
 import { catalogueEntry } from '../protocol/catalogue.js';
 import { readPath, targetLocation } from '../protocol/edit-targets.js';
 import type { Issue } from '../registration/types.js';
 import { attachmentRefs, withholdsContent } from './content.js';
 import { interceptResponse } from './jsonrpc.js';
-import { at, collect, isObject, issue, type JsonObject } from './shape.js';
+import { at, collect, issue, type JsonObject } from './shape.js';
 
 export interface InterceptRequestContext {
   id: string | number;
@@ -25,16 +27,16 @@ const FIXED_ROLES: Record<string, Record<string, string>> = {
 };
 
 function advertisedEffects(capabilities: unknown): unknown[] {
-  return isObject(capabilities) && Array.isArray(capabilities.effects) ? capabilities.effects : [];
+  return isJsonObject(capabilities) && Array.isArray(capabilities.effects) ? capabilities.effects : [];
 }
 
 /** The MCP answer object (`content`) of the current elicitation result, when the event carries it. */
 function elicitationAnswer(event: JsonObject): unknown {
   const result = readPath(event, ['elicitation', 'result']);
-  if (!isObject(result) || typeof result.text !== 'string') return undefined;
+  if (!isJsonObject(result) || typeof result.text !== 'string') return undefined;
   try {
     const parsed: unknown = parseJson(result.text);
-    return isObject(parsed) ? parsed.content : undefined;
+    return isJsonObject(parsed) ? parsed.content : undefined;
   } catch {
     return undefined;
   }
@@ -66,7 +68,7 @@ function checkElicitationEdit(effect: JsonObject, event: JsonObject, pointer: st
     );
   }
   const value = effect.value;
-  if (!isObject(value)) {
+  if (!isJsonObject(value)) {
     issue(
       out,
       at(pointer, 'value'),
@@ -86,7 +88,7 @@ function checkElicitationEdit(effect: JsonObject, event: JsonObject, pointer: st
     }
   }
   const current = elicitationAnswer(event);
-  if (effect.operation === 'merge' && current !== undefined && !isObject(current)) {
+  if (effect.operation === 'merge' && current !== undefined && !isJsonObject(current)) {
     issue(
       out,
       at(pointer, 'operation'),
@@ -134,8 +136,8 @@ function checkModify(
   if (typeof target !== 'string' || (operation !== 'replace' && operation !== 'merge')) return;
   const type = String(event.type);
   const grants =
-    isObject(capabilities) && isObject(capabilities.modify) ? capabilities.modify[target] : undefined;
-  if (!isObject(grants)) {
+    isJsonObject(capabilities) && isJsonObject(capabilities.modify) ? capabilities.modify[target] : undefined;
+  if (!isJsonObject(grants)) {
     issue(
       out,
       at(pointer, 'target'),
@@ -162,7 +164,7 @@ function checkModify(
   }
   if (location.shape === 'object') {
     const current = readPath(event, location.path);
-    if (operation === 'merge' && current !== undefined && !isObject(current)) {
+    if (operation === 'merge' && current !== undefined && !isJsonObject(current)) {
       issue(
         out,
         at(pointer, 'operation'),
@@ -175,7 +177,7 @@ function checkModify(
   checkListEdit(effect, readPath(event, location.path), pointer, out);
   if (role && Array.isArray(effect.value)) {
     effect.value.forEach((entry, index) => {
-      if (isObject(entry) && entry.role !== role) {
+      if (isJsonObject(entry) && entry.role !== role) {
         issue(
           out,
           at(at(at(pointer, 'value'), index), 'role'),
@@ -188,7 +190,7 @@ function checkModify(
 }
 
 function checkFlow(effect: JsonObject, capabilities: unknown, pointer: string, out: Issue[]): void {
-  const flow = isObject(capabilities) && isObject(capabilities.flow) ? capabilities.flow : undefined;
+  const flow = isJsonObject(capabilities) && isJsonObject(capabilities.flow) ? capabilities.flow : undefined;
   const operations = flow && Array.isArray(flow.operations) ? flow.operations : [];
   if (!operations.includes(effect.operation)) {
     issue(
@@ -214,7 +216,7 @@ function checkFlow(effect: JsonObject, capabilities: unknown, pointer: string, o
 
 function checkInject(effect: JsonObject, capabilities: unknown, pointer: string, out: Issue[]): void {
   const context = readPath(capabilities, ['inject', 'context']);
-  const deliverAt = isObject(context) && Array.isArray(context.deliverAt) ? context.deliverAt : [];
+  const deliverAt = isJsonObject(context) && Array.isArray(context.deliverAt) ? context.deliverAt : [];
   if (!deliverAt.includes(effect.deliverAt)) {
     issue(
       out,
@@ -231,7 +233,7 @@ function checkInject(effect: JsonObject, capabilities: unknown, pointer: string,
  */
 function responseIssues(response: unknown, request: InterceptRequestContext, out: Issue[]): void {
   interceptResponse(response, '', out);
-  if (!isObject(response)) return;
+  if (!isJsonObject(response)) return;
   if ('id' in response && response.id !== request.id) {
     issue(
       out,
@@ -253,10 +255,10 @@ function responseIssues(response: unknown, request: InterceptRequestContext, out
   const advertised = advertisedEffects(capabilities);
   const entry = catalogueEntry(String(event.type));
   const effects =
-    isObject(response.result) && Array.isArray(response.result.effects) ? response.result.effects : [];
+    isJsonObject(response.result) && Array.isArray(response.result.effects) ? response.result.effects : [];
   effects.forEach((effect, index) => {
     const pointer = `/result/effects/${index}`;
-    if (!isObject(effect) || typeof effect.type !== 'string') return;
+    if (!isJsonObject(effect) || typeof effect.type !== 'string') return;
     if (!advertised.includes(effect.type)) {
       issue(
         out,

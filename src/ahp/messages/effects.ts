@@ -2,6 +2,7 @@
  * Effect objects of a `hooks/intercept` result. Every effect is closed; an unknown effect type or
  * operation is unsupported semantics and rejects the whole response.
  */
+import { isJsonObject } from '../../core/json.js';
 import { CORE_EFFECT_TYPES, MODIFY_TARGETS } from '../protocol/catalogue.js';
 import { messages, textParts } from './content.js';
 import { extensions } from './event-parts.js';
@@ -10,7 +11,6 @@ import {
   anyValue,
   type Check,
   constant,
-  isObject,
   issue,
   nonEmpty,
   obj,
@@ -39,7 +39,7 @@ const deny = obj(
 /** `content` takes a message list or an object; which one is decided by the boundary (contextual rules). */
 const contentValue: Check = (value, pointer, out) => {
   if (Array.isArray(value)) messages(value, pointer, out);
-  else if (!isObject(value))
+  else if (!isJsonObject(value))
     issue(out, pointer, 'type', 'a content value must be a message list or an object');
 };
 
@@ -52,7 +52,7 @@ export function modifyValueCheck(target: unknown): Check {
 }
 
 const modify: Check = (value, pointer, out) => {
-  if (!isObject(value)) return;
+  if (!isJsonObject(value)) return;
   obj(
     {
       type: anyValue,
@@ -65,7 +65,7 @@ const modify: Check = (value, pointer, out) => {
 };
 
 const flow: Check = (value, pointer, out) => {
-  if (!isObject(value)) return;
+  if (!isJsonObject(value)) return;
   if (value.operation === 'stop') {
     return obj(
       { type: anyValue, operation: anyValue, reason: nonEmpty },
@@ -115,7 +115,7 @@ const EFFECTS: Record<string, Check> = {
 
 /** One effect object. Extension (reverse-DNS) effect types are not part of the wire union and are rejected. */
 export const effectCheck: Check = (value, pointer, out) => {
-  if (!isObject(value)) return issue(out, pointer, 'type', 'an effect must be an object');
+  if (!isJsonObject(value)) return issue(out, pointer, 'type', 'an effect must be an object');
   const type = value.type;
   const check = typeof type === 'string' && Object.hasOwn(EFFECTS, type) ? EFFECTS[type] : undefined;
   if (!check) {

@@ -3,6 +3,7 @@
  * attempt, errors, execution provenance, usage, tool descriptors (with MCP connection locations),
  * batches and file changes.
  */
+import { childPointer, isJsonObject } from '../../core/json.js';
 import { contentPart, contentParts, messages } from './content.js';
 import { dateTimeFormat, uriFormat } from './formats.js';
 import {
@@ -13,7 +14,6 @@ import {
   type Check,
   constant,
   int,
-  isObject,
   issue,
   nonEmpty,
   num,
@@ -33,7 +33,7 @@ export const extensions: Check = obj(
         if (!REVERSE_DNS.test(key)) {
           issue(
             out,
-            `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+            childPointer(pointer, key),
             'extension.key',
             `extension key '${key}' must be a reverse-DNS name`,
           );
@@ -124,7 +124,7 @@ export const SKIP_REASONS = ['supplied_result', 'policy', 'cancelled', 'timeout'
 
 /** `{status:"executed"}` or `{status:"skipped", reason, detail?}` (no detail on supplied_result). */
 export const execution: Check = (value, pointer, out) => {
-  if (!isObject(value)) return issue(out, pointer, 'type', 'must be an object');
+  if (!isJsonObject(value)) return issue(out, pointer, 'type', 'must be an object');
   if (value.status === 'executed') return obj({ status: anyValue }, { closed: true })(value, pointer, out);
   if (value.status !== 'skipped') {
     if (!('status' in value)) return issue(out, `${pointer}/status`, 'required', "'status' is required");
@@ -147,7 +147,7 @@ export function skippedOnlyAsSuppliedResult(
   out: Parameters<Check>[2],
 ): void {
   const ex = event.execution;
-  if (isObject(ex) && ex.status === 'skipped' && 'reason' in ex && ex.reason !== 'supplied_result') {
+  if (isJsonObject(ex) && ex.status === 'skipped' && 'reason' in ex && ex.reason !== 'supplied_result') {
     issue(
       out,
       `${pointer}/execution/reason`,
@@ -190,7 +190,7 @@ export const turnUsage: Check = usage('total', 'turn', ['provider', 'estimate', 
 function locatedOrGapped(members: readonly string[]) {
   return (value: Record<string, unknown>, pointer: string, out: Parameters<Check>[2]) => {
     const gapPaths = Array.isArray(value.gaps)
-      ? value.gaps.map((g) => (isObject(g) ? g.path : undefined))
+      ? value.gaps.map((g) => (isJsonObject(g) ? g.path : undefined))
       : [];
     for (const member of members) {
       if (!(member in value) && !gapPaths.includes(member)) {
@@ -227,7 +227,7 @@ const CONNECTIONS: Record<string, Check> = {
 };
 
 const connection: Check = (value, pointer, out) => {
-  if (!isObject(value)) return issue(out, pointer, 'type', 'must be an object');
+  if (!isJsonObject(value)) return issue(out, pointer, 'type', 'must be an object');
   const transport = value.transport;
   const key = typeof transport === 'string' && /^_./s.test(transport) ? 'extension' : String(transport);
   const check = Object.hasOwn(CONNECTIONS, key) ? CONNECTIONS[key] : undefined;
@@ -303,7 +303,7 @@ export function deniedIsPolicySkip(
   pointer: string,
   out: Parameters<Check>[2],
 ): void {
-  if (value.outcome !== 'denied' || !isObject(value.execution)) return;
+  if (value.outcome !== 'denied' || !isJsonObject(value.execution)) return;
   if (value.execution.status !== 'skipped') {
     issue(
       out,

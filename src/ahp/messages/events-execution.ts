@@ -2,6 +2,7 @@
  * Execution payloads: turns, model attempts and switches, and context compaction. Each is one
  * hand-written definition; the envelope stays open and the `turn` identity is closed.
  */
+import { isJsonObject } from '../../core/json.js';
 import { message, textParts } from './content.js';
 import {
   attempt,
@@ -20,7 +21,6 @@ import {
   arr,
   bool,
   int,
-  isObject,
   issue,
   nonEmpty,
   num,
@@ -95,7 +95,7 @@ export const EXECUTION_DEFINITIONS: Record<string, EventDefinition> = {
     required: ['model', 'attempt', 'execution', 'items', 'finishReason'],
     forbidden: ['error'],
     also: (event, pointer, out) => {
-      if (isObject(event.execution) && event.execution.status === 'skipped') {
+      if (isJsonObject(event.execution) && event.execution.status === 'skipped') {
         for (const name of ['usage', 'latencyMs']) {
           if (name in event)
             issue(out, `${pointer}/${name}`, 'forbidden', `a supplied response must not report ${name}`);
@@ -110,7 +110,7 @@ export const EXECUTION_DEFINITIONS: Record<string, EventDefinition> = {
     required: ['model', 'attempt', 'execution', 'error'],
     forbidden: ['finishReason'],
     also: (event, pointer, out) => {
-      if (isObject(event.execution) && event.execution.status !== 'executed') {
+      if (isJsonObject(event.execution) && event.execution.status !== 'executed') {
         issue(
           out,
           `${pointer}/execution/status`,
@@ -151,7 +151,7 @@ export const EXECUTION_DEFINITIONS: Record<string, EventDefinition> = {
       instructions: textParts,
       tokenCounts: (value, pointer, out) => {
         tokenCounts(value, pointer, out);
-        if (isObject(value) && 'after' in value)
+        if (isJsonObject(value) && 'after' in value)
           issue(out, `${pointer}/after`, 'forbidden', 'before compaction there is no after count');
       },
     },

@@ -2,6 +2,7 @@
  * Event payloads: one hand-written definition per catalogue event. The envelope stays open
  * (unknown top-level fields are kept and never rejected); nested protocol objects are closed.
  */
+import { isJsonObject } from '../../core/json.js';
 import type { Issue } from '../registration/types.js';
 import { contentPart, message, messageWithRole, textPart, textParts } from './content.js';
 import {
@@ -26,7 +27,6 @@ import {
   collect,
   constant,
   int,
-  isObject,
   issue,
   nonEmpty,
   num,
@@ -93,7 +93,7 @@ const toolAfterRules: Rule = (event, pointer, out) => {
     issue(out, `${pointer}/error`, 'forbidden', 'error is only allowed when outcome is "error"');
   }
   deniedIsPolicySkip(event, pointer, out);
-  if (isObject(event.execution) && event.execution.status === 'skipped') {
+  if (isJsonObject(event.execution) && event.execution.status === 'skipped') {
     for (const name of ['durationMs', 'fileChanges']) {
       if (name in event) issue(out, `${pointer}/${name}`, 'forbidden', `a skipped call has no ${name}`);
     }
@@ -298,7 +298,7 @@ export const VALIDATED_EVENT_TYPES: readonly string[] = [...CHECKS.keys()];
 
 /** Check one event against the definition its `type` selects. Unknown types are unsupported. */
 export const eventCheck: Check = (value, pointer, out) => {
-  if (!isObject(value)) return issue(out, pointer, 'type', 'an event must be an object');
+  if (!isJsonObject(value)) return issue(out, pointer, 'type', 'an event must be an object');
   const type = value.type;
   const check = typeof type === 'string' ? CHECKS.get(type) : undefined;
   if (!check) {

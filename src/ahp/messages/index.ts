@@ -4,6 +4,7 @@
  * syntax of `source`, RFC 3339 `time`, advertised-capability limits and contextual edits.
  * Every function returns `Issue[]`; an empty list means valid.
  */
+import { isJsonObject } from '../../core/json.js';
 import type { Issue } from '../registration/types.js';
 import { eventCheck } from './events.js';
 import {
@@ -14,7 +15,7 @@ import {
   interceptResponse,
   observeNotification,
 } from './jsonrpc.js';
-import { type Check, collect, isObject, issue } from './shape.js';
+import { type Check, collect, issue } from './shape.js';
 
 export { type InterceptRequestContext, validateInterceptResponse } from './contextual.js';
 export { VALIDATED_EVENT_TYPES, validateEvent } from './events.js';
@@ -53,7 +54,7 @@ const METHOD_KINDS: Record<string, MessageKind> = {
  * unknown method, or mixes a method with a response member.
  */
 export function inferMessageKind(message: unknown): MessageKind | undefined {
-  if (!isObject(message)) return undefined;
+  if (!isJsonObject(message)) return undefined;
   if ('method' in message) {
     if ('result' in message || 'error' in message) return undefined;
     return typeof message.method === 'string' && Object.hasOwn(METHOD_KINDS, message.method)
@@ -62,7 +63,7 @@ export function inferMessageKind(message: unknown): MessageKind | undefined {
   }
   if ('error' in message) return 'error-response';
   if ('result' in message)
-    return isObject(message.result) && 'manifest' in message.result
+    return isJsonObject(message.result) && 'manifest' in message.result
       ? 'capabilities-response'
       : 'intercept-response';
   return undefined;
@@ -76,7 +77,7 @@ export function validateMessage(message: unknown, kind?: MessageKind): Issue[] {
     const check = CHECKS[resolved];
     return collect((into) => check(message, '', into));
   }
-  if (!isObject(message)) {
+  if (!isJsonObject(message)) {
     issue(
       out,
       '',

@@ -2,6 +2,7 @@
  * JSON-RPC 2.0 envelopes (request, notification, success and error response; no batches) and the
  * six AHP wire messages built on them.
  */
+import { isJsonObject } from '../../core/json.js';
 import { catalogueEntry } from '../protocol/catalogue.js';
 import { SUPPORTED_PROTOCOL_VERSION } from '../registration/types.js';
 import { capabilitiesFor } from './capability-rules.js';
@@ -15,7 +16,6 @@ import {
   arr,
   type Check,
   constant,
-  isObject,
   issue,
   nonEmpty,
   obj,
@@ -97,7 +97,7 @@ export const errorResponse: Check = obj(
 
 const interceptEvent: Check = (value, pointer, out) => {
   eventCheck(value, pointer, out);
-  if (isObject(value) && typeof value.type === 'string') {
+  if (isJsonObject(value) && typeof value.type === 'string') {
     const entry = catalogueEntry(value.type);
     if (entry && !entry.interceptable) {
       issue(
@@ -139,7 +139,7 @@ function interceptParamsFor(eventType: unknown): Check {
 const paramsByType = new Map<string, Check>();
 
 const interceptParams: Check = (value, pointer, out) => {
-  const eventType = isObject(value) && isObject(value.event) ? value.event.type : undefined;
+  const eventType = isJsonObject(value) && isJsonObject(value.event) ? value.event.type : undefined;
   let check = typeof eventType === 'string' ? paramsByType.get(eventType) : undefined;
   if (check === undefined) {
     check = interceptParamsFor(eventType);
@@ -150,8 +150,8 @@ const interceptParams: Check = (value, pointer, out) => {
 
 /** The JSON-RPC id of an intercept request must equal its event id (a retry reuses both). */
 function idMatchesEvent(value: Record<string, unknown>, pointer: string, out: Parameters<Check>[2]): void {
-  const event = isObject(value.params) ? value.params.event : undefined;
-  if (!isObject(event) || !('id' in value) || !('id' in event)) return;
+  const event = isJsonObject(value.params) ? value.params.event : undefined;
+  if (!isJsonObject(event) || !('id' in value) || !('id' in event)) return;
   if (value.id !== event.id) {
     issue(
       out,
@@ -166,7 +166,7 @@ const interceptEnvelope: Check = request('hooks/intercept', interceptParams);
 
 export const interceptRequest: Check = (value, pointer, out) => {
   interceptEnvelope(value, pointer, out);
-  if (isObject(value)) idMatchesEvent(value, pointer, out);
+  if (isJsonObject(value)) idMatchesEvent(value, pointer, out);
 };
 
 export const observeNotification: Check = notification(
@@ -192,7 +192,7 @@ export const interceptResponse: Check = success(
 
 /** Any JSON-RPC 2.0 message, without AHP method rules (json-rpc-message). */
 export const anyJsonRpc: Check = (value, pointer, out) => {
-  if (!isObject(value))
+  if (!isJsonObject(value))
     return issue(out, pointer, 'type', 'a JSON-RPC message must be an object (batches are not allowed)');
   if ('method' in value) {
     const check =

@@ -3,10 +3,11 @@
  * `session.start`. Which events the harness emits in which modes, the effects per interceptable
  * event, uncovered paths, transports, limits and managed-policy scope.
  */
+import { isJsonObject } from '../../core/json.js';
 import { catalogueEntry, EVENT_CATALOGUE } from '../protocol/catalogue.js';
 import { capabilitiesFor } from './capability-rules.js';
 import { gapList } from './event-parts.js';
-import { arr, bool, type Check, int, isObject, issue, nonEmpty, obj, oneOfValues } from './shape.js';
+import { arr, bool, type Check, int, issue, nonEmpty, obj, oneOfValues } from './shape.js';
 
 const EVENT_TYPES = EVENT_CATALOGUE.map((e) => e.type);
 
@@ -18,7 +19,7 @@ const manifestEvent: Check = (value, pointer, out) => {
     },
     { required: ['event', 'modes'] },
   )(value, pointer, out);
-  if (!isObject(value)) return;
+  if (!isJsonObject(value)) return;
   const modes = Array.isArray(value.modes) ? value.modes : [];
   const intercepts = modes.includes('intercept');
   const entry = typeof value.event === 'string' ? catalogueEntry(value.event) : undefined;
@@ -34,7 +35,7 @@ const manifestEvent: Check = (value, pointer, out) => {
   }
   if (
     !intercepts &&
-    isObject(value.capabilities) &&
+    isJsonObject(value.capabilities) &&
     Array.isArray(value.capabilities.effects) &&
     value.capabilities.effects.length > 0
   ) {

@@ -3,17 +3,12 @@
  * appends an `Issue` for everything wrong with it; it never throws and never changes the value.
  * The message validators are built from these, written out by hand for each protocol shape.
  */
+import { childPointer, isJsonObject, type JsonObject } from '../../core/json.js';
 import type { Issue } from '../registration/types.js';
 
 export type { Issue };
 
 export type Check = (value: unknown, pointer: string, out: Issue[]) => void;
-
-export type JsonObject = Record<string, unknown>;
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Whether checks build JSON pointers. A first pass over a message runs without them (most messages
@@ -60,12 +55,9 @@ export function onlyPass<T>(pass: 'first' | 'report', fn: () => T): T {
   }
 }
 
-/** RFC 6901: `~` becomes `~0`, `/` becomes `~1`. */
+/** The pointer of member `key` under `pointer`, when pointers are being tracked. */
 export function at(pointer: string, key: string | number): string {
-  if (!trackPointers) return pointer;
-  // Most keys need no escaping; skip the two replacements for them (this runs for every member).
-  if (typeof key === 'number' || (!key.includes('~') && !key.includes('/'))) return `${pointer}/${key}`;
-  return `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  return trackPointers ? childPointer(pointer, key) : pointer;
 }
 
 export function issue(out: Issue[], pointer: string, rule: string, message: string): void {
@@ -187,7 +179,7 @@ export function constant(expected: string | number | boolean): Check {
 
 /** A JSON object whose members are not inspected. */
 export const anyObject: Check = (value, pointer, out) => {
-  if (!isObject(value)) issue(out, pointer, 'type', `must be an object, got ${describe(value)}`);
+  if (!isJsonObject(value)) issue(out, pointer, 'type', `must be an object, got ${describe(value)}`);
 };
 
 export interface ArrayRules {
@@ -201,7 +193,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a))
     return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isObject(a) && isObject(b)) {
+  if (isJsonObject(a) && isJsonObject(b)) {
     const keys = Object.keys(a);
     return keys.length === Object.keys(b).length && keys.every((k) => k in b && jsonEqual(a[k], b[k]));
   }
@@ -342,7 +334,7 @@ export function obj(props: Props, rules: ObjectRules = {}): Check {
     else members.set(name, { check: undefined, required: true });
   }
   const full: Check = (value, pointer, out) => {
-    if (!isObject(value)) return issue(out, pointer, 'type', `must be an object, got ${describe(value)}`);
+    if (!isJsonObject(value)) return issue(out, pointer, 'type', `must be an object, got ${describe(value)}`);
     // Own enumerable string keys, once: cheaper than for-in with an own-property test.
     const names = Object.keys(value);
     const start = out.length;
@@ -392,3 +384,5 @@ export function all(...checks: Check[]): Check {
     for (const check of checks) check(value, pointer, out);
   };
 }
+
+export type { JsonObject };

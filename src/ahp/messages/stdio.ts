@@ -2,9 +2,10 @@
  * stdio framing (AHP-STDIO-001): one complete UTF-8 JSON-RPC object per line, terminated by a
  * single `\n`, with no literal newline inside the JSON text and nothing else on the line.
  */
+
 import { parseJson } from '../../core/canonical.js';
 import { TallyError } from '../../core/errors.js';
-import { isObject } from './shape.js';
+import { isJsonObject } from '../../core/json.js';
 
 export type FramingErrorCode = 'framing.empty' | 'framing.newline' | 'framing.json' | 'framing.not-object';
 
@@ -40,7 +41,7 @@ export function parseStdioLine(line: string): unknown {
       detail,
     );
   }
-  if (!isObject(value)) {
+  if (!isJsonObject(value)) {
     throw new FramingError(
       'framing.not-object',
       Array.isArray(value)

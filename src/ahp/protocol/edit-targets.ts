@@ -2,9 +2,9 @@
  * Where a `modify` effect's target lives in each boundary's event, and what shape its value has
  * (AHP-EDIT-001). Edits apply here to the full effective event, never to a subscription's view.
  */
-import { parseJson } from '../../core/canonical.js';
 
-type JsonObject = Record<string, unknown>;
+import { parseJson } from '../../core/canonical.js';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
 
 export type TargetShape = 'list' | 'object' | 'json-text';
 
@@ -44,15 +44,11 @@ export function targetLocation(eventType: string, target: string): TargetLocatio
   return Object.hasOwn(TARGETS, target) ? TARGETS[target]?.[eventType] : undefined;
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Reads the value at `path`, or undefined when any step is missing. */
 export function readPath(root: unknown, path: readonly string[]): unknown {
   let node = root;
   for (const key of path) {
-    if (!isObject(node) || !Object.hasOwn(node, key)) return undefined;
+    if (!isJsonObject(node) || !Object.hasOwn(node, key)) return undefined;
     node = node[key];
   }
   return node;
@@ -63,7 +59,7 @@ export function writePath(root: JsonObject, path: readonly string[], value: unkn
   let node = root;
   for (const key of path.slice(0, -1)) {
     const next = node[key];
-    if (!isObject(next)) {
+    if (!isJsonObject(next)) {
       const created: JsonObject = {};
       node[key] = created;
       node = created;
@@ -93,25 +89,26 @@ export function applyEdit(
     if (!Array.isArray(base)) return 'the current target is not a list';
     return { value: [...structuredClone(base), ...structuredClone(value)] };
   }
-  if (!isObject(value)) return 'the value of an object target must be an object';
+  if (!isJsonObject(value)) return 'the value of an object target must be an object';
   if (shape === 'object') {
     if (operation === 'replace') return { value: structuredClone(value) };
     const base = current === undefined ? {} : current;
-    if (!isObject(base)) return 'the current target is not an object';
+    if (!isJsonObject(base)) return 'the current target is not an object';
     return { value: { ...structuredClone(base), ...structuredClone(value) } };
   }
   // json-text: one text part whose text is serialized JSON (the MCP elicitation answer).
-  if (!isObject(current) || typeof current.text !== 'string') return 'the answer is not available as text';
+  if (!isJsonObject(current) || typeof current.text !== 'string')
+    return 'the answer is not available as text';
   let parsed: unknown;
   try {
     parsed = parseJson(current.text);
   } catch {
     return 'the current answer is not JSON';
   }
-  if (!isObject(parsed)) return 'the current answer is not a JSON object';
+  if (!isJsonObject(parsed)) return 'the current answer is not a JSON object';
   // The edited object is the MCP answer (`content` of the ElicitResult); the envelope stays.
   const answer = parsed.content === undefined ? {} : parsed.content;
-  if (!isObject(answer)) return 'the current answer content is not an object';
+  if (!isJsonObject(answer)) return 'the current answer content is not an object';
   const content = operation === 'replace' ? structuredClone(value) : { ...answer, ...structuredClone(value) };
   return { value: { ...current, text: JSON.stringify({ ...parsed, content }) } };
 }
@@ -119,7 +116,7 @@ export function applyEdit(
 /** True when the list at a target holds any part whose text or body is withheld (metadata, omit, gap). */
 export function holdsWithheldContent(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(holdsWithheldContent);
-  if (!isObject(value)) return false;
+  if (!isJsonObject(value)) return false;
   if (value.kind === 'text' || value.kind === 'attachment') {
     return value.selection !== 'body' || value.gap !== undefined;
   }

@@ -16,6 +16,7 @@
  *   at that event: an effect outside the event's bounds, a modify target or operation it lacks,
  *   or `ask` where no user can answer a prompt (`interactive: false`).
  */
+import { pointerToken } from '../../core/json.js';
 import { requestCapabilities } from '../protocol/capabilities.js';
 import { catalogueEntry } from '../protocol/catalogue.js';
 import { isLoopbackHost } from '../transports/http-exchange.js';
@@ -48,10 +49,6 @@ export interface AdmissionContext {
 export interface Admission {
   accepted: boolean;
   issues: Issue[];
-}
-
-function escapeKey(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 function checkCredential(
@@ -122,7 +119,7 @@ function checkRequirement(req: AdmissionRequirement, index: number, context: Adm
     );
     if (!offered || missing.length > 0) {
       out.push({
-        pointer: `${pointer}/modify/${escapeKey(target)}`,
+        pointer: `${pointer}/modify/${pointerToken(target)}`,
         rule: 'admission.requirement-modify',
         message: offered
           ? `modify ${target} cannot ${missing.join(' or ')} at ${req.event}`

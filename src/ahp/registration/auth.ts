@@ -3,13 +3,13 @@
  * A registration holds only references to credentials; a literal credential is an error, never a
  * warning, because the document has then already leaked it.
  */
+import { isJsonObject } from '../../core/json.js';
 import { isAbsoluteUri } from '../messages/formats.js';
 import { secretRefSegments } from '../transports/secrets.js';
 import {
   has,
   type IssueCollector,
   isNonEmptyString,
-  isObject,
   type JsonObject,
   jsonType,
   pointerTo,
@@ -93,7 +93,7 @@ export function checkAuthentication(
   raw: unknown,
   pointer: string,
 ): Authentication | undefined {
-  if (!isObject(raw)) {
+  if (!isJsonObject(raw)) {
     c.error(pointer, 'authentication.object', `authentication must be an object, not ${jsonType(raw)}`);
     return undefined;
   }

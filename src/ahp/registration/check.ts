@@ -2,6 +2,7 @@
  * Shared helpers for validating a registration document: an issue collector that keeps going
  * after the first problem, RFC 6901 pointers, the closed list of rule ids, and small type guards.
  */
+import { childPointer, type JsonObject } from '../../core/json.js';
 import type { Issue } from './types.js';
 
 /** Every rule id an issue or warning can carry. docs/ahp-registration.md explains each one. */
@@ -88,15 +89,7 @@ export class IssueCollector {
 }
 
 /** Appends one reference token to an RFC 6901 pointer, escaping '~' and '/'. */
-export function pointerTo(base: string, token: string | number): string {
-  return `${base}/${String(token).replaceAll('~', '~0').replaceAll('/', '~1')}`;
-}
-
-export type JsonObject = Record<string, unknown>;
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export const pointerTo = childPointer;
 
 export function has(obj: JsonObject, key: string): boolean {
   return Object.hasOwn(obj, key);
@@ -162,3 +155,5 @@ export function isLoopbackHost(hostname: string): boolean {
     hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
   );
 }
+
+export type { JsonObject };

@@ -3,8 +3,10 @@
  * once (each with a JSON pointer and a rule id), and returns the normalised `Registration` the
  * dispatcher uses. Unknown fields are ignored with a warning; recognised fields are always checked.
  */
+
 import { parseJson } from '../../core/canonical.js';
 import { TallyError } from '../../core/errors.js';
+import { isJsonObject } from '../../core/json.js';
 import { isAbsoluteUri } from '../messages/formats.js';
 import { checkAuthentication } from './auth.js';
 import {
@@ -12,7 +14,6 @@ import {
   IssueCollector,
   isLoopbackHost,
   isNonEmptyString,
-  isObject,
   isUsableEnvName,
   isUsableEnvValue,
   type JsonObject,
@@ -140,7 +141,7 @@ function firstBadUtf8Byte(bytes: Uint8Array): number | undefined {
 }
 
 function checkDocument(c: IssueCollector, doc: unknown): Registration | undefined {
-  if (!isObject(doc)) {
+  if (!isJsonObject(doc)) {
     c.error('', 'document.object', `a registration must be a JSON object, not ${jsonType(doc)}`);
     return undefined;
   }
@@ -178,7 +179,7 @@ function checkBackend(
   index: number,
   ids: Map<string, number>,
 ): Backend | undefined {
-  if (!isObject(raw)) {
+  if (!isJsonObject(raw)) {
     c.error(pointer, 'backend.object', `backend must be an object, not ${jsonType(raw)}`);
     return undefined;
   }
@@ -215,7 +216,7 @@ function checkBackend(
   const transport = checkTransport(c, raw.transport, at('transport'));
   let authentication: Authentication | undefined;
   if (has(raw, 'authentication')) {
-    if (isObject(raw.transport) && raw.transport.type === 'stdio') {
+    if (isJsonObject(raw.transport) && raw.transport.type === 'stdio') {
       c.error(
         at('authentication'),
         'backend.authentication.stdio',
@@ -256,7 +257,7 @@ function checkSubscriptions(c: IssueCollector, raw: unknown, pointer: string): S
 }
 
 function checkTransport(c: IssueCollector, raw: unknown, pointer: string): TransportConfig | undefined {
-  if (!isObject(raw)) {
+  if (!isJsonObject(raw)) {
     c.error(
       pointer,
       'transport.object',
@@ -305,7 +306,7 @@ function checkStdio(c: IssueCollector, raw: JsonObject, pointer: string): Transp
   }
   const environment: Record<string, string> = {};
   if (has(raw, 'env')) {
-    if (!isObject(env)) {
+    if (!isJsonObject(env)) {
       c.error(at('env'), 'transport.stdio.env', "stdio 'env' must be an object of literal string values");
     } else {
       for (const [name, value] of Object.entries(env)) {

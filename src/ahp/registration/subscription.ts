@@ -3,6 +3,7 @@
  * content selection, native opt-in, upload binding and the optional local fields (id, filters,
  * scope, disableable).
  */
+import { isJsonObject } from '../../core/json.js';
 import { isAbsoluteUri } from '../messages/formats.js';
 import { checkAuthentication } from './auth.js';
 import {
@@ -11,7 +12,6 @@ import {
   isLoopbackHost,
   isNonEmptyString,
   isNonNegativeInteger,
-  isObject,
   isPositiveInteger,
   type JsonObject,
   jsonType,
@@ -50,7 +50,7 @@ export function checkSubscription(
   pointer: string,
   index: number,
 ): Subscription | undefined {
-  if (!isObject(raw)) {
+  if (!isJsonObject(raw)) {
     c.error(pointer, 'subscription.object', `subscription must be an object, not ${jsonType(raw)}`);
     return undefined;
   }
@@ -153,7 +153,7 @@ function checkPolicyFields(
 
 /** The flat selection object: required `default`, any other key is a category name. */
 function checkContent(c: IssueCollector, raw: unknown, pointer: string): ContentSelection | undefined {
-  if (!isObject(raw)) {
+  if (!isJsonObject(raw)) {
     c.error(
       pointer,
       'subscription.content',
@@ -184,7 +184,7 @@ function checkContent(c: IssueCollector, raw: unknown, pointer: string): Content
 }
 
 function checkUpload(c: IssueCollector, raw: unknown, pointer: string): UploadBinding | undefined {
-  if (!isObject(raw)) {
+  if (!isJsonObject(raw)) {
     c.error(pointer, 'upload.object', `'upload' must be an object, not ${jsonType(raw)}`);
     return undefined;
   }
@@ -239,7 +239,7 @@ function isUploadEndpoint(value: unknown): value is string {
 }
 
 function checkFilters(c: IssueCollector, raw: unknown, pointer: string): Subscription['filters'] {
-  if (!isObject(raw)) {
+  if (!isJsonObject(raw)) {
     c.error(pointer, 'subscription.filters', `'filters' must be an object, not ${jsonType(raw)}`);
     return undefined;
   }

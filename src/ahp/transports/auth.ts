@@ -19,7 +19,9 @@
  * client secret, and never the value of tokenEnv, tokenRef or clientSecretRef either (a credential
  * pasted there by mistake must not be repeated on stderr).
  */
+
 import { parseJson } from '../../core/canonical.js';
+import { isJsonObject } from '../../core/json.js';
 import { pointerTo } from '../registration/check.js';
 import type { Authentication, OAuthPreset } from '../registration/types.js';
 import { checkEndpoint, exchange, mediaType, safeUrl } from './http-exchange.js';
@@ -110,10 +112,6 @@ export function protectedResourceMetadataUrls(endpoint: URL): { url: URL; resour
 
 function authError(message: string, detail?: Record<string, unknown>): TransportError {
   return new TransportError('auth', message, detail);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export class EndpointAuth {
@@ -416,7 +414,7 @@ function parseObject(body: Buffer): Record<string, unknown> | undefined {
   try {
     // Strict: a metadata or token document with duplicate keys has no single meaning.
     const value: unknown = parseJson(body);
-    return isObject(value) ? value : undefined;
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }

@@ -12,8 +12,10 @@
  * the secret provider, and a literal `clientSecret` is refused without its value being repeated.
  * Errors name the JSON pointer at fault and say what to write instead; they never echo a value.
  */
+
 import { CanonicalError, type CanonicalErrorCode, parseJson } from '../../core/canonical.js';
 import { TallyError } from '../../core/errors.js';
+import { isJsonObject } from '../../core/json.js';
 import { pointerTo } from '../registration/check.js';
 import { checkEndpoint } from './http-exchange.js';
 import type { OAuthClientChoice, OAuthClientPolicy } from './options.js';
@@ -48,10 +50,6 @@ function fail(pointer: string, message: string): never {
   });
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * Parses and checks an OAuth client file and returns the policy it describes: for a discovered
  * resource and its authorization servers, the first client listing that resource whose issuer is
@@ -69,7 +67,7 @@ export function parseOAuthClients(text: string | Uint8Array): OAuthClientPolicy 
     const what = error instanceof CanonicalError ? JSON_FAULTS[error.code] : 'malformed UTF-8';
     fail(at, `not strict JSON: ${what}${byte}`);
   }
-  if (!isObject(doc)) fail('', 'the file must be an object with a "clients" array');
+  if (!isJsonObject(doc)) fail('', 'the file must be an object with a "clients" array');
   for (const key of Object.keys(doc)) if (key !== 'clients') fail(pointerTo('', key), 'unknown field');
   if (!Array.isArray(doc.clients)) fail('/clients', 'must be an array of clients');
   const clients = doc.clients.map((raw, i) => parseClient(raw, `/clients/${i}`));
@@ -89,7 +87,7 @@ export function parseOAuthClients(text: string | Uint8Array): OAuthClientPolicy 
 }
 
 function parseClient(raw: unknown, at: string): Client {
-  if (!isObject(raw)) fail(at, 'a client must be an object');
+  if (!isJsonObject(raw)) fail(at, 'a client must be an object');
   for (const key of Object.keys(raw)) {
     if (LITERAL_SECRET_KEYS.includes(key)) {
       fail(

@@ -6,11 +6,12 @@
  * file's path (a credential pasted into `tokenRef` by mistake must not be repeated in an error),
  * and never the secret's bytes. The caller names the registration field and pointer instead.
  */
+
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TallyError } from '../../core/errors.js';
+import { tallyHome } from '../../core/home.js';
 
 export type SecretErrorCode = 'bad-ref' | 'missing' | 'mode' | 'not-file' | 'empty' | 'unreadable';
 
@@ -19,12 +20,6 @@ export class SecretError extends TallyError<SecretErrorCode> {}
 /** Resolves a deployment secret reference to its value. */
 export interface SecretProvider {
   resolve(ref: string): Promise<string>;
-}
-
-/** `TALLY_HOME`, or `~/.tally` when unset. */
-export function tallyHome(env: NodeJS.ProcessEnv): string {
-  const home = env.TALLY_HOME;
-  return home !== undefined && home !== '' ? home : join(homedir(), '.tally');
 }
 
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
@@ -81,3 +76,5 @@ export function fileSecretProvider(env: NodeJS.ProcessEnv): SecretProvider {
     },
   };
 }
+
+export { tallyHome };

@@ -5,6 +5,7 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { parseJson } from '../../core/canonical.js';
+import { LineSplitter as CoreLineSplitter, LineTooLongError } from '../../core/lines.js';
 import { isUsableEnvName, isUsableEnvValue, pointerTo } from '../registration/check.js';
 import type { Logger } from './options.js';
 import { TransportError } from './transport.js';
@@ -121,50 +122,28 @@ function clip(line: string): string {
   return line.length > 4096 ? `${line.slice(0, 4096)}…` : line;
 }
 
-/** Splits a byte stream into `\n`-terminated lines, refusing a line longer than `limit` bytes. */
+/** The core line splitter, failing as the transport does ('too-large') on an over-long line. */
 export class LineSplitter {
-  private parts: Buffer[] = [];
-  private size = 0;
+  private readonly lines: CoreLineSplitter;
+  constructor(private readonly limit: number) {
+    this.lines = new CoreLineSplitter(limit);
+  }
 
-  constructor(private readonly limit: number) {}
-
-  /**
-   * Hands each complete line in `chunk` to `onLine` (a line alone in its chunk is a view of the
-   * chunk, not a copy); throws 'too-large' when a line exceeds the limit.
-   */
+  /** Hands each complete line in `chunk` to `onLine`; throws 'too-large' past the limit. */
   push(chunk: Buffer, onLine: (line: Buffer) => void): void {
-    let start = 0;
-    let nl = chunk.indexOf(0x0a);
-    while (nl >= 0) {
-      if (this.parts.length === 0) {
-        if (nl - start > this.limit) this.add(chunk.subarray(start, nl)); // throws
-        onLine(chunk.subarray(start, nl));
-      } else {
-        this.add(chunk.subarray(start, nl));
-        const line = Buffer.concat(this.parts);
-        this.parts = [];
-        this.size = 0;
-        onLine(line);
-      }
-      start = nl + 1;
-      nl = chunk.indexOf(0x0a, start);
-    }
-    if (start < chunk.length) this.add(chunk.subarray(start));
-  }
-
-  /** Bytes received after the last newline. */
-  get rest(): number {
-    return this.size;
-  }
-
-  private add(part: Buffer): void {
-    this.size += part.length;
-    if (this.size > this.limit) {
+    try {
+      this.lines.push(chunk, onLine);
+    } catch (error) {
+      if (!(error instanceof LineTooLongError)) throw error;
       throw new TransportError('too-large', `backend output line exceeds ${this.limit} bytes`, {
         limit: this.limit,
       });
     }
-    this.parts.push(part);
+  }
+
+  /** Bytes received after the last newline. */
+  get rest(): number {
+    return this.lines.rest;
   }
 }
 

@@ -3,10 +3,12 @@
  * time (parse → signature → schema → session → sequence → chain) and is shared by the file
  * reader here and by package verification, so there is one definition of a valid log.
  */
+
 import { createReadStream } from 'node:fs';
 import { type TrustedKeys, trustKeys, verifyEnvelope } from '../../core/dsse.js';
 import { sha256 } from '../../core/hash.js';
 import type { PublicKeyInput } from '../../core/keys.js';
+import { LineSplitter, LineTooLongError } from '../../core/lines.js';
 import {
   decodeRecordPayload,
   digestRef,
@@ -143,38 +145,31 @@ export class LineTooLong extends RecordError {
 }
 
 /**
- * Streams the lines of a file with their byte offsets, holding at most one chunk plus one line. A
- * line longer than a chunk is gathered as pieces and joined once, so a long line costs its length,
- * not its length times the chunks it spans. A line longer than `maxLineBytes` throws
- * `LineTooLong` as soon as that many bytes have been read without a newline.
+ * Streams the lines of a file with their byte offsets (core/lines.ts), holding at most one chunk
+ * plus one line; a line longer than `maxLineBytes` throws `LineTooLong` as soon as that many bytes
+ * have been read without a newline.
  */
 export async function* readLogLines(path: string, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<LogLine> {
-  let pieces: Buffer[] = [];
-  let pending = 0;
-  let offset = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
-    const buf = chunk as Buffer;
-    let start = 0;
-    for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
-      let line = buf.subarray(start, nl);
-      if (pieces.length > 0) {
-        pieces.push(line);
-        line = Buffer.concat(pieces);
-        pieces = [];
-        pending = 0;
-      }
-      if (line.length > maxLineBytes) throw new LineTooLong(offset, maxLineBytes);
-      yield { line, offset, torn: false };
-      offset += line.length + 1;
-      start = nl + 1;
+  const splitter = new LineSplitter(maxLineBytes);
+  const ready: LogLine[] = [];
+  const take = (line: Buffer, offset: number) => {
+    ready.push({ line, offset, torn: false });
+  };
+  try {
+    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
+      splitter.push(chunk as Buffer, take);
+      for (const line of ready) yield line;
+      ready.length = 0;
     }
-    if (start < buf.length) {
-      pieces.push(buf.subarray(start));
-      pending += buf.length - start;
-      if (pending > maxLineBytes) throw new LineTooLong(offset, maxLineBytes);
+  } catch (error) {
+    if (error instanceof LineTooLongError) {
+      for (const line of ready) yield line;
+      throw new LineTooLong(error.offset, maxLineBytes);
     }
+    throw error;
   }
-  if (pieces.length > 0) yield { line: Buffer.concat(pieces), offset, torn: true };
+  const rest = splitter.end();
+  if (rest) yield { ...rest, torn: true };
 }
 
 export interface LogVerification {

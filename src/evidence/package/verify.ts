@@ -3,9 +3,11 @@
  * `{check, ok, code, detail}`. Nothing here touches the network or the clock: `now` is an input.
  * A check that cannot run because an earlier one failed is reported with code "skipped".
  */
+
 import { type TrustedKeys, trustKeys, verifyEnvelope } from '../../core/dsse.js';
 import { sha256 } from '../../core/hash.js';
 import { type PublicKeyInput, shipId, toPublicKey } from '../../core/keys.js';
+import { LineSplitter, LineTooLongError } from '../../core/lines.js';
 import { type AgentCertificate, verifyCertificate } from '../certificate.js';
 import { createPipeline, defaultWorkers, type RecordPipeline } from '../log/pipeline.js';
 import {
@@ -134,18 +136,31 @@ class Checks {
   }
 }
 
-/** Splits package bytes into lines (no copying), refusing a line longer than `maxLineBytes`. */
+/** Splits package bytes into lines (views, no copying), refusing a line longer than `maxLineBytes`. */
 export function* bufferLines(bytes: Uint8Array, maxLineBytes = MAX_LINE_BYTES): Generator<LogLine> {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let start = 0;
-  for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
-    if (nl - start > maxLineBytes) throw new LineTooLong(start, maxLineBytes);
-    yield { line: buf.subarray(start, nl), offset: start, torn: false };
-    start = nl + 1;
+  const splitter = new LineSplitter(maxLineBytes);
+  const ready: LogLine[] = [];
+  const take = (line: Buffer, offset: number) => {
+    ready.push({ line, offset, torn: false });
+  };
+  // Fed in slices so the lines waiting to be yielded stay few, whatever the package's size.
+  for (let at = 0; at < buf.length; at += BUFFER_SLICE) {
+    try {
+      splitter.push(buf.subarray(at, Math.min(buf.length, at + BUFFER_SLICE)), take);
+    } catch (error) {
+      if (!(error instanceof LineTooLongError)) throw error;
+      yield* ready;
+      throw new LineTooLong(error.offset, maxLineBytes);
+    }
+    yield* ready;
+    ready.length = 0;
   }
-  if (buf.length - start > maxLineBytes) throw new LineTooLong(start, maxLineBytes);
-  if (start < buf.length) yield { line: buf.subarray(start), offset: start, torn: true };
+  const rest = splitter.end();
+  if (rest) yield { ...rest, torn: true };
 }
+
+const BUFFER_SLICE = 1 << 20;
 
 /**
  * What cross-verification needs of the records, kept while they stream past: the session's first

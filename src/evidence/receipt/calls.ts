@@ -4,11 +4,11 @@
  * processes, network destinations. A call that did not run is promoted into nothing.
  */
 
+import { isJsonObject } from '../../core/json.js';
 import {
   contentDigest,
   EXT_PROCESS,
   type FileOperation,
-  isRecord,
   type NormalPath,
   normalizePath,
   stringField,
@@ -168,7 +168,7 @@ export class CallTable {
     if (event.type === 'tool.batch.after') {
       const entries = Array.isArray(event.calls) ? event.calls : [];
       let last: CallState | undefined;
-      for (const entry of entries) if (isRecord(entry)) last = this.take(record, entry, agent, true);
+      for (const entry of entries) if (isJsonObject(entry)) last = this.take(record, entry, agent, true);
       this.recordDecision(record, undefined);
       return last;
     }
@@ -298,7 +298,7 @@ export class CallTable {
     if (!call.sources.includes(record.source)) call.sources = [...call.sources, record.source];
     if (agent !== undefined && !call.agents.includes(agent)) call.agents = [...call.agents, agent];
     const tool = body.tool;
-    if (isRecord(tool)) {
+    if (isJsonObject(tool)) {
       call.name ??= stringField(tool, 'name');
       call.kindHint ??= stringField(tool, 'kind');
       call.mcpToolName ??= stringField(tool.mcp, 'toolName');
@@ -329,8 +329,8 @@ export class CallTable {
     const duration = body.durationMs;
     if (typeof duration === 'number' && Number.isFinite(duration) && duration >= 0)
       call.durationMs = duration;
-    const process = isRecord(record.event.extensions) ? record.event.extensions[EXT_PROCESS] : undefined;
-    if (isRecord(process)) {
+    const process = isJsonObject(record.event.extensions) ? record.event.extensions[EXT_PROCESS] : undefined;
+    if (isJsonObject(process)) {
       if (typeof process.exitCode === 'number' && Number.isSafeInteger(process.exitCode))
         call.exitCode = process.exitCode;
       const d = process.durationMs;
@@ -392,8 +392,8 @@ function reportedChange(
   agent: string | undefined,
 ): ReportedChange | undefined {
   const path = stringField(change, 'path');
-  const operation = isRecord(change) ? toolFileChangeOperation(change.change) : undefined;
-  if (path === undefined || operation === undefined || !isRecord(change)) return undefined;
+  const operation = isJsonObject(change) ? toolFileChangeOperation(change.change) : undefined;
+  if (path === undefined || operation === undefined || !isJsonObject(change)) return undefined;
   const out: ReportedChange = { path, operation, seq: record.seq, source: record.source };
   if (agent !== undefined) out.agent = agent;
   const previous = stringField(change, 'previousPath');

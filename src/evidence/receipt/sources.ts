@@ -2,13 +2,13 @@
  * Side effects reported outside tool calls: `file.changed` events (a harness, `wrap`, the reconcile
  * pass) and Tally's own network events; and the folding of network witnesses into rows.
  */
+import { isJsonObject } from '../../core/json.js';
 import {
   changeFacts,
   compareCodeUnits,
   contentDigest,
   countField,
   fileChangedOperation,
-  isRecord,
   normalizePath,
   rootFrame,
   sortedUnique,
@@ -34,8 +34,8 @@ export function fileChangedWitnesses(record: EventRecord, frame: WorkspaceFrame)
   const renamedFrom = new Set<string>();
   for (const change of changes) {
     const rawPath = stringField(change, 'path');
-    const operation = isRecord(change) ? fileChangedOperation(change.operation) : undefined;
-    if (rawPath === undefined || operation === undefined || !isRecord(change)) continue;
+    const operation = isJsonObject(change) ? fileChangedOperation(change.operation) : undefined;
+    if (rawPath === undefined || operation === undefined || !isJsonObject(change)) continue;
     const normal = normalizePath(rawPath, rootFrame(frame), cwd);
     if (normal === undefined) continue;
     const facts = changeFacts(event, rawPath);

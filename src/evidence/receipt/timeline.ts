@@ -4,8 +4,8 @@
  * dropped.
  */
 
+import { isJsonObject } from '../../core/json.js';
 import {
-  isRecord,
   NETWORK_EVENT_TYPE,
   normalizePath,
   rootFrame,
@@ -131,7 +131,7 @@ function fileChangedSummary(event: EventRecord['event'], frame: WorkspaceFrame):
   const changes = Array.isArray(event.changes) ? event.changes : [];
   const first = changes[0];
   const rawPath = stringField(first, 'path');
-  if (rawPath === undefined || !isRecord(first)) return undefined;
+  if (rawPath === undefined || !isJsonObject(first)) return undefined;
   const path = normalizePath(rawPath, rootFrame(frame), stringField(event.session, 'cwd'))?.path ?? rawPath;
   const more = changes.length > 1 ? ` (+${changes.length - 1} more)` : '';
   return `${String(first.operation)} ${path}${more}`;
