@@ -51,8 +51,9 @@ export {
 } from './evidence/certificate.js';
 export { ChainVerifier, readLogLines, verifyLogFile } from './evidence/log/reader.js';
 export { type AppendInput, LogWriter } from './evidence/log/writer.js';
+export { buildPackage } from './evidence/package/build.js';
 export { type CrossVerification, crossVerify } from './evidence/package/cross-verify.js';
-export { buildPackage, type PackageHeader, type PackageSeal } from './evidence/package/grammar.js';
+export type { PackageHeader, PackageSeal } from './evidence/package/grammar.js';
 export {
   type CheckResult,
   type VerifyOptions,

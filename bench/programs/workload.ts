@@ -128,7 +128,7 @@ export function workloadEvent(i: number): { event: CanonicalEvent; decision?: Ev
 export function workloadRecord(i: number, prev: string | null): EventRecord {
   const { event, decision } = workloadEvent(i);
   return {
-    v: 1,
+    v: 2,
     seq: i,
     time: event.time,
     session: SESSION,

@@ -312,7 +312,14 @@ export async function closeSession(options: {
     records = log.size;
     mkdirSync(join(state, 'packages'), { recursive: true });
     try {
-      await sealLog({ logPath: path, outPath: out, session: session.id, records, signer });
+      await sealLog({
+        logPath: path,
+        outPath: out,
+        session: session.id,
+        records,
+        signer,
+        format: log.recordVersion === 1 ? 'v1' : 'v2',
+      });
     } catch (error) {
       if (error instanceof PackageError && error.code === 'log') {
         throw new SessionError('corrupt', error.message, error.detail);

@@ -14,6 +14,7 @@ interface Check {
   check: string;
   ok: boolean;
   code: string;
+  detail: unknown;
 }
 
 let p: Project;
@@ -90,12 +91,13 @@ describe('tally verify', () => {
     const human = await ok(['verify', pkgA]);
     assert.match(human.stdout, /VERIFIED/);
     assert.ok(human.stdout.includes(keyId), 'the trusted key id is not named');
-    const ran = await ok(['verify', pkgA, '--json', '--now', '2026-05-01T00:00:00Z']);
+    const ran = await ok(['verify', pkgA, '--json', '--now', '2099-05-01T00:00:00Z']);
     const out = jsonOut(ran);
     assert.equal(out.ok, true);
     assert.deepEqual(out.trusted_keys, [keyId]);
     assert.equal(out.trusted_from, 'default');
-    assert.equal(out.now, '2026-05-01T00:00:00.000Z');
+    assert.equal(out.now, '2099-05-01T00:00:00.000Z');
+    assert.equal(out.format, 'v2');
     const names = (out.checks as Check[]).map((c) => c.check);
     for (const name of [
       'signer_pinned',
@@ -111,6 +113,30 @@ describe('tally verify', () => {
     assert.ok((out.checks as Check[]).every((c) => c.ok));
     for (const c of out.checks as Record<string, unknown>[])
       assert.deepEqual(Object.keys(c).sort(), ['check', 'code', 'detail', 'ok']);
+  });
+
+  it('--now is used: a package recorded after it fails not_after_now (exit 1), naming the record', async () => {
+    const ran = await p.tally(['verify', pkgA, '--json', '--now', '2001-01-01T00:00:00Z']);
+    assert.equal(ran.code, 1, ran.stderr);
+    const failed = checksOf(ran).filter((c) => !c.ok);
+    assert.deepEqual(
+      failed.map((c) => [c.check, c.code]),
+      [['not_after_now', 'after-now']],
+    );
+    assert.equal((failed[0]!.detail as { seq: number }).seq, 0);
+  });
+
+  it('reports the certificate state at --now as its own check, informational once it expired', async () => {
+    const at = async (now: string) =>
+      checksOf(await ok(['verify', pkgA, '--certificate', 'coder', '--json', '--now', now])).find(
+        (c) => c.check === 'certificate_at_now',
+      )!;
+    const later = await at('2099-12-31T00:00:00Z');
+    assert.equal(later.code, 'info');
+    assert.equal((later.detail as { state: string }).state, 'expired');
+    const soon = await at(new Date(Date.now() + 60_000).toISOString());
+    assert.equal(soon.code, 'ok');
+    assert.equal((soon.detail as { state: string }).state, 'valid');
   });
 
   it('verifies against a certificate by name or file, however late `now` is (exit 0)', async () => {

@@ -179,7 +179,7 @@ describe('certificate checks in verifyPackage', () => {
       const result = await verifyPackage(run.bytes, {
         trusted: [fx.signer.key.publicKey],
         certificate: envelope,
-        now: new Date('2026-02-01T12:00:00Z'),
+        now: new Date('2026-02-03T00:00:00Z'),
       });
       assert.equal(result.ok, false);
       const window = check(result, 'within_validity_window');

@@ -13,7 +13,7 @@ import type { Envelope } from '../../src/core/dsse.js';
 import { issueCertificate } from '../../src/evidence/certificate.js';
 import { type CheckedRecord, readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
 import { LogWriter } from '../../src/evidence/log/writer.js';
-import { buildPackage } from '../../src/evidence/package/grammar.js';
+import { buildPackage } from '../../src/evidence/package/build.js';
 import { type CheckResult, type VerifyResult, verifyPackage } from '../../src/evidence/package/verify.js';
 import {
   type Fixture,

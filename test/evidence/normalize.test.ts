@@ -23,7 +23,7 @@ function fixtureEvent(name: string): CanonicalEvent {
 }
 
 function record(event: CanonicalEvent): EventRecord {
-  return { v: 1, seq: 0, time: '2026-08-24T08:50:00.000Z', session: 's', source: 'ahp', event, prev: null };
+  return { v: 2, seq: 0, time: '2026-08-24T08:50:00.000Z', session: 's', source: 'ahp', event, prev: null };
 }
 
 describe('cleanPath', () => {

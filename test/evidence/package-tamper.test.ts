@@ -48,6 +48,7 @@ const ORDER = [
   'record_sequence',
   'record_chain',
   'record_count',
+  'not_after_now',
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',

@@ -43,7 +43,7 @@ export class RecordList {
       ...event,
     } as CanonicalEvent;
     const record: EventRecord = {
-      v: 1,
+      v: 2,
       seq,
       time,
       session: 'ssn_test',

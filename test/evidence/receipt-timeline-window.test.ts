@@ -15,7 +15,7 @@ const ROOT = 'ab'.repeat(32);
 
 function records(n: number): EventRecord[] {
   return Array.from({ length: n }, (_, seq) => ({
-    v: 1,
+    v: 2,
     seq,
     time: '2026-01-01T00:00:00.000Z',
     session: 'ses_window',

@@ -21,7 +21,7 @@ describe('composeReceipt: one session, section by section', () => {
 
   it('names its type, carries the merkle root and the record count', () => {
     assert.equal(receipt.type, RECEIPT_TYPE);
-    assert.equal(receipt.type, 'tally/receipt/v1');
+    assert.equal(receipt.type, 'tally/receipt/v2');
     assert.equal(receipt.merkle_root, ROOT_HEX);
     assert.equal(receipt.record_count, 7);
   });

@@ -12,13 +12,13 @@ import { before, describe, it } from 'node:test';
 import { generateKeyPair, keyId } from '../../src/core/keys.js';
 import { readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
 import { LogWriter } from '../../src/evidence/log/writer.js';
-import { buildPackage } from '../../src/evidence/package/grammar.js';
+import { buildPackage } from '../../src/evidence/package/build.js';
 import { sealLog } from '../../src/evidence/package/seal.js';
 import { type VerifyResult, verifyPackage } from '../../src/evidence/package/verify.js';
 import type { CanonicalEvent } from '../../src/evidence/record/record.js';
 
 const RECORDS = 700; // several 256-line batches, and a partial last one
-const NOW = new Date('2026-06-01T00:00:00Z');
+const NOW = new Date('2099-06-01T00:00:00Z');
 const { privateKey, publicKey } = generateKeyPair();
 const signer = { privateKey, keyId: keyId(privateKey) };
 let dir: string;

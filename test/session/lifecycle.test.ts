@@ -9,7 +9,7 @@ import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSyn
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type CheckedRecord, readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
-import { buildPackage } from '../../src/evidence/package/grammar.js';
+import { buildPackage } from '../../src/evidence/package/build.js';
 import { verifyPackage } from '../../src/evidence/package/verify.js';
 import { closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
 import { gitTopLevel } from '../../src/session/paths.js';

@@ -66,10 +66,13 @@ export class ChainVerifier {
   private prev: string | null = null;
   private session: string | undefined;
   readonly trusted: TrustedKeys;
+  /** The record version every record must have (a package's format fixes it), when set. */
+  private readonly version: 1 | 2 | undefined;
 
-  constructor(trusted: TrustedKeys | readonly PublicKeyInput[], session?: string) {
+  constructor(trusted: TrustedKeys | readonly PublicKeyInput[], session?: string, version?: 1 | 2) {
     this.trusted = 'byId' in trusted ? trusted : trustKeys(trusted);
     this.session = session;
+    this.version = version;
   }
 
   get count(): number {
@@ -93,6 +96,9 @@ export class ChainVerifier {
     const fail = (check: RecordCheck, message: string): never => {
       throw new RecordError(check, message, { check, seq: record.seq, offset });
     };
+    if (this.version !== undefined && record.v !== this.version) {
+      fail('schema', `record is v${record.v} in a package of v${this.version} records`);
+    }
     if (this.session === undefined) this.session = record.session;
     if (record.session !== this.session) {
       fail('session', `record belongs to session ${record.session}, expected ${this.session}`);

@@ -1,29 +1,36 @@
 /**
- * The session package: one self-contained, line-oriented file `<session>.tally`.
+ * The session package grammar, in one place: one self-contained, line-oriented file.
  *
  *   line 1        header: type, session id, record count, the public keys that signed
  *   lines 2..N+1  the records, byte for byte the lines of the session log (DSSE envelopes)
  *   line N+2      seal: the RFC 9162 Merkle root over the record digests, and the signed receipt
+ *   (nothing after)
  *
- * Lines let a verifier stream a package of any size. Everything in it is canonical JSON and
- * Ed25519 signatures are deterministic, so the same records always give the same bytes.
+ * `PackageReader` walks that grammar line by line for every reader (the verifier, `package
+ * inspect`, the hub's ingest); parseHeader/parseSeal read the two framing lines strictly.
  * Format: docs/formats.md#package.
  */
 import { canonicalize } from '../../core/canonical.js';
-import { type Envelope, signEnvelope } from '../../core/dsse.js';
+import type { Envelope } from '../../core/dsse.js';
 import { TallyError } from '../../core/errors.js';
-import { keyId, rawPublicKey, toPublicKey } from '../../core/keys.js';
-import type { CheckedRecord } from '../log/reader.js';
-import { type Receipt, ReceiptComposer, receiptBytes } from '../receipt/receipt.js';
-import { MAX_LINE_BYTES, type Signer } from '../record/codec.js';
-import { MerkleAccumulator } from './merkle-accumulator.js';
+import { isJsonObject } from '../../core/json.js';
+import { keyId } from '../../core/keys.js';
+import { leafHash } from '../../core/merkle.js';
 
-export const PACKAGE_TYPE = 'tally/package/v1';
-export const SEAL_TYPE = 'tally/package-seal/v1';
+/** Package formats: v1 (leaf = record digest), v2 (leaf = RFC 9162 leaf hash of the digest). */
+export type PackageFormat = 'v1' | 'v2';
+export const PACKAGE_FORMAT: PackageFormat = 'v2';
+
+export const PACKAGE_TYPES = { v1: 'tally/package/v1', v2: 'tally/package/v2' } as const;
+export const SEAL_TYPES = { v1: 'tally/package-seal/v1', v2: 'tally/package-seal/v2' } as const;
+/** The current format's types. */
+export const PACKAGE_TYPE = PACKAGE_TYPES.v2;
+export const SEAL_TYPE = SEAL_TYPES.v2;
 export const RECEIPT_PAYLOAD_TYPE = 'application/vnd.tally.receipt+json';
 export const MERKLE_ALGORITHM = 'rfc9162-sha256';
 
-export class PackageError extends TallyError<'header' | 'seal' | 'truncated' | 'log'> {}
+export type PackageErrorCode = 'header' | 'seal' | 'truncated' | 'log' | 'trailing-data' | 'missing-seal';
+export class PackageError extends TallyError<PackageErrorCode> {}
 
 export interface PackageKey {
   key_id: string;
@@ -32,100 +39,39 @@ export interface PackageKey {
 }
 
 export interface PackageHeader {
-  type: typeof PACKAGE_TYPE;
+  type: (typeof PACKAGE_TYPES)[PackageFormat];
   session: string;
   record_count: number;
   keys: PackageKey[];
 }
 
 export interface PackageSeal {
-  type: typeof SEAL_TYPE;
+  type: (typeof SEAL_TYPES)[PackageFormat];
   merkle: { algorithm: typeof MERKLE_ALGORITHM; size: number; root: string };
   receipt: Envelope;
 }
 
-export interface SealedPackage {
-  bytes: Buffer;
-  receipt: Receipt;
-  header: PackageHeader;
-  seal: PackageSeal;
+/** The format a header's type names. */
+export function formatOf(header: PackageHeader): PackageFormat {
+  return header.type === PACKAGE_TYPES.v1 ? 'v1' : 'v2';
 }
 
-export function packageHeader(session: string, recordCount: number, signer: Signer): PackageHeader {
-  const publicKey = toPublicKey(signer.privateKey);
-  return {
-    type: PACKAGE_TYPE,
-    session,
-    record_count: recordCount,
-    keys: [{ key_id: signer.keyId, public_key: rawPublicKey(publicKey).toString('base64') }],
-  };
-}
-
-/** The seal line's content: the Merkle root and the receipt, signed. */
-export function packageSeal(receipt: Receipt, size: number, signer: Signer): PackageSeal {
-  return {
-    type: SEAL_TYPE,
-    merkle: { algorithm: MERKLE_ALGORITHM, size, root: receipt.merkle_root },
-    receipt: signEnvelope(receiptBytes(receipt), RECEIPT_PAYLOAD_TYPE, {
-      privateKey: signer.privateKey,
-      keyid: signer.keyId,
-    }),
-  };
+/** The record version each package format holds. */
+export function recordVersionOf(format: PackageFormat): 1 | 2 {
+  return format === 'v1' ? 1 : 2;
 }
 
 /**
- * A header or seal as its package line. A line longer than any reader accepts (MAX_LINE_BYTES) is
- * refused here, so no package is written that its own verifier would refuse.
+ * The Merkle leaf hash of a record: in v2 the RFC 9162 leaf hash SHA-256(0x00 ‖ digest) of the
+ * 32-byte record digest; in v1 the digest itself (kept so v1 packages still verify).
  */
-export function packageLine(value: PackageHeader | PackageSeal): Buffer {
-  const line = Buffer.from(`${canonicalize(value)}\n`);
-  if (line.length - 1 > MAX_LINE_BYTES) {
-    const what = value.type === SEAL_TYPE ? 'seal' : 'header';
-    throw new PackageError(
-      what,
-      `the ${what} line would be ${line.length - 1} bytes, more than the ${MAX_LINE_BYTES} a package line may hold` +
-        (what === 'seal' ? ' (the receipt is too large: its rows repeat very long commands or paths)' : ''),
-      { bytes: line.length - 1, limit: MAX_LINE_BYTES },
-    );
-  }
-  return line;
-}
-
-/**
- * Builds a package in memory from verified records (in order) and their log lines. The receipt is
- * composed from the records, so it can be recomputed by anyone holding the package. Sealing a
- * session log streams instead (seal.ts); both give the same bytes.
- */
-export function buildPackage(
-  lines: readonly Buffer[],
-  checked: readonly CheckedRecord[],
-  signer: Signer,
-): SealedPackage {
-  if (lines.length !== checked.length || checked.length === 0) {
-    throw new PackageError(
-      'truncated',
-      `a package needs at least one record and one line per record (${lines.length} lines, ${checked.length} records)`,
-    );
-  }
-  const merkle = new MerkleAccumulator();
-  const composer = new ReceiptComposer();
-  for (const c of checked) {
-    merkle.add(c.digest);
-    composer.add(c.record);
-  }
-  const receipt = composer.finish(merkle.root().toString('hex'));
-  const header = packageHeader(checked[0]!.record.session, checked.length, signer);
-  const seal = packageSeal(receipt, checked.length, signer);
-  const parts: Buffer[] = [packageLine(header)];
-  for (const line of lines) parts.push(line, Buffer.from('\n'));
-  parts.push(packageLine(seal));
-  return { bytes: Buffer.concat(parts), receipt, header, seal };
+export function recordLeaf(digest: Uint8Array, format: PackageFormat): Buffer {
+  return format === 'v1' ? Buffer.from(digest) : leafHash(digest);
 }
 
 function object(value: unknown, what: string, code: 'header' | 'seal'): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new PackageError(code, `${what} is not a JSON object`);
-  return value as Record<string, unknown>;
+  if (!isJsonObject(value)) throw new PackageError(code, `${what} is not a JSON object`);
+  return value;
 }
 
 function idOf(raw: Buffer): string | null {
@@ -148,7 +94,9 @@ function canonicalLine(
     value = JSON.parse(text);
   } catch (error) {
     const hint = code === 'header' ? '; is this a .tally package?' : '';
-    throw new PackageError(code, `${what} is not JSON (${(error as Error).message})${hint}`);
+    throw new PackageError(code, `${what} is not JSON (${(error as Error).message})${hint}`, undefined, {
+      cause: error,
+    });
   }
   const parsed = object(value, what, code);
   if (canonicalize(parsed) !== text) throw new PackageError(code, `${what} is not in canonical JSON form`);
@@ -157,8 +105,11 @@ function canonicalLine(
 
 export function parseHeader(line: Buffer | string): PackageHeader {
   const h = canonicalLine(line, 'line 1', 'header');
-  if (h.type !== PACKAGE_TYPE)
-    throw new PackageError('header', `line 1 has type ${JSON.stringify(h.type)}, expected ${PACKAGE_TYPE}`);
+  if (h.type !== PACKAGE_TYPES.v1 && h.type !== PACKAGE_TYPES.v2)
+    throw new PackageError(
+      'header',
+      `line 1 has type ${JSON.stringify(h.type)}, expected ${PACKAGE_TYPES.v2} (or ${PACKAGE_TYPES.v1})`,
+    );
   if (typeof h.session !== 'string') throw new PackageError('header', 'header.session must be a string');
   if (!Number.isSafeInteger(h.record_count) || (h.record_count as number) < 1) {
     throw new PackageError('header', 'header.record_count must be a positive integer');
@@ -182,10 +133,14 @@ export function parseHeader(line: Buffer | string): PackageHeader {
   return h as unknown as PackageHeader;
 }
 
-export function parseSeal(line: Buffer | string): PackageSeal {
+/** The seal line of a package of `format`. */
+export function parseSeal(line: Buffer | string, format: PackageFormat = PACKAGE_FORMAT): PackageSeal {
   const s = canonicalLine(line, 'seal line', 'seal');
-  if (s.type !== SEAL_TYPE)
-    throw new PackageError('seal', `seal line has type ${JSON.stringify(s.type)}, expected ${SEAL_TYPE}`);
+  if (s.type !== SEAL_TYPES[format])
+    throw new PackageError(
+      'seal',
+      `seal line has type ${JSON.stringify(s.type)}, expected ${SEAL_TYPES[format]} (the header says ${format})`,
+    );
   const m = object(s.merkle, 'seal.merkle', 'seal');
   if (
     m.algorithm !== MERKLE_ALGORITHM ||
@@ -197,4 +152,56 @@ export function parseSeal(line: Buffer | string): PackageSeal {
   }
   object(s.receipt, 'seal.receipt', 'seal');
   return s as unknown as PackageSeal;
+}
+
+/** One line of a package, placed in the grammar. */
+export type PackagePart =
+  | { part: 'header'; header: PackageHeader }
+  | { part: 'record'; index: number; line: Buffer; offset: number }
+  | { part: 'seal'; line: Buffer; offset: number };
+
+/**
+ * Walks the grammar: header, exactly `record_count` records, one seal, nothing after. `next` says
+ * what a line is (throwing PackageError for a bad header or a line after the seal); `finish` says
+ * whether the package ended where the grammar allows.
+ */
+export class PackageReader {
+  private header: PackageHeader | null = null;
+  private records = 0;
+  private sealed = false;
+
+  get format(): PackageFormat | null {
+    return this.header && formatOf(this.header);
+  }
+
+  get recordsRead(): number {
+    return this.records;
+  }
+
+  next(line: Buffer, offset: number): PackagePart {
+    if (this.header === null) {
+      this.header = parseHeader(line);
+      return { part: 'header', header: this.header };
+    }
+    if (this.records < this.header.record_count)
+      return { part: 'record', index: this.records++, line, offset };
+    if (this.sealed)
+      throw new PackageError('trailing-data', `unexpected data at byte ${offset}, after the seal`, {
+        offset,
+      });
+    this.sealed = true;
+    return { part: 'seal', line, offset };
+  }
+
+  /** Throws when the package stopped short: no header, missing records, no seal. */
+  finish(): void {
+    if (this.header === null) throw new PackageError('header', 'the package is empty');
+    if (this.records < this.header.record_count)
+      throw new PackageError(
+        'truncated',
+        `header says ${this.header.record_count} records, package holds ${this.records}`,
+      );
+    if (!this.sealed)
+      throw new PackageError('missing-seal', 'the package ends without its seal line (truncated?)');
+  }
 }

@@ -11,13 +11,14 @@ import { createPipeline, defaultWorkers } from '../log/pipeline.js';
 import { ChainVerifier, readLogLines } from '../log/reader.js';
 import { type Receipt, ReceiptComposer } from '../receipt/receipt.js';
 import type { Signer } from '../record/codec.js';
+import { packageHeader, packageLine, packageSeal } from './build.js';
 import {
   PackageError,
+  type PackageFormat,
   type PackageHeader,
   type PackageSeal,
-  packageHeader,
-  packageLine,
-  packageSeal,
+  recordLeaf,
+  recordVersionOf,
 } from './grammar.js';
 import { MerkleAccumulator } from './merkle-accumulator.js';
 
@@ -34,6 +35,8 @@ export interface SealOptions {
   /** Worker threads for signature checks; default as for verification. */
   workers?: number;
   mode?: number;
+  /** The package format; it must be the one the log's records have (v2 records: v2). Default v2. */
+  format?: PackageFormat;
 }
 
 export interface SealResult {
@@ -50,16 +53,21 @@ export async function sealLog(options: SealOptions): Promise<SealResult> {
   const { signer, records } = options;
   if (!Number.isSafeInteger(records) || records < 1)
     throw new PackageError('truncated', 'a package needs at least one record');
-  const header = packageHeader(options.session, records, signer);
+  const format = options.format ?? 'v2';
+  const header = packageHeader(options.session, records, signer, format);
   const tmp = `${options.outPath}.${process.pid}.tmp`;
   const file = await open(tmp, 'w', options.mode ?? 0o644);
   const merkle = new MerkleAccumulator();
   const composer = new ReceiptComposer();
   const pipeline = createPipeline({
-    chain: new ChainVerifier(options.trusted ?? [toPublicKey(signer.privateKey)], options.session),
+    chain: new ChainVerifier(
+      options.trusted ?? [toPublicKey(signer.privateKey)],
+      options.session,
+      recordVersionOf(format),
+    ),
     workers: options.workers ?? defaultWorkers(records),
     onRecord: (checked) => {
-      merkle.add(checked.digest);
+      merkle.add(recordLeaf(checked.digest, format));
       composer.add(checked.record);
     },
   });
@@ -111,7 +119,7 @@ export async function sealLog(options: SealOptions): Promise<SealResult> {
     }
     if (seen !== records) throw logError(`the log holds ${seen} records, ${records} expected`);
     const receipt = composer.finish(merkle.root().toString('hex'));
-    const seal = packageSeal(receipt, records, signer);
+    const seal = packageSeal(receipt, records, signer, format);
     await put(packageLine(seal));
     await flush();
     await file.sync();

@@ -33,6 +33,26 @@ export interface DecisionRow {
   tool?: string;
   reason?: string;
   rule?: string;
+  /** v2: every backend's answer that made the decision, in dispatch order. */
+  answers?: { backend: string; decision: string; status: string }[];
+}
+
+/** The decision row of a record that carries a decision (`via: 'record'`). */
+export function decisionRow(record: EventRecord): DecisionRow | undefined {
+  const d = record.decision;
+  if (d === undefined) return undefined;
+  const row: DecisionRow = {
+    seq: record.seq,
+    decision: d.decision,
+    by: d.by,
+    via: 'record',
+    event_type: record.event.type,
+  };
+  if (d.reason !== undefined) row.reason = d.reason;
+  if (d.rule !== undefined) row.rule = d.rule;
+  if (record.answers !== undefined)
+    row.answers = record.answers.map((a) => ({ backend: a.backend, decision: a.decision, status: a.status }));
+  return row;
 }
 
 /** A change a `tool.after` (or batch entry) reported, reduced to what the receipt reads of it. */
@@ -211,23 +231,15 @@ export class CallTable {
   }
 
   private recordDecision(record: EventRecord, call: CallState | undefined): void {
-    const d = record.decision;
-    if (d === undefined) return;
-    const row: DecisionRow = {
-      seq: record.seq,
-      decision: d.decision,
-      by: d.by,
-      via: 'record',
-      event_type: record.event.type,
-    };
+    const row = decisionRow(record);
+    if (row === undefined) return;
+    const d = row;
     if (call !== undefined) {
       row.call = call.callId;
       row.tool = identify(call).canonical;
       countDecision(call, row.tool, d.decision);
       if (d.decision === 'deny' && call.deniedAt === undefined) call.deniedAt = record.seq;
     }
-    if (d.reason !== undefined) row.reason = d.reason;
-    if (d.rule !== undefined) row.rule = d.rule;
     this.sink.decision(row);
   }
 

@@ -20,6 +20,7 @@ import {
   type CallState,
   CallTable,
   type DecisionRow,
+  decisionRow,
   identify,
   isToolEvent,
   type ProcessRow,
@@ -40,7 +41,8 @@ import {
   type UnknownSection,
 } from './timeline.js';
 
-export const RECEIPT_TYPE = 'tally/receipt/v1';
+export const RECEIPT_TYPES = { 1: 'tally/receipt/v1', 2: 'tally/receipt/v2' } as const;
+export const RECEIPT_TYPE = RECEIPT_TYPES[2];
 
 export type ReceiptErrorCode =
   | 'no-records'
@@ -77,6 +79,10 @@ export interface ReceiptSession {
   root?: string;
   cwd?: string;
   baseline?: { commit?: string; dirty_at_start: string[]; unchanged_since_start: string[] };
+  /** v2: the certificate the session was bound to at its start. */
+  certificate?: { digest: string; serial: string; agent: string };
+  /** v2: the hook registration in force at its start. */
+  registration?: { digest: string };
 }
 
 export interface ToolCallRow {
@@ -108,7 +114,7 @@ export interface ReceiptCounts {
 }
 
 export interface Receipt {
-  type: typeof RECEIPT_TYPE;
+  type: (typeof RECEIPT_TYPES)[1 | 2];
   session: ReceiptSession;
   agent_graph: AgentGraph;
   files_read: FileReadRow[];
@@ -166,7 +172,9 @@ function checkRoot(merkleRootHex: string): void {
  */
 export class ReceiptComposer {
   private count = 0;
+  private version: 1 | 2 = 2;
   private session = '';
+  private binding: EventRecord['binding'];
   private workspace: SessionWorkspace | undefined;
   private waiting: EventRecord[] = [];
   private readonly decisions = new DecisionLedger();
@@ -203,8 +211,17 @@ export class ReceiptComposer {
   }
 
   add(record: EventRecord): void {
-    if (this.count === 0) this.session = record.session;
+    if (this.count === 0) {
+      this.session = record.session;
+      this.version = record.v;
+    }
     checkRecord(record, this.count, this.session);
+    if (record.v !== this.version)
+      fail(
+        'bad-record',
+        `record ${this.count} is v${record.v} in a v${this.version} session`,
+        `/${this.count}/v`,
+      );
     this.count++;
     if (this.workspace === undefined) {
       if (record.event.type !== 'session.start') {
@@ -252,19 +269,8 @@ export class ReceiptComposer {
       const destination = networkEvent(record);
       if (destination !== undefined) this.network.addEvent(destination, record);
     }
-    const d = record.decision;
-    if (d !== undefined) {
-      const row: DecisionRow = {
-        seq: record.seq,
-        decision: d.decision,
-        by: d.by,
-        via: 'record',
-        event_type: type,
-      };
-      if (d.reason !== undefined) row.reason = d.reason;
-      if (d.rule !== undefined) row.rule = d.rule;
-      this.decisions.add(row);
-    }
+    const row = decisionRow(record);
+    if (row !== undefined) this.decisions.add(row);
   }
 
   /** Session window and the facts of its first start and last end. */
@@ -274,7 +280,10 @@ export class ReceiptComposer {
     if (this.last === undefined || at > this.last.at) this.last = { time: record.time, at };
     const harnessSession = stringField(record.event.session, 'id');
     if (harnessSession !== undefined) this.harnessSessions.add(harnessSession);
-    if (record.event.type === 'session.start') this.started ??= record.event;
+    if (record.event.type === 'session.start' && this.started === undefined) {
+      this.started = record.event;
+      this.binding = record.binding;
+    }
     if (record.event.type === 'session.end') this.ended = record.event;
   }
 
@@ -290,6 +299,8 @@ export class ReceiptComposer {
       const version = stringField(this.started?.harness, 'version');
       section.harness = version === undefined ? { name: harnessName } : { name: harnessName, version };
     }
+    if (this.binding?.certificate !== undefined) section.certificate = { ...this.binding.certificate };
+    if (this.binding?.registration !== undefined) section.registration = { ...this.binding.registration };
     if (this.ended !== undefined) {
       section.status = stringField(this.ended, 'outcome') ?? 'unknown';
       const reason = stringField(this.ended, 'reason');
@@ -334,7 +345,7 @@ export class ReceiptComposer {
     const decisionsOmitted = this.decisions.omitted();
 
     return {
-      type: RECEIPT_TYPE,
+      type: RECEIPT_TYPES[this.version],
       session,
       agent_graph: graph,
       files_read: filesRead,

@@ -9,7 +9,8 @@ import { canonicalBytes, canonicalize } from '../../core/canonical.js';
 import { type Envelope, signEnvelope } from '../../core/dsse.js';
 import { TallyError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
-import { type EventRecord, RECORD_PAYLOAD_TYPE, RECORD_VERSION } from './record.js';
+import { isJsonObject } from '../../core/json.js';
+import { type EventRecord, RECORD_FLAGS, RECORD_PAYLOAD_TYPE } from './record.js';
 
 export type RecordCheck = 'parse' | 'signature' | 'schema' | 'sequence' | 'chain' | 'session';
 
@@ -98,7 +99,7 @@ export function decodeRecordPayload(payload: Buffer): EventRecord {
     throw new RecordError('schema', `record field ${field} must be ${want}`, { field });
   };
   if (typeof r !== 'object' || r === null || Array.isArray(r)) fail('(root)', 'an object');
-  if (r.v !== RECORD_VERSION) fail('v', String(RECORD_VERSION));
+  if (r.v !== 1 && r.v !== 2) fail('v', '1 or 2');
   if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 0) fail('seq', 'a non-negative integer');
   if (typeof r.time !== 'string') fail('time', 'a string');
   if (typeof r.session !== 'string' || r.session.length === 0) fail('session', 'a non-empty string');
@@ -110,5 +111,37 @@ export function decodeRecordPayload(payload: Buffer): EventRecord {
   if (typeof e !== 'object' || e === null || Array.isArray(e)) fail('event', 'an object');
   if (typeof e?.type !== 'string' || typeof e.id !== 'string')
     fail('event', 'an object with string id and type');
+  checkVersionMembers(r as EventRecord, fail);
   return r as EventRecord;
+}
+
+const V2_MEMBERS = ['answers', 'binding', 'resolved', 'flags'] as const;
+
+/** v1 records carry none of the v2 members; v2 members have their documented shapes. */
+function checkVersionMembers(r: EventRecord, fail: (field: string, want: string) => never): void {
+  if (r.v === 1) {
+    for (const member of V2_MEMBERS) if (member in r) fail(member, 'absent from a v1 record');
+    return;
+  }
+  if (r.answers !== undefined) {
+    if (!Array.isArray(r.answers)) fail('answers', 'an array');
+    r.answers.forEach((a, i) => {
+      if (!isJsonObject(a) || typeof a.backend !== 'string' || typeof a.decision !== 'string')
+        fail(`answers/${i}`, 'an object with string backend and decision');
+      if (!Number.isSafeInteger(a.latency_ms) || a.latency_ms < 0)
+        fail(`answers/${i}/latency_ms`, 'a non-negative integer');
+    });
+  }
+  if (r.binding !== undefined && (!isJsonObject(r.binding) || r.event.type !== 'session.start'))
+    fail('binding', 'an object, on a session.start record only');
+  if (r.resolved !== undefined && !Array.isArray(r.resolved)) fail('resolved', 'an array');
+  if (r.flags !== undefined) {
+    const flags: unknown = r.flags;
+    const known = new Set<string>(RECORD_FLAGS);
+    if (
+      !Array.isArray(flags) ||
+      flags.some((f, i) => typeof f !== 'string' || !known.has(f) || (i > 0 && flags[i - 1] >= f))
+    )
+      fail('flags', `a sorted list of distinct flags from ${RECORD_FLAGS.join(', ')}`);
+  }
 }

@@ -1,0 +1,241 @@
+/**
+ * The file store of a session log: the only code that appends to a log file. It holds the log's
+ * lock for as long as it is open and acknowledges an append only after the bytes are on disk
+ * (fdatasync). Appends that arrive while a sync runs are written and synced together (group
+ * commit), so throughput does not pay one fsync per record.
+ *
+ * On open, a torn last line (a crash mid-write) is moved to a quarantine file beside the log and
+ * reported; the complete lines before it are kept.
+ */
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { TallyError } from '../../core/errors.js';
+import { MAX_LINE_BYTES, RecordError } from '../record/codec.js';
+import { acquireLock, type FileLock } from './lock.js';
+import { readLogLines } from './reader.js';
+import type { RecordStore } from './store.js';
+
+export interface TornTail {
+  offset: number;
+  bytes: number;
+  quarantinePath: string;
+}
+
+export interface OpenStoreOptions {
+  lockTimeoutMs?: number;
+}
+
+/** `closed`: appended after close; `write-failed`: the file is in an unknown state until reopened. */
+export class StoreError extends TallyError<'closed' | 'write-failed'> {}
+
+interface Pending {
+  lines: readonly Buffer[];
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Finds the last complete line and where a torn remainder (bytes after the last "\n") starts,
+ * reading backwards in fixed chunks and keeping only newline positions, so the cost is linear in
+ * the tail scanned and memory is one chunk plus the last line. A last line longer than any record
+ * may be (MAX_LINE_BYTES) is refused rather than read.
+ */
+function readTail(fd: number, size: number, path: string): { lastLine: Buffer | null; tornFrom: number } {
+  const CHUNK = 64 * 1024;
+  const piece = Buffer.alloc(CHUNK);
+  const newlines: number[] = []; // absolute positions, the last one first; two are enough
+  let end = size;
+  while (end > 0 && newlines.length < 2) {
+    const from = Math.max(0, end - CHUNK);
+    readSync(fd, piece, 0, end - from, from);
+    for (let i = end - from - 1; i >= 0 && newlines.length < 2; ) {
+      const found = piece.lastIndexOf(0x0a, i);
+      if (found < 0) break;
+      newlines.push(from + found);
+      i = found - 1;
+    }
+    // Past the limit with only the final newline seen: the last line is too long to be a record.
+    end = from;
+    if (newlines.length === 1 && (newlines[0] as number) - from > MAX_LINE_BYTES) break;
+  }
+  const last = newlines[0];
+  if (last === undefined) return { lastLine: null, tornFrom: 0 };
+  // The line starts after the newline before it, or at 0 when the scan reached the start of the
+  // file; when the scan stopped early (the line already too long), where it starts is not known.
+  const start = newlines.length > 1 ? (newlines[1] as number) + 1 : end === 0 ? 0 : undefined;
+  if (start === undefined || last - start > MAX_LINE_BYTES) {
+    throw new RecordError(
+      'parse',
+      `the last line of ${path} (ending at byte ${last}) is longer than ${MAX_LINE_BYTES} bytes, the longest a record may be: this is not a log Tally can continue`,
+      { ...(start === undefined ? {} : { offset: start }), end: last, limit: MAX_LINE_BYTES },
+    );
+  }
+  const lastLine = Buffer.alloc(last - start);
+  readSync(fd, lastLine, 0, lastLine.length, start);
+  return { lastLine, tornFrom: last + 1 };
+}
+
+/**
+ * Copies bytes [from, to) of `source` to `<log>.torn-<offset>` (or `-2`, `-3`… if a crash left one
+ * there before) in bounded chunks, and syncs it and its directory.
+ */
+function writeQuarantine(path: string, source: number, from: number, to: number): string {
+  for (let n = 1; ; n++) {
+    const candidate = `${path}.torn-${from}${n === 1 ? '' : `-${n}`}`;
+    let fd: number;
+    try {
+      fd = openSync(candidate, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw error;
+    }
+    try {
+      const chunk = Buffer.alloc(Math.min(1024 * 1024, Math.max(1, to - from)));
+      for (let at = from; at < to; ) {
+        const read = readSync(source, chunk, 0, Math.min(chunk.length, to - at), at);
+        if (read === 0) break;
+        writeSync(fd, chunk, 0, read);
+        at += read;
+      }
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    const dirFd = openSync(dirname(path), 'r');
+    fsyncSync(dirFd);
+    closeSync(dirFd);
+    return candidate;
+  }
+}
+
+export class FileRecordStore implements RecordStore {
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+  private closed = false;
+  /** A failed write leaves the file in an unknown state: no further append is accepted. */
+  private failure: Error | null = null;
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+    private readonly lock: FileLock,
+    private readonly last: Buffer | null,
+    /** Set when a torn tail was found and quarantined on open. */
+    readonly recovered: TornTail | null,
+  ) {}
+
+  static async open(path: string, options: OpenStoreOptions = {}): Promise<FileRecordStore> {
+    const lock = await acquireLock(path, options.lockTimeoutMs);
+    try {
+      const recovered = FileRecordStore.recoverTail(path);
+      const fd = openSync(path, 'r');
+      let last: Buffer | null;
+      try {
+        last = readTail(fd, fstatSync(fd).size, path).lastLine;
+      } finally {
+        closeSync(fd);
+      }
+      const handle = await open(path, 'a', 0o600);
+      return new FileRecordStore(path, handle, lock, last, recovered);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  /** Quarantines bytes after the last newline; they are an append that never completed. */
+  private static recoverTail(path: string): TornTail | null {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r+');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        writeFileSync(path, '', { mode: 0o600, flag: 'wx' });
+        const dirFd = openSync(dirname(path), 'r');
+        fsyncSync(dirFd);
+        closeSync(dirFd);
+        return null;
+      }
+      throw error;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      const { tornFrom } = readTail(fd, size, path);
+      if (tornFrom >= size) return null;
+      // The torn bytes are durable in their own file before they leave the log.
+      const quarantinePath = writeQuarantine(path, fd, tornFrom, size);
+      ftruncateSync(fd, tornFrom);
+      fsyncSync(fd);
+      return { offset: tornFrom, bytes: size - tornFrom, quarantinePath };
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** The last complete line found when the store was opened. */
+  lastLine(): Buffer | null {
+    return this.last;
+  }
+
+  async *lines(fromLine = 0): AsyncIterable<Buffer> {
+    let n = 0;
+    for await (const { line, torn } of readLogLines(this.path)) {
+      if (torn) return;
+      if (n++ >= fromLine) yield line;
+    }
+  }
+
+  append(lines: readonly Buffer[]): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreError('closed', `log ${this.path} is closed`));
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ lines, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = (async () => {
+      await null; // let appends made in the same tick join the first batch
+      while (this.queue.length > 0) {
+        const batch = this.queue;
+        this.queue = [];
+        try {
+          await this.handle.write(Buffer.concat(batch.flatMap((p) => p.lines)));
+          await this.handle.datasync();
+          for (const p of batch) p.resolve();
+        } catch (error) {
+          this.failure = new StoreError(
+            'write-failed',
+            `write to ${this.path} failed; reopen the log to recover: ${(error as Error).message}`,
+            undefined,
+            { cause: error },
+          );
+          for (const p of [...batch, ...this.queue]) p.reject(this.failure);
+          this.queue = [];
+        }
+      }
+      this.flushing = null;
+    })();
+  }
+
+  /** Waits for every pending append, then releases the file and the lock. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    await this.handle.close();
+    this.lock.release();
+  }
+}

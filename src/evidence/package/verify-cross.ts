@@ -1,0 +1,103 @@
+/**
+ * Cross-verification checks (with a certificate): the certificate is signed by a pinned key, was
+ * issued to the ship that signed the receipt, covered the session's window, its state at `now`,
+ * and whether the session's calls stayed inside it.
+ */
+import type { TrustedKeys } from '../../core/dsse.js';
+import { shipId, toPublicKey } from '../../core/keys.js';
+import { type AgentCertificate, verifyCertificate } from '../certificate.js';
+import type { Checks } from './checks.js';
+import { type CrossVerification, crossVerify } from './cross-verify.js';
+import type { CrossRecords } from './verify-fold.js';
+
+/** valid / expired / not-yet-valid at `now`. */
+export function certificateStateAt(
+  certificate: AgentCertificate,
+  now: Date,
+): 'valid' | 'expired' | 'not-yet-valid' {
+  const at = now.getTime();
+  if (at < Date.parse(certificate.valid_from)) return 'not-yet-valid';
+  if (at > Date.parse(certificate.valid_until)) return 'expired';
+  return 'valid';
+}
+
+export function crossChecks(
+  checks: Checks,
+  envelope: unknown,
+  now: Date,
+  records: CrossRecords,
+  trusted: TrustedKeys,
+  receiptSigners: string[],
+): CrossVerification | null {
+  let certificate: AgentCertificate;
+  try {
+    certificate = verifyCertificate(envelope, trusted).certificate;
+    checks.pass('certificate_signature', { serial: certificate.serial, agent: certificate.agent.name });
+  } catch (error) {
+    checks.fail('certificate_signature', 'bad-certificate', (error as Error).message);
+    return null;
+  }
+  // The receipt signer's identity must be the one the certificate was issued for.
+  const signerShips = receiptSigners.map((id) => shipId(toPublicKey(trusted.byId.get(id)!)));
+  if (signerShips.includes(certificate.ship_id)) {
+    checks.pass('ship_id_match', { ship_id: certificate.ship_id });
+  } else {
+    checks.fail('ship_id_match', 'ship-mismatch', { certificate: certificate.ship_id, session: signerShips });
+  }
+  const window = records.window();
+  const validity = { valid_from: certificate.valid_from, valid_until: certificate.valid_until };
+  const inside =
+    Date.parse(window.start) >= Date.parse(certificate.valid_from) &&
+    Date.parse(window.end) <= Date.parse(certificate.valid_until);
+  const detail = { session: window, certificate: validity };
+  if (inside) checks.pass('within_validity_window', detail);
+  else checks.fail('within_validity_window', 'outside-window', detail);
+  // Informational: a session is often reviewed after its certificate expired; the window check
+  // above is what binds the session to the certificate.
+  const state = certificateStateAt(certificate, now);
+  checks.pass(
+    'certificate_at_now',
+    { state, now: now.toISOString(), ...validity },
+    state === 'valid' ? 'ok' : 'info',
+  );
+
+  const cross = crossVerify(certificate, records.records);
+  const executed = cross.unauthorized.filter((c) => !c.blocked);
+  const list = cross.unauthorized.map((c) => ({
+    seq: c.seq,
+    tool: c.tool,
+    verdict: c.verdict,
+    ...(c.pattern ? { pattern: c.pattern } : {}),
+    blocked: c.blocked,
+  }));
+  if (executed.length === 0)
+    checks.pass('unauthorized_calls', {
+      count: cross.unauthorized.length,
+      blocked: cross.unauthorized.length,
+      calls: list,
+    });
+  else
+    checks.fail('unauthorized_calls', 'unauthorized', {
+      count: cross.unauthorized.length,
+      executed: executed.length,
+      calls: list,
+    });
+  const unapproved = cross.escalations.filter((c) => !c.approved && !c.blocked);
+  const escalations = cross.escalations.map((c) => ({
+    seq: c.seq,
+    tool: c.tool,
+    pattern: c.pattern,
+    approved: c.approved,
+    blocked: c.blocked,
+  }));
+  if (unapproved.length === 0)
+    checks.pass('escalations', { count: cross.escalations.length, calls: escalations });
+  else
+    checks.fail('escalations', 'unapproved-escalation', {
+      count: cross.escalations.length,
+      unapproved: unapproved.length,
+      calls: escalations,
+    });
+  checks.pass('never_called', { patterns: cross.neverCalled }, 'info');
+  return cross;
+}

@@ -1,0 +1,71 @@
+/**
+ * The seal's two checks of the receipt: it is signed by a pinned key, and it is byte for byte the
+ * receipt these records compose into. The two are compared by the SHA-256 of their exact bytes, so
+ * neither copy is held while the other is made.
+ */
+import { type TrustedKeys, verifyEnvelope } from '../../core/dsse.js';
+import { sha256 } from '../../core/hash.js';
+import { type Receipt, receiptBytes } from '../receipt/receipt.js';
+import type { Checks } from './checks.js';
+import { type PackageSeal, RECEIPT_PAYLOAD_TYPE } from './grammar.js';
+import type { RecordFold } from './verify-fold.js';
+
+interface ReceiptDigest {
+  sha256: Buffer;
+  length: number;
+}
+
+function digestOf(bytes: Buffer): ReceiptDigest {
+  return { sha256: sha256(bytes), length: bytes.length };
+}
+
+function firstDifference(a: Buffer, b: Buffer): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return n;
+}
+
+/** The recomputed receipt and who signed it, or null when either check failed (recorded in `checks`). */
+export function checkReceipt(
+  checks: Checks,
+  seal: PackageSeal,
+  fold: RecordFold,
+  root: string,
+  trusted: TrustedKeys,
+): { receipt: Receipt; signers: string[] } | null {
+  let signed: ReceiptDigest;
+  let signers: string[];
+  try {
+    const verified = verifyEnvelope(seal.receipt, trusted, { strict: true });
+    if (verified.payloadType !== RECEIPT_PAYLOAD_TYPE) throw new Error(`payloadType ${verified.payloadType}`);
+    signed = digestOf(verified.payload);
+    signers = verified.keyIds;
+    checks.pass('receipt_signature', { signed_by: verified.keyIds });
+  } catch (error) {
+    checks.fail('receipt_signature', 'bad-signature', (error as Error).message);
+    return null;
+  }
+  let receipt: Receipt;
+  let recomputed: ReceiptDigest;
+  try {
+    if (fold.composeError !== null) throw fold.composeError;
+    receipt = fold.composer.finish(root);
+    recomputed = digestOf(receiptBytes(receipt));
+  } catch (error) {
+    checks.fail('receipt_recomputed', 'receipt-mismatch', {
+      message: `these records do not compose into a receipt: ${(error as Error).message}`,
+    });
+    return null;
+  }
+  if (recomputed.length !== signed.length || !recomputed.sha256.equals(signed.sha256)) {
+    // Only now, on the failure path, are both byte strings made again to say where they differ.
+    const signedBytes = Buffer.from(seal.receipt.payload, 'base64');
+    checks.fail('receipt_recomputed', 'receipt-mismatch', {
+      message: 'the signed receipt is not the receipt these records produce',
+      first_difference: firstDifference(receiptBytes(receipt), signedBytes),
+    });
+    return null;
+  }
+  checks.pass('receipt_recomputed', { bytes: recomputed.length });
+  return { receipt, signers };
+}
