@@ -13,6 +13,8 @@ export interface CommandContext {
   cwd: string;
   stdin: () => Promise<Buffer>;
   isTTY: boolean;
+  /** Runs another `tally` command line in this process (the demo's steps); set by main. */
+  invoke?: (argv: string[], ctx: CommandContext) => Promise<number>;
 }
 
 export interface Command {

@@ -1,8 +1,8 @@
 /** Entry point of the `tally` command: routes the first word to a command module. */
 
-import { TallyError } from '../core/errors.js';
 import { TALLY_VERSION } from '../core/version.js';
-import { type Command, type CommandContext, FailureError, UsageError } from './command.js';
+import { type Command, type CommandContext, UsageError } from './command.js';
+import { exitOf } from './exit-codes.js';
 
 /** Every top-level command, loaded lazily so start-up stays fast. */
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
@@ -63,23 +63,18 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
     return 0;
   }
   try {
-    return await command.run(rest, ctx);
+    return await command.run(rest, { ...ctx, invoke: (argv, at) => main(argv, at) });
   } catch (error) {
-    const fail = (code: string, exit: number, message: string) => {
-      ctx.stderr(message);
-      // With --json, a machine reading stdout always gets one JSON document, failures included.
-      if (rest.includes('--json')) {
-        ctx.stdout(
-          `${JSON.stringify({ ok: false, error: { code, message: (error as Error).message } }, null, 2)}\n`,
-        );
-      }
-      return exit;
-    };
-    if (error instanceof UsageError) {
-      return fail('usage', 2, `tally ${name}: ${error.message}\n(see 'tally ${name} --help')\n`);
+    const reported = exitOf(error);
+    if (reported === undefined) throw error;
+    const hint = error instanceof UsageError ? `\n(see 'tally ${name} --help')` : '';
+    ctx.stderr(`tally ${name}: ${(error as Error).message}${hint}\n`);
+    // With --json, a machine reading stdout always gets one JSON document, failures included.
+    if (rest.includes('--json')) {
+      ctx.stdout(
+        `${JSON.stringify({ ok: false, error: { code: reported.code, message: (error as Error).message } }, null, 2)}\n`,
+      );
     }
-    if (error instanceof FailureError) return fail('failure', 1, `tally ${name}: ${error.message}\n`);
-    if (error instanceof TallyError) return fail(error.code, 2, `tally ${name}: ${error.message}\n`);
-    throw error;
+    return reported.exit;
   }
 }

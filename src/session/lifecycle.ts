@@ -1,25 +1,42 @@
 /**
- * Session lifecycle: start (baseline + session.start record), record one event (redact, judge
- * against the agent certificate, append signed), close (session.end record, seal into a package).
- * Every record goes through `LogWriter`, so every path shares its lock, chain and durability.
+ * Session lifecycle: start (baseline, bindings, the `session.start` record), record one captured
+ * event through the boundary (src/boundary), close (`session.end`, seal into a package). Every
+ * record goes through one boundary over the log's file store, so every path shares its lock,
+ * chain and durability.
  */
-
-import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isRfc3339DateTime, validateEvent } from '../ahp/messages/index.js';
+import type { HarnessOptions } from '../ahp/harness/harness.js';
 import { capabilityManifest } from '../ahp/protocol/capabilities.js';
-import { parseJson } from '../core/canonical.js';
+import { catalogueEntry } from '../ahp/protocol/catalogue.js';
+import type { Registration } from '../ahp/registration/types.js';
+import {
+  type Boundary,
+  type BoundaryDecision,
+  type Clock,
+  openBoundary,
+  type Recorded,
+} from '../boundary/boundary.js';
+import { BoundaryError, eventId, TALLY_SOURCE_URI } from '../boundary/prepare.js';
+import { trustKeys } from '../core/dsse.js';
+import type { CanonicalEvent } from '../core/event.js';
+import { toPublicKey } from '../core/keys.js';
 import { TALLY_VERSION } from '../core/version.js';
-import { type AgentCertificate, verifyCertificate } from '../evidence/certificate.js';
-import { LogWriter } from '../evidence/log/writer.js';
-import { certificatePolicy } from '../evidence/package/cross-verify.js';
+import type { AgentCertificate } from '../evidence/certificate.js';
+import { FileRecordStore, type TornTail } from '../evidence/log/file-store.js';
+import { checkLine } from '../evidence/log/reader.js';
 import { PackageError } from '../evidence/package/grammar.js';
 import { sealLog } from '../evidence/package/seal.js';
-import { evaluateAction } from '../evidence/policy/patterns.js';
-import type { AgentAttribution, CanonicalEvent, PolicyDecision } from '../evidence/record/record.js';
-import { redactValue } from '../evidence/redact.js';
+import type { AgentAttribution, EventRecord, SessionBinding } from '../evidence/record/record.js';
 import { captureBaseline } from './baseline.js';
+import {
+  boundCertificate,
+  boundRegistration,
+  certificateBinding,
+  readRegistration,
+  readVerifiedCertificate,
+  registrationDigest,
+} from './binding.js';
 import type { ShipSigner } from './identity.js';
 import {
   currentSession,
@@ -35,17 +52,14 @@ import {
   writeSessionInfo,
 } from './store.js';
 
-export const TALLY_SOURCE_URI = 'urn:tally:cli';
-export const POLICY_DECIDER = 'tally-policy';
-
-export interface Clock {
-  now(): Date;
-}
+export type { Clock };
+export { eventId, TALLY_SOURCE_URI };
 
 const systemClock: Clock = { now: () => new Date() };
 
-export function eventId(): string {
-  return `evt_${randomBytes(8).toString('hex')}`;
+/** The project's hook registration, when it has one: `<state>/hooks.json`. */
+export function projectRegistrationPath(state: string): string {
+  return join(state, 'hooks.json');
 }
 
 export interface StartOptions {
@@ -55,6 +69,8 @@ export interface StartOptions {
   agent?: AgentAttribution;
   /** Path of an agent certificate file to run under. */
   certificatePath?: string;
+  /** Path of a hook registration; default the project's `hooks.json` when it exists. */
+  registrationPath?: string;
   clock?: Clock;
 }
 
@@ -62,6 +78,7 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
   const clock = options.clock ?? systemClock;
   const now = clock.now();
   const id = newSessionId(now);
+  const dir = sessionDir(options.state, id);
   const info: SessionInfo = {
     type: SESSION_TYPE,
     id,
@@ -70,11 +87,30 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     root: options.root,
   };
   if (options.agent) info.agent = options.agent;
-  mkdirSync(sessionDir(options.state, id), { recursive: true, mode: 0o700 });
+  const binding: SessionBinding = {};
   if (options.certificatePath) {
-    const target = join(sessionDir(options.state, id), 'certificate.json');
-    copyFileSync(options.certificatePath, target);
-    info.certificate = target;
+    const { envelope, certificate } = readVerifiedCertificate(options.certificatePath, [
+      options.signer.privateKey,
+    ]);
+    binding.certificate = certificateBinding(envelope, certificate);
+  }
+  const registrationPath =
+    options.registrationPath ??
+    (existsSync(projectRegistrationPath(options.state)) ? projectRegistrationPath(options.state) : undefined);
+  let registrationBytes: Buffer | undefined;
+  if (registrationPath) {
+    registrationBytes = readFileSync(registrationPath);
+    readRegistration(registrationBytes, registrationPath); // refused before anything is written
+    binding.registration = { digest: registrationDigest(registrationBytes) };
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (options.certificatePath) {
+    info.certificate = join(dir, 'certificate.json');
+    copyFileSync(options.certificatePath, info.certificate);
+  }
+  if (registrationPath) {
+    info.registration = join(dir, 'registration.json');
+    copyFileSync(registrationPath, info.registration);
   }
   writeSessionInfo(options.state, info);
   const baseline = captureBaseline(options.root);
@@ -91,22 +127,54 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     items: [],
     extensions: { 'dev.tally.workspace': { root: options.root, baseline } },
   };
-  const log = await LogWriter.open(logPath(options.state, id), {
-    session: id,
-    signer: options.signer,
-    now: () => clock.now(),
-  });
+  const store = await FileRecordStore.open(logPath(options.state, id));
   try {
-    const { seq } = await log.append({
+    const boundary = openBoundary(
+      boundaryOptions(info, store, options.signer, null, null, { env: {} }, clock),
+    );
+    const { seq } = await boundary.note({
       source: 'cli',
       event,
       ...(options.agent ? { agent: options.agent } : {}),
+      ...(binding.certificate || binding.registration ? { binding } : {}),
     });
+    await boundary.close();
     setCurrent(options.state, id);
     return { info, seq };
   } finally {
-    await log.close();
+    await store.close();
   }
+}
+
+function boundaryOptions(
+  info: SessionInfo,
+  store: FileRecordStore,
+  signer: ShipSigner,
+  certificate: AgentCertificate | null,
+  registration: Registration | null,
+  harness: HarnessOptions,
+  clock: Clock,
+) {
+  return {
+    session: { id: info.id, root: info.root, ...(info.agent ? { agent: info.agent } : {}) },
+    store,
+    signer,
+    certificate,
+    registration,
+    harness,
+    clock,
+  };
+}
+
+/** The session's first record, `session.start`, verified with the ship key: it holds the bindings. */
+async function startRecord(store: FileRecordStore, signer: ShipSigner): Promise<EventRecord | null> {
+  for await (const line of store.lines(0)) {
+    const checked = checkLine(line, trustKeys([toPublicKey(signer.privateKey)]));
+    if (!checked.ok)
+      throw new SessionError('corrupt', `the session log's first record does not verify: ${checked.message}`);
+    return checked.record.event.type === 'session.start' ? checked.record : null;
+  }
+  return null;
 }
 
 function isClosedOnDisk(state: string, id: string): boolean {
@@ -117,51 +185,100 @@ function isClosedOnDisk(state: string, id: string): boolean {
   }
 }
 
+export interface OpenSession {
+  boundary: Boundary;
+  info: SessionInfo;
+  /** Ends the boundary and releases the log. */
+  close(): Promise<void>;
+  recovered: TornTail | null;
+}
+
 /**
- * The certificate the session runs under, verified against the ship key on every use: the copy in
- * the session directory is a file like any other, and live policy must not follow an edited one.
+ * Opens a session for recording: its log (locked), its bound certificate and registration (each
+ * checked against the digests `session.start` recorded), and the boundary over them. A project
+ * registration that changed since the start is not followed: the change is recorded
+ * (`tally.registration.changed`) and the session keeps its bound copy.
  */
-function sessionCertificate(info: SessionInfo, signer: ShipSigner): AgentCertificate | null {
-  if (!info.certificate || !existsSync(info.certificate)) return null;
+export async function openSession(options: {
+  state: string;
+  session: SessionInfo;
+  signer: ShipSigner;
+  harness?: HarnessOptions;
+  clock?: Clock;
+}): Promise<OpenSession> {
+  const clock = options.clock ?? systemClock;
+  const info = options.session;
+  if (info.state === 'closed')
+    throw new SessionError('already-closed', `session ${info.id} is closed; start a new one`);
+  const store = await FileRecordStore.open(logPath(options.state, info.id));
   try {
-    return verifyCertificate(parseJson(readFileSync(info.certificate, 'utf8')), [signer.privateKey])
-      .certificate;
-  } catch (error) {
-    throw new SessionError(
-      'corrupt',
-      `the session's certificate ${info.certificate} no longer verifies with the ship key (${(error as Error).message}); nothing was recorded`,
+    const start = await startRecord(store, options.signer);
+    const binding = start?.binding;
+    const certificate =
+      info.certificate && existsSync(info.certificate)
+        ? boundCertificate(info.certificate, options.signer, binding)
+        : null;
+    if (binding?.certificate && certificate === null)
+      throw new SessionError(
+        'corrupt',
+        `session ${info.id} started under a certificate whose copy is gone; nothing was recorded`,
+      );
+    const registration = binding?.registration ? boundRegistration(info.registration ?? '', binding) : null;
+    const boundary = openBoundary(
+      boundaryOptions(
+        info,
+        store,
+        options.signer,
+        certificate,
+        registration,
+        options.harness ?? { env: {} },
+        clock,
+      ),
     );
+    if (boundary.lastRecord?.event.type === 'session.end' || isClosedOnDisk(options.state, info.id)) {
+      await boundary.close();
+      throw new SessionError('already-closed', `session ${info.id} is closed; start a new one`);
+    }
+    await noteRegistrationChange(options.state, info, binding, boundary);
+    return {
+      boundary,
+      info,
+      recovered: store.recovered,
+      close: async () => {
+        await boundary.close();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
   }
 }
 
-/** What Tally's own policy says about a tool call, from the session's certificate. */
-export function policyDecision(
-  certificate: AgentCertificate | null,
-  event: CanonicalEvent,
-  cwd?: string,
-): PolicyDecision | undefined {
-  if (!certificate || event.type !== 'tool.before') return undefined;
-  const tool = event.tool as { name?: unknown; input?: unknown; kind?: unknown } | undefined;
-  if (typeof tool?.name !== 'string') return undefined;
-  const verdict = evaluateAction(certificatePolicy(certificate), {
-    tool: tool.name,
-    input: tool.input,
-    ...(typeof tool.kind === 'string' ? { kind: tool.kind } : {}),
-    ...(cwd ? { cwd } : {}),
+/** Records once per distinct change that the project's registration is not the session's. */
+async function noteRegistrationChange(
+  state: string,
+  info: SessionInfo,
+  binding: SessionBinding | undefined,
+  boundary: Boundary,
+): Promise<void> {
+  const path = projectRegistrationPath(state);
+  const found = existsSync(path) ? registrationDigest(readFileSync(path)) : null;
+  const expected = binding?.registration?.digest ?? null;
+  if (found === expected || (info.registration_changes ?? []).includes(String(found))) return;
+  await boundary.note({
+    source: 'cli',
+    event: {
+      id: eventId(),
+      type: 'tally.registration.changed',
+      time: new Date().toISOString(),
+      source: TALLY_SOURCE_URI,
+      session: { id: info.id },
+      extensions: { 'dev.tally.registration': { expected, found, path, followed: false } },
+    },
   });
-  const decision = { forbidden: 'deny', outside: 'deny', escalate: 'ask', allowed: 'allow' } as const;
-  const reason = {
-    forbidden: 'matches a forbidden pattern',
-    outside: 'outside the certificate’s bounded actions',
-    escalate: 'needs escalation',
-    allowed: 'within bounded actions',
-  } as const;
-  return {
-    decision: decision[verdict.verdict],
-    by: POLICY_DECIDER,
-    reason: verdict.reason ?? reason[verdict.verdict],
-    ...(verdict.pattern ? { rule: verdict.pattern } : {}),
-  };
+  info.registration_changes = [...(info.registration_changes ?? []), String(found)];
+  writeSessionInfo(state, info);
 }
 
 export interface RecordOptions {
@@ -171,96 +288,64 @@ export interface RecordOptions {
   event: unknown;
   source: string;
   agent?: AgentAttribution;
+  harness?: HarnessOptions;
   clock?: Clock;
 }
 
-/**
- * Fills what a caller may leave out (id, time, source, session), redacts secrets, validates the
- * result as an AHP event, and only then appends. Invalid input changes nothing.
- */
-const KEPT_UNKNOWNS = new Set(['event.unknown-type', 'unknown-field']);
-
-export interface PreparedEvent {
-  event: CanonicalEvent;
-  /** JSON pointers of the fields this AHP snapshot does not define (kept as received). */
+export interface RecordResult {
+  seq: number;
+  /** JSON pointers of fields this AHP snapshot does not define (kept as received). */
   unknownFields: string[];
+  event: { id?: unknown; type?: unknown };
+  /** For an event that could still be stopped: the boundary's decision. */
+  decision?: BoundaryDecision;
+  recorded: Recorded;
 }
 
-export function prepareEvent(raw: unknown, session: SessionInfo, now: Date): PreparedEvent {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new SessionError('bad-event', '/: the event must be a JSON object (an AHP canonical event)', {
-      issues: [{ pointer: '', rule: 'type', message: 'the event must be a JSON object' }],
-    });
-  }
-  const input = raw as Record<string, unknown>;
-  const filled: Record<string, unknown> = {
-    id: eventId(),
-    time: now.toISOString(),
-    source: TALLY_SOURCE_URI,
-    ...input,
-  };
-  if (filled.session === undefined) filled.session = { id: session.id };
-  const event = redactValue(filled) as CanonicalEvent;
-  // Event types this AHP snapshot does not define, and fields it does not know, are kept (event
-  // types are shown in the receipt's `unknown` section, fields in the record), never refused;
-  // everything else about the event must still be valid.
-  const found = validateEvent(event);
-  const issues = found.filter((i) => !KEPT_UNKNOWNS.has(i.rule));
-  if (!isRfc3339DateTime(String(event.time)) && !issues.some((i) => i.pointer === '/time')) {
-    issues.push({ pointer: '/time', rule: 'format', message: 'time must be an RFC 3339 date-time' });
-  }
-  if (issues.length > 0) {
-    const list = issues.map((i) => `  ${i.pointer || '/'}: ${i.message} [${i.rule}]`).join('\n');
-    throw new SessionError(
-      'bad-event',
-      `the event is not a valid AHP event; nothing was recorded:\n${list}`,
-      { issues },
-    );
-  }
-  return { event, unknownFields: found.filter((i) => i.rule === 'unknown-field').map((i) => i.pointer) };
-}
-
-export async function recordEvent(
-  options: RecordOptions,
-): Promise<{ seq: number; decision?: PolicyDecision; event: CanonicalEvent; unknownFields: string[] }> {
-  const clock = options.clock ?? systemClock;
-  if (options.session.state === 'closed') {
-    throw new SessionError('already-closed', `session ${options.session.id} is closed; start a new one`);
-  }
-  const { event, unknownFields } = prepareEvent(options.event, options.session, clock.now());
-  const decision = policyDecision(
-    sessionCertificate(options.session, options.signer),
-    event,
-    options.session.root,
-  );
-  const agent = options.agent ?? options.session.agent;
-  const log = await LogWriter.open(logPath(options.state, options.session.id), {
-    session: options.session.id,
-    signer: options.signer,
-    now: () => clock.now(),
-  });
+/**
+ * One captured event through the boundary: an interceptable event is decided (judged, recorded,
+ * answered), any other observed (recorded). Input that is not a valid event is recorded as
+ * rejected and then refused (BoundaryError 'bad-event').
+ */
+export async function recordEvent(options: RecordOptions): Promise<RecordResult> {
+  const open = await openSession(options);
   try {
-    // Checked again under the log's lock: a close that ran since the caller read the session wins.
-    if (log.lastRecord?.event.type === 'session.end' || isClosedOnDisk(options.state, options.session.id)) {
-      throw new SessionError('already-closed', `session ${options.session.id} is closed; start a new one`);
+    const raw = options.event as { type?: unknown; id?: unknown };
+    const context = { source: options.source, ...(options.agent ? { agent: options.agent } : {}) };
+    const interceptable = typeof raw?.type === 'string' && catalogueEntry(raw.type)?.interceptable === true;
+    if (interceptable) {
+      const decision = await open.boundary.decide(options.event, context);
+      if (decision.rejected) throw rejectedError(decision.recorded, decision.reason);
+      return {
+        seq: decision.recorded.seq,
+        event: raw,
+        decision,
+        recorded: decision.recorded,
+        unknownFields: decision.unknownFields,
+      };
     }
-    const { seq } = await log.append({
-      source: options.source,
-      event,
-      ...(agent ? { agent } : {}),
-      ...(decision ? { decision } : {}),
-    });
-    return { seq, event, unknownFields, ...(decision ? { decision } : {}) };
+    const { recorded, unknownFields } = await open.boundary.observe(options.event, context);
+    return { seq: recorded.seq, event: raw, recorded, unknownFields };
   } finally {
-    await log.close();
+    await open.close();
   }
+}
+
+function rejectedError(recorded: Recorded, reason = 'the event is not a valid AHP event'): BoundaryError {
+  return new BoundaryError(
+    'bad-event',
+    `${reason}\n(recorded as tally.ingest.rejected, seq ${recorded.seq})`,
+    {
+      recorded,
+    },
+  );
 }
 
 export interface CloseResult {
   info: SessionInfo;
   packagePath: string;
   records: number;
-  recovered: { offset: number; bytes: number; quarantinePath: string } | null;
+  recovered: TornTail | null;
 }
 
 /** Appends session.end (unless a crashed close already did), then seals the log into a package. */
@@ -269,6 +354,7 @@ export async function closeSession(options: {
   session: SessionInfo;
   signer: ShipSigner;
   clock?: Clock;
+  onProgress?: (records: number, total: number) => void;
 }): Promise<CloseResult> {
   const clock = options.clock ?? systemClock;
   const { state, session, signer } = options;
@@ -281,11 +367,12 @@ export async function closeSession(options: {
   const path = logPath(state, session.id);
   // The log's lock is held until session.json says closed, so two closes (or a close and an event)
   // cannot interleave: the second sees the first's result and changes nothing.
-  const log = await LogWriter.open(path, { session: session.id, signer, now: () => clock.now() });
+  const store = await FileRecordStore.open(path);
   const out = packagePath(state, session.id);
   let records: number;
   let closed: SessionInfo;
   try {
+    const boundary = openBoundary(boundaryOptions(session, store, signer, null, null, { env: {} }, clock));
     const current = readSessionInfo(state, session.id);
     if (current.state === 'closed') {
       throw new SessionError(
@@ -293,14 +380,13 @@ export async function closeSession(options: {
         `session ${session.id} is already closed; its package is ${current.package ?? out}`,
       );
     }
-    if (log.lastRecord?.event.type !== 'session.end') {
-      const now = clock.now();
-      await log.append({
+    if (boundary.lastRecord?.event.type !== 'session.end') {
+      await boundary.note({
         source: 'cli',
         event: {
           id: eventId(),
           type: 'session.end',
-          time: now.toISOString(),
+          time: clock.now().toISOString(),
           source: TALLY_SOURCE_URI,
           session: { id: session.id },
           outcome: 'completed',
@@ -309,7 +395,9 @@ export async function closeSession(options: {
         ...(session.agent ? { agent: session.agent } : {}),
       });
     }
-    records = log.size;
+    records = boundary.size;
+    const format = boundary.recordVersion === 1 ? 'v1' : 'v2';
+    await boundary.close();
     mkdirSync(join(state, 'packages'), { recursive: true });
     try {
       await sealLog({
@@ -318,7 +406,8 @@ export async function closeSession(options: {
         session: session.id,
         records,
         signer,
-        format: log.recordVersion === 1 ? 'v1' : 'v2',
+        format,
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       });
     } catch (error) {
       if (error instanceof PackageError && error.code === 'log') {
@@ -329,8 +418,8 @@ export async function closeSession(options: {
     closed = { ...current, state: 'closed', closed_at: clock.now().toISOString(), package: out };
     writeSessionInfo(state, closed);
   } finally {
-    await log.close();
+    await store.close();
   }
   if (currentSession(state) === session.id) setCurrent(state, null);
-  return { info: closed, packagePath: out, records, recovered: log.recovered };
+  return { info: closed, packagePath: out, records, recovered: store.recovered };
 }

@@ -26,6 +26,10 @@ export interface SessionInfo {
   agent?: AgentAttribution;
   /** Path of the agent certificate the session runs under, if any (copied into the session dir). */
   certificate?: string;
+  /** Path of the hook registration the session runs under, if any (copied into the session dir). */
+  registration?: string;
+  /** Digests of changed project registrations already recorded (`tally.registration.changed`). */
+  registration_changes?: string[];
   package?: string;
 }
 

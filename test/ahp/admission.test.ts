@@ -101,7 +101,7 @@ describe('admission in other contexts', () => {
       'issues name pointers, not variables',
     );
     const ok = admitRegistration(registration, { env: { UPLOAD_TOKEN: 'x' }, hookFailures: true });
-    assert.deepEqual(ok, { accepted: true, issues: [] });
+    assert.deepEqual(ok, { accepted: true, issues: [], notes: [] });
   });
 
   test('an interactive context can require ask; a managed installation can take managed scope', () => {

@@ -35,8 +35,9 @@ describe('live policy', () => {
     const log = join(p.root, '.tally/sessions', session, 'events.log');
     const size = statSync(log).size;
     const after = await p.tally(['session', 'event', '--json'], { stdin: rm });
-    assert.equal(after.code, 2);
-    assert.match(after.stderr, /no longer verifies/);
+    // A copy that fails its check is a verification failure (exit 1), and nothing is recorded.
+    assert.equal(after.code, 1);
+    assert.match(after.stderr, /does not verify with the ship key/);
     assert.equal(statSync(log).size, size, 'nothing was recorded');
   });
 });

@@ -69,6 +69,13 @@ describe('a session from the command line', () => {
     log = join(p.root, '.tally', 'sessions', session, 'events.log');
   });
 
+  // biome-ignore lint/suspicious/noExplicitAny: the records are read as the JSON they are.
+  const rejectedRecords = (): any[] =>
+    decodedPayloads(readFileSync(log))
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.event.type === 'tally.ingest.rejected');
+
   it('records an event and prints its sequence number; a forbidden call is denied', async () => {
     const read = await ok(
       p,
@@ -86,8 +93,8 @@ describe('a session from the command line', () => {
     assert.equal((rm.decision as { decision: string }).decision, 'deny');
   });
 
-  it('an invalid event exits 2, names the JSON pointer, and records nothing', async () => {
-    const size = statSync(log).size;
+  it('an invalid event exits 2, names the JSON pointer, and is recorded only as rejected (its digest)', async () => {
+    const rejectedBefore = rejectedRecords().length;
     const cases: [string, RegExp][] = [
       [
         JSON.stringify({ type: 'tool.before', path: 'native', tool: { origin: 'native', name: 'Read' } }),
@@ -104,7 +111,18 @@ describe('a session from the command line', () => {
       assert.match(ran.stderr, expected, stdin);
       assert.equal(ran.stdout, '');
     }
-    assert.equal(statSync(log).size, size);
+    // Each input that was received (all but the empty one) is one tally.ingest.rejected record
+    // holding its digest and where it went wrong; the log never holds the bytes themselves.
+    const rejected = rejectedRecords().slice(rejectedBefore);
+    assert.equal(rejected.length, cases.length - 1);
+    for (const r of rejected) {
+      const facts = r.event.extensions['dev.tally.rejected'];
+      assert.match(facts.digest, /^sha256:[0-9a-f]{64}$/);
+      assert.equal(facts.channel, 'cli');
+      assert.ok(facts.pointer !== undefined || facts.offset !== undefined || /JSON/.test(facts.reason));
+    }
+    assert.ok(!readFileSync(log, 'utf8').includes(Buffer.from('not json').toString('base64')));
+    const size = statSync(log).size;
     const badSource = await p.tally(['session', 'event', '--source', 'Not A Label'], {
       stdin: toolEvent('c', 'Read', {}),
     });

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { BoundaryError } from '../../src/boundary/prepare.js';
 import { type CheckedRecord, readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
 import { buildPackage } from '../../src/evidence/package/build.js';
 import { verifyPackage } from '../../src/evidence/package/verify.js';
@@ -173,11 +174,10 @@ describe('closing', () => {
 });
 
 describe('recording events', () => {
-  it('an invalid event names the JSON pointer at fault and records nothing', async () => {
+  it('an invalid event names the JSON pointer at fault and is recorded only as tally.ingest.rejected', async () => {
     const fx = await makeFixture('tally-bad-');
     const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
     const path = logPath(fx.state, info.id);
-    const size = statSync(path).size;
     const cases: [unknown, string][] = [
       [{ type: 'tool.before', path: 'native', tool: { origin: 'native', name: 'Read' } }, '/call'],
       [{ ...toolBefore('c', 'Read', {}), time: 'yesterday' }, '/time'],
@@ -186,11 +186,26 @@ describe('recording events', () => {
     for (const [event, pointer] of cases) {
       await assert.rejects(
         recordEvent({ state: fx.state, session: info, signer: fx.signer, event, source: 'hook' }),
-        (e) => e instanceof SessionError && e.code === 'bad-event' && e.message.includes(pointer),
+        (e) => e instanceof BoundaryError && e.code === 'bad-event' && e.message.includes(pointer),
         pointer,
       );
     }
-    assert.equal(statSync(path).size, size);
+    const records = logRecords(path) as {
+      event: { type: string; extensions?: Record<string, Record<string, unknown>> };
+    }[];
+    assert.deepEqual(
+      records.map((r) => r.event.type),
+      ['session.start', 'tally.ingest.rejected', 'tally.ingest.rejected', 'tally.ingest.rejected'],
+    );
+    const facts = records
+      .slice(1)
+      .map((r) => (r.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.rejected']!);
+    assert.deepEqual(
+      facts.map((f) => f.pointer),
+      ['/call', '/time', ''],
+    );
+    for (const f of facts) assert.match(String(f.digest), /^sha256:[0-9a-f]{64}$/);
+    rmSync(fx.dir, { recursive: true, force: true });
   });
 
   it('an event type this AHP snapshot does not define is kept, with its unknown fields', async () => {

@@ -48,6 +48,18 @@ export function prePublicationIssues(
 }
 
 /**
+ * The event's issues less what publishing its attachments cures: a pending attachment part with
+ * no `body` is fine when its bytes are among `attachments` (they are uploaded before sending).
+ */
+export function eventIssuesBeforePublication(event: unknown, attachments: ReadonlySet<string>): Issue[] {
+  return validateEvent(event).filter((i) => {
+    if (i.rule !== 'required' || !i.pointer.endsWith('/body')) return true;
+    const part = atPointer(event, i.pointer.slice(0, -'/body'.length));
+    return !(isPendingAttachment(part) && isJsonObject(part) && attachments.has(String(part.id)));
+  });
+}
+
+/**
  * The one rule across the caller's event and advertisement that no message check sees: the
  * advertised continuation count is the event's own. (AHP-CAP-002, `deny` at `tool.before`, binds
  * Tally's own advertisements, which always include it; a caller's narrower one is sent, as the

@@ -10,6 +10,7 @@
 import type { CanonicalEvent } from '../../core/event.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { validateInterceptResponse, validateMessage } from '../messages/index.js';
+import { effectiveTimeout } from '../protocol/capabilities.js';
 import {
   type Backend,
   type Registration,
@@ -169,7 +170,9 @@ export class Dispatcher {
         break;
       }
       const match = interceptors[next++] as MatchedSubscription;
+      const started = performance.now();
       const step = await this.intercept(match, pipeline, capabilities as InterceptCapabilities, input);
+      step.report.latencyMs = Math.round(performance.now() - started);
       reports.push(step.report);
       if (step.interrupted) {
         interrupted = true;
@@ -210,6 +213,19 @@ export class Dispatcher {
     if (interrupted) this.detach(deliveries);
     else await deliveries;
     return outcome;
+  }
+
+  /**
+   * Best-effort `hooks/observe` of an event to its observers only, never its interceptors: for an
+   * event that already happened (the caller records it; nothing can be stopped any more).
+   */
+  async notify(event: CanonicalEvent, attachments?: AttachmentBytes): Promise<SubscriptionReport[]> {
+    checkEvent(event);
+    if (this.closed) throw new DispatchError('closed', 'the dispatcher is closed');
+    const reports: SubscriptionReport[] = [];
+    const observers = this.matching(event.type, 'observe');
+    if (observers.length > 0) await this.observe(observers, event, reports, attachments);
+    return reports;
   }
 
   /** One intercept call: request, validation, atomic staging, failure policy. */
@@ -288,7 +304,7 @@ export class Dispatcher {
       return failed('failed', `transport: ${(error as Error).message}`);
     }
     const call = await callWithDeadline(transport, message, {
-      timeoutMs: subscription.timeoutMs ?? 1000,
+      timeoutMs: effectiveTimeout(subscription.timeoutMs ?? 1000),
       interrupt: input.signal,
       maxAttempts: this.options.maxAttempts ?? 3,
       retryDelayMs: this.options.retryDelayMs ?? 25,
@@ -322,6 +338,9 @@ export class Dispatcher {
         return failed('rejected', `the response's edits make an invalid event: ${describeIssues(broken)}`);
       }
     }
+    report.effects = result.effects.map((e) =>
+      isJsonObject(e) && typeof e.type === 'string' ? e.type : '?',
+    );
     // An accepted deny or flow stop ends decision-making for this boundary.
     const settles = result.effects.some(
       (e) => isJsonObject(e) && (e.type === 'deny' || (e.type === 'flow' && e.operation === 'stop')),
@@ -337,7 +356,7 @@ export class Dispatcher {
     attachments: AttachmentBytes | undefined,
     derived?: string,
   ) {
-    const timeoutMs = this.options.observeTimeoutMs ?? 5000;
+    const timeoutMs = effectiveTimeout(this.options.observeTimeoutMs ?? 5000);
     const pending: Promise<void>[] = [];
     for (const { backend, subscription } of watchers) {
       const report: SubscriptionReport = {

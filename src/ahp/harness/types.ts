@@ -81,6 +81,10 @@ export interface SubscriptionReport {
   failurePolicy?: 'fail-open' | 'fail-closed';
   /** Set on deliveries of a derived event (`hook.failure`), not of the dispatched event itself. */
   event?: string;
+  /** Intercepts: milliseconds from the call's start (uploads included) to its settling. */
+  latencyMs?: number;
+  /** Accepted intercepts: the effect types of the answer, in order. */
+  effects?: string[];
 }
 
 export interface DispatchOutcome extends Settlement {

@@ -94,6 +94,17 @@ export interface ManifestEvent {
   capabilities?: RequestCapabilities;
 }
 
+/**
+ * The longest deadline a timer here can hold (2^31 − 1 ms, about 24.8 days): a longer `timeoutMs`
+ * is valid in a registration but is clamped to this, and admission says so.
+ */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** A registration's deadline as the harness applies it. */
+export function effectiveTimeout(timeoutMs: number): number {
+  return Math.min(timeoutMs, MAX_TIMEOUT_MS);
+}
+
 export interface CapabilityManifest {
   events: ManifestEvent[];
   gaps: { path: string; reason: string }[];
@@ -132,16 +143,12 @@ export function capabilityManifest(): CapabilityManifest {
         path: 'limits.maxUploadBytes',
         reason: 'uploads are bounded per subscription by upload.maxBytes, not by one harness-wide limit',
       },
-      {
-        path: 'limits.maxTimeoutMs',
-        reason: 'Tally accepts any positive integer deadline; no upper bound is enforced',
-      },
     ],
     transports: ['http', 'stdio'],
     authentication: ['bearer', 'oauth'],
     toolPaths: [],
     contentCategories: ['text', 'reasoning', 'images', 'audio', 'video', 'files'],
-    limits: { maxContinuations: MAX_CONTINUATIONS, minTimeoutMs: 1 },
+    limits: { maxContinuations: MAX_CONTINUATIONS, minTimeoutMs: 1, maxTimeoutMs: MAX_TIMEOUT_MS },
     managedPolicy: { scopes: ['user', 'project'], disableable: true },
     correlationIdentityFields: ['id', 'session.id', 'turn.id', 'call.id', 'items.id'],
   };

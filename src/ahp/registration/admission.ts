@@ -17,7 +17,7 @@
  *   or `ask` where no user can answer a prompt (`interactive: false`).
  */
 import { pointerToken } from '../../core/json.js';
-import { requestCapabilities } from '../protocol/capabilities.js';
+import { MAX_TIMEOUT_MS, requestCapabilities } from '../protocol/capabilities.js';
 import { catalogueEntry } from '../protocol/catalogue.js';
 import { isLoopbackHost } from '../transports/http-exchange.js';
 import type { Authentication, Issue, Registration } from './types.js';
@@ -44,11 +44,22 @@ export interface AdmissionContext {
   /** The transports are allowed plain http to hosts other than loopback (tests only). Default false. */
   allowInsecureHttp?: boolean;
   requirements?: readonly AdmissionRequirement[];
+  /**
+   * A missing credential fails only its backend, by its failure policy, at dispatch (a note)
+   * instead of refusing the registration (an issue). Default false: `validate --admit` refuses.
+   */
+  deferCredentials?: boolean;
 }
 
 export interface Admission {
   accepted: boolean;
   issues: Issue[];
+  /**
+   * What the harness will do differently from the letter of the registration without refusing it:
+   * a deadline clamped to the longest timer (`admission.timeout-clamped`), and, with
+   * `deferCredentials`, a missing credential that fails its backend by its failure policy.
+   */
+  notes: Issue[];
 }
 
 function checkCredential(
@@ -132,11 +143,13 @@ function checkRequirement(req: AdmissionRequirement, index: number, context: Adm
 /** Decides whether this harness can honour `registration` (already valid) in `context`. */
 export function admitRegistration(registration: Registration, context: AdmissionContext): Admission {
   const out: Issue[] = [];
+  const notes: Issue[] = [];
+  const credentials = context.deferCredentials ? notes : out;
   const scopes = context.scopes ?? ['user', 'project'];
   const disableable = context.disableable ?? true;
   for (const backend of registration.hooks) {
     const at = `/hooks/${backend.index}`;
-    checkCredential(backend.authentication, context.env, `${at}/authentication`, out);
+    checkCredential(backend.authentication, context.env, `${at}/authentication`, credentials);
     if (backend.transport.kind === 'http')
       checkPlainHttp(backend.transport.url, `${at}/transport/url`, context, out);
     for (const sub of backend.subscriptions) {
@@ -165,11 +178,22 @@ export function admitRegistration(registration: Registration, context: Admission
         });
       }
       // (An upload endpoint over plain http to another host is already invalid.)
-      if (sub.upload) checkCredential(sub.upload.auth, context.env, `${sp}/upload/auth`, out);
+      if (sub.upload) checkCredential(sub.upload.auth, context.env, `${sp}/upload/auth`, credentials);
+      for (const [field, value] of [
+        ['timeoutMs', sub.timeoutMs],
+        ['upload/timeoutMs', sub.upload?.timeoutMs],
+      ] as const) {
+        if (value !== undefined && value > MAX_TIMEOUT_MS)
+          notes.push({
+            pointer: `${sp}/${field}`,
+            rule: 'admission.timeout-clamped',
+            message: `a deadline of ${value} ms is longer than a timer can hold; it is applied as ${MAX_TIMEOUT_MS} ms`,
+          });
+      }
     }
   }
   (context.requirements ?? []).forEach((req, i) => {
     checkRequirement(req, i, context, out);
   });
-  return { accepted: out.length === 0, issues: out };
+  return { accepted: out.length === 0, issues: out, notes };
 }

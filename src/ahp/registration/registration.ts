@@ -7,6 +7,7 @@
 import { parseJson } from '../../core/canonical.js';
 import { TallyError } from '../../core/errors.js';
 import { isJsonObject } from '../../core/json.js';
+import { firstBadUtf8Byte } from '../../core/utf8.js';
 import { isAbsoluteUri } from '../messages/formats.js';
 import { checkAuthentication } from './auth.js';
 import {
@@ -111,33 +112,6 @@ export function parseRegistrationText(text: string | Uint8Array): ParsedRegistra
 function errorByte(error: unknown): number | undefined {
   if (error instanceof TallyError && typeof error.detail?.byte === 'number') return error.detail.byte;
   return undefined;
-}
-
-/**
- * Offset of the first byte of the first malformed UTF-8 sequence. Whether a prefix can still be
- * the start of valid UTF-8 is monotone in its length, so bisect for the longest such prefix, then
- * step back to the character boundary where the bad sequence begins.
- */
-function firstBadUtf8Byte(bytes: Uint8Array): number | undefined {
-  const decodes = (n: number, stream: boolean) => {
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, n), { stream });
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (decodes(bytes.length, false)) return undefined;
-  let lo = 0;
-  let hi = bytes.length + 1;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (decodes(mid, true)) lo = mid;
-    else hi = mid;
-  }
-  let start = Math.min(lo, bytes.length);
-  while (start > 0 && lo - start < 3 && !decodes(start, false)) start--;
-  return start;
 }
 
 function checkDocument(c: IssueCollector, doc: unknown): Registration | undefined {

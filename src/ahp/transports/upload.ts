@@ -10,9 +10,11 @@
  * budget is the binding's own `timeoutMs` (further bounded by the caller's signal), and bytes
  * over `maxBytes` are refused before any connection, never truncated.
  */
+
 import { parseJson } from '../../core/canonical.js';
 import { TallyError } from '../../core/errors.js';
 import { sha256Hex } from '../../core/hash.js';
+import { effectiveTimeout } from '../protocol/capabilities.js';
 import { pointerTo } from '../registration/check.js';
 import type { UploadBinding } from '../registration/types.js';
 import { EndpointAuth } from './auth.js';
@@ -93,7 +95,7 @@ export class Uploader {
         },
       );
     }
-    const budget = AbortSignal.timeout(this.binding.timeoutMs);
+    const budget = AbortSignal.timeout(effectiveTimeout(this.binding.timeoutMs));
     const combined = signal ? AbortSignal.any([signal, budget]) : budget;
     const digest = sha256Hex(bytes);
     const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

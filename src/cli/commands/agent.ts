@@ -1,15 +1,16 @@
 /** `tally agent register|show|list`: agent certificates signed by the ship key. */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isRfc3339DateTime } from '../../ahp/messages/index.js';
-import { canonicalize, parseJson } from '../../core/canonical.js';
-import type { Envelope } from '../../core/dsse.js';
+import { canonicalize } from '../../core/canonical.js';
 import {
   type AgentCertificate,
+  CertificateError,
   issueCertificate,
   readCertificateUnverified,
   verifyCertificate,
 } from '../../evidence/certificate.js';
+import { agentsDir as agentsFolder, certificatePathFor, readCertificateFile } from '../../session/agents.js';
 import { defaultTrustedKeys } from '../../session/identity.js';
 import { writeAtomic } from '../../session/store.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
@@ -17,27 +18,8 @@ import { placesOf, signerOf } from '../session-context.js';
 
 const DAY_MS = 86_400_000;
 
-export function agentsDir(ctx: CommandContext): string {
-  return join(placesOf(ctx).state, 'agents');
-}
-
-/** A certificate named by file path, or by agent name in the project's agents/ folder. */
-export function certificatePathFor(ctx: CommandContext, nameOrPath: string): string {
-  const asPath = resolve(ctx.cwd, nameOrPath);
-  if (existsSync(asPath) && statSync(asPath).isFile()) return asPath;
-  const byName = join(agentsDir(ctx), `${nameOrPath}.agent.json`);
-  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(nameOrPath) && existsSync(byName)) return byName;
-  throw new UsageError(
-    `no certificate file '${nameOrPath}' and no registered agent of that name in ${agentsDir(ctx)}`,
-  );
-}
-
-export function readCertificateFile(path: string): Envelope {
-  try {
-    return parseJson(readFileSync(path, 'utf8')) as Envelope;
-  } catch (error) {
-    throw new UsageError(`cannot read certificate ${path}: ${(error as Error).message}`);
-  }
+function agentsDir(ctx: CommandContext): string {
+  return agentsFolder(placesOf(ctx));
 }
 
 /** An RFC 3339 date-time, or a full date (midnight UTC); days that do not exist are refused. */
@@ -92,7 +74,7 @@ async function register(argv: string[], ctx: CommandContext): Promise<number> {
     validUntil = new Date(validFrom.getTime() + days * DAY_MS);
   }
   const signer = await signerOf(ctx);
-  const { certificate, envelope } = issueCertificate(
+  const { certificate, envelope } = issueOrRefuse(
     {
       name: values.name,
       allow: values.allow,
@@ -115,25 +97,38 @@ async function register(argv: string[], ctx: CommandContext): Promise<number> {
   return 0;
 }
 
+/** Bad patterns or dates given as flags are a usage error (exit 2), naming the flag's entry. */
+function issueOrRefuse(...args: Parameters<typeof issueCertificate>): ReturnType<typeof issueCertificate> {
+  try {
+    return issueCertificate(...args);
+  } catch (error) {
+    if (error instanceof CertificateError && error.code !== 'signature') throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 async function show(argv: string[], ctx: CommandContext): Promise<number> {
   const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } });
   if (positionals.length !== 1) throw new UsageError('usage: tally agent show FILE|NAME [--json]');
-  const path = certificatePathFor(ctx, positionals[0]!);
+  const path = certificatePathFor(placesOf(ctx), ctx.cwd, positionals[0]!);
   const envelope = readCertificateFile(path);
   const certificate = readCertificateUnverified(envelope);
   let signature: string;
+  let verified = false;
   try {
     verifyCertificate(
       envelope,
       defaultTrustedKeys(placesOf(ctx)).map((k) => k.publicKey),
     );
     signature = 'valid (signed by a pinned ship key)';
+    verified = true;
   } catch (error) {
     signature = `NOT verified: ${(error as Error).message}`;
   }
-  if (values.json) printJson(ctx, { path, certificate, signature });
+  if (values.json) printJson(ctx, { path, certificate, signature, verified });
   else ctx.stdout(`${describe(certificate)}\n  signature            ${signature}\n`);
-  return 0;
+  // A certificate that does not verify is shown (so it can be inspected) and fails.
+  return verified ? 0 : 1;
 }
 
 async function list(argv: string[], ctx: CommandContext): Promise<number> {

@@ -74,7 +74,7 @@ async function runStep(
   log: (s: string) => void,
   quiet: boolean,
 ): Promise<string> {
-  const { main } = await import('../main.js');
+  if (!base.invoke) throw new Error('the demo runs inside the tally command (no invoke in context)');
   let out = '';
   let err = '';
   const ctx: CommandContext = {
@@ -88,7 +88,7 @@ async function runStep(
     isTTY: false,
     stdin: async () => Buffer.from(step.stdin === undefined ? '' : JSON.stringify(step.stdin)),
   };
-  const code = await main(step.argv, ctx);
+  const code = await base.invoke(step.argv, ctx);
   const expected = step.expectExit ?? 0;
   log(
     `\n$ tally ${step.argv.map((a) => (/[\s*()]/.test(a) ? `'${a}'` : a)).join(' ')}${step.stdin ? '   <<< event JSON' : ''}\n`,

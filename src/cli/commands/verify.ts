@@ -7,6 +7,7 @@ import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
 import { readPublicKeyFile } from '../../core/keystore.js';
 import { readLogLines } from '../../evidence/log/reader.js';
 import { type VerifyResult, verifyPackageLines } from '../../evidence/package/verify.js';
+import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
 import { defaultTrustedKeys } from '../../session/identity.js';
 import {
   type Command,
@@ -17,7 +18,6 @@ import {
   useColour,
 } from '../command.js';
 import { placesOf } from '../session-context.js';
-import { certificatePathFor, readCertificateFile } from './agent.js';
 
 /** A pinned key: a Tally key file (public or private), or a raw key as 64 hex / base64 characters. */
 export function readTrustedKey(ctx: CommandContext, text: string): PublicKeyInput {
@@ -102,7 +102,7 @@ export const command: Command = {
       trustNote = `(ship keys of ${keys.map((k) => k.path).join(', ') || 'nothing: run tally init or pass --trust'})`;
     }
     const certificate = values.certificate
-      ? readCertificateFile(certificatePathFor(ctx, values.certificate))
+      ? readCertificateFile(certificatePathFor(placesOf(ctx), ctx.cwd, values.certificate))
       : undefined;
     const result = await verifyPackageLines(readLogLines(path), {
       trusted,

@@ -5,13 +5,8 @@
  * through the alias table, so a certificate written for one agent checks a session of another.
  */
 import type { AgentCertificate } from '../certificate.js';
-import {
-  type ActionPolicy,
-  type ActionVerdict,
-  evaluateAction,
-  matchAction,
-  parsePattern,
-} from '../policy/patterns.js';
+import { certificatePolicy, isCertificateJudge } from '../policy/judge.js';
+import { type ActionVerdict, evaluateAction, matchAction, parsePattern } from '../policy/patterns.js';
 import { composeOptionsOf } from '../receipt/receipt.js';
 import type { EventRecord } from '../record/record.js';
 
@@ -101,21 +96,13 @@ export function toolCallFacts(records: readonly EventRecord[]): {
       if (
         typeof callId === 'string' &&
         record.decision.decision === 'allow' &&
-        record.decision.by !== 'tally-policy'
+        !isCertificateJudge(record.decision.by)
       ) {
         approvals.set(callId, record.decision.by);
       }
     }
   }
   return { calls, approvals };
-}
-
-export function certificatePolicy(certificate: AgentCertificate): ActionPolicy {
-  return {
-    allow: certificate.bounded_actions,
-    forbid: certificate.forbidden,
-    escalate: certificate.escalation_required,
-  };
 }
 
 export function crossVerify(

@@ -35,6 +35,8 @@ export interface SealOptions {
   /** Worker threads for signature checks; default as for verification. */
   workers?: number;
   mode?: number;
+  /** Progress while a long log is read: records so far, of the total. */
+  onProgress?: (records: number, total: number) => void;
   /** The package format; it must be the one the log's records have (v2 records: v2). Default v2. */
   format?: PackageFormat;
 }
@@ -69,6 +71,7 @@ export async function sealLog(options: SealOptions): Promise<SealResult> {
     onRecord: (checked) => {
       merkle.add(recordLeaf(checked.digest, format));
       composer.add(checked.record);
+      if (composer.records % 10_000 === 0) options.onProgress?.(composer.records, records);
     },
   });
   // One write buffer, filled and written again and again: a fresh buffer per write would only be

@@ -6,20 +6,10 @@
 import type { TrustedKeys } from '../../core/dsse.js';
 import { shipId, toPublicKey } from '../../core/keys.js';
 import { type AgentCertificate, verifyCertificate } from '../certificate.js';
+import { certificateStateAt } from '../policy/judge.js';
 import type { Checks } from './checks.js';
 import { type CrossVerification, crossVerify } from './cross-verify.js';
 import type { CrossRecords } from './verify-fold.js';
-
-/** valid / expired / not-yet-valid at `now`. */
-export function certificateStateAt(
-  certificate: AgentCertificate,
-  now: Date,
-): 'valid' | 'expired' | 'not-yet-valid' {
-  const at = now.getTime();
-  if (at < Date.parse(certificate.valid_from)) return 'not-yet-valid';
-  if (at > Date.parse(certificate.valid_until)) return 'expired';
-  return 'valid';
-}
 
 export function crossChecks(
   checks: Checks,

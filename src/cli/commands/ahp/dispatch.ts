@@ -1,30 +1,35 @@
 /**
- * `tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE]
- * [--attachment PART_ID=FILE ...] [--oauth-clients FILE] [--json]`: runs one canonical event through every matching backend of a
- * registration, over the real transports, and prints the settled outcome. The local OAuth client
- * file (flag, else TALLY_HOME/oauth-clients.json when present) is what lets an HTTP endpoint
- * without an authentication binding be reached after it challenges.
+ * `tally ahp dispatch`: runs one canonical event through every matching backend of a registration
+ * (the harness of src/ahp/harness), over the real transports, and prints the settled outcome; with
+ * `--record`, through the open session's boundary instead (its certificate and bound registration,
+ * recorded). The local OAuth client file (flag, else TALLY_HOME/oauth-clients.json when present)
+ * is what lets an HTTP endpoint without an authentication binding be reached after it challenges.
  * Exit 0 dispatched (allow or ask), 1 the boundary was denied, 2 bad input.
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { eventIssuesBeforePublication } from '../../../ahp/harness/checks.js';
 import type { InterceptCapabilities, InterceptState } from '../../../ahp/harness/compose.js';
-import { Dispatcher, type DispatchOutcome } from '../../../ahp/harness/dispatcher.js';
-import { validateEvent, validateMessage } from '../../../ahp/messages/index.js';
-import { eventCapabilities } from '../../../ahp/protocol/capabilities.js';
-import { admitRegistration } from '../../../ahp/registration/admission.js';
+import type { DispatchOutcome } from '../../../ahp/harness/dispatcher.js';
+import { createHarness, type Harness, HarnessError } from '../../../ahp/harness/harness.js';
+import { validateMessage } from '../../../ahp/messages/index.js';
 import { parseRegistrationText, RegistrationError } from '../../../ahp/registration/registration.js';
-import { createTransport, type OAuthClientPolicy } from '../../../ahp/transports/index.js';
 import { OAuthClientsError, parseOAuthClients } from '../../../ahp/transports/oauth-clients.js';
-import { fileSecretProvider, tallyHome } from '../../../ahp/transports/secrets.js';
-import { Uploader } from '../../../ahp/transports/upload.js';
+import type { OAuthClientPolicy } from '../../../ahp/transports/options.js';
+import type { BoundaryDecision } from '../../../boundary/boundary.js';
 import { parseJson } from '../../../core/canonical.js';
-import type { CanonicalEvent } from '../../../evidence/record/record.js';
+import type { CanonicalEvent } from '../../../core/event.js';
+import { tallyHome } from '../../../core/home.js';
+import { openSession } from '../../../session/lifecycle.js';
+import { resolveSession } from '../../../session/store.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../../command.js';
+import { harnessLogger } from '../../harness-logger.js';
+import { placesOf, signerOf } from '../../session-context.js';
 
 const USAGE = [
   'usage: tally ahp dispatch --registration FILE --event FILE [--capabilities FILE] [--state FILE]',
   '                          [--attachment PART_ID=FILE ...] [--oauth-clients FILE] [--json]',
+  '       tally ahp dispatch --record --event FILE [--source LABEL] [--oauth-clients FILE] [--json]',
   '',
   'Runs one canonical AHP event through every matching backend: interceptors serially in',
   'registration order, then observers. Backends are reached over their registered transports.',
@@ -39,6 +44,9 @@ const USAGE = [
   '                       upload endpoint before its message is sent (repeatable)',
   '  --oauth-clients FILE local OAuth clients for HTTP endpoints without an authentication binding',
   '                       that challenge (default: TALLY_HOME/oauth-clients.json when it exists)',
+  '  --record             through the open session instead: its certificate judge first, then every',
+  '                       backend of the registration bound at its start; the event and every answer',
+  '                       are recorded (--source labels the record, default ahp)',
   '  --json               print the outcome object on stdout',
   '',
   'exit 0 dispatched (allow or ask), 1 denied (explicitly or fail-closed), 2 bad input',
@@ -125,36 +133,19 @@ export const command: Command = {
       state: { type: 'string' },
       attachment: { type: 'string', multiple: true },
       'oauth-clients': { type: 'string' },
+      record: { type: 'boolean' },
+      source: { type: 'string' },
       json: { type: 'boolean' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-    if (values.registration === undefined) throw new UsageError('missing --registration FILE');
     if (values.event === undefined) throw new UsageError('missing --event FILE');
-
-    let registrationBytes: Uint8Array;
-    try {
-      registrationBytes = await readFile(resolve(ctx.cwd, values.registration));
-    } catch (error) {
-      throw new UsageError(
-        `--registration: cannot read ${values.registration}: ${(error as NodeJS.ErrnoException).code}`,
-      );
-    }
-    let parsed: ReturnType<typeof parseRegistrationText>;
-    try {
-      parsed = parseRegistrationText(registrationBytes);
-    } catch (error) {
-      if (error instanceof RegistrationError) throw new UsageError(`--registration: ${error.message}`);
-      throw error;
-    }
-    // A registration this harness cannot honour here is refused whole before anything runs.
-    const admission = admitRegistration(parsed.registration, { env: ctx.env });
-    if (!admission.accepted) {
-      const first = admission.issues[0];
-      const more = admission.issues.length > 1 ? ` (and ${admission.issues.length - 1} more)` : '';
-      throw new UsageError(`--registration: ${first?.pointer}: ${first?.message} [${first?.rule}]${more}`);
-    }
+    const policy = await oauthClients(ctx, values['oauth-clients']);
+    if (values.record) return recordThroughSession(ctx, values, policy);
+    if (values.registration === undefined) throw new UsageError('missing --registration FILE (or --record)');
+    const registration = await readRegistrationFlag(ctx, values.registration);
+    const attachments = await readAttachments(ctx, values.attachment ?? []);
     const event = await readJson(ctx, 'event', values.event);
-    const issues = validateEvent(event);
+    const issues = eventIssuesBeforePublication(event, new Set(attachments.keys()));
     if (issues.length > 0) {
       const first = issues[0];
       throw new UsageError(`--event: ${first?.pointer || '/'}: ${first?.message} [${first?.rule}]`);
@@ -165,62 +156,115 @@ export const command: Command = {
         : await readJson(ctx, 'capabilities', values.capabilities);
     const state = values.state === undefined ? undefined : await readJson(ctx, 'state', values.state);
     checkRequestParts(event as CanonicalEvent, capabilities, state);
-
-    const attachments = new Map<string, Uint8Array>();
-    for (const spec of values.attachment ?? []) {
-      const eq = spec.indexOf('=');
-      if (eq <= 0 || eq === spec.length - 1)
-        throw new UsageError(`--attachment: expected PART_ID=FILE, got '${spec}'`);
-      const file = spec.slice(eq + 1);
-      try {
-        attachments.set(spec.slice(0, eq), await readFile(resolve(ctx.cwd, file)));
-      } catch (error) {
-        throw new UsageError(`--attachment: cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
-      }
+    let harness: Harness;
+    try {
+      harness = createHarness(registration, {
+        env: ctx.env,
+        logger: harnessLogger(ctx),
+        ...(policy ? { oauthClients: policy } : {}),
+      });
+    } catch (error) {
+      if (error instanceof HarnessError) throw new UsageError(`--registration: ${error.message}`);
+      throw error;
     }
-    const policy = await oauthClients(ctx, values['oauth-clients']);
-    const canonical = event as CanonicalEvent;
-    const dispatcher = new Dispatcher({
-      registration: parsed.registration,
-      transportFactory: (backend) =>
-        createTransport(backend, {
-          secrets: fileSecretProvider(ctx.env),
-          env: ctx.env,
-          oauthClients: policy,
-          logger: (level, message, fields) => {
-            if (level === 'debug') return;
-            // Which backend, and for its stderr the line it wrote (never a credential: transports
-            // log none).
-            const from = typeof fields?.backend === 'string' ? ` [${fields.backend}]` : '';
-            const line = typeof fields?.line === 'string' ? `: ${fields.line}` : '';
-            ctx.stderr(`${level}${from}: ${message}${line}\n`);
-          },
-        }),
-      capabilitiesFor: (_type, event) => eventCapabilities(event),
-      uploaderFor: (binding, pointer) =>
-        new Uploader(binding, {
-          secrets: fileSecretProvider(ctx.env),
-          env: ctx.env,
-          pointer,
-          oauthClients: policy,
-        }),
-    });
+    for (const note of harness.notes) ctx.stderr(`note: ${note.pointer}: ${note.message} [${note.rule}]\n`);
     let outcome: DispatchOutcome;
     try {
-      outcome = await dispatcher.dispatch({
-        event: canonical,
+      outcome = await harness.dispatch({
+        event: event as CanonicalEvent,
         ...(capabilities !== undefined ? { capabilities: capabilities as InterceptCapabilities } : {}),
         ...(state !== undefined ? { state: state as InterceptState } : {}),
         ...(attachments.size > 0 ? { attachments } : {}),
       });
     } finally {
-      await dispatcher.close();
+      await harness.close();
     }
     if (values.json === true) printJson(ctx, outcome);
     else ctx.stderr(describe(outcome));
     return outcome.decision === 'deny' ? 1 : 0;
   },
 };
+
+async function readRegistrationFlag(ctx: CommandContext, file: string) {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(resolve(ctx.cwd, file));
+  } catch (error) {
+    throw new UsageError(`--registration: cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+  try {
+    return parseRegistrationText(bytes).registration;
+  } catch (error) {
+    if (error instanceof RegistrationError) throw new UsageError(`--registration: ${error.message}`);
+    throw error;
+  }
+}
+
+async function readAttachments(
+  ctx: CommandContext,
+  specs: readonly string[],
+): Promise<Map<string, Uint8Array>> {
+  const attachments = new Map<string, Uint8Array>();
+  for (const spec of specs) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0 || eq === spec.length - 1) throw new UsageError('--attachment: expected PART_ID=FILE');
+    const file = spec.slice(eq + 1);
+    try {
+      attachments.set(spec.slice(0, eq), await readFile(resolve(ctx.cwd, file)));
+    } catch (error) {
+      throw new UsageError(`--attachment: cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
+    }
+  }
+  return attachments;
+}
+
+/**
+ * `--record`: the event goes through the open session's boundary — its bound certificate and
+ * registration, recorded with every answer — exactly as a capture channel would send it.
+ */
+async function recordThroughSession(
+  ctx: CommandContext,
+  values: {
+    registration?: string;
+    event?: string;
+    source?: string;
+    json?: boolean;
+    attachment?: string[];
+    capabilities?: string;
+    state?: string;
+  },
+  policy: OAuthClientPolicy | undefined,
+): Promise<number> {
+  if (values.registration !== undefined)
+    throw new UsageError(
+      "--record dispatches through the session's own registration (bound at its start); drop --registration",
+    );
+  for (const flag of ['attachment', 'capabilities', 'state'] as const)
+    if (values[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --record`);
+  const where = placesOf(ctx);
+  const session = resolveSession(where.state, undefined);
+  const signer = await signerOf(ctx, where);
+  const raw = await readJson(ctx, 'event', values.event!);
+  const open = await openSession({
+    state: where.state,
+    session,
+    signer,
+    harness: { env: ctx.env, logger: harnessLogger(ctx), ...(policy ? { oauthClients: policy } : {}) },
+  });
+  let decision: BoundaryDecision;
+  try {
+    decision = await open.boundary.decide(raw, { source: values.source ?? 'ahp' });
+  } finally {
+    await open.close();
+  }
+  if (decision.rejected) throw new UsageError('--event: not a valid AHP event (recorded as rejected)');
+  if (values.json === true) printJson(ctx, decision);
+  else
+    ctx.stderr(
+      `decision: ${decision.decision}${decision.by ? ` by ${decision.by}` : ''}${decision.reason ? `: ${decision.reason}` : ''}\nrecorded: seq ${decision.recorded.seq}\n${decision.answers.map((a) => `  ${a.backend}: ${a.decision} (${a.status}, ${a.latency_ms} ms)`).join('\n')}\n`,
+    );
+  return decision.decision === 'deny' ? 1 : 0;
+}
 
 function describe(outcome: DispatchOutcome): string {
   const lines: string[] = [];

@@ -1,0 +1,123 @@
+/**
+ * The certificate judge: one policy module for the live boundary and the offline verifier. An
+ * event is normalised once (`normalizeCall`: the tool call as the policy sees it, paths against
+ * the event's own `session.cwd`, links resolved as the record says) and judged by the certificate's
+ * patterns; the same function runs before a call (live) and over the records (verify), so a
+ * session is never judged by two different readings of one certificate.
+ */
+import { isJsonObject } from '../../core/json.js';
+import type { AgentCertificate } from '../certificate.js';
+import { type NormalPath, normalizePath, stringField, type WorkspaceFrame } from '../normalize.js';
+import type { PolicyDecision, ResolvedPath } from '../record/record.js';
+import { canonicalTool, type ToolArgument, toolArgument } from './aliases.js';
+import { type ActionCall, type ActionPolicy, type ActionVerdict, evaluateAction } from './patterns.js';
+
+/** The backend id of Tally's own certificate judge, in registrations, answers and decisions. */
+export const CERTIFICATE_BACKEND = 'dev.tally.certificate';
+/** What v1 records name the certificate judge. */
+export const LEGACY_CERTIFICATE_DECIDER = 'tally-policy';
+
+/** True when `by` names Tally's own certificate judge (any format). */
+export function isCertificateJudge(by: string): boolean {
+  return by === CERTIFICATE_BACKEND || by === LEGACY_CERTIFICATE_DECIDER;
+}
+
+export function certificatePolicy(certificate: AgentCertificate): ActionPolicy {
+  return {
+    allow: certificate.bounded_actions,
+    forbid: certificate.forbidden,
+    escalate: certificate.escalation_required,
+  };
+}
+
+/** A tool call as the judge and the receipt both read it. */
+export interface NormalCall extends ActionCall {
+  /** The canonical tool name (the alias table's), and the reported name as `tool`. */
+  canonical: string;
+  argument: ToolArgument;
+  /** Every file path the call names, against the event's own cwd, repo-relative when inside. */
+  paths: NormalPath[];
+}
+
+/**
+ * Reads a `tool.before`/`tool.after` event into the call the policy judges. Pure: the paths the
+ * judge resolved through links come in `resolved` (the record keeps them), so the verifier reads
+ * the same call the live judge read.
+ */
+export function normalizeCall(
+  event: Record<string, unknown>,
+  frame: WorkspaceFrame,
+  resolved: readonly ResolvedPath[] = [],
+): NormalCall | undefined {
+  const tool = isJsonObject(event.tool) ? event.tool : undefined;
+  if (typeof tool?.name !== 'string') return undefined;
+  const kind = typeof tool.kind === 'string' ? tool.kind : undefined;
+  const cwd = stringField(event.session, 'cwd') ?? frame.cwd ?? frame.root;
+  const argument = toolArgument(tool.name, tool.input, kind);
+  const raw = argument.paths ?? (argument.path === undefined ? [] : [argument.path]);
+  const paths: NormalPath[] = [];
+  for (const path of raw) {
+    const normal = normalizePath(path, frame, cwd);
+    if (normal !== undefined) paths.push(normal);
+  }
+  for (const link of resolved) {
+    const normal = normalizePath(link.resolved, frame, cwd);
+    if (normal !== undefined && !paths.some((p) => p.path === normal.path)) paths.push(normal);
+  }
+  return {
+    tool: tool.name,
+    canonical: canonicalTool(tool.name, kind).canonical,
+    input: tool.input,
+    ...(kind ? { kind } : {}),
+    ...(cwd ? { cwd } : {}),
+    argument,
+    paths,
+  };
+}
+
+const DECISION = { forbidden: 'deny', outside: 'deny', escalate: 'ask', allowed: 'allow' } as const;
+const REASON = {
+  forbidden: 'matches a forbidden pattern',
+  outside: 'outside the certificate’s bounded actions',
+  escalate: 'needs escalation',
+  allowed: 'within bounded actions',
+} as const;
+const RANK = { forbidden: 3, escalate: 2, outside: 1, allowed: 0 } as const;
+
+/**
+ * The certificate's verdict on a call: the call as given, and again with each path the record
+ * says it resolves to (a link to a forbidden file is forbidden); the strictest verdict wins.
+ */
+export function judgeCall(
+  policy: ActionPolicy,
+  call: NormalCall,
+  resolved: readonly ResolvedPath[] = [],
+): ActionVerdict {
+  let verdict = evaluateAction(policy, call);
+  for (const link of resolved) {
+    const again = evaluateAction(policy, { ...call, input: { file_path: link.resolved } });
+    if (RANK[again.verdict] > RANK[verdict.verdict]) verdict = again;
+  }
+  return verdict;
+}
+
+/** A verdict as the decision recorded and answered. */
+export function verdictDecision(verdict: ActionVerdict): PolicyDecision {
+  return {
+    decision: DECISION[verdict.verdict],
+    by: CERTIFICATE_BACKEND,
+    reason: verdict.reason ?? REASON[verdict.verdict],
+    ...(verdict.pattern ? { rule: verdict.pattern } : {}),
+  };
+}
+
+/** The state of a certificate at `now`: only a current one may allow anything live. */
+export function certificateStateAt(
+  certificate: AgentCertificate,
+  now: Date,
+): 'valid' | 'expired' | 'not-yet-valid' {
+  const at = now.getTime();
+  if (at < Date.parse(certificate.valid_from)) return 'not-yet-valid';
+  if (at > Date.parse(certificate.valid_until)) return 'expired';
+  return 'valid';
+}
