@@ -11,6 +11,7 @@ import { createHarness } from '../ahp/harness/harness.js';
 import type { DispatchOutcome } from '../ahp/harness/types.js';
 import { catalogueEntry } from '../ahp/protocol/catalogue.js';
 import type { Registration } from '../ahp/registration/types.js';
+import type { MemoryHandler } from '../ahp/transports/memory.js';
 import type { CanonicalEvent } from '../core/event.js';
 import type { AgentCertificate } from '../evidence/certificate.js';
 import type { RecordStore } from '../evidence/log/store.js';
@@ -91,6 +92,11 @@ export interface BoundaryOptions {
   /** How the harness reaches backends: environment, OAuth clients, logger. */
   harness: HarnessOptions;
   clock?: Clock;
+  /**
+   * Wraps the certificate judge's in-process transport handler (tests slow it down to hold its
+   * deadline and failure policy to account); the judge itself cannot be replaced.
+   */
+  wrapJudge?: (handler: MemoryHandler) => MemoryHandler;
 }
 
 export interface Boundary {
@@ -154,13 +160,15 @@ export function openBoundary(options: BoundaryOptions): Boundary {
           ...options.harness,
           inProcess: (backend) =>
             backend.id === CERTIFICATE_BACKEND && certificate !== null
-              ? certificateTransportHandler({
-                  certificate,
-                  frame,
-                  now: () => clock.now(),
-                  resolvedFor: (id) => resolvedByEvent.get(id) ?? [],
-                  onDecision: (id, decision) => judged.set(id, decision),
-                })
+              ? (options.wrapJudge ?? ((h) => h))(
+                  certificateTransportHandler({
+                    certificate,
+                    frame,
+                    now: () => clock.now(),
+                    resolvedFor: (id) => resolvedByEvent.get(id) ?? [],
+                    onDecision: (id, decision) => judged.set(id, decision),
+                  }),
+                )
               : options.harness.inProcess?.(backend),
         });
   let failure: Error | null = null;

@@ -29,7 +29,7 @@ function realPath(path: string): string {
 export function resolveLinks(call: NormalCall): ResolvedPath[] {
   const raw = call.argument.paths ?? (call.argument.path === undefined ? [] : [call.argument.path]);
   const out: ResolvedPath[] = [];
-  const cwd = call.cwd;
+  const cwd = call.base;
   // A workspace that is itself reached through a link is not a link the call goes through: real
   // paths under the real cwd are said again under the cwd as the session names it.
   const realCwd = cwd === undefined ? undefined : realPath(cwd);

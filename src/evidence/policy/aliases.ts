@@ -219,7 +219,7 @@ export function canonicalTool(name: string, kindHint?: string): ToolIdentity {
 }
 
 const COMMAND_FIELDS = ['command', 'cmd', 'chars', 'script', 'commandLine', 'command_line'] as const;
-const PATH_FIELDS = [
+export const PATH_FIELDS = [
   'file_path',
   'path',
   'target_file',
@@ -233,7 +233,7 @@ const PATH_FIELDS = [
   'file',
   'filename',
 ] as const;
-const PATHS_FIELDS = ['paths', 'file_paths', 'files'] as const;
+export const PATHS_FIELDS = ['paths', 'file_paths', 'files'] as const;
 const URL_FIELDS = ['url', 'uri', 'href', 'link'] as const;
 const PATCH_FIELDS = ['input', 'patch', 'command', 'diff'] as const;
 

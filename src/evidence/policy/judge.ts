@@ -5,11 +5,12 @@
  * patterns; the same function runs before a call (live) and over the records (verify), so a
  * session is never judged by two different readings of one certificate.
  */
+import { posix } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
 import type { AgentCertificate } from '../certificate.js';
 import { type NormalPath, normalizePath, stringField, type WorkspaceFrame } from '../normalize.js';
 import type { PolicyDecision, ResolvedPath } from '../record/record.js';
-import { canonicalTool, type ToolArgument, toolArgument } from './aliases.js';
+import { canonicalTool, PATH_FIELDS, PATHS_FIELDS, type ToolArgument, toolArgument } from './aliases.js';
 import { type ActionCall, type ActionPolicy, type ActionVerdict, evaluateAction } from './patterns.js';
 
 /** The backend id of Tally's own certificate judge, in registrations, answers and decisions. */
@@ -35,6 +36,8 @@ export interface NormalCall extends ActionCall {
   /** The canonical tool name (the alias table's), and the reported name as `tool`. */
   canonical: string;
   argument: ToolArgument;
+  /** The event's own working directory: what the paths in `argument` are relative to. */
+  base?: string;
   /** Every file path the call names, against the event's own cwd, repo-relative when inside. */
   paths: NormalPath[];
 }
@@ -64,15 +67,30 @@ export function normalizeCall(
     const normal = normalizePath(link.resolved, frame, cwd);
     if (normal !== undefined && !paths.some((p) => p.path === normal.path)) paths.push(normal);
   }
+  // The policy anchors patterns at the workspace root; a path relative to the event's own cwd is
+  // made absolute first, so `Write(src/**)` means the same file from whichever folder it is named.
+  const anchor = frame.root ?? cwd;
+  const input = cwd !== undefined && anchor !== undefined && cwd !== anchor ? absolutePaths(tool.input, cwd) : tool.input;
   return {
     tool: tool.name,
     canonical: canonicalTool(tool.name, kind).canonical,
-    input: tool.input,
+    input,
     ...(kind ? { kind } : {}),
-    ...(cwd ? { cwd } : {}),
+    ...(anchor ? { cwd: anchor } : {}),
+    ...(cwd ? { base: cwd } : {}),
     argument,
     paths,
   };
+}
+
+/** A copy of a tool input with its relative file paths made absolute against `cwd`. */
+function absolutePaths(input: unknown, cwd: string): unknown {
+  if (!isJsonObject(input)) return input;
+  const absolute = (p: unknown) => (typeof p === 'string' && p !== '' && !posix.isAbsolute(p) ? posix.resolve(cwd, p) : p);
+  const out: Record<string, unknown> = { ...input };
+  for (const field of PATH_FIELDS) if (field in out) out[field] = absolute(out[field]);
+  for (const field of PATHS_FIELDS) if (Array.isArray(out[field])) out[field] = (out[field] as unknown[]).map(absolute);
+  return out;
 }
 
 const DECISION = { forbidden: 'deny', outside: 'deny', escalate: 'ask', allowed: 'allow' } as const;
