@@ -5,35 +5,8 @@
  * message with `validateMessage` and friends. Anything not exported here is internal.
  */
 
-// Backend side: the kit and the rule-file policy.
-export {
-  type BackendHandler,
-  type BackendKit,
-  type BackendOptions,
-  BackendUnavailable,
-  type Capabilities,
-  createBackend,
-  type Effect,
-  type InterceptContext,
-} from './backend/kit.js';
-// Receiver-side task/workspace lineage (the backend kit's `lineage` option).
-export {
-  type LineageOptions,
-  LineageTracker,
-  MAX_LINEAGE_EVENTS_PER_SOURCE,
-  MAX_LINEAGE_SOURCES,
-} from './backend/lineage.js';
-export {
-  evaluateRules,
-  parseRules,
-  type Rule,
-  type RuleEffect,
-  RulesError,
-  type RulesErrorCode,
-  rulesHandler,
-  rulesManifest,
-} from './backend/rules.js';
-// Harness side: dispatch, composition, matching, content selection.
+// Backend side: the kit and the rule-file policy (also `tally/backend`).
+export * from './backend/index.js';
 export type {
   Candidate,
   Decision,
@@ -58,6 +31,8 @@ export {
   SYNTHETIC_DENY_REASON,
   type TransportFactory,
 } from './harness/dispatcher.js';
+// Harness side: the wiring, dispatch, composition, matching, content selection.
+export { createHarness, type Harness, HarnessError, type HarnessOptions } from './harness/harness.js';
 export {
   type DeliveryMode,
   type MatchedSubscription,

@@ -70,7 +70,8 @@ export function normalizeCall(
   // The policy anchors patterns at the workspace root; a path relative to the event's own cwd is
   // made absolute first, so `Write(src/**)` means the same file from whichever folder it is named.
   const anchor = frame.root ?? cwd;
-  const input = cwd !== undefined && anchor !== undefined && cwd !== anchor ? absolutePaths(tool.input, cwd) : tool.input;
+  const input =
+    cwd !== undefined && anchor !== undefined && cwd !== anchor ? absolutePaths(tool.input, cwd) : tool.input;
   return {
     tool: tool.name,
     canonical: canonicalTool(tool.name, kind).canonical,
@@ -86,10 +87,12 @@ export function normalizeCall(
 /** A copy of a tool input with its relative file paths made absolute against `cwd`. */
 function absolutePaths(input: unknown, cwd: string): unknown {
   if (!isJsonObject(input)) return input;
-  const absolute = (p: unknown) => (typeof p === 'string' && p !== '' && !posix.isAbsolute(p) ? posix.resolve(cwd, p) : p);
+  const absolute = (p: unknown) =>
+    typeof p === 'string' && p !== '' && !posix.isAbsolute(p) ? posix.resolve(cwd, p) : p;
   const out: Record<string, unknown> = { ...input };
   for (const field of PATH_FIELDS) if (field in out) out[field] = absolute(out[field]);
-  for (const field of PATHS_FIELDS) if (Array.isArray(out[field])) out[field] = (out[field] as unknown[]).map(absolute);
+  for (const field of PATHS_FIELDS)
+    if (Array.isArray(out[field])) out[field] = (out[field] as unknown[]).map(absolute);
   return out;
 }
 
