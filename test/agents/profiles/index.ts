@@ -1,0 +1,7 @@
+import type { AgentName } from '../install.js';
+import { claudeCode } from './claude-code.js';
+import type { AgentProfile } from './types.js';
+
+export const PROFILES: Partial<Record<AgentName, AgentProfile>> = {
+  'claude-code': claudeCode,
+};
