@@ -55,7 +55,8 @@ export interface AgentRun {
   /** Model requests the scripted server could not answer. */
   unexpectedRequests: ModelRequest[];
   egress: EgressAttempt[];
-  /** The run's HOME while it ran (removed now): payload paths point inside it. */
+  /** The run's temp root and HOME while it ran (removed now): payload paths point inside them. */
+  root: string;
   home: string;
   /** Files read from `collect`, by path relative to HOME. */
   collected: Record<string, string>;
@@ -184,6 +185,7 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
       requests: model.requests,
       unexpectedRequests: model.unexpected,
       egress: egress.attempts,
+      root,
       home,
       collected: collectFiles(home, options.collect ?? []),
       durationMs: Date.now() - started,
