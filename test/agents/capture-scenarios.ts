@@ -106,7 +106,71 @@ function subagentScript(dir: string, background: boolean): ScriptInput {
   };
 }
 
+/** Codex 0.171.0's hook events (its app-server's HookEventName list, in PascalCase). */
+export const CODEX_EVENTS = [
+  'SessionStart',
+  'SessionEnd',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PermissionRequest',
+  'PostToolUse',
+  'PreCompact',
+  'PostCompact',
+  'SubagentStart',
+  'SubagentStop',
+  'Stop',
+];
+
+const codexPatchShell: Scenario = {
+  agent: 'codex',
+  name: 'apply-patch-shell',
+  async capture(): Promise<Captured> {
+    const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
+    const cmd = commandHook();
+    try {
+      const hooks = Object.fromEntries(
+        CODEX_EVENTS.map((e) => [
+          e,
+          [{ matcher: '', hooks: [{ type: 'command', command: cmd.command(e) }] }],
+        ]),
+      );
+      const patch = '*** Begin Patch\n*** Add File: a.txt\n+alpha\n*** End Patch\n';
+      const edit =
+        '*** Begin Patch\n*** Update File: README.md\n@@\n-# demo\n+# demo, edited\n*** End Patch\n';
+      const run = await runAgent({
+        agent: 'codex',
+        cwd: repo.dir,
+        prompt: 'Add a.txt, edit README.md, then write b.txt with the shell.',
+        script: [
+          call('apply_patch', patch),
+          call('apply_patch', edit),
+          call('exec_command', { cmd: 'echo beta > b.txt', workdir: repo.dir }),
+          text('All done.'),
+        ],
+        files: { '.codex/hooks.json': JSON.stringify({ hooks }) },
+        trustHooks: true,
+        collect: ['.codex'],
+      });
+      return {
+        run,
+        repoDir: repo.dir,
+        dirs: { hook: cmd.dir },
+        command: cmd.calls(),
+        keep: (path) =>
+          path.startsWith('.codex/sessions/') ||
+          path === '.codex/config.toml' ||
+          path === '.codex/hooks.json',
+        notes: { trust: run.setup },
+      };
+    } finally {
+      cmd.cleanup();
+      repo.cleanup();
+    }
+  },
+};
+
 export const SCENARIOS: Scenario[] = [
+  codexPatchShell,
   claudeScenario({
     name: 'write-bash',
     prompt: 'Write a.txt, then b.txt with the shell.',

@@ -47,6 +47,8 @@ export function anonymizer(c: Captured): (text: string) => string {
     [c.run.root, '/home/user/work'],
     ...Object.entries(c.dirs ?? {}).map(([name, dir]): [string, string] => [dir, `/home/user/work/${name}`]),
     [process.execPath, '/usr/bin/node'],
+    [join(repoRoot(), '.cache', 'agents'), '/home/user/.cache/tally-agents'],
+    [repoRoot(), '/home/user/tally'],
   ];
   pairs.sort((a, b) => b[0].length - a[0].length);
   return (text) => {

@@ -37,6 +37,11 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Directories (relative to HOME) whose text files are read into the result before cleanup. */
   collect?: string[];
+  /**
+   * Codex: trust the configured hooks the way a person does in its /hooks screen (through its
+   * app-server), so they run without --dangerously-bypass-hook-trust. Ignored by other agents.
+   */
+  trustHooks?: boolean;
 }
 
 export interface AgentRun {
@@ -60,6 +65,8 @@ export interface AgentRun {
   home: string;
   /** Files read from `collect`, by path relative to HOME. */
   collected: Record<string, string>;
+  /** What the profile's set-up step reported (Codex with trustHooks: its hooks as listed after). */
+  setup?: unknown;
   durationMs: number;
 }
 
@@ -130,7 +137,7 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
   const egress = await startEgressSink();
   const started = Date.now();
   try {
-    const prepared = profile.prepare({
+    const ctx = {
       root,
       home,
       tmp,
@@ -140,11 +147,14 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
       settings: options.settings ?? {},
       permissive: options.permissive ?? true,
       outputFormat: options.outputFormat,
-    });
+      trustHooks: options.trustHooks ?? false,
+    };
+    const prepared = profile.prepare(ctx);
     writeFiles(home, prepared.files);
     writeFiles(home, options.files ?? {});
     const env = { ...baseEnv(root, home, tmp, marker), ...egress.env, ...prepared.env, ...options.env };
     const argv = [...prepared.args, ...(options.args ?? [])];
+    const setup = profile.beforeSpawn ? await profile.beforeSpawn(ctx, installed.bin, env) : undefined;
     const child = spawn(installed.bin, argv, {
       cwd: options.cwd,
       env,
@@ -188,6 +198,7 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
       root,
       home,
       collected: collectFiles(home, options.collect ?? []),
+      setup,
       durationMs: Date.now() - started,
     };
   } finally {

@@ -15,6 +15,8 @@ export interface ProfileContext {
   settings: Record<string, unknown>;
   permissive: boolean;
   outputFormat: string | undefined;
+  /** Make the agent trust the hooks the test configured, where it requires that (Codex). */
+  trustHooks: boolean;
 }
 
 export interface Prepared {
@@ -28,6 +30,8 @@ export interface AgentProfile {
   startModel(script: ScriptInput): Promise<ModelServer>;
   prepare(ctx: ProfileContext): Prepared;
   parse(stdout: string, outputFormat: string | undefined): { json?: unknown; events?: unknown[] };
+  /** Runs after the files are written, with the agent's binary and environment, before it starts. */
+  beforeSpawn?(ctx: ProfileContext, bin: string, env: Record<string, string>): Promise<unknown>;
 }
 
 /** Deep merge of plain objects (arrays and scalars from `over` replace). */
