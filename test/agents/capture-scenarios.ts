@@ -169,8 +169,63 @@ const codexPatchShell: Scenario = {
   },
 };
 
+/** Gemini CLI 0.61.0's hook events (the `hooks` properties of its settings schema). */
+export const GEMINI_EVENTS = [
+  'SessionStart',
+  'SessionEnd',
+  'BeforeAgent',
+  'AfterAgent',
+  'BeforeModel',
+  'AfterModel',
+  'BeforeToolSelection',
+  'BeforeTool',
+  'AfterTool',
+  'PreCompress',
+  'Notification',
+];
+
+const geminiWriteShell: Scenario = {
+  agent: 'gemini-cli',
+  name: 'write-shell',
+  async capture(): Promise<Captured> {
+    const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
+    const cmd = commandHook();
+    try {
+      const hooks = Object.fromEntries(
+        GEMINI_EVENTS.map((e) => [
+          e,
+          [{ matcher: '', hooks: [{ type: 'command', command: cmd.command(e) }] }],
+        ]),
+      );
+      const run = await runAgent({
+        agent: 'gemini-cli',
+        cwd: repo.dir,
+        prompt: 'Write a.txt, then b.txt with the shell.',
+        script: [
+          call('write_file', { file_path: join(repo.dir, 'a.txt'), content: 'alpha\n' }),
+          call('run_shell_command', { command: 'echo beta > b.txt', description: 'Write b.txt' }),
+          text('All done.'),
+        ],
+        settings: { hooks },
+        collect: ['.gemini'],
+      });
+      return {
+        run,
+        repoDir: repo.dir,
+        dirs: { hook: cmd.dir },
+        command: cmd.calls(),
+        keep: (path) => path.includes('/chats/') || path === '.gemini/settings.json',
+      };
+    } finally {
+      cmd.cleanup();
+      repo.cleanup();
+    }
+  },
+};
+
 export const SCENARIOS: Scenario[] = [
   codexPatchShell,
+  geminiWriteShell,
   claudeScenario({
     name: 'write-bash',
     prompt: 'Write a.txt, then b.txt with the shell.',

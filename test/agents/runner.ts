@@ -13,7 +13,15 @@ import { type AgentName, ensureAgent } from './install.js';
 import type { ScriptInput } from './model/script.js';
 import type { ModelRequest } from './model/server.js';
 import { PROFILES } from './profiles/index.js';
-import { forgetMarker, killRun, MARKER_VAR, makeTempDir, registerMarker, removeTempDir } from './temp.js';
+import {
+  forgetMarker,
+  killRun,
+  killRunAndWait,
+  MARKER_VAR,
+  makeTempDir,
+  registerMarker,
+  removeTempDir,
+} from './temp.js';
 
 export interface RunOptions {
   agent: AgentName;
@@ -180,7 +188,7 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
     );
     clearTimeout(timer);
     // Whatever the agent left running (servers, shells) goes with it, which also closes its pipes.
-    killRun(child.pid, marker);
+    await killRunAndWait(child.pid, marker);
     await closed;
     const parsed = profile.parse(stdout, options.outputFormat);
     return {
@@ -202,7 +210,7 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
       durationMs: Date.now() - started,
     };
   } finally {
-    killRun(undefined, marker);
+    await killRunAndWait(undefined, marker);
     forgetMarker(marker);
     await Promise.all([model.close(), egress.close()]);
     removeTempDir(root);

@@ -3,7 +3,7 @@
  * whatever a test forgets is removed (dirs) or killed (process trees) when the test process exits,
  * so a run of the agent tests leaves no temp dir and no process behind.
  */
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -17,9 +17,20 @@ export function makeTempDir(prefix: string): string {
   return dir;
 }
 
+/**
+ * Removes a tracked dir. A process that was just killed may still be writing into it for a moment
+ * (SIGKILL is delivered asynchronously), so the removal is repeated until the dir stays gone.
+ */
 export function removeTempDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-  dirs.delete(dir);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    if (!existsSync(dir)) {
+      dirs.delete(dir);
+      return;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  }
+  throw new Error(`cannot remove ${dir}: something keeps writing into it`);
 }
 
 /** The environment variable every process of one agent run inherits, so stragglers can be found. */
@@ -73,13 +84,41 @@ export function killRun(pid: number | undefined, marker: string): void {
   }
 }
 
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** killRun, then waits (up to timeoutMs) until the group and every marked process are gone. */
+export async function killRunAndWait(
+  pid: number | undefined,
+  marker: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    killRun(pid, marker);
+    const alive = (pid !== undefined && groupAlive(pid)) || processesWithMarker(marker).length > 0;
+    if (!alive) return;
+    if (Date.now() > deadline) throw new Error(`agent processes of run ${marker} survive SIGKILL`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
 export function forgetMarker(marker: string): void {
   markers.delete(marker);
 }
 
-/** What is still tracked: a test can assert that nothing is left. */
+/** What is still tracked (and, for dirs, still on disk): a test can assert that nothing is left. */
 export function leftovers(): { dirs: string[]; processes: number[] } {
-  return { dirs: [...dirs], processes: [...markers].flatMap((m) => processesWithMarker(m)) };
+  return {
+    dirs: [...dirs].filter((d) => existsSync(d)),
+    processes: [...markers].flatMap((m) => processesWithMarker(m)),
+  };
 }
 
 process.on('exit', () => {

@@ -13,6 +13,8 @@ export interface ModelRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The JSON body parsed, or the raw text when it is not JSON. */
   body: unknown;
+  /** When it arrived (ms since the epoch): to see where an agent spends its time. */
+  receivedAt: number;
   /** Set by the handler: the conversation thread and step this request was answered with. */
   thread?: string;
   step?: number;
@@ -55,6 +57,7 @@ export async function startModelServer(handler: Handler): Promise<ModelServer> {
         path: req.url ?? '',
         headers: req.headers,
         body,
+        receivedAt: Date.now(),
       };
       requests.push(record);
       try {
