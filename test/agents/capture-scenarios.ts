@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import type { Captured, Scenario } from './capture.js';
 import { commandHook, httpHook } from './hooks.js';
+import type { AgentName } from './install.js';
 import { call, type ScriptInput, text } from './model/script.js';
 import { makeRepo } from './repo.js';
 import { type RunOptions, runAgent } from './runner.js';
@@ -31,18 +32,75 @@ export const CLAUDE_EVENTS = [
   'FileChanged',
 ];
 
-interface ClaudeCapture {
+/** Codex 0.171.0's hook events (its app-server's HookEventName list, in PascalCase). */
+export const CODEX_EVENTS = [
+  'SessionStart',
+  'SessionEnd',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PermissionRequest',
+  'PostToolUse',
+  'PreCompact',
+  'PostCompact',
+  'SubagentStart',
+  'SubagentStop',
+  'Stop',
+];
+
+/** Gemini CLI 0.61.0's hook events (the `hooks` properties of its settings schema). */
+export const GEMINI_EVENTS = [
+  'SessionStart',
+  'SessionEnd',
+  'BeforeAgent',
+  'AfterAgent',
+  'BeforeModel',
+  'AfterModel',
+  'BeforeToolSelection',
+  'BeforeTool',
+  'AfterTool',
+  'PreCompress',
+  'Notification',
+];
+
+/** Qwen Code 0.24.4's hook events (its hooks documentation, bundled with the package). */
+export const QWEN_EVENTS = [
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PostToolBatch',
+  'UserPromptSubmit',
+  'SessionStart',
+  'SessionEnd',
+  'Stop',
+  'StopFailure',
+  'SubagentStart',
+  'SubagentStop',
+  'PreCompact',
+  'PostCompact',
+  'Notification',
+  'PermissionRequest',
+  'PermissionDenied',
+];
+
+interface Spec {
+  agent: AgentName;
   name: string;
+  events: string[];
   prompt: string;
   script: (dir: string) => ScriptInput;
-  http: boolean;
-  transcripts: boolean;
+  /** Add an http hook beside each command hook (agents that have them). */
+  http?: boolean;
+  /** Where the hooks go: the agent's settings (default) or Codex's hooks.json. */
+  codexHooksFile?: boolean;
+  collect?: string[];
+  keep?: (path: string) => boolean;
   options?: Partial<RunOptions>;
 }
 
-function claudeScenario(spec: ClaudeCapture): Scenario {
+/** A scenario: recording command (and http) hooks on every event, one scripted run. */
+function scenario(spec: Spec): Scenario {
   return {
-    agent: 'claude-code',
+    agent: spec.agent,
     name: spec.name,
     async capture(): Promise<Captured> {
       const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
@@ -50,7 +108,7 @@ function claudeScenario(spec: ClaudeCapture): Scenario {
       const http = await httpHook();
       try {
         const hooks = Object.fromEntries(
-          CLAUDE_EVENTS.map((e) => [
+          spec.events.map((e) => [
             e,
             [
               {
@@ -64,15 +122,25 @@ function claudeScenario(spec: ClaudeCapture): Scenario {
           ]),
         );
         const run = await runAgent({
-          agent: 'claude-code',
+          agent: spec.agent,
           cwd: repo.dir,
           prompt: spec.prompt,
           script: spec.script(repo.dir),
-          settings: { hooks },
-          collect: spec.transcripts ? ['.claude/projects'] : [],
+          ...(spec.codexHooksFile
+            ? { files: { '.codex/hooks.json': JSON.stringify({ hooks }) }, trustHooks: true }
+            : { settings: { hooks } }),
+          collect: spec.collect ?? [],
           ...spec.options,
         });
-        return { run, repoDir: repo.dir, dirs: { hook: cmd.dir }, command: cmd.calls(), http: http.calls };
+        return {
+          run,
+          repoDir: repo.dir,
+          dirs: { hook: cmd.dir },
+          command: cmd.calls(),
+          http: http.calls,
+          ...(spec.keep ? { keep: spec.keep } : {}),
+          ...(run.setup ? { notes: { setup: run.setup } } : {}),
+        };
       } finally {
         await http.close();
         cmd.cleanup();
@@ -106,153 +174,50 @@ function subagentScript(dir: string, background: boolean): ScriptInput {
   };
 }
 
-/** Codex 0.171.0's hook events (its app-server's HookEventName list, in PascalCase). */
-export const CODEX_EVENTS = [
-  'SessionStart',
-  'SessionEnd',
-  'UserPromptSubmit',
-  'PreToolUse',
-  'PermissionRequest',
-  'PostToolUse',
-  'PreCompact',
-  'PostCompact',
-  'SubagentStart',
-  'SubagentStop',
-  'Stop',
-];
+/** A file write and a shell command, with the tool names of one agent. */
+function writeShell(write: string, shell: string, shellArgs: (dir: string) => Record<string, unknown>) {
+  return (dir: string): ScriptInput => [
+    call(write, { file_path: join(dir, 'a.txt'), content: 'alpha\n' }),
+    call(shell, shellArgs(dir)),
+    text('All done.'),
+  ];
+}
 
-const codexPatchShell: Scenario = {
-  agent: 'codex',
-  name: 'apply-patch-shell',
-  async capture(): Promise<Captured> {
-    const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
-    const cmd = commandHook();
-    try {
-      const hooks = Object.fromEntries(
-        CODEX_EVENTS.map((e) => [
-          e,
-          [{ matcher: '', hooks: [{ type: 'command', command: cmd.command(e) }] }],
-        ]),
-      );
-      const patch = '*** Begin Patch\n*** Add File: a.txt\n+alpha\n*** End Patch\n';
-      const edit =
-        '*** Begin Patch\n*** Update File: README.md\n@@\n-# demo\n+# demo, edited\n*** End Patch\n';
-      const run = await runAgent({
-        agent: 'codex',
-        cwd: repo.dir,
-        prompt: 'Add a.txt, edit README.md, then write b.txt with the shell.',
-        script: [
-          call('apply_patch', patch),
-          call('apply_patch', edit),
-          call('exec_command', { cmd: 'echo beta > b.txt', workdir: repo.dir }),
-          text('All done.'),
-        ],
-        files: { '.codex/hooks.json': JSON.stringify({ hooks }) },
-        trustHooks: true,
-        collect: ['.codex'],
-      });
-      return {
-        run,
-        repoDir: repo.dir,
-        dirs: { hook: cmd.dir },
-        command: cmd.calls(),
-        keep: (path) =>
-          path.startsWith('.codex/sessions/') ||
-          path === '.codex/config.toml' ||
-          path === '.codex/hooks.json',
-        notes: { trust: run.setup },
-      };
-    } finally {
-      cmd.cleanup();
-      repo.cleanup();
-    }
-  },
-};
-
-/** Gemini CLI 0.61.0's hook events (the `hooks` properties of its settings schema). */
-export const GEMINI_EVENTS = [
-  'SessionStart',
-  'SessionEnd',
-  'BeforeAgent',
-  'AfterAgent',
-  'BeforeModel',
-  'AfterModel',
-  'BeforeToolSelection',
-  'BeforeTool',
-  'AfterTool',
-  'PreCompress',
-  'Notification',
-];
-
-const geminiWriteShell: Scenario = {
-  agent: 'gemini-cli',
-  name: 'write-shell',
-  async capture(): Promise<Captured> {
-    const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
-    const cmd = commandHook();
-    try {
-      const hooks = Object.fromEntries(
-        GEMINI_EVENTS.map((e) => [
-          e,
-          [{ matcher: '', hooks: [{ type: 'command', command: cmd.command(e) }] }],
-        ]),
-      );
-      const run = await runAgent({
-        agent: 'gemini-cli',
-        cwd: repo.dir,
-        prompt: 'Write a.txt, then b.txt with the shell.',
-        script: [
-          call('write_file', { file_path: join(repo.dir, 'a.txt'), content: 'alpha\n' }),
-          call('run_shell_command', { command: 'echo beta > b.txt', description: 'Write b.txt' }),
-          text('All done.'),
-        ],
-        settings: { hooks },
-        collect: ['.gemini'],
-      });
-      return {
-        run,
-        repoDir: repo.dir,
-        dirs: { hook: cmd.dir },
-        command: cmd.calls(),
-        keep: (path) => path.includes('/chats/') || path === '.gemini/settings.json',
-      };
-    } finally {
-      cmd.cleanup();
-      repo.cleanup();
-    }
-  },
-};
+const PROMPT = 'Write a.txt, then b.txt with the shell.';
+const claudeWriteBash = writeShell('Write', 'Bash', () => ({
+  command: 'echo beta > b.txt',
+  description: 'Write b.txt',
+}));
 
 export const SCENARIOS: Scenario[] = [
-  codexPatchShell,
-  geminiWriteShell,
-  claudeScenario({
+  scenario({
+    agent: 'claude-code',
     name: 'write-bash',
-    prompt: 'Write a.txt, then b.txt with the shell.',
-    script: (dir) => [
-      call('Write', { file_path: join(dir, 'a.txt'), content: 'alpha\n' }),
-      call('Bash', { command: 'echo beta > b.txt', description: 'Write b.txt' }),
-      text('All done.'),
-    ],
-    http: false,
-    transcripts: true,
+    events: CLAUDE_EVENTS,
+    prompt: PROMPT,
+    script: claudeWriteBash,
+    collect: ['.claude/projects'],
   }),
-  claudeScenario({
+  scenario({
+    agent: 'claude-code',
     name: 'subagent',
+    events: CLAUDE_EVENTS,
     prompt: 'Delegate the sub file to a subagent.',
     script: (dir) => subagentScript(dir, false),
     http: true,
-    transcripts: true,
+    collect: ['.claude/projects'],
   }),
-  claudeScenario({
+  scenario({
+    agent: 'claude-code',
     name: 'background-subagent',
+    events: CLAUDE_EVENTS,
     prompt: 'Delegate the sub file to a subagent.',
     script: (dir) => subagentScript(dir, true),
-    http: false,
-    transcripts: false,
   }),
-  claudeScenario({
+  scenario({
+    agent: 'claude-code',
     name: 'headless-default-permissions',
+    events: CLAUDE_EVENTS,
     prompt: 'Write a.txt, write b.txt with the shell, run false.',
     script: (dir) => [
       call('Write', { file_path: join(dir, 'a.txt'), content: 'alpha\n' }),
@@ -260,8 +225,50 @@ export const SCENARIOS: Scenario[] = [
       call('Bash', { command: 'false', description: 'Fail' }),
       text('All done.'),
     ],
-    http: false,
-    transcripts: false,
     options: { permissive: false },
+  }),
+  scenario({
+    agent: 'codex',
+    name: 'apply-patch-shell',
+    events: CODEX_EVENTS,
+    prompt: 'Add a.txt, edit README.md, then write b.txt with the shell.',
+    script: (dir) => [
+      call('apply_patch', '*** Begin Patch\n*** Add File: a.txt\n+alpha\n*** End Patch\n'),
+      call(
+        'apply_patch',
+        '*** Begin Patch\n*** Update File: README.md\n@@\n-# demo\n+# demo, edited\n*** End Patch\n',
+      ),
+      call('exec_command', { cmd: 'echo beta > b.txt', workdir: dir }),
+      text('All done.'),
+    ],
+    codexHooksFile: true,
+    collect: ['.codex'],
+    keep: (path) =>
+      path.startsWith('.codex/sessions/') || path === '.codex/config.toml' || path === '.codex/hooks.json',
+  }),
+  scenario({
+    agent: 'gemini-cli',
+    name: 'write-shell',
+    events: GEMINI_EVENTS,
+    prompt: PROMPT,
+    script: writeShell('write_file', 'run_shell_command', () => ({
+      command: 'echo beta > b.txt',
+      description: 'b',
+    })),
+    collect: ['.gemini'],
+    keep: (path) => path.includes('/chats/') || path === '.gemini/settings.json',
+  }),
+  scenario({
+    agent: 'qwen-code',
+    name: 'write-shell',
+    events: QWEN_EVENTS,
+    prompt: PROMPT,
+    script: writeShell('write_file', 'run_shell_command', () => ({
+      command: 'echo beta > b.txt',
+      description: 'b',
+    })),
+    http: true,
+    collect: ['.qwen'],
+    keep: (path) => path.includes('/chats/') || path === '.qwen/settings.json',
   }),
 ];
