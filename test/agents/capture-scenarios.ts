@@ -1,7 +1,7 @@
 /** The runs whose payloads test/agents/fixtures/ holds (see capture.ts). */
 import { join } from 'node:path';
 import type { Captured, Scenario } from './capture.js';
-import { commandHook, httpHook } from './hooks.js';
+import { commandHook, httpHook, opencodePlugin } from './hooks.js';
 import type { AgentName } from './install.js';
 import { call, type ScriptInput, text } from './model/script.js';
 import { makeRepo } from './repo.js';
@@ -175,15 +175,51 @@ function subagentScript(dir: string, background: boolean): ScriptInput {
 }
 
 /** A file write and a shell command, with the tool names of one agent. */
-function writeShell(write: string, shell: string, shellArgs: (dir: string) => Record<string, unknown>) {
+function writeShell(
+  write: string,
+  shell: string,
+  shellArgs: (dir: string) => Record<string, unknown>,
+  pathKey = 'file_path',
+) {
   return (dir: string): ScriptInput => [
-    call(write, { file_path: join(dir, 'a.txt'), content: 'alpha\n' }),
+    call(write, { [pathKey]: join(dir, 'a.txt'), content: 'alpha\n' }),
     call(shell, shellArgs(dir)),
     text('All done.'),
   ];
 }
 
 const PROMPT = 'Write a.txt, then b.txt with the shell.';
+
+const OPENCODE_SCRIPT = (dir: string): ScriptInput =>
+  writeShell('write', 'bash', () => ({ command: 'echo beta > b.txt', description: 'b' }), 'filePath')(dir);
+
+/** OpenCode: the recording plugin instead of hooks; `ask` permissions show what headless does. */
+function opencodeScenario(name: string, settings: Record<string, unknown>): Scenario {
+  return {
+    agent: 'opencode',
+    name,
+    async capture(): Promise<Captured> {
+      const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
+      const plugin = opencodePlugin();
+      try {
+        const run = await runAgent({
+          agent: 'opencode',
+          cwd: repo.dir,
+          prompt: PROMPT,
+          script: OPENCODE_SCRIPT(repo.dir),
+          files: plugin.files,
+          settings,
+          permissive: Object.keys(settings).length === 0,
+          collect: ['.local/share/opencode/log'],
+        });
+        return { run, repoDir: repo.dir, dirs: { plugin: plugin.dir }, plugin: plugin.calls(), perName: 2 };
+      } finally {
+        plugin.cleanup();
+        repo.cleanup();
+      }
+    },
+  };
+}
 const claudeWriteBash = writeShell('Write', 'Bash', () => ({
   command: 'echo beta > b.txt',
   description: 'Write b.txt',
@@ -271,4 +307,6 @@ export const SCENARIOS: Scenario[] = [
     collect: ['.qwen'],
     keep: (path) => path.includes('/chats/') || path === '.qwen/settings.json',
   }),
+  opencodeScenario('write-bash', {}),
+  opencodeScenario('permission-ask', { permission: { edit: 'ask', bash: 'ask' } }),
 ];

@@ -5,10 +5,12 @@
  * payload (and the agent's own transcripts, where it keeps them) with machine paths rewritten to
  * /home/user/... and secrets replaced, so the files are stable to read and safe to commit.
  */
+
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { SCENARIOS } from './capture-scenarios.js';
-import type { HookCall, HttpHookCall } from './hooks.js';
+import type { HookCall, HttpHookCall, PluginCall } from './hooks.js';
 import { type AgentName, repoRoot } from './install.js';
 import type { AgentRun } from './runner.js';
 
@@ -19,6 +21,9 @@ export interface Captured {
   dirs?: Record<string, string>;
   command?: HookCall[];
   http?: HttpHookCall[];
+  /** OpenCode plugin calls; at most `perName` of each hook/event name are kept (default all). */
+  plugin?: PluginCall[];
+  perName?: number;
   /** Files from run.collected to keep, by their path relative to HOME. */
   keep?: (path: string) => boolean;
   /** Extra facts about the run, written to summary.json. */
@@ -36,6 +41,15 @@ function munged(path: string): string {
   return path.replace(/[^A-Za-z0-9]/g, '-');
 }
 
+/** The npm registry's host name, from npm's own config (fixtures name no registry host). */
+function registryHost(): string | undefined {
+  try {
+    return new URL(execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim()).host;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A rewriter that turns this machine's temp paths into the fixture's /home/user/... paths. */
 export function anonymizer(c: Captured): (text: string) => string {
   const pairs: [string, string][] = [
@@ -50,6 +64,8 @@ export function anonymizer(c: Captured): (text: string) => string {
     [join(repoRoot(), '.cache', 'agents'), '/home/user/.cache/tally-agents'],
     [repoRoot(), '/home/user/tally'],
   ];
+  const registry = registryHost();
+  if (registry) pairs.push([registry, 'npm-registry.invalid']);
   pairs.sort((a, b) => b[0].length - a[0].length);
   return (text) => {
     let out = text;
@@ -91,6 +107,15 @@ export function writeCapture(dir: string, c: Captured): string[] {
       name,
       `${JSON.stringify({ hook_type: 'http', path: call.path, headers, body: call.payload }, null, 2)}\n`,
     );
+  }
+  for (const call of c.plugin ?? []) {
+    const input = (call.input ?? {}) as Record<string, unknown>;
+    const label = call.hook === 'event' ? `event-${String(input.type)}` : call.hook;
+    const base = `plugin-${label}${typeof input.tool === 'string' ? `-${input.tool}` : ''}`;
+    if ((counts.get(base) ?? 0) >= (c.perName ?? Number.POSITIVE_INFINITY)) continue;
+    const name = fileName('plugin', label, input.tool, counts);
+    order.push(name);
+    put(name, `${JSON.stringify({ hook: call.hook, input: call.input, output: call.output }, null, 2)}\n`);
   }
   for (const [path, content] of Object.entries(c.run.collected)) {
     if (c.keep && !c.keep(path)) continue;

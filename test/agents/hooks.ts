@@ -194,3 +194,69 @@ export function decidePreToolUse(
     },
   };
 }
+
+/** An OpenCode plugin rule: throw `message` from this hook (for tool hooks: for this tool). */
+export interface PluginAnswer {
+  hook: string;
+  tool?: string;
+  throw: string;
+}
+
+export interface PluginCall {
+  hook: string;
+  input: unknown;
+  output: unknown;
+}
+
+// Runs inside OpenCode (Bun). Records every hook it is given and throws where a rule says so;
+// values are copied through JSON so that what is recorded is what a plugin could serialise.
+const PLUGIN = (dir: string): string => `import { appendFileSync, readFileSync } from 'node:fs';
+const DIR = ${JSON.stringify(dir)};
+const safe = (v) => { try { return JSON.parse(JSON.stringify(v ?? null)); } catch { return String(v); } };
+const record = (hook, input, output) =>
+  appendFileSync(DIR + '/calls.jsonl', JSON.stringify({ hook, input: safe(input), output: safe(output) }) + '\\n');
+const answer = (hook, input) => {
+  const rules = JSON.parse(readFileSync(DIR + '/answers.json', 'utf8'));
+  const rule = rules.find((r) => r.hook === hook && (r.tool === undefined || r.tool === input?.tool));
+  if (rule) throw new Error(rule.throw);
+};
+export const TallyTestRecorder = async (ctx) => {
+  record('plugin.init', { keys: Object.keys(ctx), directory: ctx.directory, worktree: ctx.worktree }, null);
+  const hook = (name) => async (input, output) => { record(name, input, output); answer(name, input); };
+  return {
+    event: async ({ event }) => record('event', event, null),
+    'chat.message': hook('chat.message'),
+    'chat.params': hook('chat.params'),
+    'permission.ask': hook('permission.ask'),
+    'tool.execute.before': hook('tool.execute.before'),
+    'tool.execute.after': hook('tool.execute.after'),
+  };
+};
+`;
+
+export interface OpencodePlugin {
+  dir: string;
+  /** Files to pass to runAgent: the plugin in OpenCode's user plugin folder. */
+  files: Record<string, string>;
+  setAnswers(rules: PluginAnswer[]): void;
+  calls(): PluginCall[];
+  cleanup(): void;
+}
+
+export function opencodePlugin(rules: PluginAnswer[] = []): OpencodePlugin {
+  const dir = makeTempDir('plugin');
+  writeFileSync(join(dir, 'calls.jsonl'), '');
+  const setAnswers = (r: PluginAnswer[]): void => writeFileSync(join(dir, 'answers.json'), JSON.stringify(r));
+  setAnswers(rules);
+  return {
+    dir,
+    files: { '.config/opencode/plugin/tally-test-recorder.js': PLUGIN(dir) },
+    setAnswers,
+    calls: () =>
+      readFileSync(join(dir, 'calls.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as PluginCall),
+    cleanup: () => removeTempDir(dir),
+  };
+}

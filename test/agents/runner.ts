@@ -133,7 +133,6 @@ export function writeFiles(base: string, files: Record<string, string>): void {
 export async function runAgent(options: RunOptions): Promise<AgentRun> {
   const installed = await ensureAgent(options.agent);
   const profile = PROFILES[options.agent];
-  if (!profile) throw new Error(`runAgent: no profile for ${options.agent} yet`);
   const root = makeTempDir(`run-${options.agent}`);
   const home = join(root, 'home');
   const tmp = join(root, 'tmp');
