@@ -3,7 +3,7 @@
  * Write and Bash, and a PreToolUse deny really stops the Write.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { type CommandHook, commandHook, denyPreToolUse } from './hooks.js';
@@ -129,6 +129,35 @@ describe('Claude Code (real CLI, scripted model)', () => {
       assert.deepEqual(run.egress, []);
     } finally {
       hook.cleanup();
+      repo.cleanup();
+    }
+  });
+
+  it('beforeStep lets a person edit a file between two model steps; the agent sees the edit', async () => {
+    const repo = makeRepo();
+    try {
+      const run = await runAgent({
+        agent: 'claude-code',
+        cwd: repo.dir,
+        prompt: 'Write a.txt, then show it.',
+        script: {
+          steps: [
+            call('Write', { file_path: join(repo.dir, 'a.txt'), content: 'alpha\n' }),
+            call('Bash', { command: 'cat a.txt', description: 'Show a.txt' }),
+            text('All done.'),
+          ],
+          // Runs after the agent asked for step 1, before the answer: between the Write and the cat.
+          beforeStep: (k) => {
+            if (k === 1) writeFileSync(join(repo.dir, 'a.txt'), 'edited by a person\n');
+          },
+        },
+      });
+      assert.equal(run.exitCode, 0, run.stderr);
+      const results = toolResults(run.requests[2]?.body);
+      assert.equal(results[1]?.content, 'edited by a person');
+      // Claude Code notices on its own that a file it wrote changed on disk.
+      assert.match(JSON.stringify(run.requests[2]?.body), /a\.txt changed on disk since you last read it/);
+    } finally {
       repo.cleanup();
     }
   });

@@ -123,7 +123,6 @@ function stream(res: ServerResponse, model: string, content: Block[], stopReason
 export async function startAnthropicServer(input: ScriptInput): Promise<ModelServer> {
   const script = toScript(input);
   const pick = stepPicker(script);
-  let serial = 0;
   const server = await startModelServer(async (req, res) => {
     const path = req.path.split('?')[0];
     const body = asRecord(req.body);
@@ -145,7 +144,7 @@ export async function startAnthropicServer(input: ScriptInput): Promise<ModelSer
     const content = contentOf(picked.step, picked.idPrefix);
     const stopReason = 'calls' in picked.step ? 'tool_use' : 'end_turn';
     const model = typeof body.model === 'string' ? body.model : 'claude-scripted';
-    const id = `msg_scripted_${++serial}`;
+    const id = `msg_scripted_${picked.idPrefix}`;
     if (body.stream === true) stream(res, model, content, stopReason, id);
     else {
       writeJson(res, 200, {

@@ -107,7 +107,6 @@ function send(res: ServerResponse, stream: boolean, id: string, model: string, a
 export async function startChatServer(input: ScriptInput): Promise<ModelServer> {
   const script = toScript(input);
   const pick = stepPicker(script);
-  let serial = 0;
   const server = await startModelServer(async (req, res) => {
     const path = req.path.split('?')[0];
     const body = asRecord(req.body);
@@ -126,17 +125,20 @@ export async function startChatServer(input: ScriptInput): Promise<ModelServer> 
       return;
     }
     const model = typeof body.model === 'string' ? body.model : 'scripted-model';
-    const id = `chatcmpl-scripted-${++serial}`;
     const stream = body.stream === true;
     if (asArray(body.tools).length === 0) {
       req.thread = 'side-call';
-      send(res, stream, id, model, { content: 'Scripted session', toolCalls: [], finish: 'stop' });
+      send(res, stream, 'chatcmpl-scripted-side', model, {
+        content: 'Scripted session',
+        toolCalls: [],
+        finish: 'stop',
+      });
       return;
     }
     const picked = await pick(openingUserText(body), toolResults(body));
     req.thread = picked.thread;
     req.step = picked.k;
-    send(res, stream, id, model, answerOf(picked.step, picked.idPrefix));
+    send(res, stream, `chatcmpl-scripted-${picked.idPrefix}`, model, answerOf(picked.step, picked.idPrefix));
   });
   return server;
 }

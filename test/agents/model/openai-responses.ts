@@ -129,7 +129,6 @@ function stream(res: ServerResponse, id: string, model: string, items: Record<st
 export async function startResponsesServer(input: ScriptInput): Promise<ModelServer> {
   const script = toScript(input);
   const pick = stepPicker(script);
-  let serial = 0;
   const server = await startModelServer(async (req, res) => {
     const path = req.path.split('?')[0];
     const body = asRecord(req.body);
@@ -149,7 +148,7 @@ export async function startResponsesServer(input: ScriptInput): Promise<ModelSer
     req.step = picked.k;
     const items = itemsOf(picked.step, picked.idPrefix);
     const model = typeof body.model === 'string' ? body.model : 'scripted';
-    const id = `resp_scripted_${++serial}`;
+    const id = `resp_scripted_${picked.idPrefix}`;
     if (body.stream === false)
       writeJson(res, 200, { id, object: 'response', status: 'completed', model, output: items });
     else stream(res, id, model, items);

@@ -31,9 +31,10 @@ function scalar(v: unknown): string {
 function writeTable(path: string[], table: Table, out: string[]): void {
   const simple = Object.entries(table).filter(([, v]) => !isTable(v) && !isTableArray(v));
   const nested = Object.entries(table).filter(([, v]) => isTable(v) || isTableArray(v));
-  if (path.length > 0 && (simple.length > 0 || nested.length === 0)) out.push(`[${path.map(key).join('.')}]`);
+  const header = path.length > 0 && (simple.length > 0 || nested.length === 0);
+  if (header) out.push(`[${path.map(key).join('.')}]`);
   for (const [k, v] of simple) out.push(`${key(k)} = ${scalar(v)}`);
-  if (simple.length > 0 || path.length > 0) out.push('');
+  if (header || simple.length > 0) out.push('');
   for (const [k, v] of nested) {
     if (isTableArray(v)) {
       for (const item of v) {
