@@ -142,7 +142,6 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
   registerMarker(marker);
   const model = await profile.startModel(options.script);
   const egress = await startEgressSink();
-  const started = Date.now();
   try {
     const ctx = {
       root,
@@ -162,6 +161,7 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
     const env = { ...baseEnv(root, home, tmp, marker), ...egress.env, ...prepared.env, ...options.env };
     const argv = [...prepared.args, ...(options.args ?? [])];
     const setup = profile.beforeSpawn ? await profile.beforeSpawn(ctx, installed.bin, env) : undefined;
+    const started = Date.now();
     const child = spawn(installed.bin, argv, {
       cwd: options.cwd,
       env,
@@ -188,7 +188,11 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
     clearTimeout(timer);
     // Whatever the agent left running (servers, shells) goes with it, which also closes its pipes.
     await killRunAndWait(child.pid, marker);
-    await closed;
+    // A grandchild that escaped both the group and the marker could hold the pipes open forever.
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
+    await Promise.race([closed, grace]);
+    child.stdout.destroy();
+    child.stderr.destroy();
     const parsed = profile.parse(stdout, options.outputFormat);
     return {
       agent: options.agent,
