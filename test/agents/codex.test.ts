@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { type CommandHook, commandHook, denyPreToolUse } from './hooks.js';
+import { type CommandHook, commandHook, decidePreToolUse, denyPreToolUse } from './hooks.js';
 import { ensureAgent } from './install.js';
 import { call, text } from './model/script.js';
 import { asArray, asRecord } from './model/server.js';
@@ -150,6 +150,28 @@ describe('Codex (real CLI, scripted model)', () => {
       assert.match(outputs[1] ?? '', /^Command blocked by PreToolUse hook: no shell/);
       assert.ok(!hook.calls().some((c) => c.label === 'PostToolUse'), 'no PostToolUse for a blocked tool');
       assert.deepEqual(run.egress, []);
+    } finally {
+      hook.cleanup();
+      repo.cleanup();
+    }
+  });
+
+  it('a PreToolUse "ask" fails open in exec: the patch and the command run', async () => {
+    const repo = makeRepo();
+    const hook = commandHook([{ event: 'PreToolUse', stdout: decidePreToolUse('ask', 'please ask') }]);
+    try {
+      const run = await runAgent({
+        agent: 'codex',
+        cwd: repo.dir,
+        prompt: 'Write a.txt, then b.txt with the shell.',
+        script: script(repo.dir),
+        files: hooksFile(hook),
+        trustHooks: true,
+      });
+      assert.equal(run.exitCode, 0, run.stderr);
+      assert.equal(repo.read('a.txt'), 'alpha\n');
+      assert.equal(repo.read('b.txt'), 'beta\n');
+      assert.equal(hook.calls().filter((c) => c.label === 'PostToolUse').length, 2);
     } finally {
       hook.cleanup();
       repo.cleanup();

@@ -135,4 +135,48 @@ describe('Gemini CLI (real CLI, scripted model)', () => {
       },
     );
   });
+
+  it('a BeforeTool {"decision":"ask"} hangs headless: it waits for a person until the harness kills it', async (t) => {
+    await withRepo(
+      [{ label: 'BeforeTool', tool: 'write_file', stdout: { decision: 'ask', reason: 'asking' } }],
+      async (dir, hook) => {
+        // Notification is subscribed here too: it is how the hang shows.
+        const s = settings(hook) as { hooks: Record<string, unknown> };
+        s.hooks.Notification = [
+          { matcher: '', hooks: [{ type: 'command', command: hook.command('Notification') }] },
+        ];
+        const controller = new AbortController();
+        const waiting = (): boolean =>
+          hook.calls().some((c) => c.payload.notification_type === 'ToolPermission');
+        const watch = setInterval(() => waiting() && controller.abort(), 100);
+        try {
+          const r = await runAgent({
+            agent: 'gemini-cli',
+            cwd: dir,
+            prompt: 'Write a.txt.',
+            script: [
+              call('write_file', { file_path: join(dir, 'a.txt'), content: 'alpha\n' }),
+              text('All done.'),
+            ],
+            settings: s,
+            signal: controller.signal,
+          });
+          const note = hook.calls().find((c) => c.label === 'Notification')?.payload;
+          t.diagnostic(
+            `killed while waiting: ${JSON.stringify({ aborted: r.aborted, timedOut: r.timedOut, notification: note?.message })}`,
+          );
+          assert.equal(r.aborted, true, 'it was still waiting when killed');
+          assert.equal(r.timedOut, false);
+          assert.equal(existsSync(join(dir, 'a.txt')), false);
+          assert.equal(
+            r.requests.filter((q) => q.thread === 'main').length,
+            1,
+            'no answer ever went back to the model',
+          );
+        } finally {
+          clearInterval(watch);
+        }
+      },
+    );
+  });
 });

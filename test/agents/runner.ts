@@ -43,6 +43,8 @@ export interface RunOptions {
   outputFormat?: string;
   /** Kill the agent after this long (default 120 s). */
   timeoutMs?: number;
+  /** Kill the agent when this aborts (a test that has seen what it waited for, or is ending). */
+  signal?: AbortSignal;
   /** Directories (relative to HOME) whose text files are read into the result before cleanup. */
   collect?: string[];
   /**
@@ -58,6 +60,8 @@ export interface AgentRun {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   timedOut: boolean;
+  /** Killed because options.signal aborted. */
+  aborted: boolean;
   stdout: string;
   stderr: string;
   /** The agent's JSON output where it prints one document (Claude Code json, Gemini, Qwen). */
@@ -178,6 +182,13 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
       timedOut = true;
       killRun(child.pid, marker);
     }, options.timeoutMs ?? 120_000);
+    let aborted = false;
+    const abort = (): void => {
+      aborted = true;
+      killRun(child.pid, marker);
+    };
+    if (options.signal?.aborted) abort();
+    else options.signal?.addEventListener('abort', abort, { once: true });
     const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
     const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>(
       (resolve, reject) => {
@@ -186,6 +197,7 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
       },
     );
     clearTimeout(timer);
+    options.signal?.removeEventListener('abort', abort);
     // Whatever the agent left running (servers, shells) goes with it, which also closes its pipes.
     await killRunAndWait(child.pid, marker);
     // A grandchild that escaped both the group and the marker could hold the pipes open forever.
@@ -200,6 +212,7 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
       exitCode,
       signal,
       timedOut,
+      aborted,
       stdout,
       stderr,
       ...parsed,
