@@ -20,6 +20,13 @@ if (files.length === 0) {
   console.error('no test files found under dist/test (did the build run?)');
   process.exit(2);
 }
+// The agent tests run the real agent CLIs, installed out of the repository by their own script.
+// A failed install does not stop the other tests: the agent tests then fail, each with the reason.
+if (files.some((f) => f.includes(join('dist', 'test', 'agents')))) {
+  console.error('agent tests selected: installing the pinned agent CLIs (node scripts/agents-install.mjs)');
+  const install = spawnSync(process.execPath, [join('scripts', 'agents-install.mjs')], { stdio: 'inherit' });
+  if (install.status !== 0) console.error('agent install failed; the agent tests will fail with the reason');
+}
 const result = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], {
   stdio: 'inherit',
 });
