@@ -1,21 +1,26 @@
 /**
- * Keeps the module map honest (docs/architecture.md): dependencies point one way, and src/core
- * uses nothing but node: built-ins.
+ * Keeps the module map honest (docs/architecture.md): dependencies point one way between the
+ * layers, capture channels never touch the evidence layer (the boundary records), src/core uses
+ * nothing but node: built-ins, and no two files import each other in a cycle.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 
 const SRC = resolve('src');
+/** Each layer and the layers it may import (docs/architecture.md, "Layer rule"). */
 const ALLOWED: Record<string, string[]> = {
   core: [],
   evidence: ['core'],
   ahp: ['core'],
-  capture: ['core', 'evidence', 'ahp'],
-  session: ['core', 'evidence', 'ahp', 'capture'],
+  boundary: ['core', 'evidence', 'ahp'],
+  // Channels translate; they never import evidence: the boundary records.
+  capture: ['core', 'ahp', 'boundary'],
+  session: ['core', 'evidence', 'ahp', 'boundary', 'capture'],
+  recorder: ['core', 'evidence', 'ahp', 'boundary', 'capture', 'session'],
   hub: ['core', 'evidence'],
-  cli: ['core', 'evidence', 'ahp', 'capture', 'session', 'hub'],
+  cli: ['core', 'evidence', 'ahp', 'boundary', 'capture', 'session', 'recorder', 'hub'],
 };
 
 function sources(dir: string): string[] {
@@ -32,8 +37,56 @@ function imports(file: string): string[] {
   return [...statics, ...bare, ...dynamic];
 }
 
+/** Every file's imports of other src files (type-only and dynamic ones included). */
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of files)
+    graph.set(
+      file,
+      imports(file)
+        .filter((spec) => spec.startsWith('.'))
+        .map((spec) => resolve(dirname(file), spec).replace(/\.js$/, '.ts')),
+    );
+  return graph;
+}
+
+/** Strongly connected components of more than one file (Tarjan): the import cycles. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next);
+    next += 1;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) found.push(component.map((f) => relative(SRC, f)).sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
 describe('module dependencies', () => {
-  it('every src module imports only the modules below it', () => {
+  it('every src module imports only the layers below it', () => {
     const violations: string[] = [];
     for (const file of sources(SRC)) {
       const area = relative(SRC, file).split('/')[0]!;
@@ -49,6 +102,16 @@ describe('module dependencies', () => {
     assert.deepEqual(violations, []);
   });
 
+  it('every folder under src is a layer of the map (a new one must be placed in it)', () => {
+    const folders = readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    assert.deepEqual(
+      folders.filter((f) => !(f in ALLOWED)),
+      [],
+    );
+  });
+
   it('src/core depends on node: built-ins only', () => {
     const external = sources(join(SRC, 'core')).flatMap((file) =>
       imports(file)
@@ -58,7 +121,22 @@ describe('module dependencies', () => {
     assert.deepEqual(external, []);
   });
 
-  it('the checker itself sees imports (it can fail)', () => {
+  it('no import cycles between files', () => {
+    assert.deepEqual(cycles(importGraph(sources(SRC))), []);
+  });
+
+  it('the checkers see imports and cycles (they can fail)', () => {
     assert.ok(imports(join(SRC, 'cli', 'main.ts')).length > 0);
+    const a = join(SRC, 'a.ts');
+    const b = join(SRC, 'b.ts');
+    assert.deepEqual(
+      cycles(
+        new Map([
+          [a, [b]],
+          [b, [a]],
+        ]),
+      ),
+      [['a.ts', 'b.ts']],
+    );
   });
 });

@@ -5,8 +5,8 @@
  * explicit counts. Nothing is dropped silently: every summarised row is counted.
  */
 import { compareCodeUnits } from '../normalize.js';
-import type { DecisionRow, Verdict } from './calls.js';
 import { type GroupsOmitted, KeptGroups } from './groups.js';
+import type { DecisionRow, Verdict } from './types.js';
 
 /** A `seqs` list holds at most this many sequence numbers (the smallest); `seq_count` says how many there are. */
 export const SEQS_MAX = 1000;

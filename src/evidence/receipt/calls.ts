@@ -18,24 +18,7 @@ import {
 import { canonicalTool, type ToolArgument, type ToolKind, toolArgument } from '../policy/aliases.js';
 import type { EventRecord } from '../record/record.js';
 import { addSeq, CALL_WINDOW, type WitnessSet } from './bounds.js';
-import type { WriteWitness } from './files.js';
-
-export type Verdict = 'allow' | 'deny' | 'ask';
-
-export interface DecisionRow {
-  seq: number;
-  decision: Verdict;
-  by: string;
-  /** `record`: the policy decision Tally recorded with the event; `ahp`: a `tool.permission.resolved` event. */
-  via: 'record' | 'ahp';
-  event_type: string;
-  call?: string;
-  tool?: string;
-  reason?: string;
-  rule?: string;
-  /** v2: every backend's answer that made the decision, in dispatch order. */
-  answers?: { backend: string; decision: string; status: string }[];
-}
+import type { DecisionRow, Verdict, WriteWitness } from './types.js';
 
 /** The decision row of a record that carries a decision (`via: 'record'`). */
 export function decisionRow(record: EventRecord): DecisionRow | undefined {
@@ -516,3 +499,5 @@ function addReportedChange(
   if (change.after !== undefined) w.after = change.after;
   out.reportedWrite(w);
 }
+
+export type { DecisionRow, Verdict } from './types.js';

@@ -3,8 +3,10 @@
  * row per (path, operation) with every witnessing source kept. Witnesses are only ever added, so a
  * provenance label can never be overwritten by a later one.
  */
+
 import { compareCodeUnits, type FileOperation, type NormalPath, sortedUnique } from '../normalize.js';
 import { seqFields, Witnesses, type WitnessSet } from './bounds.js';
+import type { WriteWitness } from './types.js';
 
 export interface FileReadRow {
   path: string;
@@ -32,26 +34,6 @@ export interface FileWriteRow {
   /** At most `SEQS_MAX` (docs/receipt.md#bounds); `seq_count` is present when there are more. */
   seqs: number[];
   seq_count?: number;
-}
-
-export interface WriteWitness {
-  path: string;
-  outside: boolean;
-  operation: FileOperation;
-  /**
-   * True when the channel reported the operation itself (a file-change report, a reconcile pass);
-   * false when it was inferred from the kind of tool that was called.
-   */
-  definite: boolean;
-  from?: string;
-  before?: string;
-  after?: string;
-  additions?: number;
-  deletions?: number;
-  agentCaused?: boolean;
-  source: string;
-  agent?: string;
-  seq: number;
 }
 
 /** Definite operations an inferred one may join, in order of preference. */
@@ -271,3 +253,5 @@ export class WriteLedger {
     return { rows: rows.sort(compareRows), unchangedSinceStart: sortedUnique(unchangedSinceStart) };
   }
 }
+
+export type { WriteWitness } from './types.js';

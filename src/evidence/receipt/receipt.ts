@@ -3,6 +3,7 @@
  * bytes out, on any machine — no clock, no environment, no filesystem, no locale; every list has a
  * defined order by code units or sequence number. The format is defined in docs/receipt.md.
  */
+
 import { canonicalBytes } from '../../core/canonical.js';
 import { TallyError } from '../../core/errors.js';
 import {
@@ -40,6 +41,7 @@ import {
   UnknownCollector,
   type UnknownSection,
 } from './timeline.js';
+import type { ToolCallRow } from './types.js';
 
 export const RECEIPT_TYPES = { 1: 'tally/receipt/v1', 2: 'tally/receipt/v2' } as const;
 export const RECEIPT_TYPE = RECEIPT_TYPES[2];
@@ -83,20 +85,6 @@ export interface ReceiptSession {
   certificate?: { digest: string; serial: string; agent: string };
   /** v2: the hook registration in force at its start. */
   registration?: { digest: string };
-}
-
-export interface ToolCallRow {
-  tool: string;
-  /** The tool's kind, plus the kind its own name gives an MCP or unfamiliar tool when that differs. */
-  kinds: string[];
-  native_names: string[];
-  count: number;
-  /** Calls by reported outcome; `none` when no `tool.after` was recorded. */
-  outcomes: Record<string, number>;
-  /** Calls known not to have run (denied or skipped). */
-  not_run: number;
-  decisions: Record<Verdict, number>;
-  sources: string[];
 }
 
 export interface ReceiptCounts {
@@ -391,3 +379,5 @@ export function composeReceipt(records: readonly EventRecord[], merkleRootHex: s
 export function receiptBytes(receipt: Receipt): Buffer {
   return canonicalBytes(receipt);
 }
+
+export type { ToolCallRow } from './types.js';

@@ -14,7 +14,7 @@ import {
   type Verdict,
 } from './calls.js';
 import { type GroupsOmitted, KeptGroups } from './groups.js';
-import type { ToolCallRow } from './receipt.js';
+import type { ToolCallRow } from './types.js';
 
 /** Counts as an object whose keys are in code-unit order (canonical JSON sorts them again anyway). */
 export function sortedCounts(counts: ReadonlyMap<string, number>): Record<string, number> {
