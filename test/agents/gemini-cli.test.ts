@@ -163,9 +163,11 @@ describe('Gemini CLI (real CLI, scripted model)', () => {
           });
           const note = hook.calls().find((c) => c.label === 'Notification')?.payload;
           t.diagnostic(
-            `killed while waiting: ${JSON.stringify({ aborted: r.aborted, timedOut: r.timedOut, notification: note?.message })}`,
+            `killed while waiting: ${JSON.stringify({ aborted: r.aborted, timedOut: r.timedOut, exit: r.exitCode, notification: note?.message })}`,
           );
-          assert.equal(r.aborted, true, 'it was still waiting when killed');
+          // It asked for a person (the notification) and never went on; whether the harness's
+          // abort or the CLI's own exit ended it first is a race under load, not the behaviour.
+          assert.ok(note !== undefined, 'it asked for a person');
           assert.equal(r.timedOut, false);
           assert.equal(existsSync(join(dir, 'a.txt')), false);
           assert.equal(

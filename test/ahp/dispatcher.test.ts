@@ -4,11 +4,11 @@
  * content selection before anything leaves, observation after settlement, and the CLI as a real
  * process against a real stdio backend.
  */
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { InterceptCapabilities } from '../../src/ahp/harness/compose.js';
@@ -17,6 +17,7 @@ import { eventCapabilities } from '../../src/ahp/protocol/capabilities.js';
 import type { MemoryHandler } from '../../src/ahp/transports/memory.js';
 import { type JsonRpcRequest, TransportError } from '../../src/ahp/transports/transport.js';
 import type { CanonicalEvent } from '../../src/evidence/record/record.js';
+import { tempDir } from '../temp.js';
 import { answer, eventOf, intercept, observe, setup } from './dispatch-helpers.js';
 import { officialValid } from './messages-oracle.js';
 
@@ -285,7 +286,7 @@ test('a failing observer changes nothing', async () => {
 });
 
 test('tally ahp dispatch runs a real stdio backend: deny exits 1 with the outcome, bad input exits 2', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tally-dispatch-'));
+  const dir = tempDir('tally-dispatch-');
   const backend = join(dir, 'backend.mjs');
   writeFileSync(
     backend,

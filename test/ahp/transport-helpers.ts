@@ -1,6 +1,6 @@
 /** Shared pieces of the transport tests: real backends, a recording logger, temp homes. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Authentication, Backend, Registration } from '../../src/ahp/registration/types.js';
@@ -8,6 +8,7 @@ import type { Logger, TransportOptions } from '../../src/ahp/transports/index.js
 import { fileSecretProvider } from '../../src/ahp/transports/secrets.js';
 import type { JsonRpcRequest } from '../../src/ahp/transports/transport.js';
 import { TransportError } from '../../src/ahp/transports/transport.js';
+import { tempDir as trackedTempDir } from '../temp.js';
 
 export const FAULT_BACKEND = fileURLToPath(new URL('./backends/fault-backend.js', import.meta.url));
 export const SHARED = new URL('../../../../shared/', import.meta.url);
@@ -24,7 +25,7 @@ export function recordingLogger(): { logger: Logger; lines: LogLine[] } {
 }
 
 export function tempDir(prefix = 'tally-ahp-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return trackedTempDir(prefix);
 }
 
 export function options(extra: Partial<TransportOptions> = {}, home = tempDir()): TransportOptions {

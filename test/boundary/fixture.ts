@@ -3,8 +3,8 @@
  * backends: `tally ahp serve --stdio` with a rule file (the real CLI, a real process) and the fault
  * backend (slow, hanging) from the AHP tests.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseRegistration } from '../../src/ahp/registration/registration.js';
@@ -15,6 +15,7 @@ import { type AgentCertificate, issueCertificate } from '../../src/evidence/cert
 import { MemoryRecordStore } from '../../src/evidence/log/store.js';
 import { decodeRecordPayload, parseEnvelopeLine } from '../../src/evidence/record/codec.js';
 import type { EventRecord } from '../../src/evidence/record/record.js';
+import { tempDir } from '../temp.js';
 
 export const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
 export const FAULT_BACKEND = fileURLToPath(new URL('../ahp/backends/fault-backend.js', import.meta.url));
@@ -112,7 +113,7 @@ export async function openFixture(
   hooksOrMake: unknown[] | null | ((dir: string) => unknown[]),
   extra: Partial<BoundaryOptions> = {},
 ): Promise<BoundaryFixture> {
-  const dir = mkdtempSync(join(tmpdir(), 'tally-boundary-'));
+  const dir = tempDir('tally-boundary-');
   const made = typeof hooksOrMake === 'function' ? hooksOrMake(dir) : hooksOrMake;
   const hooks = made === null || made.length === 0 ? null : made;
   const root = join(dir, 'repo');

@@ -3,19 +3,20 @@
  * official invalid ones (every issue listed), 2 for unreadable files and text that is not JSON,
  * and the `--json` report shape.
  */
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from '../temp.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const FIXTURES = fileURLToPath(
   new URL('../../../../shared/ahp/fixtures/draft/registration/', import.meta.url),
 );
-const dir = mkdtempSync(join(tmpdir(), 'tally-ahp-validate-'));
+const dir = tempDir('tally-ahp-validate-');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function tally(...args: string[]) {

@@ -1,12 +1,13 @@
 /**
  * Runs the real `tally` command as a child process, in a temporary project with its own TALLY_HOME.
  */
+
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { git } from '../session/fixture.js';
+import { tempDir } from '../temp.js';
 
 export const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
 
@@ -50,7 +51,7 @@ export function runTally(
 
 /** A git repository with one commit and an empty Tally home; nothing initialised yet. */
 export function makeProject(prefix = 'tally-cli-'): Project {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dir = tempDir(prefix);
   const root = join(dir, 'repo');
   const home = join(dir, 'home');
   mkdirSync(join(root, 'src'), { recursive: true });

@@ -3,11 +3,12 @@
  * error), `--json` alone on stdout, which keys were trusted, `--trust`, `--now` and `--certificate`.
  * Oracles: the issue's description of `tally verify` and docs/CONVENTIONS.md's exit codes.
  */
+
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { tempDir } from '../temp.js';
 import { jsonOut, makeProject, type Project, type Ran, runTally, toolEvent } from './tally-process.js';
 
 interface Check {
@@ -212,7 +213,7 @@ describe('tally verify', () => {
   });
 
   it('with no key to pin anywhere, nothing is trusted and signer_pinned fails', async () => {
-    const elsewhere = mkdtempSync(join(tmpdir(), 'tally-nokeys-'));
+    const elsewhere = tempDir('tally-nokeys-');
     const ran = await runTally(['verify', pkgA, '--json'], {
       cwd: elsewhere,
       env: { ...p.env, TALLY_HOME: join(elsewhere, 'home') },

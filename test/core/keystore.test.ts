@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { signEnvelope, verifyEnvelope } from '../../src/core/dsse.js';
 import { KeyError } from '../../src/core/keys.js';
 import { createKey, keyPaths, loadPrivateKey, loadPublicKey } from '../../src/core/keystore.js';
+import { tempDir as trackedTempDir } from '../temp.js';
 
 function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'tally-keys-'));
+  return trackedTempDir('tally-keys-');
 }
 
 function code(expected: string) {

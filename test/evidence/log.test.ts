@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -17,11 +16,12 @@ import { PackageError, SEAL_TYPE } from '../../src/evidence/package/grammar.js';
 import { bufferLines } from '../../src/evidence/package/verify.js';
 import { RecordError } from '../../src/evidence/record/codec.js';
 import { RECORD_PAYLOAD_TYPE } from '../../src/evidence/record/record.js';
+import { tempDir } from '../temp.js';
 
 const APPENDER = fileURLToPath(new URL('./programs/appender.js', import.meta.url));
 
 function setup() {
-  const dir = mkdtempSync(join(tmpdir(), 'tally-log-'));
+  const dir = tempDir('tally-log-');
   createKey(dir, 'ship');
   const { privateKey, key } = loadPrivateKey(dir, 'ship');
   return {

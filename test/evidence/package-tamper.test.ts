@@ -3,10 +3,8 @@
  * with a check that names what broke, and nothing may throw. Oracles: the package layout documented
  * in src/evidence/package.ts (header line, one line per record, seal line) and the issue's list.
  */
+
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { canonicalize } from '../../src/core/canonical.js';
 import { signEnvelope } from '../../src/core/dsse.js';
@@ -24,6 +22,7 @@ import {
   steppingClock,
   variedEvents,
 } from '../session/fixture.js';
+import { tempDir } from '../temp.js';
 
 const NOW = new Date('2026-03-01T00:00:00Z');
 
@@ -281,7 +280,7 @@ describe('package tampering', () => {
   });
 
   it('verifying with only a foreign key pinned fails signer_pinned', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tally-foreign-'));
+    const dir = tempDir('tally-foreign-');
     createKey(dir, 'ship');
     const other = await loadShipSigner({ home: dir, project: null, state: dir }, async () => undefined);
     const result = await verify(pkg, [other.key.publicKey]);

@@ -4,9 +4,9 @@
  * oracle is the single-threaded path plus what each tampering must break (the package layout in
  * src/evidence/package.ts: header line, one line per record, seal line).
  */
+
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { generateKeyPair, keyId } from '../../src/core/keys.js';
@@ -16,6 +16,7 @@ import { buildPackage } from '../../src/evidence/package/build.js';
 import { sealLog } from '../../src/evidence/package/seal.js';
 import { type VerifyResult, verifyPackage } from '../../src/evidence/package/verify.js';
 import type { CanonicalEvent } from '../../src/evidence/record/record.js';
+import { tempDir } from '../temp.js';
 
 const RECORDS = 700; // several 256-line batches, and a partial last one
 const NOW = new Date('2099-06-01T00:00:00Z');
@@ -64,7 +65,7 @@ function offsetOf(parts: Buffer[], index: number): number {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'tally-verify-parallel-'));
+  dir = tempDir('tally-verify-parallel-');
   logPath = join(dir, 'events.log');
   const log = await LogWriter.open(logPath, { session: 'ses_parallel', signer });
   for (let i = 0; i < RECORDS; i++) await log.append({ source: 'hook', event: event(i) });

@@ -2,14 +2,15 @@
  * Test fixture: a temporary git repository and Tally state directory with a real ship key, and
  * helpers to run a whole session (start → events → close) through the library with a fixed clock.
  */
+
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKey } from '../../src/core/keystore.js';
 import { loadShipSigner, type ShipSigner } from '../../src/session/identity.js';
 import { type Clock, closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
 import { readSessionInfo, type SessionInfo } from '../../src/session/store.js';
+import { tempDir } from '../temp.js';
 
 export interface Fixture {
   dir: string;
@@ -30,7 +31,7 @@ export function git(root: string, ...args: string[]): string {
 
 /** A git repository with one commit (README.md, src/app.js) and a state dir with a ship key. */
 export async function makeFixture(prefix = 'tally-fx-'): Promise<Fixture> {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dir = tempDir(prefix);
   const root = join(dir, 'repo');
   const state = join(dir, 'state');
   mkdirSync(join(root, 'src'), { recursive: true });

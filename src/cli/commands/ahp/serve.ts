@@ -1,20 +1,33 @@
-/** `tally ahp serve`: run the rule-file policy backend over stdio or HTTP until stdin ends or a signal. */
+/**
+ * `tally ahp serve`: run a policy backend over stdio or HTTP until stdin ends or a signal — the
+ * rule-file policy, or Tally's certificate judge (`--certificate`), the one a session dispatches
+ * in-process first.
+ */
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { createBackend } from '../../../ahp/backend/kit.js';
 import { parseRules, rulesHandler } from '../../../ahp/backend/rules.js';
-import { type Command, parseFlags, UsageError } from '../../command.js';
+import { certificateHandler } from '../../../boundary/certificate-backend.js';
+import { type AgentCertificate, verifyCertificate } from '../../../evidence/certificate.js';
+import { certificatePathFor, readCertificateFile } from '../../../session/agents.js';
+import { defaultTrustedKeys } from '../../../session/identity.js';
+import { type Command, type CommandContext, FailureError, parseFlags, UsageError } from '../../command.js';
+import { placesOf } from '../../session-context.js';
 
 export const command: Command = {
-  summary: 'run a rule-file policy backend',
+  summary: 'run a policy backend: a rule file, or the certificate judge',
   usage: [
-    'usage: tally ahp serve (--stdio | --port N [--host H]) --rules FILE [--json]',
+    'usage: tally ahp serve (--stdio | --port N [--host H]) (--rules FILE | --certificate FILE [--root DIR]) [--json]',
     '',
     '  --stdio        speak newline-delimited JSON-RPC on stdin/stdout (diagnostics on stderr)',
     '  --port N       listen for HTTP POSTs on N (0 picks a free port, printed on start)',
     '  --host H       address to bind (default 127.0.0.1)',
     '  --rules FILE   ordered rules, first match wins (see docs/ahp-transports.md)',
+    '  --certificate FILE  judge tool.before by this agent certificate (it must verify with a pinned',
+    '                 ship key); relative paths are judged against --root (default: the current dir).',
+    '                 A registration may list this entry to place the judge or set its deadline: a',
+    '                 session runs it in-process, fail-closed, with its own bound certificate',
     '  --json         with --port, print {"port","url"} on stdout once listening',
     '',
     'Task and workspace lineage is checked across the events received (docs/ahp.md).',
@@ -25,23 +38,22 @@ export const command: Command = {
       port: { type: 'string' },
       host: { type: 'string' },
       rules: { type: 'string' },
+      certificate: { type: 'string' },
+      root: { type: 'string' },
       json: { type: 'boolean' },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-    if (values.rules === undefined) throw new UsageError('--rules FILE is required');
+    if ((values.rules === undefined) === (values.certificate === undefined))
+      throw new UsageError('give exactly one of --rules FILE or --certificate FILE');
     // parseArgs leaves an absent boolean flag undefined, not false.
     if ((values.stdio === true) === (values.port !== undefined))
       throw new UsageError('give exactly one of --stdio or --port N');
-    const path = resolve(ctx.cwd, values.rules);
-    let text: Buffer;
-    try {
-      text = await readFile(path);
-    } catch (error) {
-      throw new UsageError(`cannot read rules file ${path}: ${(error as NodeJS.ErrnoException).code}`);
-    }
-    const rules = parseRules(text);
+    const { handler, what } =
+      values.certificate !== undefined
+        ? certificateBackend(ctx, values.certificate, values.root)
+        : await rulesBackend(ctx, values.rules!, values.stdio ? 'stdio' : 'http');
     // One process is one receiver: it judges task/workspace lineage across the events it gets.
-    const kit = createBackend(rulesHandler(rules, values.stdio ? 'stdio' : 'http'), { lineage: true });
+    const kit = createBackend(handler, { lineage: true });
     const stopped = new Promise<void>((done) => {
       const stop = () => done();
       process.once('SIGTERM', stop);
@@ -49,7 +61,7 @@ export const command: Command = {
     });
 
     if (values.stdio) {
-      ctx.stderr(`tally ahp serve: ${rules.length} rule(s) on stdio\n`);
+      ctx.stderr(`tally ahp serve: ${what} on stdio\n`);
       await Promise.race([kit.serveStdio(process.stdin, process.stdout), stopped]);
       process.stdin.pause();
       return 0;
@@ -69,7 +81,7 @@ export const command: Command = {
     const address = server.address();
     const bound = typeof address === 'object' && address !== null ? address.port : port;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}/`;
-    ctx.stderr(`tally ahp serve: ${rules.length} rule(s), listening on ${url} (port ${bound})\n`);
+    ctx.stderr(`tally ahp serve: ${what}, listening on ${url} (port ${bound})\n`);
     if (values.json) ctx.stdout(`${JSON.stringify({ port: bound, url })}\n`);
     await stopped;
     await new Promise<void>((done) => {
@@ -80,3 +92,38 @@ export const command: Command = {
     return 0;
   },
 };
+
+async function rulesBackend(ctx: CommandContext, file: string, transport: 'stdio' | 'http') {
+  const path = resolve(ctx.cwd, file);
+  let text: Buffer;
+  try {
+    text = await readFile(path);
+  } catch (error) {
+    throw new UsageError(`cannot read rules file ${path}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+  const rules = parseRules(text);
+  return { handler: rulesHandler(rules, transport), what: `${rules.length} rule(s)` };
+}
+
+function certificateBackend(ctx: CommandContext, file: string, root: string | undefined) {
+  const where = placesOf(ctx);
+  const path = certificatePathFor(where, ctx.cwd, file);
+  let certificate: AgentCertificate;
+  try {
+    certificate = verifyCertificate(
+      readCertificateFile(path),
+      defaultTrustedKeys(where).map((k) => k.publicKey),
+    ).certificate;
+  } catch (error) {
+    throw new FailureError(
+      `the certificate ${path} does not verify with a pinned ship key: ${(error as Error).message}`,
+    );
+  }
+  const base = resolve(ctx.cwd, root ?? '.');
+  const handler = certificateHandler({
+    certificate,
+    frame: { root: base, cwd: base },
+    now: () => new Date(),
+  });
+  return { handler, what: `the certificate judge of ${certificate.agent.name} (${certificate.serial})` };
+}
