@@ -1,2 +1,6 @@
-/** `tally receipt show`: see ./package.ts, which reads packages for both commands. */
-export { receiptCommand as command } from './package.js';
+/** `tally receipt show`: receipts. */
+import { commandGroup } from '../group.js';
+
+export const command = commandGroup('receipt', 'receipts: show', {
+  show: () => import('./receipt/show.js'),
+});

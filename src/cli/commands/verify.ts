@@ -68,11 +68,12 @@ export const command: Command = {
   usage: [
     'usage: tally verify PKG [--certificate CERT|NAME] [--trust KEY_OR_FILE…] [--now RFC3339] [--json]',
     '',
-    'Checks every record signature, the chain and sequence, the Merkle root, the receipt recomputed',
-    'from the records byte for byte, the receipt signature and that the signer is pinned. With',
-    '--certificate also: ship_id_match, within_validity_window, unauthorized_calls, escalations,',
-    'never_called. Without --trust, the ship keys of this project and of $TALLY_HOME are pinned.',
-    'No network. Exit 0 verified, 1 a check failed, 2 usage or input error.',
+    'Checks every record signature, the chain and sequence, that no record is later than --now, the',
+    'Merkle root, the receipt recomputed from the records byte for byte, the receipt signature and',
+    'that the signer is pinned. With --certificate also: ship_id_match, within_validity_window,',
+    'certificate_at_now (informational), unauthorized_calls, escalations, never_called. Without',
+    '--trust, the ship keys of this project and of $TALLY_HOME are pinned. Packages of format v1 and',
+    'v2 verify; the format is reported. No network. Exit 0 verified, 1 a check failed, 2 usage error.',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
