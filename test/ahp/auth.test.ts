@@ -120,7 +120,14 @@ describe('endpoint authentication', { timeout: 30_000 }, () => {
       httpBackend(s.url, { type: 'bearer', tokenRef: 'team/policy' }),
       options({}, home({ 'team/policy': [TOKEN, 0o600] })),
     );
-    await t.request(interceptRequest(), never());
+    const request = interceptRequest();
+    const answer = (await t.request(request, never())) as { id: unknown; result?: unknown };
+    // The server answers 200 only to `Bearer <the secret file's bytes>`; anything else is a 401.
+    assert.equal(answer.id, request.id);
+    assert.ok(answer.result !== undefined);
+    assert.equal(s.seen.length, 1, 'one request, no retry after a refusal');
+    assert.equal(s.seen[0]!.headers.authorization, `Bearer ${TOKEN}`);
+    assert.ok(!s.seen[0]!.body.toString().includes(TOKEN), 'token in the payload');
     await t.close();
   });
 
