@@ -1,0 +1,292 @@
+/**
+ * Claude Code's native hook payloads → canonical AHP events. One function per native event the
+ * pinned version sends (test/agents/README.md lists them and their payloads); the event keeps the
+ * facts the receipt and the judge need, never a whole file's content: a Write's content is in its
+ * tool input (redacted like any input), but tool responses are summarised, not copied.
+ */
+import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { TALLY_VERSION } from '../../core/version.js';
+import { type Captured, CaptureError, type HarnessAgent } from '../types.js';
+
+/** Tally's source URI for events it translated from Claude Code. */
+export const CLAUDE_CODE_SOURCE = 'urn:tally:claude-code';
+
+/** Every native event this channel translates, and whether it can still be stopped. */
+export const CLAUDE_CODE_EVENTS = {
+  SessionStart: 'decide',
+  UserPromptSubmit: 'decide',
+  PreToolUse: 'decide',
+  PermissionRequest: 'observe',
+  PostToolUse: 'decide',
+  PostToolUseFailure: 'observe',
+  SubagentStart: 'observe',
+  SubagentStop: 'observe',
+  Stop: 'observe',
+  PreCompact: 'observe',
+  Notification: 'observe',
+  SessionEnd: 'observe',
+} as const;
+export type ClaudeCodeEvent = keyof typeof CLAUDE_CODE_EVENTS;
+
+/** AHP tool kinds for Claude Code's own tools (the alias table knows them too; this is the hint). */
+const KINDS: Record<string, string> = {
+  Bash: 'shell',
+  Write: 'file_write',
+  Edit: 'file_edit',
+  MultiEdit: 'file_edit',
+  NotebookEdit: 'file_edit',
+  Read: 'file_read',
+  WebFetch: 'fetch',
+};
+
+function text(payload: JsonObject, field: string, required = true): string | undefined {
+  const value = payload[field];
+  if (typeof value === 'string' && value !== '') return value;
+  if (required)
+    throw new CaptureError('bad-payload', `/${field}: Claude Code's payload needs a non-empty string here`, {
+      pointer: `/${field}`,
+    });
+  return undefined;
+}
+
+function agentOf(payload: JsonObject, sessionId: string): HarnessAgent {
+  const id = text(payload, 'agent_id', false);
+  if (id === undefined) return { instance: sessionId };
+  const type = text(payload, 'agent_type', false);
+  return { instance: id, parent: sessionId, ...(type ? { type } : {}) };
+}
+
+/** The AHP tool of a payload: MCP tools (`mcp__server__tool`) keep their origin. */
+function toolOf(payload: JsonObject): JsonObject {
+  const name = text(payload, 'tool_name')!;
+  const input = isJsonObject(payload.tool_input) ? payload.tool_input : {};
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(name);
+  if (mcp) {
+    return {
+      origin: 'mcp',
+      name,
+      input,
+      mcp: {
+        server: { id: mcp[1]! },
+        toolName: mcp[2]!,
+        provenance: 'inferred',
+        connection: {
+          transport: 'stdio',
+          gaps: [{ path: 'command', reason: 'not reported by the harness' }],
+        },
+      },
+    };
+  }
+  return { origin: 'native', name, ...(KINDS[name] ? { kind: KINDS[name] } : {}), input };
+}
+
+function callOf(payload: JsonObject): JsonObject {
+  const id = text(payload, 'tool_use_id', false);
+  return id ? { id } : { id: `unidentified-${text(payload, 'session_id')}`, synthesized: true };
+}
+
+/** Files a tool reports having changed: Write/Edit's `filePath`, Bash's `bashEditDiff`. */
+function fileChanges(payload: JsonObject): JsonObject[] {
+  const response = payload.tool_response;
+  if (!isJsonObject(response)) return [];
+  const out: JsonObject[] = [];
+  if (typeof response.filePath === 'string' && response.filePath !== '') {
+    const created = response.type === 'create' || response.originalFile === null;
+    out.push({ path: response.filePath, change: created ? 'created' : 'modified' });
+  }
+  const diff = response.bashEditDiff;
+  if (isJsonObject(diff) && Array.isArray(diff.files)) {
+    for (const file of diff.files) {
+      if (!isJsonObject(file) || typeof file.filePath !== 'string' || file.filePath === '') continue;
+      out.push({ path: file.filePath, change: file.created === true ? 'created' : 'modified' });
+    }
+  }
+  return out;
+}
+
+/** What of a tool response the record keeps: its size and shape, never its content. */
+function responseSummary(payload: JsonObject): JsonObject {
+  const response = payload.tool_response;
+  const summary: JsonObject = {};
+  if (typeof response === 'string') summary.text_bytes = Buffer.byteLength(response);
+  else if (isJsonObject(response)) {
+    for (const field of ['stdout', 'stderr', 'content'] as const)
+      if (typeof response[field] === 'string') summary[`${field}_bytes`] = Buffer.byteLength(response[field]);
+    for (const field of ['interrupted', 'status', 'type', 'userModified', 'isAsync'] as const)
+      if (typeof response[field] === 'string' || typeof response[field] === 'boolean')
+        summary[field] = response[field];
+    if (typeof response.agentId === 'string') summary.agent_id = response.agentId;
+  }
+  return summary;
+}
+
+function base(payload: JsonObject, type: string, id?: string): JsonObject {
+  const sessionId = text(payload, 'session_id')!;
+  const cwd = text(payload, 'cwd', false);
+  const agent = agentOf(payload, sessionId);
+  return {
+    ...(id ? { id } : {}),
+    type,
+    source: CLAUDE_CODE_SOURCE,
+    session: {
+      id: sessionId,
+      ...(cwd ? { cwd } : {}),
+      agent: { id: agent.instance, type: agent.type ?? 'primary' },
+    },
+  };
+}
+
+function native(event: string, extra: JsonObject = {}): JsonObject {
+  return { 'dev.tally.native': { harness: 'claude-code', event, ...extra } };
+}
+
+function content(idBase: string, role: string, body: string): JsonObject[] {
+  return [
+    {
+      id: idBase,
+      role,
+      parts: [{ id: `${idBase}-text`, kind: 'text', mediaType: 'text/plain', selection: 'body', text: body }],
+    },
+  ];
+}
+
+type Builder = (payload: JsonObject, id?: string) => JsonObject;
+
+const BUILDERS: Record<ClaudeCodeEvent, Builder> = {
+  SessionStart: (p, id) => ({
+    ...base(p, 'session.start', id),
+    trigger: text(p, 'source', false) ?? 'startup',
+    harness: { name: 'claude-code', version: 'unreported' },
+    permissionMode: text(p, 'permission_mode', false) ?? 'default',
+    manifest: capabilityManifest(),
+    items: [],
+    extensions: native('SessionStart', { adapter: `tally ${TALLY_VERSION}` }),
+  }),
+  UserPromptSubmit: (p, id) => {
+    const turn = text(p, 'prompt_id', false) ?? `turn-${text(p, 'session_id')}`;
+    return {
+      ...base(p, 'turn.start', id),
+      turn: { id: turn },
+      trigger: 'user',
+      items: content(`${turn}-prompt`, 'user', typeof p.prompt === 'string' ? p.prompt : ''),
+      extensions: native('UserPromptSubmit'),
+    };
+  },
+  PreToolUse: (p, id) => ({
+    ...base(p, 'tool.before', id),
+    call: callOf(p),
+    path: 'native',
+    tool: toolOf(p),
+    extensions: native('PreToolUse'),
+  }),
+  PermissionRequest: (p, id) => ({
+    ...base(p, 'tool.permission.request', id),
+    call: { id: `permission-${text(p, 'session_id')}-${text(p, 'tool_name')}`, synthesized: true },
+    path: 'native',
+    tool: toolOf(p),
+    suggestions: [],
+    sandboxBypass: false,
+    extensions: native('PermissionRequest'),
+  }),
+  PostToolUse: (p, id) => {
+    const changes = fileChanges(p);
+    return {
+      ...base(p, 'tool.after', id),
+      call: callOf(p),
+      path: 'native',
+      tool: toolOf(p),
+      outcome: 'ok',
+      execution: { status: 'executed' },
+      items: [],
+      gaps: [{ path: 'items', reason: 'the tool output is summarised, not recorded' }],
+      ...(typeof p.duration_ms === 'number' && p.duration_ms >= 0 ? { durationMs: p.duration_ms } : {}),
+      ...(changes.length > 0 ? { fileChanges: changes } : {}),
+      extensions: native('PostToolUse', { response: responseSummary(p) }),
+    };
+  },
+  PostToolUseFailure: (p, id) => ({
+    ...base(p, 'tool.after', id),
+    call: callOf(p),
+    path: 'native',
+    tool: toolOf(p),
+    outcome: p.is_interrupt === true ? 'cancelled' : 'error',
+    execution: { status: 'executed' },
+    items: [],
+    error: { message: text(p, 'error', false) ?? 'the tool failed', class: 'tool' },
+    ...(typeof p.duration_ms === 'number' && p.duration_ms >= 0 ? { durationMs: p.duration_ms } : {}),
+    extensions: native('PostToolUseFailure'),
+  }),
+  SubagentStart: (p, id) => ({
+    ...base(p, 'dev.tally.agent.start', id),
+    extensions: native('SubagentStart'),
+  }),
+  SubagentStop: (p, id) => ({
+    ...base(p, 'dev.tally.agent.stop', id),
+    extensions: native('SubagentStop', {
+      ...(text(p, 'agent_transcript_path', false)
+        ? { transcript_path: text(p, 'agent_transcript_path', false) }
+        : {}),
+    }),
+  }),
+  Stop: (p, id) => {
+    const turn = text(p, 'prompt_id', false) ?? `turn-${text(p, 'session_id')}`;
+    return {
+      ...base(p, 'turn.end', id),
+      turn: { id: turn },
+      outcome: 'completed',
+      continuationCount: 0,
+      items: [],
+      extensions: native('Stop'),
+    };
+  },
+  PreCompact: (p, id) => ({
+    ...base(p, 'context.compact.before', id),
+    trigger: text(p, 'trigger', false) ?? 'auto',
+    items: [],
+    extensions: native('PreCompact'),
+  }),
+  Notification: (p, id) => ({
+    ...base(p, 'user.attention', id),
+    attention: {
+      reason: text(p, 'notification_type', false) ?? 'notification',
+      message: text(p, 'message', false) ?? '',
+    },
+    extensions: native('Notification'),
+  }),
+  SessionEnd: (p, id) => ({
+    ...base(p, 'session.end', id),
+    outcome: 'completed',
+    reason: text(p, 'reason', false) ?? 'other',
+    extensions: native('SessionEnd'),
+  }),
+};
+
+/** A Claude Code hook payload as the canonical event the boundary takes. */
+export function translateClaudeCode(payload: unknown, id?: string): Captured {
+  if (!isJsonObject(payload))
+    throw new CaptureError('bad-payload', '/: a Claude Code hook payload is a JSON object', { pointer: '' });
+  const name = text(payload, 'hook_event_name')!;
+  if (!Object.hasOwn(CLAUDE_CODE_EVENTS, name))
+    throw new CaptureError(
+      'unknown-event',
+      `/hook_event_name: '${name}' is not an event this channel translates`,
+      {
+        pointer: '/hook_event_name',
+      },
+    );
+  const nativeEvent = name as ClaudeCodeEvent;
+  const event = BUILDERS[nativeEvent](payload, id);
+  const sessionId = text(payload, 'session_id')!;
+  const cwd = text(payload, 'cwd', false);
+  const transcriptPath = text(payload, 'transcript_path', false);
+  return {
+    mode: CLAUDE_CODE_EVENTS[nativeEvent],
+    event,
+    harnessSession: sessionId,
+    ...(cwd ? { cwd } : {}),
+    ...(transcriptPath ? { transcriptPath } : {}),
+    agent: agentOf(payload, sessionId),
+    nativeEvent,
+  };
+}
