@@ -41,6 +41,11 @@ export interface EventContext {
   /** `hook`, `ahp`, `mcp`, `wrap`, `git-reconcile`, `transcript`, `cli`, `recorder`. */
   source: string;
   agent?: AgentAttribution;
+  /**
+   * observe only: what the agent was already told without the boundary (a shim that found the
+   * recorder down answered by the failure policy); recorded as the event's decision.
+   */
+  answered?: PolicyDecision;
 }
 
 export interface Recorded {
@@ -304,9 +309,11 @@ export function openBoundary(options: BoundaryOptions): Boundary {
         ...(resolved.length > 0 ? { resolved } : {}),
       });
       const permission = decision?.decision ?? 'none';
+      // The input is the channel's to change only when an accepted answer modified it.
+      const modified = answers.some((a) => a.status === 'accepted' && a.effects?.includes('modify'));
       const effects: BoundaryEffects = outcome
         ? {
-            ...(outcome.input !== undefined ? { input: outcome.input } : {}),
+            ...(modified && outcome.input !== undefined ? { input: outcome.input } : {}),
             messages: outcome.messages,
             injections: outcome.injections ?? [],
             ...('result' in outcome ? { result: outcome.result } : {}),
@@ -335,6 +342,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
         source: context.source,
         event,
         ...withAgent(context),
+        ...(context.answered ? { decision: context.answered } : {}),
         ...(resolved.length > 0 ? { resolved } : {}),
       });
       // Observers hear of it after it is recorded; their delivery is best effort.

@@ -13,6 +13,8 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   package: () => import('./commands/package.js'),
   receipt: () => import('./commands/receipt.js'),
   ahp: () => import('./commands/ahp.js'),
+  recorder: () => import('./commands/recorder.js'),
+  hook: () => import('./commands/hook.js'),
   demo: () => import('./commands/demo.js'),
 };
 

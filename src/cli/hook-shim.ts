@@ -1,0 +1,166 @@
+/**
+ * `tally hook <agent>`: the command-hook shim. It reads the hook payload on stdin, hands it to
+ * the recorder and prints the recorder's native answer — one loopback request, no judging here.
+ * SessionStart (which Claude Code never sends over http) starts the recorder when it is down.
+ * When the recorder cannot be reached the payload is spooled (ingested, once, when it next
+ * starts) and the agent is answered as the registration's failure policy says: `--fail closed`
+ * denies a tool call, `--fail open` lets it run. bin/tally.js loads this module directly, without
+ * the rest of the CLI, so a hook costs little more than starting node.
+ */
+import { randomBytes } from 'node:crypto';
+import { tallyHome } from '../core/home.js';
+import {
+  RecorderError,
+  recorderConfig,
+  recorderPaths,
+  recorderSecret,
+  SESSION_ENV,
+} from '../recorder/config.js';
+import { appendSpool } from '../recorder/spool-file.js';
+
+const CHANNELS = new Set(['claude-code']);
+
+export interface ShimIo {
+  stdin: () => Promise<Buffer>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+function hookEventOf(bytes: Buffer): string | undefined {
+  try {
+    const name = (JSON.parse(bytes.toString('utf8')) as { hook_event_name?: unknown }).hook_event_name;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The failure policy's answer, as Claude Code reads it. */
+function failureAnswer(event: string | undefined, failClosed: boolean, why: string): string {
+  if (!failClosed) return '{}';
+  const reason = `Tally's recorder is unreachable and this hook fails closed (${why})`;
+  if (event === 'PreToolUse')
+    return JSON.stringify({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: reason,
+      },
+    });
+  if (event === 'UserPromptSubmit') return JSON.stringify({ decision: 'block', reason });
+  return '{}';
+}
+
+export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
+  const [channel, ...flags] = argv;
+  if (channel === undefined || !CHANNELS.has(channel)) {
+    io.stderr(`tally hook: expected an agent (${[...CHANNELS].join(', ')})\n`);
+    return 2;
+  }
+  const failClosed = flags.includes('--fail') ? flags[flags.indexOf('--fail') + 1] !== 'open' : true;
+  const agentAt = flags.indexOf('--agent');
+  const agent = agentAt >= 0 ? flags[agentAt + 1] : undefined;
+  const bytes = await io.stdin();
+  const event = hookEventOf(bytes);
+  const home = tallyHome(io.env);
+  const paths = recorderPaths(home);
+  const id = `evt_${randomBytes(8).toString('hex')}`;
+  const session = io.env[SESSION_ENV];
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-tally-event-id': id,
+    ...(session ? { 'x-tally-session': session } : {}),
+  };
+  const path = `/hooks/${channel}${agent ? `?agent=${encodeURIComponent(agent)}` : ''}`;
+  let why = 'no answer';
+  try {
+    const config = await recorderConfig(paths, io.env);
+    const secret = recorderSecret(paths, true);
+    // The body is the payload as received: bytes, not a re-serialisation.
+    const post = () => postBytes(config.port, secret, path, bytes, headers);
+    let reply: { status: number; text: string };
+    try {
+      reply = await post();
+    } catch (error) {
+      if (!(error instanceof RecorderError) || event !== 'SessionStart') throw error;
+      // The one event that starts the recorder: it is the first of every session.
+      const { RecorderClient } = await import('../recorder/client.js');
+      await (await RecorderClient.of(home, io.env)).ensure({ env: io.env });
+      reply = await post();
+    }
+    if (reply.status === 200) {
+      io.stdout(reply.text);
+      return 0;
+    }
+    why = `it answered ${reply.status}: ${reply.text.slice(0, 300)}`;
+  } catch (error) {
+    why = (error as Error).message;
+  }
+  appendSpool(paths.spool, {
+    id,
+    received_at: new Date().toISOString(),
+    channel,
+    ...(session ? { session } : {}),
+    payload: safeParse(bytes),
+    ...(failClosed && (event === 'PreToolUse' || event === 'UserPromptSubmit')
+      ? {
+          answered: {
+            decision: 'deny' as const,
+            by: 'dev.tally.hook-shim',
+            reason: 'the recorder was unreachable (fail-closed)',
+          },
+        }
+      : {}),
+  });
+  io.stderr(`tally hook: ${why}; the event was spooled\n`);
+  io.stdout(failureAnswer(event, failClosed, why));
+  return 0;
+}
+
+function safeParse(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return { unparsed_b64: bytes.toString('base64') };
+  }
+}
+
+async function postBytes(
+  port: number,
+  secret: string,
+  path: string,
+  body: Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        headers: { ...headers, authorization: `Bearer ${secret}`, 'content-length': String(body.length) },
+        timeout: 60_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new RecorderError(
+          'unreachable',
+          `the recorder on 127.0.0.1:${port} did not answer: ${error.code ?? error.message}`,
+        ),
+      ),
+    );
+    req.end(body);
+  });
+}

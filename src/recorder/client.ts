@@ -1,0 +1,179 @@
+/**
+ * Talking to the recorder: find it (its port in `recorder.json`, its secret in `run/`), start it
+ * when it is not running (detached; the ship key's passphrase handed over its stdin, never in an
+ * environment variable or a file), and send it requests. Used by the CLI, `tally run` and the
+ * command shims.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  RecorderError,
+  type RecorderPaths,
+  recorderConfig,
+  recorderPaths,
+  recorderSecret,
+} from './config.js';
+import type { SessionSummary } from './registry.js';
+
+const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
+
+export interface RecorderStatus {
+  pid: number;
+  port: number;
+  started_at: string;
+  sessions: SessionSummary[];
+}
+
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+/** One request to the recorder on 127.0.0.1; rejects with RecorderError('unreachable') when it is not there. */
+export function send(
+  port: number,
+  secret: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<Reply> {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: {
+          authorization: `Bearer ${secret}`,
+          ...(payload
+            ? { 'content-type': 'application/json', 'content-length': String(payload.length) }
+            : {}),
+          ...headers,
+        },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = text === '' ? null : JSON.parse(text);
+          } catch {
+            // not JSON: kept as text
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new RecorderError(
+          'unreachable',
+          `the recorder on 127.0.0.1:${port} did not answer: ${error.code ?? error.message}`,
+        ),
+      ),
+    );
+    req.end(payload);
+  });
+}
+
+export class RecorderClient {
+  private constructor(
+    readonly paths: RecorderPaths,
+    readonly port: number,
+    readonly secret: string,
+  ) {}
+
+  /** The client of this home's recorder (its configuration and secret made if missing). */
+  static async of(home: string, env: NodeJS.ProcessEnv = {}): Promise<RecorderClient> {
+    const paths = recorderPaths(home);
+    const config = await recorderConfig(paths, env);
+    return new RecorderClient(paths, config.port, recorderSecret(paths, true));
+  }
+
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Reply> {
+    return send(this.port, this.secret, method, path, body, headers);
+  }
+
+  /** The recorder's status, or null when none is running. */
+  async status(): Promise<RecorderStatus | null> {
+    try {
+      const reply = await send(this.port, this.secret, 'GET', '/status', undefined, {}, 2000);
+      if (reply.status !== 200) return null;
+      return { ...(reply.body as Omit<RecorderStatus, 'port'>), port: this.port };
+    } catch (error) {
+      if (error instanceof RecorderError) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * The running recorder's status, starting one (detached) when none answers. `passphrase` is
+   * written to the new recorder's stdin and the pipe closed.
+   */
+  async ensure(
+    options: { env: NodeJS.ProcessEnv; passphrase?: string; timeoutMs?: number } = { env: {} },
+  ): Promise<RecorderStatus> {
+    const running = await this.status();
+    if (running) return running;
+    mkdirSync(join(this.paths.home, 'run'), { recursive: true, mode: 0o700 });
+    const log = openSync(this.paths.log, 'a', 0o600);
+    const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run'], {
+      detached: true,
+      stdio: ['pipe', 'ignore', log],
+      env: { ...options.env, TALLY_HOME: this.paths.home },
+    });
+    closeSync(log);
+    child.stdin!.end(options.passphrase === undefined ? '' : `${options.passphrase}\n`);
+    child.unref();
+    const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+    let exited: number | null = null;
+    child.once('exit', (code) => {
+      exited = code ?? 1;
+    });
+    while (Date.now() < deadline) {
+      const status = await this.status();
+      if (status) return status;
+      // Exit code 3: another recorder took the port first; it will answer.
+      if (exited !== null && exited !== 3) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const tail = existsSync(this.paths.log)
+      ? readFileSync(this.paths.log, 'utf8').split('\n').slice(-5).join('\n')
+      : '';
+    throw new RecorderError('start-failed', `the recorder did not start (see ${this.paths.log}):\n${tail}`);
+  }
+
+  async stop(): Promise<boolean> {
+    try {
+      const reply = await send(this.port, this.secret, 'POST', '/stop', {}, {}, 5000);
+      return reply.status === 200;
+    } catch (error) {
+      if (error instanceof RecorderError) return false;
+      throw error;
+    }
+  }
+}
+
+/** Throws a RecorderError carrying the recorder's own error message for a non-200 reply. */
+export function expectOk(reply: Reply, what: string): unknown {
+  if (reply.status === 200) return reply.body;
+  const message =
+    (reply.body as { error?: { message?: string } } | null)?.error?.message ?? JSON.stringify(reply.body);
+  throw new RecorderError('refused', `${what}: the recorder answered ${reply.status}: ${message}`);
+}

@@ -1,0 +1,84 @@
+/**
+ * The recorder process (`tally recorder run`): one per user, started on demand and detached, the
+ * single writer of every session it holds. It exits after being idle (no request for
+ * `idleMs`), on SIGTERM/SIGINT, or on `POST /stop`, letting every session go unsealed: each stays
+ * open on disk, and the next recorder resumes its log from the verified last record.
+ */
+import { rmSync, writeFileSync } from 'node:fs';
+import type { Logger } from '../ahp/transports/options.js';
+import { recorderConfig, recorderPaths, recorderSecret } from './config.js';
+import { SessionRegistry } from './registry.js';
+import { createRecorderServer } from './server.js';
+import { ingestSpool } from './spool.js';
+
+export interface RunOptions {
+  home: string;
+  env: NodeJS.ProcessEnv;
+  /** The ship key's passphrase, given over a pipe by the starting CLI (never env or file). */
+  passphrase?: string;
+  log?: (line: string) => void;
+}
+
+/** Runs until stopped; resolves with the exit code. */
+export async function runRecorder(options: RunOptions): Promise<number> {
+  const paths = recorderPaths(options.home);
+  const config = await recorderConfig(paths, options.env);
+  const secret = recorderSecret(paths, true);
+  const write = options.log ?? ((line: string) => process.stderr.write(line));
+  const logger: Logger = (level, message) => write(`${new Date().toISOString()} ${level} ${message}\n`);
+  const registry = new SessionRegistry(options.env, options.passphrase, logger);
+  let lastActivity = Date.now();
+  let stopping: ((code: number) => void) | undefined;
+  const stopped = new Promise<number>((resolve) => {
+    stopping = resolve;
+  });
+  const server = createRecorderServer({
+    secret,
+    registry,
+    logger,
+    started: new Date().toISOString(),
+    onActivity: () => {
+      lastActivity = Date.now();
+    },
+    onStop: () => stopping?.(0),
+  });
+  try {
+    await new Promise<void>((ok, fail) => {
+      server.once('error', fail);
+      server.listen(config.port, config.host, () => ok());
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    logger(
+      'error',
+      `cannot listen on ${config.host}:${config.port}: ${code}${code === 'EADDRINUSE' ? ' (is a recorder already running?)' : ''}`,
+    );
+    return code === 'EADDRINUSE' ? 3 : 1;
+  }
+  writeFileSync(paths.pid, `${JSON.stringify({ pid: process.pid, port: config.port })}\n`, { mode: 0o600 });
+  logger(
+    'info',
+    `recorder ${process.pid} listening on ${config.host}:${config.port} (idle exit after ${config.idleMs} ms)`,
+  );
+  const spooled = await ingestSpool(paths, registry, logger);
+  if (spooled > 0) logger('info', `ingested ${spooled} spooled event(s)`);
+  const idle = setInterval(
+    () => {
+      if (Date.now() - lastActivity >= config.idleMs) stopping?.(0);
+    },
+    Math.max(50, Math.min(config.idleMs / 4, 10_000)),
+  );
+  const onSignal = () => stopping?.(0);
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  const code = await stopped;
+  clearInterval(idle);
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  server.closeAllConnections();
+  await new Promise<void>((done) => server.close(() => done()));
+  await registry.releaseAll();
+  rmSync(paths.pid, { force: true });
+  logger('info', `recorder ${process.pid} stopped`);
+  return code;
+}

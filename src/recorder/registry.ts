@@ -1,0 +1,239 @@
+/**
+ * The sessions one recorder holds open: one boundary (one writer, the log's lock) per Tally
+ * session, found for each captured event by the session its run named, else the harness session
+ * already seen, else the session open for its project (the repository of its cwd), else a session
+ * opened for it on the spot. Two agents in two repositories get two sessions; nothing mixes them.
+ */
+import type { Logger } from '../ahp/transports/options.js';
+import type { AgentAttribution } from '../evidence/record/record.js';
+import { resolveAgent } from '../session/agents.js';
+import { defaultTrustedKeys, loadShipSigner, type ShipSigner } from '../session/identity.js';
+import {
+  type CloseResult,
+  closeSession,
+  type OpenSession,
+  openSession,
+  startSession,
+} from '../session/lifecycle.js';
+import { type Places, places, projectRootFor } from '../session/paths.js';
+import { currentSession, readSessionInfo, type SessionInfo } from '../session/store.js';
+import { RecorderError } from './config.js';
+
+export interface Held {
+  id: string;
+  where: Places;
+  open: OpenSession;
+  /** Opened by the recorder for a harness session (and closed when that session ends). */
+  implicit: boolean;
+  harnessSessions: Set<string>;
+  /** Event ids recorded through this recorder (spooled events are not recorded twice). */
+  seen: Set<string>;
+  lastActive: number;
+}
+
+export interface SessionSummary {
+  session: string;
+  root: string;
+  state: string;
+  agent: string | null;
+  implicit: boolean;
+  harness_sessions: string[];
+  records: number;
+}
+
+/** What a request says about the session it belongs to, beyond the event itself. */
+export interface SessionHint {
+  /** The Tally session the run named (`TALLY_SESSION`). */
+  session?: string;
+  /** The agent a session opened on the spot runs for (its certificate). */
+  agent?: string;
+}
+
+export class SessionRegistry {
+  private readonly held = new Map<string, Held>();
+  private readonly byHarness = new Map<string, string>();
+  private readonly pending = new Map<string, Promise<Held>>();
+  private readonly signers = new Map<string, Promise<ShipSigner>>();
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly passphrase: string | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  private signer(where: Places): Promise<ShipSigner> {
+    const key = `${where.project ?? ''}\0${where.home}`;
+    let found = this.signers.get(key);
+    if (!found) {
+      found = loadShipSigner(where, async () => this.passphrase);
+      found.catch(() => this.signers.delete(key));
+      this.signers.set(key, found);
+    }
+    return found;
+  }
+
+  /** Serialises the opening of one session: concurrent first events wait for one opener. */
+  private once(key: string, open: () => Promise<Held>): Promise<Held> {
+    const running = this.pending.get(key);
+    if (running) return running;
+    const started = open().finally(() => this.pending.delete(key));
+    this.pending.set(key, started);
+    return started;
+  }
+
+  private async hold(where: Places, info: SessionInfo, implicit: boolean): Promise<Held> {
+    const existing = this.held.get(info.id);
+    if (existing) return existing;
+    const signer = await this.signer(where);
+    const open = await openSession({
+      state: where.state,
+      session: info,
+      signer,
+      harness: { env: this.env, logger: this.logger },
+    });
+    const held: Held = {
+      id: info.id,
+      where,
+      open,
+      implicit,
+      harnessSessions: new Set(),
+      seen: new Set(),
+      lastActive: Date.now(),
+    };
+    this.held.set(info.id, held);
+    return held;
+  }
+
+  /** Starts a session for the project of `cwd` and holds it (`tally run`, `tally session start`). */
+  async start(options: {
+    cwd: string;
+    agent?: string;
+    registration?: string;
+    implicit?: boolean;
+  }): Promise<Held> {
+    const where = places(options.cwd, this.env);
+    const root = where.project ? projectRootFor(where.project) : projectRootFor(options.cwd);
+    return this.once(`start\0${where.state}`, async () => {
+      const open = currentSession(where.state);
+      if (open && readSessionInfo(where.state, open).state === 'open') {
+        if (options.implicit) return this.hold(where, readSessionInfo(where.state, open), false);
+        throw new RecorderError(
+          'refused',
+          `session ${open} is still open in this project; close it first ('tally session close')`,
+        );
+      }
+      const signer = await this.signer(where);
+      const resolved = options.agent
+        ? resolveAgent(
+            where,
+            options.cwd,
+            options.agent,
+            defaultTrustedKeys(where).map((k) => k.publicKey),
+            new Date(),
+          )
+        : undefined;
+      if (resolved?.warning) this.logger('warn', resolved.warning);
+      const { info } = await startSession({
+        state: where.state,
+        root,
+        signer,
+        ...(resolved ? { agent: resolved.agent } : {}),
+        ...(resolved?.certificatePath ? { certificatePath: resolved.certificatePath } : {}),
+        ...(options.registration ? { registrationPath: options.registration } : {}),
+      });
+      return this.hold(where, info, options.implicit ?? false);
+    });
+  }
+
+  /** The held session a captured event belongs to, opened or started when none is held yet. */
+  async forEvent(captured: { harnessSession: string; cwd?: string }, hint: SessionHint): Promise<Held> {
+    const cwd = captured.cwd;
+    if (hint.session !== undefined) {
+      const held = this.held.get(hint.session);
+      if (held) return this.join(held, captured.harnessSession);
+      if (cwd === undefined)
+        throw new RecorderError('refused', `session ${hint.session} is not held and the event names no cwd`);
+      const where = places(cwd, this.env);
+      const info = readSessionInfo(where.state, hint.session);
+      return this.join(
+        await this.once(`open\0${info.id}`, () => this.hold(where, info, false)),
+        captured.harnessSession,
+      );
+    }
+    const known = this.byHarness.get(captured.harnessSession);
+    const knownHeld = known === undefined ? undefined : this.held.get(known);
+    if (knownHeld) return this.join(knownHeld, captured.harnessSession);
+    if (cwd === undefined)
+      throw new RecorderError('refused', 'the event names no cwd: no project to record it in');
+    const where = places(cwd, this.env);
+    const open = currentSession(where.state);
+    if (open) {
+      const info = readSessionInfo(where.state, open);
+      if (info.state === 'open')
+        return this.join(
+          await this.once(`open\0${info.id}`, () => this.hold(where, info, false)),
+          captured.harnessSession,
+        );
+    }
+    const held = await this.start({ cwd, ...(hint.agent ? { agent: hint.agent } : {}), implicit: true });
+    return this.join(held, captured.harnessSession);
+  }
+
+  private join(held: Held, harnessSession: string): Held {
+    held.harnessSessions.add(harnessSession);
+    this.byHarness.set(harnessSession, held.id);
+    held.lastActive = Date.now();
+    return held;
+  }
+
+  /** The record attribution of an event's agent: the session's own agent, or its subagent. */
+  attribution(
+    held: Held,
+    agent: { instance: string; type?: string; parent?: string },
+    harness: string,
+  ): AgentAttribution {
+    const own = held.open.info.agent;
+    if (agent.parent === undefined)
+      return { ...(own ?? { name: harness }), instance: agent.instance, harness };
+    return { name: agent.type ?? 'subagent', instance: agent.instance, parent: agent.parent, harness };
+  }
+
+  get(id: string): Held | undefined {
+    return this.held.get(id);
+  }
+
+  /** Seals a held session (session.end, package) and lets it go. */
+  async close(id: string): Promise<CloseResult> {
+    const held = this.held.get(id);
+    if (!held) throw new RecorderError('refused', `session ${id} is not held by this recorder`);
+    this.held.delete(id);
+    for (const h of held.harnessSessions) if (this.byHarness.get(h) === id) this.byHarness.delete(h);
+    await held.open.close();
+    const signer = await this.signer(held.where);
+    return closeSession({ state: held.where.state, session: readSessionInfo(held.where.state, id), signer });
+  }
+
+  /** Lets every session go without sealing it (shutdown): each stays open on disk and resumes. */
+  async releaseAll(): Promise<void> {
+    const all = [...this.held.values()];
+    this.held.clear();
+    this.byHarness.clear();
+    await Promise.allSettled(all.map((h) => h.open.close()));
+  }
+
+  list(): SessionSummary[] {
+    return [...this.held.values()].map((h) => ({
+      session: h.id,
+      root: h.open.info.root,
+      state: h.where.state,
+      agent: h.open.info.agent?.name ?? null,
+      implicit: h.implicit,
+      harness_sessions: [...h.harnessSessions].sort(),
+      records: h.open.boundary.size,
+    }));
+  }
+}

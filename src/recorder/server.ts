@@ -1,0 +1,252 @@
+/**
+ * The recorder's endpoints on 127.0.0.1. Every request carries the per-user secret as a bearer
+ * token (else 401, nothing recorded). A hook is answered only after its record is durable.
+ *
+ *   POST /hooks/claude-code   Claude Code's http hooks (and the command shim): native payload in,
+ *                             native answer out
+ *   POST /ingest              a canonical event from a shim, the MCP gateway or `tally wrap`
+ *   POST /sessions            start a session for a project ({cwd, agent?, registration?})
+ *   POST /sessions/close      seal a held session ({session}) → {package, records}
+ *   GET  /status              {pid, port, sessions}
+ *   POST /stop                let every session go (each stays open on disk) and exit
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from '../ahp/transports/options.js';
+import type { BoundaryDecision } from '../boundary/boundary.js';
+import { BoundaryError } from '../boundary/prepare.js';
+import { claudeCodeAnswer } from '../capture/claude-code/answer.js';
+import { translateClaudeCode } from '../capture/claude-code/translate.js';
+import { type Captured, CaptureError } from '../capture/types.js';
+import { parseJson } from '../core/canonical.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
+import { firstBadUtf8Byte } from '../core/utf8.js';
+import { RecorderError } from './config.js';
+import type { Held, SessionHint, SessionRegistry } from './registry.js';
+
+const MAX_BODY = 16 * 1024 * 1024;
+
+export interface RecorderServerOptions {
+  secret: string;
+  registry: SessionRegistry;
+  logger: Logger;
+  /** Called on every authorised request (the idle timer). */
+  onActivity: () => void;
+  onStop: () => void;
+  started: string;
+}
+
+class HttpProblem extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        reject(new HttpProblem(413, `the body is larger than ${MAX_BODY} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function authorised(req: IncomingMessage, secret: string): boolean {
+  const header = req.headers.authorization;
+  if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false;
+  const given = Buffer.from(header.slice(7).trim());
+  const expected = Buffer.from(secret);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function hintOf(req: IncomingMessage, url: URL): SessionHint {
+  const session = req.headers['x-tally-session'];
+  const agent = url.searchParams.get('agent');
+  return {
+    ...(typeof session === 'string' && /^ses_[A-Za-z0-9_]+$/.test(session) ? { session } : {}),
+    ...(agent && /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(agent) ? { agent } : {}),
+  };
+}
+
+async function parsedBody(req: IncomingMessage): Promise<{ bytes: Buffer; value: unknown }> {
+  const bytes = await readBody(req);
+  const bad = firstBadUtf8Byte(bytes);
+  if (bad !== undefined) throw new HttpProblem(400, `the body is not UTF-8 at byte ${bad}`);
+  try {
+    return { bytes, value: parseJson(bytes) };
+  } catch (error) {
+    throw new HttpProblem(400, `the body is not JSON: ${(error as Error).message}`);
+  }
+}
+
+export function createRecorderServer(options: RecorderServerOptions): Server {
+  const { registry } = options;
+
+  /** Records one captured event in its session and returns the boundary's decision. */
+  async function capture(
+    captured: Captured,
+    hint: SessionHint,
+    harness: string,
+    source: string,
+  ): Promise<{ held: Held; decision: BoundaryDecision | null }> {
+    const held = await registry.forEvent(captured, hint);
+    const context = { source, agent: registry.attribution(held, captured.agent, harness) };
+    const id = typeof captured.event.id === 'string' ? captured.event.id : undefined;
+    if (id !== undefined && held.seen.has(id)) return { held, decision: null };
+    let decision: BoundaryDecision | null = null;
+    if (captured.mode === 'decide') decision = await held.open.boundary.decide(captured.event, context);
+    else await held.open.boundary.observe(captured.event, context);
+    if (id !== undefined) held.seen.add(id);
+    return { held, decision };
+  }
+
+  /** A payload that cannot be translated is still recorded (as rejected) when its session is known. */
+  async function rejectPayload(
+    value: unknown,
+    bytes: Buffer,
+    error: CaptureError,
+    hint: SessionHint,
+  ): Promise<void> {
+    if (!isJsonObject(value) || typeof value.session_id !== 'string' || typeof value.cwd !== 'string') return;
+    const held = await registry.forEvent({ harnessSession: value.session_id, cwd: value.cwd }, hint);
+    await held.open.boundary.reject(
+      {
+        received: bytes,
+        reason: error.message,
+        source: 'hook',
+        ...(error.detail?.pointer !== undefined ? { pointer: String(error.detail.pointer) } : {}),
+      },
+      { source: 'hook' },
+    );
+  }
+
+  async function claudeCode(req: IncomingMessage, url: URL): Promise<JsonObject> {
+    const { bytes, value } = await parsedBody(req);
+    const hint = hintOf(req, url);
+    let captured: Captured;
+    try {
+      const id = req.headers['x-tally-event-id'];
+      captured = translateClaudeCode(
+        value,
+        typeof id === 'string' && /^[A-Za-z0-9_-]{1,80}$/.test(id) ? id : undefined,
+      );
+    } catch (error) {
+      if (!(error instanceof CaptureError)) throw error;
+      await rejectPayload(value, bytes, error, hint).catch(() => undefined);
+      throw new HttpProblem(400, error.message);
+    }
+    const { held, decision } = await capture(captured, hint, 'claude-code', 'hook');
+    // A session the recorder opened for this harness session ends with it.
+    if (captured.nativeEvent === 'SessionEnd' && held.implicit) {
+      setImmediate(() => {
+        registry
+          .close(held.id)
+          .catch((e: Error) => options.logger('error', `closing ${held.id}: ${e.message}`));
+      });
+    }
+    return claudeCodeAnswer(captured.nativeEvent, decision);
+  }
+
+  async function ingest(req: IncomingMessage, url: URL): Promise<JsonObject> {
+    const { value } = await parsedBody(req);
+    if (!isJsonObject(value) || !isJsonObject(value.event) || typeof value.source !== 'string')
+      throw new HttpProblem(400, 'expected {source, mode, event, cwd, harness_session?, agent?}');
+    const captured: Captured = {
+      mode: value.mode === 'decide' ? 'decide' : 'observe',
+      event: value.event,
+      harnessSession:
+        typeof value.harness_session === 'string'
+          ? value.harness_session
+          : `${value.source}-${String(value.cwd)}`,
+      ...(typeof value.cwd === 'string' ? { cwd: value.cwd } : {}),
+      agent:
+        isJsonObject(value.agent) && typeof value.agent.instance === 'string'
+          ? (value.agent as never)
+          : { instance: String(value.source) },
+      nativeEvent: 'ingest',
+    };
+    const hint = {
+      ...hintOf(req, url),
+      ...(typeof value.session === 'string' ? { session: value.session } : {}),
+    };
+    const { held, decision } = await capture(
+      captured,
+      hint,
+      String(value.harness ?? value.source),
+      value.source,
+    );
+    return { session: held.id, decision, recorded: decision?.recorded ?? null };
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (!authorised(req, options.secret))
+      return send(res, 401, {
+        error: { code: 'unauthorized', message: 'a recorder secret is required (Authorization: Bearer …)' },
+      });
+    options.onActivity();
+    const key = `${req.method} ${url.pathname}`;
+    if (key === 'GET /status')
+      return send(res, 200, { pid: process.pid, started_at: options.started, sessions: registry.list() });
+    if (key === 'POST /hooks/claude-code') return send(res, 200, await claudeCode(req, url));
+    if (key === 'POST /ingest') return send(res, 200, await ingest(req, url));
+    if (key === 'POST /sessions') {
+      const { value } = await parsedBody(req);
+      if (!isJsonObject(value) || typeof value.cwd !== 'string')
+        throw new HttpProblem(400, 'expected {cwd, agent?, registration?}');
+      const held = await registry.start({
+        cwd: value.cwd,
+        ...(typeof value.agent === 'string' ? { agent: value.agent } : {}),
+        ...(typeof value.registration === 'string' ? { registration: value.registration } : {}),
+      });
+      return send(res, 200, { session: held.id, root: held.open.info.root, state: held.where.state });
+    }
+    if (key === 'POST /sessions/close') {
+      const { value } = await parsedBody(req);
+      if (!isJsonObject(value) || typeof value.session !== 'string')
+        throw new HttpProblem(400, 'expected {session}');
+      const closed = await registry.close(value.session);
+      return send(res, 200, { session: value.session, package: closed.packagePath, records: closed.records });
+    }
+    if (key === 'POST /stop') {
+      send(res, 200, { stopping: true });
+      options.onStop();
+      return;
+    }
+    send(res, 404, { error: { code: 'not-found', message: `no endpoint ${key}` } });
+  }
+
+  return createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      const status =
+        error instanceof HttpProblem
+          ? error.status
+          : error instanceof RecorderError || error instanceof BoundaryError
+            ? 409
+            : 500;
+      const code =
+        error instanceof HttpProblem ? 'bad-request' : ((error as { code?: string }).code ?? 'error');
+      if (status >= 500)
+        options.logger('error', `${req.method} ${req.url}: ${(error as Error).stack ?? error}`);
+      if (!res.headersSent) send(res, status, { error: { code, message: (error as Error).message } });
+    });
+  });
+}

@@ -1,0 +1,30 @@
+/**
+ * The spool: where a command shim puts a hook payload it could not deliver because the recorder
+ * was down (one JSON line per payload, `TALLY_HOME/spool/<channel>.jsonl`, 0600). The recorder
+ * ingests it once when it starts, each payload once (by its id). Only node: built-ins here: the
+ * shims that write it start in a few milliseconds.
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface SpoolEntry {
+  /** The event id the payload is recorded under: the same whether delivered now or later. */
+  id: string;
+  received_at: string;
+  channel: string;
+  /** The Tally session the run named, when it named one. */
+  session?: string;
+  payload: unknown;
+  /** What the shim answered the agent without the recorder (its failure policy), when it decided. */
+  answered?: { decision: 'allow' | 'deny' | 'ask'; by: string; reason?: string };
+}
+
+export function spoolFile(spoolDir: string, channel: string): string {
+  return join(spoolDir, `${channel}.jsonl`);
+}
+
+export function appendSpool(spoolDir: string, entry: SpoolEntry): void {
+  mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
+  // One write of one line: appends of lines this short do not interleave between processes.
+  appendFileSync(spoolFile(spoolDir, entry.channel), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+}

@@ -1,0 +1,72 @@
+/**
+ * Ingesting the spool when the recorder starts: every payload a shim could not deliver is
+ * translated and recorded as observed (the agent already had its answer: the one its failure
+ * policy gave), in its session, once — an id already in the session's log is skipped.
+ */
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../ahp/transports/options.js';
+import { translateClaudeCode } from '../capture/claude-code/translate.js';
+import { readLogLines } from '../evidence/log/reader.js';
+import { logPath } from '../session/store.js';
+import type { RecorderPaths } from './config.js';
+import type { Held, SessionRegistry } from './registry.js';
+import type { SpoolEntry } from './spool-file.js';
+
+/** Event ids already in a held session's log (read once, before the first spooled event). */
+async function loadSeen(held: Held): Promise<void> {
+  for await (const { line, torn } of readLogLines(logPath(held.where.state, held.id))) {
+    if (torn) continue;
+    try {
+      const envelope = JSON.parse(line.toString('utf8')) as { payload: string };
+      const record = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')) as {
+        event: { id: string };
+      };
+      held.seen.add(record.event.id);
+    } catch {
+      // A bad line is the verifier's to report; here it only cannot be a duplicate.
+    }
+  }
+}
+
+export async function ingestSpool(
+  paths: RecorderPaths,
+  registry: SessionRegistry,
+  logger: Logger,
+): Promise<number> {
+  if (!existsSync(paths.spool)) return 0;
+  let ingested = 0;
+  const loaded = new Set<string>();
+  for (const name of readdirSync(paths.spool)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()) {
+    const taken = join(paths.spool, `${name}.ingesting-${process.pid}`);
+    renameSync(join(paths.spool, name), taken);
+    for (const line of readFileSync(taken, 'utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        const entry = JSON.parse(line) as SpoolEntry;
+        if (entry.channel !== 'claude-code') throw new Error(`no translator for channel ${entry.channel}`);
+        const captured = translateClaudeCode(entry.payload, entry.id);
+        const held = await registry.forEvent(captured, entry.session ? { session: entry.session } : {});
+        if (!loaded.has(held.id)) {
+          loaded.add(held.id);
+          await loadSeen(held);
+        }
+        if (held.seen.has(entry.id)) continue;
+        const agent = registry.attribution(held, captured.agent, entry.channel);
+        await held.open.boundary.observe(captured.event, {
+          source: 'hook',
+          agent,
+          ...(entry.answered ? { answered: entry.answered } : {}),
+        });
+        held.seen.add(entry.id);
+        ingested += 1;
+      } catch (error) {
+        logger('warn', `spool ${name}: a line could not be ingested: ${(error as Error).message}`);
+      }
+    }
+    rmSync(taken, { force: true });
+  }
+  return ingested;
+}
