@@ -15,6 +15,9 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   ahp: () => import('./commands/ahp.js'),
   recorder: () => import('./commands/recorder.js'),
   hook: () => import('./commands/hook.js'),
+  run: () => import('./commands/run.js'),
+  install: () => import('./commands/install.js'),
+  uninstall: () => import('./commands/uninstall.js'),
   demo: () => import('./commands/demo.js'),
 };
 
@@ -59,7 +62,9 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
     return 2;
   }
   const { command } = await load();
-  if (rest.includes('--help') || rest.includes('-h')) {
+  // Flags after `--` belong to a command being run (tally run -- claude --help), not to tally.
+  const own = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (own.includes('--help') || own.includes('-h')) {
     const usage = command.usageFor ? await command.usageFor(rest) : command.usage;
     ctx.stdout(usage.endsWith('\n') ? usage : `${usage}\n`);
     return 0;

@@ -52,6 +52,11 @@ export interface RunOptions {
    * app-server), so they run without --dangerously-bypass-hook-trust. Ignored by other agents.
    */
   trustHooks?: boolean;
+  /**
+   * Runs the agent through another command (e.g. `tally run -- <agent>`): given the agent's binary
+   * and arguments, returns the program and arguments actually spawned, in the same environment.
+   */
+  wrap?: (bin: string, argv: string[]) => [string, string[]];
 }
 
 export interface AgentRun {
@@ -166,7 +171,8 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
     const argv = [...prepared.args, ...(options.args ?? [])];
     const setup = profile.beforeSpawn ? await profile.beforeSpawn(ctx, installed.bin, env) : undefined;
     const started = Date.now();
-    const child = spawn(installed.bin, argv, {
+    const [program, programArgs] = options.wrap ? options.wrap(installed.bin, argv) : [installed.bin, argv];
+    const child = spawn(program, programArgs, {
       cwd: options.cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

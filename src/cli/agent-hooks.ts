@@ -1,0 +1,74 @@
+/**
+ * What `tally install` and `tally run` both need for an agent: the registration the recorder
+ * will dispatch (the project's, with Tally's certificate judge in it), the hook plan derived from
+ * it, and how the command shim is invoked from the agent's shell.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseRegistrationText, RegistrationError } from '../ahp/registration/registration.js';
+import type { Registration } from '../ahp/registration/types.js';
+import { withCertificateJudge } from '../boundary/certificate-backend.js';
+import { type HookPlan, planHooks } from '../capture/claude-code/hooks.js';
+import { type Scope, settingsPath } from '../capture/claude-code/settings.js';
+import { projectRegistrationPath } from '../session/lifecycle.js';
+import { type Places, projectRootFor } from '../session/paths.js';
+import { type CommandContext, UsageError } from './command.js';
+import { placesOf } from './session-context.js';
+
+const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
+
+/** `tally` as a shell command that works without it on the PATH: node and the bin, quoted. */
+export function tallyCommand(): string {
+  const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  return `${quote(process.execPath)} ${quote(TALLY_BIN)}`;
+}
+
+/** The registration named by a flag, else the project's `.tally/hooks.json`, else none. */
+export function projectRegistration(
+  where: Places,
+  cwd: string,
+  flag: string | undefined,
+): { path?: string; registration: Registration | null } {
+  const path = flag !== undefined ? resolve(cwd, flag) : projectRegistrationPath(where.state);
+  if (flag === undefined && !existsSync(path)) return { registration: null };
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    throw new UsageError(`--registration: cannot read ${path}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+  try {
+    return { path, registration: parseRegistrationText(bytes).registration };
+  } catch (error) {
+    if (error instanceof RegistrationError) throw new UsageError(`${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The hook plan for Claude Code: the registration as the recorder dispatches it, judge included. */
+export function claudeCodePlan(registration: Registration | null): HookPlan[] {
+  return planHooks(withCertificateJudge(registration));
+}
+
+const AGENTS = ['claude-code'];
+const SCOPES: Scope[] = ['project', 'user', 'managed'];
+
+export function settingsTarget(
+  ctx: CommandContext,
+  scope: string | undefined,
+): { scope: Scope; path: string } {
+  const chosen = (scope ?? 'project') as Scope;
+  if (!SCOPES.includes(chosen)) throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`);
+  const where = placesOf(ctx);
+  const root = where.project ? projectRootFor(where.project) : projectRootFor(ctx.cwd);
+  return { scope: chosen, path: settingsPath(chosen, root, ctx.env.HOME ?? '') };
+}
+
+export function agentOf(positionals: string[]): string {
+  const agent = positionals[0];
+  if (agent === undefined || !AGENTS.includes(agent))
+    throw new UsageError(`name the agent: ${AGENTS.join(', ')} (the others come with their adapters)`);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+  return agent;
+}

@@ -1,0 +1,194 @@
+/**
+ * `tally run [--agent NAME] [--harness NAME] -- <agent command…>`: one command for a recorded,
+ * controlled session. It starts the recorder and a session under the agent's certificate, wires
+ * the agent's hooks for this run only (Claude Code: `--settings <file>`, nothing of the user's
+ * touched), runs the agent with inherited stdio, keeps the recorder alive (restarting it if it
+ * dies), closes the session when the agent exits (Ctrl-C and crashes included), and verifies the
+ * package. Exit: the agent's code, or 1 when the package could not be sealed or did not verify.
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { claudeCodeHooks } from '../../capture/claude-code/hooks.js';
+import { tallyHome } from '../../core/home.js';
+import { loadPrivateKey } from '../../core/keystore.js';
+import { readLogLines } from '../../evidence/log/reader.js';
+import { verifyPackageLines } from '../../evidence/package/verify.js';
+import { expectOk, RecorderClient } from '../../recorder/client.js';
+import { SECRET_ENV, SESSION_ENV } from '../../recorder/config.js';
+import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
+import { defaultTrustedKeys, SHIP_KEY, shipKeyDir } from '../../session/identity.js';
+import type { Places } from '../../session/paths.js';
+import { sessionDir } from '../../session/store.js';
+import { claudeCodePlan, projectRegistration, tallyCommand } from '../agent-hooks.js';
+import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
+import { passphrase, placesOf } from '../session-context.js';
+
+const HARNESSES: Record<string, string> = { claude: 'claude-code', 'claude.exe': 'claude-code' };
+const SUPPORTED = new Set(['claude-code']);
+
+function harnessOf(command: string, flag: string | undefined): string {
+  const harness = flag ?? HARNESSES[basename(command)];
+  if (harness === undefined)
+    throw new UsageError(
+      `cannot tell which agent '${basename(command)}' is: pass --harness (${[...SUPPORTED].join(', ')})`,
+    );
+  if (!SUPPORTED.has(harness))
+    throw new UsageError(`--harness ${harness} has no adapter yet (supported: ${[...SUPPORTED].join(', ')})`);
+  return harness;
+}
+
+/** Runs the agent; resolves with its exit code (signals as 128+n), forwarding Ctrl-C and SIGTERM. */
+function runAgent(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit', env, cwd });
+    const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+    const onInt = forward('SIGINT');
+    const onTerm = forward('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+    const done = (code: number) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve(code);
+    };
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      process.stderr.write(`tally run: cannot start ${argv[0]}: ${error.code ?? error.message}\n`);
+      done(127);
+    });
+    child.once('exit', (code, signal) => {
+      const signals: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
+      done(code ?? 128 + (signal ? (signals[signal] ?? 1) : 1));
+    });
+  });
+}
+
+/** Keeps the recorder up while the agent runs: a dead one is started again (it resumes each log). */
+function watchdog(client: RecorderClient, ctx: CommandContext, secret: string | undefined): () => void {
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      if ((await client.status()) === null) {
+        ctx.stderr('tally run: the recorder stopped; starting it again\n');
+        await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
+      }
+    } catch (error) {
+      ctx.stderr(`tally run: ${(error as Error).message}\n`);
+    } finally {
+      busy = false;
+    }
+  }, 1000);
+  return () => clearInterval(timer);
+}
+
+async function keyIsEncrypted(where: Places): Promise<boolean> {
+  try {
+    loadPrivateKey(shipKeyDir(where), SHIP_KEY);
+    return false;
+  } catch (error) {
+    return (error as { code?: string }).code === 'passphrase-required';
+  }
+}
+
+export const command: Command = {
+  summary: 'run an agent in a recorded, controlled session: start, capture, close, verify',
+  usage: [
+    'usage: tally run [--agent NAME] [--harness NAME] [--registration FILE] [--json] -- <agent command…>',
+    '',
+    'Starts a session (under NAME’s certificate) and the recorder, wires the agent’s hooks for this run',
+    'only, runs the agent, then closes the session, seals and verifies the package. The harness is',
+    'taken from the command’s name (claude) or --harness (claude-code).',
+    'Exit: the agent’s own code, or 1 when the package could not be sealed or did not verify.',
+  ].join('\n'),
+  async run(argv, ctx) {
+    const dash = argv.indexOf('--');
+    if (dash < 0 || dash === argv.length - 1) throw new UsageError('give the agent command after --');
+    const { values, positionals } = parseFlags(argv.slice(0, dash), {
+      agent: { type: 'string' },
+      harness: { type: 'string' },
+      registration: { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    if (positionals.length > 0)
+      throw new UsageError(`unexpected argument '${positionals[0]}' (the agent command goes after --)`);
+    const agentArgv = argv.slice(dash + 1);
+    harnessOf(agentArgv[0]!, values.harness);
+    const where = placesOf(ctx);
+    const { registration, path: registrationPath } = projectRegistration(where, ctx.cwd, values.registration);
+    const client = await RecorderClient.of(tallyHome(ctx.env), ctx.env);
+    // The recorder signs: an encrypted ship key's passphrase is asked here, at the terminal, and
+    // handed to it over a pipe.
+    const secret = (await keyIsEncrypted(where)) ? await passphrase(ctx) : undefined;
+    await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
+    const started = expectOk(
+      await client.request('POST', '/sessions', {
+        cwd: ctx.cwd,
+        ...(values.agent ? { agent: values.agent } : {}),
+        ...(registrationPath ? { registration: registrationPath } : {}),
+      }),
+      'starting the session',
+    ) as { session: string; state: string; root: string };
+    ctx.stderr(`tally run: session ${started.session}${values.agent ? ` for ${values.agent}` : ''}\n`);
+    const settings = join(sessionDir(started.state, started.session), 'claude-code-settings.json');
+    const hooks = claudeCodeHooks(claudeCodePlan(registration), {
+      port: client.port,
+      tally: tallyCommand(),
+      transport: 'http',
+    });
+    writeFileSync(settings, `${JSON.stringify({ hooks }, null, 2)}\n`, { mode: 0o600 });
+    const env = { ...ctx.env, [SECRET_ENV]: client.secret, [SESSION_ENV]: started.session };
+    const stop = watchdog(client, ctx, secret);
+    let code: number;
+    try {
+      code = await runAgent([agentArgv[0]!, '--settings', settings, ...agentArgv.slice(1)], env, ctx.cwd);
+    } finally {
+      stop();
+    }
+    // The agent is done: its session is sealed, whatever its exit code.
+    await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
+    let sealed: { package: string; records: number };
+    try {
+      sealed = expectOk(
+        await client.request('POST', '/sessions/close', { session: started.session }),
+        'closing the session',
+      ) as {
+        package: string;
+        records: number;
+      };
+    } catch (error) {
+      ctx.stderr(`tally run: the session could not be sealed: ${(error as Error).message}\n`);
+      return 1;
+    }
+    const certificate = values.agent
+      ? readCertificateFile(certificatePathFor(where, ctx.cwd, values.agent))
+      : undefined;
+    const result = await verifyPackageLines(readLogLines(sealed.package), {
+      trusted: defaultTrustedKeys(where).map((k) => k.publicKey),
+      now: new Date(),
+      ...(certificate ? { certificate } : {}),
+    });
+    const failed = result.checks.filter((c) => !c.ok && c.code !== 'skipped');
+    if (values.json)
+      printJson(ctx, {
+        session: started.session,
+        package: sealed.package,
+        records: sealed.records,
+        agent_exit: code,
+        verified: result.ok,
+        failed: failed.map((c) => ({ check: c.check, code: c.code })),
+        unauthorized: result.cross?.unauthorized.length ?? null,
+      });
+    else {
+      ctx.stderr(`tally run: ${sealed.records} records sealed in ${sealed.package}\n`);
+      ctx.stderr(
+        result.ok
+          ? `tally run: VERIFIED${result.cross ? ` — ${result.cross.unauthorized.filter((c) => !c.blocked).length} unauthorized calls ran, ${result.cross.unauthorized.filter((c) => c.blocked).length} were blocked` : ''}\n`
+          : `tally run: verification FAILED: ${failed.map((c) => `${c.check} (${c.code})`).join(', ')}\n`,
+      );
+      ctx.stdout(`${sealed.package}\n`);
+    }
+    return result.ok ? code : 1;
+  },
+};
