@@ -101,6 +101,25 @@ export class RecorderClient {
     return new RecorderClient(paths, config.port, recorderSecret(paths, true));
   }
 
+  /** The client of a recorder this home has had (a configuration exists), else null: nothing is created. */
+  static async existing(home: string, env: NodeJS.ProcessEnv = {}): Promise<RecorderClient | null> {
+    const paths = recorderPaths(home);
+    if (!existsSync(paths.config) || !existsSync(paths.secret)) return null;
+    const config = await recorderConfig(paths, env);
+    return new RecorderClient(paths, config.port, recorderSecret(paths, false));
+  }
+
+  /** The running recorder when it holds `session` (so it must be asked to act on it), else null. */
+  static async holding(
+    home: string,
+    session: string,
+    env: NodeJS.ProcessEnv = {},
+  ): Promise<RecorderClient | null> {
+    const client = await RecorderClient.existing(home, env);
+    const status = await client?.status();
+    return status?.sessions.some((s) => s.session === session) ? client! : null;
+  }
+
   async request(
     method: string,
     path: string,

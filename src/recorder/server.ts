@@ -106,16 +106,19 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     hint: SessionHint,
     harness: string,
     source: string,
-  ): Promise<{ held: Held; decision: BoundaryDecision | null }> {
+  ): Promise<{ held: Held; decision: BoundaryDecision | null; recorded: { seq: number; digest: string } | null }> {
     const held = await registry.forEvent(captured, hint);
     const context = { source, agent: registry.attribution(held, captured.agent, harness) };
     const id = typeof captured.event.id === 'string' ? captured.event.id : undefined;
-    if (id !== undefined && held.seen.has(id)) return { held, decision: null };
+    if (id !== undefined && held.seen.has(id)) return { held, decision: null, recorded: null };
     let decision: BoundaryDecision | null = null;
-    if (captured.mode === 'decide') decision = await held.open.boundary.decide(captured.event, context);
-    else await held.open.boundary.observe(captured.event, context);
+    let recorded: { seq: number; digest: string };
+    if (captured.mode === 'decide') {
+      decision = await held.open.boundary.decide(captured.event, context);
+      recorded = decision.recorded;
+    } else recorded = (await held.open.boundary.observe(captured.event, context)).recorded;
     if (id !== undefined) held.seen.add(id);
-    return { held, decision };
+    return { held, decision, recorded };
   }
 
   /** A payload that cannot be translated is still recorded (as rejected) when its session is known. */

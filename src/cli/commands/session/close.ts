@@ -1,4 +1,8 @@
 /** `tally session close`: `session.end`, then the log sealed into a package (its path on stdout). */
+
+import { tallyHome } from '../../../core/home.js';
+import { expectOk, RecorderClient } from '../../../recorder/client.js';
+import type { CloseResult } from '../../../session/lifecycle.js';
 import { closeSession } from '../../../session/lifecycle.js';
 import { resolveSession } from '../../../session/store.js';
 import { type Command, parseFlags, printJson } from '../../command.js';
@@ -12,13 +16,16 @@ export const command: Command = {
     const { values } = parseFlags(argv, { session: { type: 'string' }, json: { type: 'boolean' } });
     const where = placesOf(ctx);
     const session = resolveSession(where.state, values.session);
-    const signer = await signerOf(ctx, where);
-    const result = await closeSession({
-      state: where.state,
-      session,
-      signer,
-      onProgress: (done, total) => ctx.stderr(`sealing: ${done} of ${total} records\n`),
-    });
+    // The recorder is the single writer of a session it holds: it seals it.
+    const recorder = await RecorderClient.holding(tallyHome(ctx.env), session.id, ctx.env);
+    const result = recorder
+      ? await closeThroughRecorder(recorder, session.id)
+      : await closeSession({
+          state: where.state,
+          session,
+          signer: await signerOf(ctx, where),
+          onProgress: (done, total) => ctx.stderr(`sealing: ${done} of ${total} records\n`),
+        });
     if (values.json)
       printJson(ctx, {
         session: session.id,
@@ -37,3 +44,17 @@ export const command: Command = {
     return 0;
   },
 };
+
+async function closeThroughRecorder(
+  recorder: RecorderClient,
+  session: string,
+): Promise<Pick<CloseResult, 'packagePath' | 'records' | 'recovered'>> {
+  const closed = expectOk(
+    await recorder.request('POST', '/sessions/close', { session }),
+    'closing the session',
+  ) as {
+    package: string;
+    records: number;
+  };
+  return { packagePath: closed.package, records: closed.records, recovered: null };
+}

@@ -3,9 +3,14 @@
  * stopped is judged (the certificate and every registered backend), recorded, and answered by the
  * exit code; any other is recorded.
  */
+
+import { catalogueEntry } from '../../../ahp/protocol/catalogue.js';
+import type { BoundaryDecision } from '../../../boundary/boundary.js';
 import { BoundaryError } from '../../../boundary/prepare.js';
 import { parseJson } from '../../../core/canonical.js';
+import { tallyHome } from '../../../core/home.js';
 import { firstBadUtf8Byte } from '../../../core/utf8.js';
+import { expectOk, RecorderClient } from '../../../recorder/client.js';
 import { openSession, recordEvent } from '../../../session/lifecycle.js';
 import { resolveSession } from '../../../session/store.js';
 import { type Command, parseFlags, printJson, UsageError } from '../../command.js';
@@ -77,16 +82,20 @@ export const command: Command = {
       throw new UsageError(`stdin is not a JSON event (recorded as rejected): ${(error as Error).message}`);
     }
     let result: Awaited<ReturnType<typeof recordEvent>>;
+    // A session the recorder holds is written by the recorder alone: the event goes through it.
+    const recorder = await RecorderClient.holding(tallyHome(ctx.env), session.id, ctx.env);
     try {
-      result = await recordEvent({
-        state: where.state,
-        session,
-        signer,
-        event: raw,
-        source,
-        harness,
-        ...(agent ? { agent } : {}),
-      });
+      result = recorder
+        ? await ingestThroughRecorder(recorder, session.id, raw, source, ctx.cwd)
+        : await recordEvent({
+            state: where.state,
+            session,
+            signer,
+            event: raw,
+            source,
+            harness,
+            ...(agent ? { agent } : {}),
+          });
     } catch (error) {
       if (error instanceof BoundaryError && error.code === 'bad-event') throw new UsageError(error.message);
       throw error;
@@ -122,3 +131,34 @@ export const command: Command = {
     return 0;
   },
 };
+
+async function ingestThroughRecorder(
+  recorder: RecorderClient,
+  session: string,
+  event: unknown,
+  source: string,
+  cwd: string,
+): Promise<Awaited<ReturnType<typeof recordEvent>>> {
+  const type = (event as { type?: unknown } | null)?.type;
+  const mode = typeof type === 'string' && catalogueEntry(type)?.interceptable ? 'decide' : 'observe';
+  const reply = expectOk(
+    await recorder.request('POST', '/ingest', {
+      source,
+      mode,
+      event,
+      cwd,
+      session,
+      harness_session: `cli-${session}`,
+    }),
+    'recording the event',
+  ) as { decision: BoundaryDecision | null; recorded: { seq: number; digest: string } | null };
+  const decision = reply.decision ?? undefined;
+  const recorded = reply.recorded ?? decision?.recorded ?? { seq: -1, digest: '' };
+  return {
+    seq: recorded.seq,
+    unknownFields: decision?.unknownFields ?? [],
+    event: event as { id?: unknown; type?: unknown },
+    recorded,
+    ...(decision ? { decision } : {}),
+  };
+}
