@@ -190,13 +190,13 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       ...hintOf(req, url),
       ...(typeof value.session === 'string' ? { session: value.session } : {}),
     };
-    const { held, decision } = await capture(
+    const { held, decision, recorded } = await capture(
       captured,
       hint,
       String(value.harness ?? value.source),
       value.source,
     );
-    return { session: held.id, decision, recorded: decision?.recorded ?? null };
+    return { session: held.id, decision, recorded };
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
