@@ -1,0 +1,233 @@
+/**
+ * The session recorder as a real detached process on 127.0.0.1, driven through the real CLI and the
+ * real hook shim with Claude Code's own payload shapes: the secret keeps others out, two projects
+ * get two sessions, a killed recorder is restarted and resumes its log, a shim spools while it is
+ * down and the spool is recorded exactly once, and it exits when idle.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { jsonOut, makeProject, type Project, type Ran, runTally } from '../cli/tally-process.js';
+
+interface Status {
+  pid: number | null;
+  port: number;
+  sessions: { session: string; root: string; records: number; agent: string | null }[];
+}
+
+const projects: Project[] = [];
+
+function project(): Project {
+  const p = makeProject('tally-recorder-');
+  // Short idle exit: a recorder a test forgets does not outlive its test file.
+  p.env.TALLY_RECORDER_IDLE_MS = '5000';
+  projects.push(p);
+  return p;
+}
+
+after(async () => {
+  for (const p of projects) await p.tally(['recorder', 'stop']);
+});
+
+function hook(p: Project, payload: Record<string, unknown>, args: string[] = []): Promise<Ran> {
+  return runTally(['hook', 'claude-code', ...args], {
+    cwd: p.root,
+    env: p.env,
+    stdin: JSON.stringify(payload),
+  });
+}
+
+function payload(p: Project, event: string, extra: Record<string, unknown> = {}, session = 'harness-1') {
+  return {
+    session_id: session,
+    transcript_path: join(p.dir, 't.jsonl'),
+    cwd: p.root,
+    hook_event_name: event,
+    ...extra,
+  };
+}
+
+function pre(p: Project, id: string, command: string, session = 'harness-1') {
+  return payload(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command }, tool_use_id: id }, session);
+}
+
+async function status(p: Project): Promise<Status> {
+  return jsonOut(await p.tally(['recorder', 'status', '--json'])) as unknown as Status;
+}
+
+function post(port: number, path: string, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function records(
+  pkg: string,
+): {
+  seq: number;
+  source: string;
+  event: { type: string; id: string };
+  decision?: { decision: string; by: string };
+}[] {
+  return readFileSync(pkg, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .slice(1, -1)
+    .map((l) => JSON.parse(Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64').toString()));
+}
+
+async function setUp(p: Project): Promise<void> {
+  for (const args of [
+    ['init'],
+    ['agent', 'register', '--name', 'coder', '--allow', 'Bash(ls*)', '--forbid', 'Bash(rm -rf *)'],
+  ])
+    assert.equal((await p.tally(args)).code, 0);
+}
+
+describe('the session recorder', () => {
+  it('a SessionStart shim starts it; a hook without the secret is refused (401) and nothing is recorded', async () => {
+    const p = project();
+    await setUp(p);
+    assert.equal(
+      (await hook(p, payload(p, 'SessionStart', { source: 'startup' }), ['--agent', 'coder'])).code,
+      0,
+    );
+    const s = await status(p);
+    assert.ok(s.pid !== null && s.pid > 0);
+    assert.equal(s.sessions.length, 1);
+    const before = s.sessions[0]!.records;
+    const body = JSON.stringify(pre(p, 't-x', 'ls'));
+    assert.equal(await post(s.port, '/hooks/claude-code', { 'content-type': 'application/json' }, body), 401);
+    assert.equal(
+      await post(s.port, '/hooks/claude-code', { authorization: `Bearer ${'0'.repeat(64)}` }, body),
+      401,
+    );
+    assert.equal((await status(p)).sessions[0]!.records, before, 'nothing was recorded');
+    // The secret is the user's alone.
+    const mode = (await import('node:fs')).statSync(join(p.home, 'run', 'recorder.secret')).mode & 0o777;
+    assert.equal(mode, 0o600);
+  });
+
+  it('judges through its session: a forbidden call is denied natively, an allowed one allowed; SessionEnd seals', async () => {
+    const p = project();
+    await setUp(p);
+    await hook(p, payload(p, 'SessionStart', { source: 'startup' }), ['--agent', 'coder']);
+    const denied = JSON.parse((await hook(p, pre(p, 't1', 'rm -rf /'))).stdout);
+    assert.equal(denied.hookSpecificOutput.permissionDecision, 'deny');
+    assert.match(denied.hookSpecificOutput.permissionDecisionReason, /forbidden/);
+    const allowed = JSON.parse((await hook(p, pre(p, 't2', 'ls -la'))).stdout);
+    assert.equal(allowed.hookSpecificOutput.permissionDecision, 'allow');
+    const { session } = (await status(p)).sessions[0]!;
+    await hook(p, payload(p, 'SessionEnd', { reason: 'other' }));
+    // The seal happens just after SessionEnd is answered.
+    let pkg = '';
+    for (let i = 0; i < 100 && pkg === ''; i++) {
+      const st = jsonOut(await p.tally(['session', 'status', '--session', session, '--json']));
+      if (st.package) pkg = String(st.package);
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    const recs = records(pkg);
+    assert.deepEqual(
+      recs.filter((r) => r.event.type === 'tool.before').map((r) => r.decision?.decision),
+      ['deny', 'allow'],
+    );
+    assert.equal((await p.tally(['verify', pkg, '--certificate', 'coder'])).code, 0);
+  });
+
+  it('two projects at once get two sessions, each with its own records only', async () => {
+    const a = project();
+    const b = project();
+    b.env.TALLY_HOME = a.env.TALLY_HOME; // one user, one recorder, two repositories
+    await setUp(a);
+    assert.equal((await b.tally(['init'])).code, 0);
+    await Promise.all([
+      hook(a, payload(a, 'SessionStart', { source: 'startup' }, 'ha'), ['--agent', 'coder']),
+      hook(b, payload(b, 'SessionStart', { source: 'startup' }, 'hb')),
+    ]);
+    await Promise.all([
+      hook(a, pre(a, 'a1', 'ls a', 'ha')),
+      hook(b, pre(b, 'b1', 'ls b', 'hb')),
+      hook(a, pre(a, 'a2', 'ls a2', 'ha')),
+    ]);
+    const s = await status(a);
+    const roots = s.sessions.map((x) => x.root).sort();
+    assert.deepEqual(roots, [a.root, b.root].sort());
+    for (const [p, harness] of [
+      [a, 'ha'],
+      [b, 'hb'],
+    ] as const) {
+      const id = s.sessions.find((x) => x.root === p.root)!.session;
+      const closed = jsonOut(await p.tally(['session', 'close', '--session', id, '--json']));
+      const recs = records(String(closed.package));
+      const harnessSessions = new Set(
+        recs
+          .map((r) => (r.event as { session?: { id?: string } }).session?.id)
+          .filter((x) => x && !x.startsWith('ses_')),
+      );
+      assert.deepEqual([...harnessSessions], [harness], `${p.root} holds only its own events`);
+    }
+  });
+
+  it('killed mid-session (SIGKILL), a new recorder resumes the log; the package still verifies', async () => {
+    const p = project();
+    await setUp(p);
+    await hook(p, payload(p, 'SessionStart', { source: 'startup' }), ['--agent', 'coder']);
+    await hook(p, pre(p, 'k1', 'ls one'));
+    const first = await status(p);
+    process.kill(first.pid!, 'SIGKILL');
+    for (let i = 0; i < 50 && (await status(p)).pid !== null; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    // A hook while it is down: spooled, answered by its failure policy (fail-closed: denied).
+    const down = JSON.parse((await hook(p, pre(p, 'k2', 'ls two'))).stdout);
+    assert.equal(down.hookSpecificOutput.permissionDecision, 'deny');
+    assert.match(down.hookSpecificOutput.permissionDecisionReason, /unreachable/);
+    // The next SessionStart (a new harness session) starts it again; the spool is ingested once.
+    await hook(p, payload(p, 'SessionStart', { source: 'resume' }));
+    await hook(p, pre(p, 'k3', 'ls three'));
+    const again = await status(p);
+    assert.notEqual(again.pid, first.pid);
+    const id = again.sessions[0]!.session;
+    assert.equal((await p.tally(['recorder', 'stop'])).code, 0);
+    await p.tally(['recorder', 'status']);
+    // Starting once more must not ingest the spool twice.
+    await hook(p, payload(p, 'SessionStart', { source: 'resume' }));
+    const closed = jsonOut(await p.tally(['session', 'close', '--session', id, '--json']));
+    const recs = records(String(closed.package));
+    const calls = recs.filter((r) => r.event.type === 'tool.before');
+    assert.deepEqual(
+      calls.map((r) => [r.decision?.decision, r.decision?.by]),
+      [
+        ['allow', 'dev.tally.certificate'],
+        ['deny', 'dev.tally.hook-shim'],
+        ['allow', 'dev.tally.certificate'],
+      ],
+    );
+    assert.equal((await p.tally(['verify', String(closed.package), '--certificate', 'coder'])).code, 0);
+  });
+
+  it('exits on its own once idle', async () => {
+    const p = project();
+    p.env.TALLY_RECORDER_IDLE_MS = '300';
+    await setUp(p);
+    await hook(p, payload(p, 'SessionStart', { source: 'startup' }));
+    const { pid } = await status(p);
+    assert.ok(pid);
+    let alive = true;
+    for (let i = 0; i < 100 && alive; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      try {
+        process.kill(pid, 0);
+      } catch {
+        alive = false;
+      }
+    }
+    assert.equal(alive, false, 'the idle recorder exited');
+  });
+});
