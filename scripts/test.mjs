@@ -1,7 +1,7 @@
 // Runs every compiled test file under dist/test with node's own test runner.
 // Node 20's `--test` takes no globs, so the files are listed here.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -35,10 +35,26 @@ const result = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ..
   stdio: 'inherit',
   env: { ...process.env, TMPDIR: runTmp },
 });
+// Every process a test started carries this run's TMPDIR: any still alive (a recorder, a backend)
+// outlived the suite, which is a failure; it is named and stopped.
+const outlived = [];
+for (const entry of readdirSync('/proc')) {
+  if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+  try {
+    const env = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0');
+    if (!env.includes(`TMPDIR=${runTmp}`)) continue;
+    const cmd = readFileSync(`/proc/${entry}/cmdline`, 'latin1').split('\0').join(' ').trim();
+    outlived.push(`${entry} ${cmd.slice(0, 160)}`);
+    process.kill(Number(entry), 'SIGKILL');
+  } catch {
+    // gone meanwhile, or not ours to read
+  }
+}
+if (outlived.length > 0) console.error(`\n${outlived.length} process(es) outlived the tests (stopped now):\n  ${outlived.join('\n  ')}`);
 const left = readdirSync(runTmp);
 if (left.length > 0) {
   const shown = left.slice(0, 10).join(', ');
   console.error(`\n${left.length} temp entr${left.length === 1 ? 'y was' : 'ies were'} left by the tests: ${shown}${left.length > 10 ? ', …' : ''}`);
 }
 rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
-process.exit(result.status ?? 1);
+process.exit(outlived.length > 0 ? 1 : (result.status ?? 1));
