@@ -125,6 +125,6 @@ export function isTallyHook(hook: unknown): boolean {
   if (h.type === 'http' && typeof h.url === 'string')
     return /^http:\/\/127\.0\.0\.1:\d+\/hooks\/claude-code(\?|$)/.test(h.url);
   if (h.type === 'command' && typeof h.command === 'string')
-    return /(^|[\s/])tally(\.js)?\s+hook\s+claude-code(\s|$)/.test(h.command);
+    return /(^|[\s/'"])tally(\.js)?['"]?\s+hook\s+claude-code(\s|$)/.test(h.command);
   return false;
 }
