@@ -50,11 +50,16 @@ for (const entry of readdirSync('/proc')) {
     // gone meanwhile, or not ours to read
   }
 }
-if (outlived.length > 0) console.error(`\n${outlived.length} process(es) outlived the tests (stopped now):\n  ${outlived.join('\n  ')}`);
+if (outlived.length > 0)
+  console.error(
+    `\n${outlived.length} process(es) outlived the tests (stopped now):\n  ${outlived.join('\n  ')}`,
+  );
 const left = readdirSync(runTmp);
 if (left.length > 0) {
   const shown = left.slice(0, 10).join(', ');
-  console.error(`\n${left.length} temp entr${left.length === 1 ? 'y was' : 'ies were'} left by the tests: ${shown}${left.length > 10 ? ', …' : ''}`);
+  console.error(
+    `\n${left.length} temp entr${left.length === 1 ? 'y was' : 'ies were'} left by the tests: ${shown}${left.length > 10 ? ', …' : ''}`,
+  );
 }
 rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 process.exit(outlived.length > 0 ? 1 : (result.status ?? 1));

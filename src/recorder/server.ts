@@ -106,7 +106,11 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     hint: SessionHint,
     harness: string,
     source: string,
-  ): Promise<{ held: Held; decision: BoundaryDecision | null; recorded: { seq: number; digest: string } | null }> {
+  ): Promise<{
+    held: Held;
+    decision: BoundaryDecision | null;
+    recorded: { seq: number; digest: string } | null;
+  }> {
     const held = await registry.forEvent(captured, hint);
     const context = { source, agent: registry.attribution(held, captured.agent, harness) };
     const id = typeof captured.event.id === 'string' ? captured.event.id : undefined;

@@ -216,7 +216,7 @@ describe('the boundary: composition of the certificate judge and third-party bac
       assert.equal(d.rejected, true);
       const [record] = (await f.records()).slice(-1);
       assert.equal(record?.event.type, 'tally.ingest.rejected');
-      const facts = (record?.event.extensions as Record<string, Record<string, unknown>>)[
+      const facts = (record!.event.extensions as Record<string, Record<string, unknown>>)[
         'dev.tally.rejected'
       ]!;
       assert.equal(facts.channel, 'hook');
@@ -227,7 +227,7 @@ describe('the boundary: composition of the certificate judge and third-party bac
       );
       const [bytes] = (await f.records()).slice(-1);
       assert.equal(
-        (bytes?.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.rejected']!.offset,
+        (bytes!.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.rejected']!.offset,
         1,
       );
     } finally {

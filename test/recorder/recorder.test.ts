@@ -68,9 +68,7 @@ function post(port: number, path: string, headers: Record<string, string>, body:
   });
 }
 
-function records(
-  pkg: string,
-): {
+function records(pkg: string): {
   seq: number;
   source: string;
   event: { type: string; id: string };
