@@ -32,7 +32,7 @@ export function resolveLinks(call: NormalCall): ResolvedPath[] {
   const cwd = call.base;
   // A workspace that is itself reached through a link is not a link the call goes through: real
   // paths under the real cwd are said again under the cwd as the session names it.
-  const realCwd = cwd === undefined ? undefined : realPath(cwd);
+  const realCwd = cwd === undefined || raw.length === 0 ? undefined : realPath(cwd);
   for (const path of raw) {
     if (path === '') continue;
     const absolute = isAbsolute(path) ? resolve(path) : cwd ? resolve(cwd, path) : undefined;

@@ -7,16 +7,22 @@
  * denies a tool call, `--fail open` lets it run. bin/tally.js loads this module directly, without
  * the rest of the CLI, so a hook costs little more than starting node.
  */
-import { randomBytes } from 'node:crypto';
-import { tallyHome } from '../core/home.js';
-import {
-  RecorderError,
-  recorderConfig,
-  recorderPaths,
-  recorderSecret,
-  SESSION_ENV,
-} from '../recorder/config.js';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { homeOf, locateRecorder } from '../recorder/locate.js';
 import { appendSpool } from '../recorder/spool-file.js';
+
+const SESSION_ENV = 'TALLY_SESSION';
+
+/** A delivery that did not reach the recorder. */
+class Unreachable extends Error {}
+
+function eventId(): string {
+  // Unique enough to tell this payload's spooled copy from its delivered one; not a secret.
+  return `evt_${Date.now().toString(16)}${Math.floor(Math.random() * 2 ** 48)
+    .toString(16)
+    .padStart(12, '0')}`;
+}
 
 const CHANNELS = new Set(['claude-code']);
 
@@ -63,9 +69,9 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
   const agent = agentAt >= 0 ? flags[agentAt + 1] : undefined;
   const bytes = await io.stdin();
   const event = hookEventOf(bytes);
-  const home = tallyHome(io.env);
-  const paths = recorderPaths(home);
-  const id = `evt_${randomBytes(8).toString('hex')}`;
+  const home = homeOf(io.env);
+  const spoolDir = join(home, 'spool');
+  const id = eventId();
   const session = io.env[SESSION_ENV];
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -75,18 +81,23 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
   const path = `/hooks/${channel}${agent ? `?agent=${encodeURIComponent(agent)}` : ''}`;
   let why = 'no answer';
   try {
-    const config = await recorderConfig(paths, io.env);
-    const secret = recorderSecret(paths, true);
+    let found = locateRecorder(home);
     // The body is the payload as received: bytes, not a re-serialisation.
-    const post = () => postBytes(config.port, secret, path, bytes, headers);
+    const post = () => {
+      if (found === null) throw new Unreachable('no recorder is configured');
+      return postBytes(found.port, found.secret, path, bytes, headers);
+    };
     let reply: { status: number; text: string };
     try {
       reply = await post();
     } catch (error) {
-      if (!(error instanceof RecorderError) || event !== 'SessionStart') throw error;
-      // The one event that starts the recorder: it is the first of every session.
+      if (!(error instanceof Unreachable) || event !== 'SessionStart') throw error;
+      // The one event that starts the recorder: it is the first of every session. Only now is
+      // the rest of the recorder's client loaded.
       const { RecorderClient } = await import('../recorder/client.js');
-      await (await RecorderClient.of(home, io.env)).ensure({ env: io.env });
+      const client = await RecorderClient.of(home, io.env);
+      await client.ensure({ env: io.env });
+      found = { port: client.port, secret: client.secret };
       reply = await post();
     }
     if (reply.status === 200) {
@@ -97,7 +108,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
   } catch (error) {
     why = (error as Error).message;
   }
-  appendSpool(paths.spool, {
+  appendSpool(spoolDir, {
     id,
     received_at: new Date().toISOString(),
     channel,
@@ -133,7 +144,6 @@ async function postBytes(
   body: Buffer,
   headers: Record<string, string>,
 ): Promise<{ status: number; text: string }> {
-  const { request } = await import('node:http');
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -155,10 +165,7 @@ async function postBytes(
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', (error: NodeJS.ErrnoException) =>
       reject(
-        new RecorderError(
-          'unreachable',
-          `the recorder on 127.0.0.1:${port} did not answer: ${error.code ?? error.message}`,
-        ),
+        new Unreachable(`the recorder on 127.0.0.1:${port} did not answer: ${error.code ?? error.message}`),
       ),
     );
     req.end(body);
