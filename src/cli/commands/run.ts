@@ -117,11 +117,16 @@ export const command: Command = {
     harnessOf(agentArgv[0]!, values.harness);
     const where = placesOf(ctx);
     const { registration, path: registrationPath } = projectRegistration(where, ctx.cwd, values.registration);
+    const clock = { start: performance.now(), marks: {} as Record<string, number> };
+    const mark = (name: string) => {
+      clock.marks[name] = Math.round(performance.now() - clock.start);
+    };
     const client = await RecorderClient.of(tallyHome(ctx.env), ctx.env);
     // The recorder signs: an encrypted ship key's passphrase is asked here, at the terminal, and
     // handed to it over a pipe.
     const secret = (await keyIsEncrypted(where)) ? await passphrase(ctx) : undefined;
     await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
+    mark('recorder');
     const started = expectOk(
       await client.request('POST', '/sessions', {
         cwd: ctx.cwd,
@@ -139,6 +144,7 @@ export const command: Command = {
     });
     writeFileSync(settings, `${JSON.stringify({ hooks }, null, 2)}\n`, { mode: 0o600 });
     const env = { ...ctx.env, [SECRET_ENV]: client.secret, [SESSION_ENV]: started.session };
+    mark('session');
     const stop = watchdog(client, ctx, secret);
     let code: number;
     try {
@@ -146,6 +152,7 @@ export const command: Command = {
     } finally {
       stop();
     }
+    mark('agent');
     // The agent is done: its session is sealed, whatever its exit code.
     await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
     let sealed: { package: string; records: number };
@@ -161,6 +168,7 @@ export const command: Command = {
       ctx.stderr(`tally run: the session could not be sealed: ${(error as Error).message}\n`);
       return 1;
     }
+    mark('sealed');
     const certificate = values.agent
       ? readCertificateFile(certificatePathFor(where, ctx.cwd, values.agent))
       : undefined;
@@ -169,7 +177,17 @@ export const command: Command = {
       now: new Date(),
       ...(certificate ? { certificate } : {}),
     });
+    mark('verified');
     const failed = result.checks.filter((c) => !c.ok && c.code !== 'skipped');
+    const m = clock.marks;
+    // Milliseconds of each phase, in order: what Tally adds before, around and after the agent.
+    const timings = {
+      recorder_ms: m.recorder!,
+      session_ms: m.session! - m.recorder!,
+      agent_ms: m.agent! - m.session!,
+      seal_ms: m.sealed! - m.agent!,
+      verify_ms: m.verified! - m.sealed!,
+    };
     if (values.json)
       printJson(ctx, {
         session: started.session,
@@ -179,6 +197,7 @@ export const command: Command = {
         verified: result.ok,
         failed: failed.map((c) => ({ check: c.check, code: c.code })),
         unauthorized: result.cross?.unauthorized.length ?? null,
+        timings,
       });
     else {
       ctx.stderr(`tally run: ${sealed.records} records sealed in ${sealed.package}\n`);
