@@ -9,3 +9,5 @@ export * from './boundary/index.js';
 export * from './core/index.js';
 export * from './evidence/index.js';
 export { SessionError, type SessionErrorCode } from './session/store.js';
+export { type Captured, CaptureError, type CaptureErrorCode, type HarnessAgent } from './capture/types.js';
+export { RecorderError, type RecorderErrorCode } from './recorder/config.js';
