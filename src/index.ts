@@ -6,8 +6,8 @@
  */
 export * from './ahp/index.js';
 export * from './boundary/index.js';
+export { type Captured, CaptureError, type CaptureErrorCode, type HarnessAgent } from './capture/types.js';
 export * from './core/index.js';
 export * from './evidence/index.js';
-export { SessionError, type SessionErrorCode } from './session/store.js';
-export { type Captured, CaptureError, type CaptureErrorCode, type HarnessAgent } from './capture/types.js';
 export { RecorderError, type RecorderErrorCode } from './recorder/config.js';
+export { SessionError, type SessionErrorCode } from './session/store.js';
