@@ -10,6 +10,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   agent: () => import('./commands/agent.js'),
   session: () => import('./commands/session.js'),
   verify: () => import('./commands/verify.js'),
+  trust: () => import('./commands/trust.js'),
   package: () => import('./commands/package.js'),
   receipt: () => import('./commands/receipt.js'),
   ahp: () => import('./commands/ahp.js'),

@@ -1,20 +1,45 @@
 /** What commands that act for a project need: its places, its signer, a passphrase when asked. */
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { loadShipSigner, type ShipSigner } from '../session/identity.js';
 import { type Places, places } from '../session/paths.js';
-import type { CommandContext } from './command.js';
+import { type CommandContext, UsageError } from './command.js';
 
 export function placesOf(ctx: CommandContext): Places {
   return places(ctx.cwd, ctx.env);
 }
 
-/** TALLY_PASSPHRASE, else a prompt with echo off when a person is at a terminal. */
+let handedOver: string | undefined;
+
+/**
+ * The ship key's passphrase: read once from the file descriptor a parent process handed over
+ * (`TALLY_PASSPHRASE_FD=N`, one line), else asked with echo off when a person is at a terminal.
+ * Never from an environment variable's value or a file: the agent could read either.
+ */
 export async function passphrase(
   ctx: CommandContext,
   prompt = 'passphrase for the ship key: ',
 ): Promise<string | undefined> {
-  if (ctx.env.TALLY_PASSPHRASE !== undefined) return ctx.env.TALLY_PASSPHRASE;
+  if (ctx.env.TALLY_PASSPHRASE !== undefined)
+    throw new UsageError(
+      'TALLY_PASSPHRASE is not read (an agent can read the environment): give the passphrase at a terminal, or over a file descriptor with TALLY_PASSPHRASE_FD=N',
+    );
+  const fd = ctx.env.TALLY_PASSPHRASE_FD;
+  if (fd !== undefined) {
+    if (handedOver === undefined) {
+      if (!/^\d+$/.test(fd) || Number(fd) < 3)
+        throw new UsageError('TALLY_PASSPHRASE_FD must name an open file descriptor, 3 or above');
+      try {
+        handedOver = readFileSync(Number(fd), 'utf8').split('\n')[0] ?? '';
+      } catch (error) {
+        throw new UsageError(
+          `cannot read the passphrase from file descriptor ${fd}: ${(error as NodeJS.ErrnoException).code}`,
+        );
+      }
+    }
+    return handedOver;
+  }
   if (!process.stdin.isTTY || !ctx.isTTY) return undefined;
   let muted = false;
   const output = new Writable({

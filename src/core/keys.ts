@@ -13,7 +13,9 @@ export type KeyErrorCode =
   | 'permissions'
   | 'corrupt'
   | 'passphrase-required'
-  | 'wrong-passphrase';
+  | 'wrong-passphrase'
+  | 'in-tree'
+  | 'mismatch';
 
 export class KeyError extends TallyError<KeyErrorCode> {}
 

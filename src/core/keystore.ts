@@ -258,7 +258,7 @@ export function loadPrivateKey(
     if (passphrase === undefined) {
       throw new KeyError(
         'passphrase-required',
-        `key ${privatePath} is encrypted: set TALLY_PASSPHRASE or run on a terminal`,
+        `key ${privatePath} is encrypted: give its passphrase at a terminal or on a file descriptor (TALLY_PASSPHRASE_FD=N)`,
         {
           path: privatePath,
         },

@@ -1,25 +1,42 @@
 /**
- * The ship key that signs for this project, and the keys a verifier pins by default. The project's
- * key wins over the global one; an encrypted key needs its passphrase from the caller.
+ * The ship key that signs, and the keys a verifier trusts — both outside the project tree, which the
+ * agent can write. The private ship key lives in `TALLY_HOME/keys/`; its public key, and the keys of
+ * other ships the user chose to trust, are pinned in `TALLY_HOME/trust/`. A project's `.tally/keys/`
+ * holds only its public key (committable, so reviewers know which ship signs for it) — never a
+ * trust root: a key found only in the tree being verified is reported as repository-provided.
  */
-
 import type { KeyObject } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { KeyError } from '../core/keys.js';
-import { keyPaths, loadPrivateKey, loadPublicKey, type StoredKey } from '../core/keystore.js';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { canonicalize } from '../core/canonical.js';
+import { keyId as idOf, KeyError, rawPublicKey, shipId as shipOf } from '../core/keys.js';
+import {
+  keyPaths,
+  loadPrivateKey,
+  loadPublicKey,
+  PUBLIC_KEY_TYPE,
+  readPublicKeyFile,
+  type StoredKey,
+} from '../core/keystore.js';
 import type { Signer } from '../evidence/record/codec.js';
 import type { Places } from './paths.js';
 
 export const SHIP_KEY = 'ship';
 
+/** Where the user's ship key is kept: the Tally home, never a project tree. */
 export function shipKeyDir(where: Places): string {
-  for (const dir of [where.project, where.home]) {
-    if (dir && existsSync(keyPaths(dir, SHIP_KEY).privatePath)) return dir;
+  if (
+    where.project !== null &&
+    where.project !== where.home &&
+    existsSync(keyPaths(where.project, SHIP_KEY).privatePath)
+  ) {
+    throw new KeyError(
+      'in-tree',
+      `the ship's private key is inside the project tree (${keyPaths(where.project, SHIP_KEY).privatePath}), where an agent can read or replace it: run 'tally init' to move it to ${join(where.home, 'keys')}`,
+    );
   }
-  throw new KeyError(
-    'not-found',
-    `no ship key in ${where.project ?? '(no project .tally/)'} or ${where.home}: run 'tally init' first`,
-  );
+  if (existsSync(keyPaths(where.home, SHIP_KEY).privatePath)) return where.home;
+  throw new KeyError('not-found', `no ship key in ${join(where.home, 'keys')}: run 'tally init' first`);
 }
 
 export interface ShipSigner extends Signer {
@@ -27,7 +44,21 @@ export interface ShipSigner extends Signer {
   privateKey: KeyObject;
 }
 
-/** `passphrase` is asked only when the key turns out to be encrypted. */
+/** The project's committed public key, when it has one. */
+export function projectPublicKey(where: Places): StoredKey | null {
+  if (where.project === null || where.project === where.home) return null;
+  try {
+    return loadPublicKey(where.project, SHIP_KEY);
+  } catch (error) {
+    if ((error as KeyError).code === 'not-found') return null;
+    throw error;
+  }
+}
+
+/**
+ * The user's ship signer. `passphrase` is asked only when the key turns out to be encrypted. A
+ * project whose committed public key is another ship's is refused: it was signed for by someone else.
+ */
 export async function loadShipSigner(
   where: Places,
   passphrase: () => Promise<string | undefined>,
@@ -41,19 +72,71 @@ export async function loadShipSigner(
     if ((error as KeyError).code !== 'passphrase-required') throw error;
     loaded = loadPrivateKey(dir, SHIP_KEY, await passphrase());
   }
+  const committed = projectPublicKey(where);
+  if (committed !== null && committed.keyId !== loaded.key.keyId) {
+    throw new KeyError(
+      'mismatch',
+      `this project's committed ship key is ${committed.keyId} (${committed.path}), but your ship key is ${loaded.key.keyId}: sessions here would be signed by another ship. Use the ship the project names, or, if the project now belongs to your ship, replace its public key deliberately ('tally init --adopt')`,
+    );
+  }
   return { key: loaded.key, privateKey: loaded.privateKey, keyId: loaded.key.keyId };
 }
 
-/** The ship keys of the project and of the Tally home: the default pinned roots for verify. */
-export function defaultTrustedKeys(where: Places): StoredKey[] {
-  const keys: StoredKey[] = [];
-  for (const dir of new Set([where.project, where.home])) {
-    if (!dir) continue;
-    try {
-      keys.push(loadPublicKey(dir, SHIP_KEY));
-    } catch (error) {
-      if ((error as KeyError).code !== 'not-found') throw error;
+export function trustDir(home: string): string {
+  return join(home, 'trust');
+}
+
+/** Pins a public key in `TALLY_HOME/trust/<key id>.pub.json`; returns the file. */
+export function pinKey(home: string, publicKey: KeyObject): string {
+  const dir = trustDir(home);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const id = idOf(publicKey);
+  const path = join(dir, `${id}.pub.json`);
+  const file = {
+    type: PUBLIC_KEY_TYPE,
+    algorithm: 'ed25519',
+    keyId: id,
+    shipId: shipOf(publicKey),
+    publicKey: rawPublicKey(publicKey).toString('base64'),
+  };
+  writeFileSync(path, `${canonicalize(file)}\n`, { mode: 0o644 });
+  return path;
+}
+
+/** Every key pinned in the Tally home: the trust roots of `tally verify` (with `--trust`). */
+export function pinnedKeys(home: string): StoredKey[] {
+  const dir = trustDir(home);
+  const out: StoredKey[] = [];
+  const seen = new Set<string>();
+  if (existsSync(dir)) {
+    for (const name of readdirSync(dir)
+      .filter((f) => f.endsWith('.pub.json'))
+      .sort()) {
+      const path = join(dir, name);
+      const publicKey = readPublicKeyFile(path);
+      const id = idOf(publicKey);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      out.push({
+        name: name.slice(0, -'.pub.json'.length),
+        keyId: id,
+        shipId: shipOf(publicKey),
+        publicKey,
+        encrypted: false,
+        path,
+      });
     }
   }
-  return keys;
+  return out;
+}
+
+/** The keys a verifier pins by default: the home's trust store, never a key from the tree. */
+export function defaultTrustedKeys(where: Places): StoredKey[] {
+  return pinnedKeys(where.home);
+}
+
+/** Public keys found in the project tree: named in diagnostics, never trusted for being there. */
+export function repositoryKeys(where: Places): StoredKey[] {
+  const committed = projectPublicKey(where);
+  return committed ? [committed] : [];
 }

@@ -5,10 +5,18 @@
  * (read in place), and the exit codes of docs/CONVENTIONS.md.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { decodedPayloads, jsonOut, makeProject, type Project, toolEvent } from './tally-process.js';
+import { decodedPayloads, jsonOut, makeProject, type Project, runTally, toolEvent } from './tally-process.js';
 
 interface Vector {
   name: string;
@@ -30,25 +38,57 @@ async function ok(p: Project, args: string[], stdin?: string) {
 }
 
 describe('tally init', () => {
-  it('creates the ship key once; running it again keeps the key byte for byte', async () => {
+  it('creates the ship key once, outside the tree; the project holds only its public key', async () => {
     const p = makeProject();
     const first = jsonOut(await ok(p, ['init', '--json']));
     assert.equal(first.created, true);
-    assert.equal(first.dir, join(p.root, '.tally'));
-    const keyFile = first.path as string;
+    assert.equal(first.project, join(p.root, '.tally'));
+    const keyFile = join(p.home, 'keys', 'ship.key.json');
     const bytes = readFileSync(keyFile);
     assert.equal(statSync(keyFile).mode & 0o077, 0, 'the private key is readable by others');
+    // The tree: the public key (committable) and a .gitignore, never a private key.
+    assert.ok(existsSync(join(p.root, '.tally', 'keys', 'ship.pub.json')));
+    assert.ok(!existsSync(join(p.root, '.tally', 'keys', 'ship.key.json')));
+    assert.match(readFileSync(join(p.root, '.tally', '.gitignore'), 'utf8'), /^sessions\/$/m);
+    // Pinned in the home's trust store.
+    assert.ok(existsSync(join(p.home, 'trust', `${first.key_id}.pub.json`)));
     const second = jsonOut(await ok(p, ['init', '--json']));
     assert.equal(second.created, false);
     assert.equal(second.key_id, first.key_id);
     assert.equal(second.ship_id, first.ship_id);
     assert.ok(readFileSync(keyFile).equals(bytes));
-    // From a subdirectory the same project is found, and the key is kept.
+    // From a subdirectory the same project is found, and the key is kept; --global is the same ship.
     const third = jsonOut(await p.tally(['init', '--json'], { cwd: join(p.root, 'src') }));
     assert.equal(third.key_id, first.key_id);
     const global = jsonOut(await ok(p, ['init', '--global', '--json']));
-    assert.equal(global.dir, p.home);
-    assert.notEqual(global.key_id, first.key_id);
+    assert.equal(global.project, null);
+    assert.equal(global.key_id, first.key_id);
+  });
+
+  it('never overwrites a committed public key of another ship; migrates an in-tree private key, saying so', async () => {
+    const p = makeProject();
+    await ok(p, ['init']);
+    // Another user's home: the project's committed key is not theirs.
+    const other = { ...p.env, TALLY_HOME: join(p.dir, 'other-home') };
+    const refused = await runTally(['init'], { cwd: p.root, env: other });
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /never overwritten/);
+    const started = await runTally(['session', 'start'], { cwd: p.root, env: other });
+    assert.equal(started.code, 2);
+    assert.match(started.stderr, /signed by another ship/);
+    // The old layout: the private key inside the tree is refused until init moves it out.
+    const old = makeProject();
+    await ok(old, ['init']);
+    renameSync(join(old.home, 'keys', 'ship.key.json'), join(old.root, '.tally', 'keys', 'ship.key.json'));
+    rmSync(join(old.home, 'keys'), { recursive: true });
+    const blocked = await old.tally(['session', 'start']);
+    assert.equal(blocked.code, 2);
+    assert.match(blocked.stderr, /inside the project tree/);
+    const migrated = jsonOut(await ok(old, ['init', '--json']));
+    assert.match(String((migrated.notes as string[])[0]), /moved the ship's private key/);
+    assert.ok(!existsSync(join(old.root, '.tally', 'keys', 'ship.key.json')));
+    assert.ok(existsSync(join(old.home, 'keys', 'ship.key.json')));
+    assert.equal((await old.tally(['session', 'start'])).code, 0);
   });
 });
 

@@ -22,19 +22,22 @@ export interface Project {
   root: string;
   home: string;
   env: NodeJS.ProcessEnv;
-  tally: (args: string[], options?: { stdin?: string; cwd?: string }) => Promise<Ran>;
+  tally: (args: string[], options?: { stdin?: string; cwd?: string; passphrase?: string }) => Promise<Ran>;
 }
 
 export function runTally(
   args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; stdin?: string },
+  options: { cwd: string; env: NodeJS.ProcessEnv; stdin?: string; passphrase?: string },
 ): Promise<Ran> {
   return new Promise((resolve, reject) => {
+    // A passphrase is handed over as the ship key's owner would: on a file descriptor (3).
+    const hand = options.passphrase !== undefined;
     const child = spawn(process.execPath, [TALLY_BIN, ...args], {
       cwd: options.cwd,
-      env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      env: hand ? { ...options.env, TALLY_PASSPHRASE_FD: '3' } : options.env,
+      stdio: hand ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     });
+    if (hand) (child.stdio[3] as NodeJS.WritableStream).end(`${options.passphrase}\n`);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -76,6 +79,7 @@ export function makeProject(prefix = 'tally-cli-'): Project {
         cwd: options.cwd ?? root,
         env,
         ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
+        ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
       }),
   };
 }

@@ -5,7 +5,7 @@
  */
 
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { tempDir } from '../temp.js';
@@ -203,13 +203,59 @@ describe('tally verify', () => {
     const out = jsonOut(foreign);
     assert.equal(out.trusted_from, 'flag');
     assert.deepEqual(out.trusted_keys, [otherInit.key_id]);
+    // The signer is this project's committed key: present in the tree, not pinned — repository-provided.
     assert.deepEqual(
       failing(foreign).map((c) => [c.check, c.code]),
-      [['signer_pinned', 'untrusted-signer']],
+      [['signer_pinned', 'repository-provided']],
     );
     assert.equal(jsonOut(await ok(['verify', pkgA, '--trust', keyFile, '--json'])).ok, true);
     const raw = Buffer.from(JSON.parse(readFileSync(keyFile, 'utf8')).publicKey, 'base64').toString('hex');
     assert.equal(jsonOut(await ok(['verify', pkgA, '--trust', raw, '--json'])).ok, true);
+  });
+
+  it('a pull request that replaces the public key, the certificate and the package fails: repository-provided', async () => {
+    // The attacker's own ship signs a permissive certificate and a package, and commits its key.
+    const attacker = makeProject('tally-attacker-');
+    await attacker.tally(['init']);
+    await attacker.tally(['agent', 'register', '--name', 'coder', '--allow', 'Bash(*)']);
+    await attacker.tally(['session', 'start', '--agent', 'coder']);
+    await attacker.tally(['session', 'event', '--source', 'hook'], {
+      stdin: toolEvent('x1', 'Bash', { command: 'rm -rf /' }),
+    });
+    const forged = jsonOut(await attacker.tally(['session', 'close', '--json'])).package as string;
+    // The reviewer's CI: a clone of the tree with the attacker's files in it, the reviewer's own home.
+    const ci = makeProject('tally-ci-');
+    await ci.tally(['init', '--global']);
+    mkdirSync(join(ci.root, '.tally', 'keys'), { recursive: true });
+    mkdirSync(join(ci.root, '.tally', 'agents'), { recursive: true });
+    copyFileSync(
+      join(attacker.root, '.tally', 'keys', 'ship.pub.json'),
+      join(ci.root, '.tally', 'keys', 'ship.pub.json'),
+    );
+    copyFileSync(
+      join(attacker.root, '.tally', 'agents', 'coder.agent.json'),
+      join(ci.root, '.tally', 'agents', 'coder.agent.json'),
+    );
+    copyFileSync(forged, join(ci.root, 'forged.tally'));
+    const ran = await ci.tally(['verify', 'forged.tally', '--certificate', 'coder', '--json']);
+    assert.equal(ran.code, 1);
+    assert.deepEqual(
+      failing(ran).map((c) => [c.check, c.code]),
+      [['signer_pinned', 'repository-provided']],
+    );
+    // Pinning it deliberately is the reviewer's choice, and then it verifies.
+    assert.equal(
+      (await ci.tally(['trust', 'add', join(ci.root, '.tally', 'keys', 'ship.pub.json')])).code,
+      0,
+    );
+    const listed = jsonOut(await ci.tally(['trust', 'list', '--json'])).keys as { key_id: string }[];
+    assert.equal(listed.length, 2);
+    // Pinned, the attacker's package is what it is: consistent with the attacker's own certificate.
+    assert.equal((await ci.tally(['verify', 'forged.tally', '--certificate', 'coder'])).code, 0);
+    const own = jsonOut(await ci.tally(['init', '--global', '--json'])).key_id;
+    const id = listed.find((k) => k.key_id !== own)!.key_id;
+    assert.equal((await ci.tally(['trust', 'remove', id])).code, 0);
+    assert.equal((await ci.tally(['verify', 'forged.tally'])).code, 1);
   });
 
   it('with no key to pin anywhere, nothing is trusted and signer_pinned fails', async () => {

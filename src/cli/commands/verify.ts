@@ -1,6 +1,6 @@
 /** `tally verify PKG`: offline, deterministic verification with an explicit `now`. */
 import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { isRfc3339DateTime } from '../../ahp/messages/index.js';
 import { decodeBase64 } from '../../core/dsse.js';
 import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
@@ -8,7 +8,7 @@ import { readPublicKeyFile } from '../../core/keystore.js';
 import { readLogLines } from '../../evidence/log/reader.js';
 import { type VerifyResult, verifyPackageLines } from '../../evidence/package/verify.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
-import { defaultTrustedKeys } from '../../session/identity.js';
+import { defaultTrustedKeys, repositoryKeys } from '../../session/identity.js';
 import {
   type Command,
   type CommandContext,
@@ -100,13 +100,14 @@ export const command: Command = {
     } else {
       const keys = defaultTrustedKeys(placesOf(ctx));
       trusted = keys.map((k) => k.publicKey);
-      trustNote = `(ship keys of ${keys.map((k) => k.path).join(', ') || 'nothing: run tally init or pass --trust'})`;
+      trustNote = `(pinned in ${join(placesOf(ctx).home, 'trust')}: ${keys.map((k) => k.keyId).join(', ') || 'nothing: run tally init, tally trust add, or pass --trust'})`;
     }
     const certificate = values.certificate
       ? readCertificateFile(certificatePathFor(placesOf(ctx), ctx.cwd, values.certificate))
       : undefined;
     const result = await verifyPackageLines(readLogLines(path), {
       trusted,
+      repositoryKeys: repositoryKeys(placesOf(ctx)).map((k) => k.keyId),
       now,
       ...(certificate !== undefined ? { certificate } : {}),
       onProgress: (done, total) => ctx.stderr(`  verified ${done}/${total} records\n`),

@@ -42,6 +42,11 @@ export interface VerifyOptions {
   trusted: readonly PublicKeyInput[];
   /** A certificate envelope for cross-verification. */
   certificate?: unknown;
+  /**
+   * Key ids found in the tree being verified (a project's committed public key): never trusted
+   * for being there; a package signed only by one fails `signer_pinned` as `repository-provided`.
+   */
+  repositoryKeys?: readonly string[];
   /** The time the verification is made at: records after it fail `not_after_now`. */
   now: Date;
   onProgress?: (records: number, total: number) => void;
@@ -145,11 +150,22 @@ async function readPackage(
         const pinned = packageKeys.filter((id) => trusted.byId.has(id));
         if (pinned.length === 0) {
           checks.pass('package_format', 'header read');
-          fail('signer_pinned', 'untrusted-signer', {
-            message: 'none of the keys that signed this package is pinned; pass --trust with the signer key',
-            package_keys: packageKeys,
-            trusted_keys: result.trusted_keys,
-          });
+          const fromTree = packageKeys.filter((id) => options.repositoryKeys?.includes(id));
+          if (fromTree.length > 0)
+            fail('signer_pinned', 'repository-provided', {
+              message:
+                'the package is signed by a key that only the tree being verified provides (its committed public key): anyone who can write the tree can provide one; pin it yourself (tally trust add) if you trust it',
+              package_keys: packageKeys,
+              repository_keys: fromTree,
+              trusted_keys: result.trusted_keys,
+            });
+          else
+            fail('signer_pinned', 'untrusted-signer', {
+              message:
+                'none of the keys that signed this package is pinned; pass --trust with the signer key, or pin it (tally trust add)',
+              package_keys: packageKeys,
+              trusted_keys: result.trusted_keys,
+            });
           break;
         }
         checks.pass('signer_pinned', { pinned });

@@ -1,0 +1,34 @@
+/** `tally trust add FILE`: pin another ship's public key (a .pub.json or .key.json file). */
+import { resolve } from 'node:path';
+import { tallyHome } from '../../../core/home.js';
+import { keyId, shipId } from '../../../core/keys.js';
+import { readPublicKeyFile } from '../../../core/keystore.js';
+import { pinKey } from '../../../session/identity.js';
+import { type Command, parseFlags, printJson, UsageError } from '../../command.js';
+
+export const command: Command = {
+  summary: "pin a ship's public key: verify trusts what it signed",
+  usage: [
+    'usage: tally trust add FILE [--json]',
+    '',
+    'Pins the public key in FILE (a tally public or private key file) in $TALLY_HOME/trust/. Check its',
+    'fingerprint (the key id printed) with its owner through another channel first: a key that arrives',
+    'with the package or in the repository being reviewed proves nothing by itself.',
+  ].join('\n'),
+  async run(argv, ctx) {
+    const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } });
+    if (positionals.length !== 1) throw new UsageError('give exactly one key file');
+    const file = resolve(ctx.cwd, positionals[0]!);
+    let publicKey: ReturnType<typeof readPublicKeyFile>;
+    try {
+      publicKey = readPublicKeyFile(file);
+    } catch (error) {
+      throw new UsageError(`${file} is not a tally key file: ${(error as Error).message}`);
+    }
+    const path = pinKey(tallyHome(ctx.env), publicKey);
+    const out = { key_id: keyId(publicKey), ship_id: shipId(publicKey), pinned: path };
+    if (values.json) printJson(ctx, out);
+    else ctx.stderr(`pinned ${out.key_id} (ship ${out.ship_id}) in ${path}\n`);
+    return 0;
+  },
+};
