@@ -2,7 +2,8 @@
  * Cross-verification across agents: a certificate in Claude Code's tool names judges sessions
  * recorded with Codex and Gemini CLI names (the alias table, docs/policy.md). Oracles: the issue's
  * definitions of unauthorized_calls (outside bounded_actions or forbidden; blocked when denied),
- * escalations (approved when an allow was recorded) and never_called, applied by hand to the events.
+ * escalations (approved only by a signed approval or the harness running the asked call) and
+ * never_called, applied by hand to the events.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -10,6 +11,8 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { canonicalize } from '../../src/core/canonical.js';
 import type { Envelope } from '../../src/core/dsse.js';
+import { generateKeyPair } from '../../src/core/keys.js';
+import { signApproval } from '../../src/evidence/approval.js';
 import { issueCertificate } from '../../src/evidence/certificate.js';
 import { type CheckedRecord, readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
 import { LogWriter } from '../../src/evidence/log/writer.js';
@@ -183,75 +186,85 @@ describe('cross-verification across agents', () => {
     assert.equal(unauthorized.detail.count, 2);
   });
 
-  it('escalations: approved by tool.permission.resolved allow, unapproved otherwise', async () => {
-    const push = (id: string, cmd: string) => toolBefore(id, 'exec_command', { cmd });
-    const events = [
-      push('e1', 'git push origin main'),
-      permissionResolved('e1', 'exec_command', { cmd: 'git push origin main' }, 'allow'),
-      push('e2', 'git push --force'),
-      permissionResolved('e2', 'exec_command', { cmd: 'git push --force' }, 'deny'),
-      push('e3', 'git push origin dev'),
-      permissionResolved('zz', 'exec_command', { cmd: 'git push origin dev' }, 'allow'), // other call id
-    ];
-    // Recorded without a certificate, so no policy deny stops them: they ran.
-    const run = await runSession(fx, events, { clock: clock() });
-    const result = await verifyWithCertificate(run.bytes);
-    const escalations = check(result, 'escalations');
-    assert.equal(escalations.ok, false);
-    assert.equal(escalations.code, 'unapproved-escalation');
-    assert.equal(escalations.detail.count, 3);
-    assert.equal(escalations.detail.unapproved, 2);
-    assert.deepEqual(
-      (escalations.detail.calls as Listed[]).map((c) => [c.seq, c.approved]),
-      [
-        [run.seqs[0], true],
-        [run.seqs[2], false],
-        [run.seqs[4], false],
-      ],
-    );
-    // Escalation is not a violation of the envelope.
-    assert.equal(check(result, 'unauthorized_calls').ok, true);
-  });
-
-  it('an escalation approved by a person’s recorded allow decision passes', async () => {
-    // A record written by another decider (e.g. a person at an AHP prompt): decision allow by "user".
-    const session = 'ses_20260301T090000Z_cafe0001';
+  it('escalations: only a signed approval or the harness running the asked call approve; the agent’s own channel does not', async () => {
+    const { privateKey: approverKey, publicKey: approverPub } = generateKeyPair();
+    const session = 'ses_20260301T090000Z_cafe0002';
     const path = join(fx.dir, `${session}.log`);
     const times = clock();
     const log = await LogWriter.open(path, { session, signer: fx.signer, now: () => times.now() });
     const base = { time: '2026-03-01T09:00:00.000Z', source: 'urn:test', session: { id: session } };
-    await log.append({
-      source: 'cli',
-      event: { ...base, id: 'ev0', type: 'session.start', trigger: 'startup' } as never,
+    let n = 0;
+    const append = (
+      event: Record<string, unknown>,
+      decision?: { decision: 'allow' | 'deny' | 'ask'; by: string },
+    ) =>
+      log.append({
+        source: 'hook',
+        event: { ...base, id: `ev${n++}`, ...event } as never,
+        ...(decision ? { decision } : {}),
+      });
+    const ask = { decision: 'ask' as const, by: 'dev.tally.certificate' };
+    const push = (id: string, branch: string) =>
+      toolBefore(id, 'Bash', { command: `git push origin ${branch}` }, 'shell');
+    const ran = (id: string, branch: string) =>
+      toolAfter(id, 'Bash', { command: `git push origin ${branch}` }, 'shell');
+    await append({ type: 'session.start', trigger: 'startup' });
+    // p1: no ask was recorded; the agent's own channel claims a person allowed it, and it ran. Not an approval.
+    await append(push('p1', 'a'));
+    await append(permissionResolved('p1', 'Bash', { command: 'git push origin a' }, 'allow'));
+    await append(ran('p1', 'a'));
+    // p2: signed by a pinned approver key; it ran. Approved (approver).
+    await append(push('p2', 'b'), ask);
+    const { envelope } = signApproval(
+      { session, call: 'p2', decision: 'allow', time: base.time },
+      approverKey,
+    );
+    await append({ type: 'tally.approval', extensions: { 'dev.tally.approval': envelope } });
+    await append(ran('p2', 'b'));
+    // p3: the harness asked, and then ran it: approved in the harness (asserted by it).
+    await append(push('p3', 'c'), ask);
+    await append(ran('p3', 'c'));
+    // p4: asked and never ran (headless refuses an ask): not approved, not a violation.
+    await append(push('p4', 'd'), ask);
+    // p5: no ask recorded; signed by a key that is not pinned: counts for nothing; it ran.
+    const stranger = generateKeyPair().privateKey;
+    await append(push('p5', 'e'));
+    await append({
+      type: 'tally.approval',
+      extensions: {
+        'dev.tally.approval': signApproval(
+          { session, call: 'p5', decision: 'allow', time: base.time },
+          stranger,
+        ).envelope,
+      },
     });
-    const call = toolBefore('p1', 'Bash', { command: 'git push origin main' }, 'shell');
-    await log.append({
-      source: 'ahp',
-      event: { ...base, id: 'ev1', ...call } as never,
-      decision: { decision: 'allow', by: 'user', reason: 'approved at the prompt' },
-    });
-    const pending = toolBefore('p2', 'Bash', { command: 'git push origin dev' }, 'shell');
-    await log.append({
-      source: 'ahp',
-      event: { ...base, id: 'ev2', ...pending } as never,
-      decision: { decision: 'ask', by: 'tally-policy', rule: 'Bash(git push*)' },
-    });
+    await append(ran('p5', 'e'));
     await log.close();
     const checked: CheckedRecord[] = [];
     await verifyLogFile(path, { trusted: [fx.signer.privateKey], onRecord: (c) => checked.push(c) });
     const lines: Buffer[] = [];
     for await (const { line } of readLogLines(path)) lines.push(Buffer.from(line));
     const { bytes } = buildPackage(lines, checked, fx.signer);
-    const result = await verifyWithCertificate(bytes);
+    const result = await verifyPackage(bytes, {
+      trusted: [fx.signer.key.publicKey],
+      certificate,
+      approvers: [approverPub],
+      now: new Date('2026-06-01T00:00:00Z'),
+    });
     const escalations = check(result, 'escalations');
+    const calls = escalations.detail.calls as (Listed & { approval?: string; blocked: boolean })[];
     assert.deepEqual(
-      (escalations.detail.calls as Listed[]).map((c) => [c.seq, c.approved]),
+      calls.map((c) => [c.approved, c.approval ?? null, c.blocked]),
       [
-        [1, true],
-        [2, false],
+        [false, null, false],
+        [true, 'approver', false],
+        [true, 'harness', false],
+        [false, null, true],
+        [false, null, false],
       ],
     );
-    assert.equal(escalations.ok, false, 'the ask by Tally’s own policy is not an approval');
+    assert.equal(escalations.ok, false);
+    assert.equal(escalations.detail.unapproved, 2, 'p1 and p5 ran without an approval that counts');
   });
 
   it('never_called lists every allowed pattern when no tool was called', async () => {

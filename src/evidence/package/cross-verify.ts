@@ -4,6 +4,9 @@
  * forbidden territory, which needed escalation and whether approval was recorded. Tool names go
  * through the alias table, so a certificate written for one agent checks a session of another.
  */
+import { trustKeys } from '../../core/dsse.js';
+import type { PublicKeyInput } from '../../core/keys.js';
+import { approvalEnvelope, verifyApproval } from '../approval.js';
 import type { AgentCertificate } from '../certificate.js';
 import { certificatePolicy, isCertificateJudge } from '../policy/judge.js';
 import { type ActionVerdict, evaluateAction, matchAction, parsePattern } from '../policy/patterns.js';
@@ -37,6 +40,8 @@ export interface JudgedCall extends ToolCallFact {
 export interface EscalatedCall extends JudgedCall {
   approved: boolean;
   approvedBy?: string;
+  /** `approver`: signed; `harness`: only asserted by the harness. */
+  approval?: 'approver' | 'harness';
 }
 
 export interface CrossVerification {
@@ -52,27 +57,54 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
+/** How an escalated call came to be approved: a signed approval, or the harness's own report. */
+export interface ApprovalFact {
+  /** `approver`: signed with a pinned approver key; `harness`: the call ran after the harness asked (asserted by the harness). */
+  kind: 'approver' | 'harness';
+  by: string;
+}
+
+export interface CrossOptions {
+  /** Pinned approver keys: only approvals they signed count. */
+  approvers?: readonly PublicKeyInput[];
+}
+
 /**
  * One fact per tool call, whichever events showed it: a call is identified by its event source and
  * `call.id` (records without a call id are calls of their own). A call seen only through its
  * `tool.after` is judged too: what ran must be judged whether or not its start was captured.
+ * Approvals come only from channels the agent cannot write (docs/security.md): an approval signed
+ * by a pinned approver key, or the harness running a call after it asked (asserted by it, and
+ * reported as only that). A `tool.permission.resolved` event — which the agent's own hook channel
+ * can send — approves nothing.
  */
-export function toolCallFacts(records: readonly EventRecord[]): {
-  calls: ToolCallFact[];
-  approvals: Map<string, string>;
-} {
+export function toolCallFacts(
+  records: readonly EventRecord[],
+  options: CrossOptions = {},
+): { calls: ToolCallFact[]; approvals: Map<string, ApprovalFact> } {
   const calls: ToolCallFact[] = [];
   const byId = new Map<string, ToolCallFact>();
-  const approvals = new Map<string, string>();
+  const approvals = new Map<string, ApprovalFact>();
+  const asked = new Set<ToolCallFact>();
+  const approvers =
+    options.approvers && options.approvers.length > 0 ? trustKeys(options.approvers) : undefined;
+  const session = records[0]?.session;
   for (const record of records) {
     const event = record.event;
-    const callId = asRecord(event.call)?.id;
-    const key = typeof callId === 'string' ? `${event.source}\u0000${callId}` : undefined;
-    if (event.type === 'tool.permission.resolved') {
-      if (typeof callId === 'string' && event.decision === 'allow')
-        approvals.set(callId, typeof event.decidedBy === 'string' ? event.decidedBy : 'unknown');
+    const envelope = approvalEnvelope(event);
+    if (envelope !== undefined) {
+      if (approvers === undefined) continue;
+      try {
+        const approval = verifyApproval(envelope, approvers);
+        if (approval.session === session && approval.decision === 'allow')
+          approvals.set(approval.call, { kind: 'approver', by: approval.approver });
+      } catch {
+        // Not signed by a pinned approver: recorded, and counts for nothing.
+      }
       continue;
     }
+    const callId = asRecord(event.call)?.id;
+    const key = typeof callId === 'string' ? `${event.source}\u0000${callId}` : undefined;
     if (event.type !== 'tool.before' && event.type !== 'tool.after') continue;
     const tool = asRecord(event.tool);
     let fact = key === undefined ? undefined : byId.get(key);
@@ -86,20 +118,18 @@ export function toolCallFacts(records: readonly EventRecord[]): {
       if (key !== undefined) byId.set(key, fact);
     }
     if (event.type === 'tool.after') {
-      if (asRecord(event.execution)?.status !== 'skipped') fact.executed = true;
+      if (asRecord(event.execution)?.status !== 'skipped') {
+        fact.executed = true;
+        // The harness ran a call after it was asked about it: approved there, as the harness says.
+        if (asked.has(fact) && typeof callId === 'string' && !approvals.has(callId))
+          approvals.set(callId, { kind: 'harness', by: 'approved_in_harness' });
+      }
       continue;
     }
     if (record.decision) {
       fact.decision = record.decision.decision;
       fact.decidedBy = record.decision.by;
-      // An allow given by a person (not Tally's own policy) after an ask is an approval.
-      if (
-        typeof callId === 'string' &&
-        record.decision.decision === 'allow' &&
-        !isCertificateJudge(record.decision.by)
-      ) {
-        approvals.set(callId, record.decision.by);
-      }
+      if (record.decision.decision === 'ask') asked.add(fact);
     }
   }
   return { calls, approvals };
@@ -108,11 +138,12 @@ export function toolCallFacts(records: readonly EventRecord[]): {
 export function crossVerify(
   certificate: AgentCertificate,
   records: readonly EventRecord[],
+  options: CrossOptions = {},
 ): CrossVerification {
   const policy = certificatePolicy(certificate);
   // Relative path patterns are anchored at the session's workspace root, as recorded at start.
   const cwd = composeOptionsOf(records).root;
-  const { calls, approvals } = toolCallFacts(records);
+  const { calls, approvals } = toolCallFacts(records, options);
   const unauthorized: JudgedCall[] = [];
   const escalations: EscalatedCall[] = [];
   for (const fact of calls) {
@@ -126,15 +157,18 @@ export function crossVerify(
       ...fact,
       verdict: verdict.verdict,
       ...(verdict.pattern ? { pattern: verdict.pattern } : {}),
-      blocked: fact.decision === 'deny' && !fact.executed,
+      // A call denied (or asked, and never run: headless harnesses refuse an ask) did not happen.
+      blocked:
+        (fact.decision === 'deny' || (verdict.verdict === 'escalate' && fact.decision === 'ask')) &&
+        !fact.executed,
     };
     if (verdict.verdict === 'forbidden' || verdict.verdict === 'outside') unauthorized.push(judged);
     if (verdict.verdict === 'escalate') {
-      const approvedBy = fact.call ? approvals.get(fact.call) : undefined;
+      const approval = fact.call ? approvals.get(fact.call) : undefined;
       escalations.push({
         ...judged,
-        approved: approvedBy !== undefined,
-        ...(approvedBy ? { approvedBy } : {}),
+        approved: approval !== undefined,
+        ...(approval ? { approvedBy: approval.by, approval: approval.kind } : {}),
       });
     }
   }

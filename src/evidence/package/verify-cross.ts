@@ -4,7 +4,7 @@
  * and whether the session's calls stayed inside it.
  */
 import type { TrustedKeys } from '../../core/dsse.js';
-import { shipId, toPublicKey } from '../../core/keys.js';
+import { type PublicKeyInput, shipId, toPublicKey } from '../../core/keys.js';
 import { type AgentCertificate, verifyCertificate } from '../certificate.js';
 import { certificateStateAt } from '../policy/judge.js';
 import type { Checks } from './checks.js';
@@ -13,15 +13,15 @@ import type { CrossRecords } from './verify-fold.js';
 
 export function crossChecks(
   checks: Checks,
-  envelope: unknown,
-  now: Date,
+  options: { certificate?: unknown; now: Date; approvers?: readonly PublicKeyInput[] },
   records: CrossRecords,
   trusted: TrustedKeys,
   receiptSigners: string[],
 ): CrossVerification | null {
+  const { now } = options;
   let certificate: AgentCertificate;
   try {
-    certificate = verifyCertificate(envelope, trusted).certificate;
+    certificate = verifyCertificate(options.certificate, trusted).certificate;
     checks.pass('certificate_signature', { serial: certificate.serial, agent: certificate.agent.name });
   } catch (error) {
     checks.fail('certificate_signature', 'bad-certificate', (error as Error).message);
@@ -51,7 +51,11 @@ export function crossChecks(
     state === 'valid' ? 'ok' : 'info',
   );
 
-  const cross = crossVerify(certificate, records.records);
+  const cross = crossVerify(
+    certificate,
+    records.records,
+    options.approvers ? { approvers: options.approvers } : {},
+  );
   const executed = cross.unauthorized.filter((c) => !c.blocked);
   const list = cross.unauthorized.map((c) => ({
     seq: c.seq,
@@ -78,6 +82,8 @@ export function crossChecks(
     tool: c.tool,
     pattern: c.pattern,
     approved: c.approved,
+    // Who approved, and how much that proves: signed by an approver key, or asserted by the harness.
+    ...(c.approval ? { approval: c.approval, approved_by: c.approvedBy } : {}),
     blocked: c.blocked,
   }));
   if (unapproved.length === 0)

@@ -26,7 +26,8 @@ export class CrossRecords {
     if (type === 'session.start' && !this.sawStart) {
       this.sawStart = true;
       this.records.push(record);
-    } else if (type === 'tool.before' || type === 'tool.permission.resolved') this.records.push(record);
+    } else if (type === 'tool.before' || type === 'tool.permission.resolved' || type === 'tally.approval')
+      this.records.push(record);
     else if (type === 'tool.after') {
       // The call and whether it ran matter here; its output need not be held.
       const { id, time, source, call, tool, execution, outcome } = record.event;

@@ -42,6 +42,8 @@ export interface VerifyOptions {
   trusted: readonly PublicKeyInput[];
   /** A certificate envelope for cross-verification. */
   certificate?: unknown;
+  /** Pinned approver keys: only approvals of escalations they signed count (docs/security.md). */
+  approvers?: readonly PublicKeyInput[];
   /**
    * Key ids found in the tree being verified (a project's committed public key): never trusted
    * for being there; a package signed only by one fails `signer_pinned` as `repository-provided`.
@@ -297,14 +299,7 @@ export async function verifyPackageLines(
   if (receipt === null) return finish();
   result.receipt = receipt.receipt;
   if (options.certificate !== undefined)
-    result.cross = crossChecks(
-      checks,
-      options.certificate,
-      options.now,
-      read.fold!.cross!,
-      trusted,
-      receipt.signers,
-    );
+    result.cross = crossChecks(checks, options, read.fold!.cross!, trusted, receipt.signers);
   return finish();
 }
 
