@@ -259,7 +259,37 @@ export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
       GNU,
     ),
   ],
-  ['dd', optionTable('', { stopAtOperand: false })],
+  ['head', optionTable('n:lines= c:bytes= q:quiet,silent v:verbose z:zero-terminated', GNU)],
+  [
+    'tail',
+    optionTable(
+      'n:lines= c:bytes= f:follow=? F pid= q:quiet,silent retry s:sleep-interval= v:verbose z:zero-terminated',
+      GNU,
+    ),
+  ],
+  [
+    'cut',
+    optionTable(
+      'b:bytes= c:characters= d:delimiter= f:fields= complement s:only-delimited output-delimiter= z',
+      GNU,
+    ),
+  ],
+  [
+    'sort',
+    optionTable(
+      'b:ignore-leading-blanks d:dictionary-order f:ignore-case g:general-numeric-sort i:ignore-nonprinting M:month-sort h:human-numeric-sort n:numeric-sort R:random-sort random-source= r:reverse sort= V:version-sort batch-size= c:check=? C compress-program= debug files0-from= k:key= m:merge o:output= s:stable S:buffer-size= t:field-separator= T:temporary-directory= parallel= u:unique z:zero-terminated',
+      GNU,
+    ),
+  ],
+  ['wc', optionTable('c:bytes m:chars l:lines files0-from= L:max-line-length w:words total=', GNU)],
+  [
+    'od',
+    optionTable(
+      'A:address-radix= j:skip-bytes= N:read-bytes= S:strings=? t:format= v:output-duplicates w:width=? endian=',
+      GNU,
+    ),
+  ],
+  ['xxd', optionTable('a b C c= E e g= h i l= n= o= p postscript r d s= u', { abbreviate: false })],
   [
     'git push',
     optionTable(
