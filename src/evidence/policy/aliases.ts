@@ -234,7 +234,18 @@ export const PATH_FIELDS = [
   'filename',
 ] as const;
 export const PATHS_FIELDS = ['paths', 'file_paths', 'files'] as const;
-const URL_FIELDS = ['url', 'uri', 'href', 'link'] as const;
+const URL_FIELDS = [
+  'url',
+  'uri',
+  'href',
+  'link',
+  'endpoint',
+  'website',
+  'page',
+  'source_url',
+  'target_url',
+] as const;
+const URLS_FIELDS = ['urls', 'uris', 'links', 'hrefs'] as const;
 const PATCH_FIELDS = ['input', 'patch', 'command', 'diff'] as const;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -307,16 +318,36 @@ function filePaths(name: string, input: unknown): string[] {
   return paths;
 }
 
+/** A string that names a fetchable place: a scheme with `//`, or a scheme-less `//host`. */
+const URL_VALUE = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/|\/\/)\S+$/;
+
+/**
+ * Every URL a call's input names: the URL fields, URL lists, URLs inside a prompt, and any other
+ * string field (nested too, a few levels deep) whose value is a URL, so no field name hides one.
+ */
 function urlsOf(input: unknown): string[] {
   if (typeof input === 'string') return [...input.matchAll(URL_IN_TEXT)].map((m) => m[0]);
   if (!isRecord(input)) return [];
-  const direct = firstString(input, URL_FIELDS);
-  if (direct !== undefined) return [direct];
-  const list = input.urls;
-  if (Array.isArray(list)) return list.filter((u): u is string => typeof u === 'string' && u !== '');
+  const urls: string[] = [];
+  const add = (u: unknown): void => {
+    if (typeof u === 'string' && u !== '' && !urls.includes(u)) urls.push(u);
+  };
+  for (const field of URL_FIELDS) add(input[field]);
+  for (const field of URLS_FIELDS) {
+    const list = input[field];
+    if (Array.isArray(list)) list.forEach(add);
+  }
+  const visit = (value: unknown, depth: number): void => {
+    if (typeof value === 'string') {
+      if (URL_VALUE.test(value)) add(value);
+    } else if (depth < 4 && Array.isArray(value)) for (const item of value) visit(item, depth + 1);
+    else if (depth < 4 && isRecord(value)) for (const item of Object.values(value)) visit(item, depth + 1);
+  };
+  visit(input, 0);
   // Gemini CLI's web_fetch takes a prompt with the URLs inside it.
   const prompt = input.prompt;
-  return typeof prompt === 'string' ? [...prompt.matchAll(URL_IN_TEXT)].map((m) => m[0]) : [];
+  if (typeof prompt === 'string' && urls.length === 0) for (const m of prompt.matchAll(URL_IN_TEXT)) add(m[0]);
+  return urls;
 }
 
 function withPaths(out: ToolArgument, paths: string[]): ToolArgument {
@@ -367,8 +398,10 @@ export function toolArgument(name: string, input: unknown, kindHint?: string): T
         out,
         filePaths(name, input).filter((p) => p !== command),
       );
-      const url = firstString(input, URL_FIELDS);
-      return url === undefined ? out : withUrls(out, [url]);
+      return withUrls(
+        out,
+        urlsOf(input).filter((u) => u !== command),
+      );
     }
   }
 }
