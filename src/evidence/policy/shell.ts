@@ -27,6 +27,8 @@ export interface Invocation {
   subcommand?: string;
   /** The words after the program (after the subcommand for tools that have one). */
   args: ShellWord[];
+  /** The program word and every word after it, as the program receives them. */
+  argv: ShellWord[];
   /** The wrappers removed, outermost first. */
   wrappers: string[];
 }
@@ -38,6 +40,8 @@ export interface SimpleCommand {
   words: string[];
   /** `words` joined with single spaces. */
   text: string;
+  /** The words bash passes to the program it starts (no assignments, no redirections). */
+  argv: string[];
   /** The invocation without assignments and wrappers, program by basename. */
   stripped: string;
   /** True when this command only runs an inline script whose commands are listed too. */
@@ -88,6 +92,7 @@ class Resolver {
       raw: command.raw,
       words: all,
       text: all.join(' '),
+      argv: command.words.map((w) => w.value),
       stripped: '',
       wrapper: false,
       depth: command.depth,
@@ -124,7 +129,7 @@ class Resolver {
       wrappers.push(program);
       const read = readOptions(words.slice(1), wrapper.options);
       if (wrapper.noRun?.some((o) => read.options.has(o))) {
-        this.push(command, { cwd, invocation: { program, args: words.slice(1), wrappers } });
+        this.push(command, { cwd, invocation: { program, args: words.slice(1), argv: words, wrappers } });
         return;
       }
       const chdir =
@@ -148,7 +153,7 @@ class Resolver {
         if (dynamic)
           this.push(command, { cwd, opaque: `${program} runs a command line computed at run time` });
         else {
-          this.push(command, { cwd, wrapper: true, invocation: { program, args: words.slice(1), wrappers } });
+          this.push(command, { cwd, wrapper: true, invocation: { program, args: words.slice(1), argv: words, wrappers } });
           this.nested(text, { ...command, cwd });
         }
         return;
@@ -167,7 +172,7 @@ class Resolver {
   ): void {
     const program = posix.basename((words[0] as ShellWord).value);
     let args = words.slice(1);
-    const invocation: Invocation = { program, args, wrappers };
+    const invocation: Invocation = { program, args, argv: words, wrappers };
     const here = { ...command, cwd };
     if (SHELLS.has(program)) {
       const read = readOptions(args, SHELL_OPTIONS);
