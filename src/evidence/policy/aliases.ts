@@ -346,7 +346,8 @@ function urlsOf(input: unknown): string[] {
   visit(input, 0);
   // Gemini CLI's web_fetch takes a prompt with the URLs inside it.
   const prompt = input.prompt;
-  if (typeof prompt === 'string' && urls.length === 0) for (const m of prompt.matchAll(URL_IN_TEXT)) add(m[0]);
+  if (typeof prompt === 'string' && urls.length === 0)
+    for (const m of prompt.matchAll(URL_IN_TEXT)) add(m[0]);
   return urls;
 }
 

@@ -159,6 +159,11 @@ class Scanner {
     while (i < n) {
       const c = src[i] as string;
       const next = src[i + 1];
+      if (!inWord() && words.length === 2 && words[0]?.raw === 'function') {
+        // `function NAME`: a definition header; what follows is its body, an ordinary compound command.
+        words = [];
+        segmentStart = i;
+      }
       if (!inWord() && words.length === 3 && words[0]?.raw === 'case' && words[2]?.raw === 'in') {
         endSegment(i, ';');
         segmentStart = i;

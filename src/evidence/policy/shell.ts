@@ -143,17 +143,31 @@ class Resolver {
       if (wrapper.assignments)
         while (rest[0] !== undefined && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0].value)) rest = rest.slice(1);
       rest = rest.slice(wrapper.leadingOperands ?? 0);
-      const script =
+      let script =
         wrapper.scriptOption === undefined ? undefined : read.options.get(wrapper.scriptOption)?.[0];
+      // `flock FILE -c COMMAND`: the script option may also follow the wrapper's operand.
+      if (wrapper.scriptOption !== undefined && (rest[0]?.value === '-c' || rest[0]?.value === '--command')) {
+        script = rest[1]?.value;
+        rest = [];
+      }
       const split =
         wrapper.splitOption === undefined ? undefined : read.options.get(wrapper.splitOption)?.[0];
       if (script !== undefined || split !== undefined || (wrapper.joinsOperands && rest.length > 0)) {
         const dynamic = words.some((w) => w.dynamic);
-        const text = script ?? [split ?? '', ...rest.map((w) => w.raw)].join(' ');
+        // `env -S` splits its string and keeps the other words whole; `watch` joins its words for `sh -c`.
+        const text =
+          script ??
+          (split !== undefined
+            ? [split, ...rest.map((w) => shellQuote(w.value))].join(' ')
+            : rest.map((w) => w.value).join(' '));
         if (dynamic)
           this.push(command, { cwd, opaque: `${program} runs a command line computed at run time` });
         else {
-          this.push(command, { cwd, wrapper: true, invocation: { program, args: words.slice(1), argv: words, wrappers } });
+          this.push(command, {
+            cwd,
+            wrapper: true,
+            invocation: { program, args: words.slice(1), argv: words, wrappers },
+          });
           this.nested(text, { ...command, cwd });
         }
         return;
@@ -189,6 +203,12 @@ class Resolver {
         this.push(command, { cwd, invocation, wrapper: true });
         return this.nested(script.value, here);
       }
+      if (read.operands[0]?.dynamic)
+        return void this.push(command, {
+          cwd,
+          invocation,
+          opaque: `${program} runs a script computed at run time`,
+        });
       if (read.operands.length === 0 || read.options.has('-s'))
         return this.stdinScript(command, cwd, invocation);
     } else if (program === 'eval') {
@@ -295,6 +315,10 @@ class Resolver {
         });
     }
   }
+}
+
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 const SCRIPT_FILE = /\.(?:py|js|mjs|cjs|ts|pl|rb|php|lua|R|ps1|tcl)$/;
