@@ -232,6 +232,8 @@ export const PATH_FIELDS = [
   'target_directory',
   'file',
   'filename',
+  'source',
+  'destination',
 ] as const;
 export const PATHS_FIELDS = ['paths', 'file_paths', 'files'] as const;
 const URL_FIELDS = [
@@ -303,8 +305,11 @@ function filePaths(name: string, input: unknown): string[] {
   if (typeof input === 'string') return name.toLowerCase().includes('patch') ? patchPaths(input) : [input];
   if (!isRecord(input)) return [];
   const paths: string[] = [];
-  const single = firstString(input, PATH_FIELDS);
-  if (single !== undefined) paths.push(single);
+  // Every path field: a move names its source and its destination.
+  for (const field of PATH_FIELDS) {
+    const value = input[field];
+    if (typeof value === 'string' && value !== '' && !paths.includes(value)) paths.push(value);
+  }
   for (const field of PATHS_FIELDS) {
     const list = input[field];
     if (!Array.isArray(list)) continue;
@@ -397,7 +402,7 @@ export function toolArgument(name: string, input: unknown, kindHint?: string): T
       if (command !== undefined) out.command = command;
       withPaths(
         out,
-        filePaths(name, input).filter((p) => p !== command),
+        filePaths(name, input).filter((p) => p !== command && !URL_VALUE.test(p)),
       );
       return withUrls(
         out,

@@ -24,6 +24,8 @@ const VERBS: readonly [ToolKind, readonly string[]][] = [
       'sh',
       'powershell',
       'console',
+      'process',
+      'start',
     ],
   ],
   ['delete', ['delete', 'remove', 'rm', 'unlink', 'trash', 'erase']],
