@@ -30,7 +30,10 @@ export interface CallFacts {
   canonical: string;
   /** The kind from the alias table, or inferred from name and input for MCP and unknown tools. */
   kind: ToolKind;
-  command?: { text: string; shell: ShellAnalysis };
+  /** The command, its analysis, and every text form a glob is tried against (whole line, each command). */
+  command?: { text: string; shell: ShellAnalysis; texts: string[] };
+  /** The tool's kind was inferred (MCP or unknown name), so kind-named patterns apply to it. */
+  inferred: boolean;
   /** The paths the tool's input names. */
   paths: string[];
   reads: FileRef[];
@@ -67,6 +70,7 @@ export function factsOf(call: ActionCall): CallFacts {
   const argument = toolArgument(call.tool, call.input, call.kind);
   const paths = argument.paths ?? [];
   const facts: CallFacts = {
+    inferred: identity.kind === 'mcp' || identity.kind === 'other',
     raw: call.tool,
     canonical: identity.canonical,
     kind,
@@ -83,7 +87,10 @@ export function factsOf(call: ActionCall): CallFacts {
   }
   if (argument.command !== undefined) {
     const shell = splitShellCommand(argument.command);
-    facts.command = { text: argument.command, shell };
+    const whole = argument.command.trim();
+    const texts = new Set([whole, whole.replace(/\s+/g, ' ')]);
+    for (const c of shell.commands) texts.add(c.raw).add(c.text).add(c.stripped);
+    facts.command = { text: argument.command, shell, texts: [...texts] };
     for (const command of shell.commands) {
       const touched = commandFileEffects(command);
       for (const word of touched.reads) facts.reads.push({ word, shellCwd: command.cwd, fromShell: true });
@@ -94,10 +101,22 @@ export function factsOf(call: ActionCall): CallFacts {
   return facts;
 }
 
+const patternKinds = new WeakMap<ActionPattern, ToolKind>();
+
+/** The kind a pattern's name resolves to, once per pattern. */
+function kindOf(pattern: ActionPattern): ToolKind {
+  let kind = patternKinds.get(pattern);
+  if (kind === undefined) {
+    kind = canonicalTool(pattern.name).kind;
+    patternKinds.set(pattern, kind);
+  }
+  return kind;
+}
+
 /** Patterns that judge what a call reads (`Read`) or writes (`Write`, `Edit`, `Delete`), whatever the tool. */
 function effectOf(pattern: ActionPattern): 'reads' | 'writes' | undefined {
   if (pattern.family !== undefined || pattern.argument === undefined) return undefined;
-  const kind = canonicalTool(pattern.name).kind;
+  const kind = kindOf(pattern);
   if (kind === 'read') return 'reads';
   return kind === 'write' || kind === 'edit' || kind === 'delete' ? 'writes' : undefined;
 }
@@ -109,13 +128,8 @@ function nameMatches(pattern: ActionPattern, facts: CallFacts, lenient: boolean)
   }
   if (pattern.canonical === facts.canonical || pattern.name === facts.raw) return true;
   if (!lenient) return false;
-  const patternKind = canonicalTool(pattern.name).kind;
-  return isInferred(facts) && patternKind !== 'other' && patternKind !== 'mcp' && patternKind === facts.kind;
-}
-
-function isInferred(facts: CallFacts): boolean {
-  const kind = canonicalTool(facts.raw).kind;
-  return kind === 'mcp' || kind === 'other';
+  const patternKind = kindOf(pattern);
+  return facts.inferred && patternKind !== 'other' && patternKind !== 'mcp' && patternKind === facts.kind;
 }
 
 /** True when a forbid or escalate pattern could see this call at all (its name, kind or effects). */
@@ -169,10 +183,7 @@ function commandTouch(
   argument: NonNullable<ActionPattern['argument']>,
   command: NonNullable<CallFacts['command']>,
 ): Touch {
-  const whole = command.text.trim();
-  const texts = new Set([whole, whole.replace(/\s+/g, ' ')]);
-  for (const c of command.shell.commands) texts.add(c.raw).add(c.text).add(c.stripped);
-  for (const text of texts) if (globMatches(argument.command, text)) return 'yes';
+  for (const text of command.texts) if (globMatches(argument.command, text)) return 'yes';
   const shell = argument.shell;
   if (shell === undefined) return 'no';
   let best: Touch = 'no';
@@ -233,9 +244,7 @@ export function covered(patterns: readonly ActionPattern[], facts: CallFacts): A
   const atoms: ((p: ActionPattern) => boolean)[] = [];
   if (facts.command !== undefined) {
     const writers = patterns.filter(
-      (p) =>
-        effectOf(p) === 'writes' ||
-        (p.argument === undefined && ['write', 'edit'].includes(canonicalTool(p.name).kind)),
+      (p) => effectOf(p) === 'writes' || (p.argument === undefined && ['write', 'edit'].includes(kindOf(p))),
     );
     for (const c of facts.command.shell.commands) {
       if (!writeCovered(writers, c, facts.cwd)) return undefined;
