@@ -150,7 +150,7 @@ table(
   [
     'TOKEN=$(cat tok) ./run',
     'TOKEN="$(cat tok)" ./run',
-    'GITHUB_TOKEN=${GH_TOKEN} gh pr list',
+    'GITHUB_TOKEN=$' + '{GH_TOKEN} gh pr list',
     'export API_KEY="$API_KEY_FROM_VAULT"',
     'curl --token "$TOKEN" https://x.example',
     'mytool --password `cat pw` run',

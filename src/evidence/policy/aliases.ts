@@ -4,6 +4,8 @@
  * Kimi or any AHP harness. Documented in docs/policy.md.
  */
 
+import { isUrlValue, urlsOf } from './urls.js';
+
 /** What a tool does, coarsely. `task` is a subagent, `plan` a todo/plan list, `mcp` any MCP server tool. */
 export type ToolKind =
   | 'shell'
@@ -236,18 +238,6 @@ export const PATH_FIELDS = [
   'destination',
 ] as const;
 export const PATHS_FIELDS = ['paths', 'file_paths', 'files'] as const;
-const URL_FIELDS = [
-  'url',
-  'uri',
-  'href',
-  'link',
-  'endpoint',
-  'website',
-  'page',
-  'source_url',
-  'target_url',
-] as const;
-const URLS_FIELDS = ['urls', 'uris', 'links', 'hrefs'] as const;
 const PATCH_FIELDS = ['input', 'patch', 'command', 'diff'] as const;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -299,8 +289,6 @@ export function patchPaths(patch: string): string[] {
   return paths;
 }
 
-const URL_IN_TEXT = /\bhttps?:\/\/[^\s"'<>`]+/g;
-
 function filePaths(name: string, input: unknown): string[] {
   if (typeof input === 'string') return name.toLowerCase().includes('patch') ? patchPaths(input) : [input];
   if (!isRecord(input)) return [];
@@ -321,39 +309,6 @@ function filePaths(name: string, input: unknown): string[] {
     if (patch !== undefined) paths.push(...patchPaths(patch));
   }
   return paths;
-}
-
-/** A string that names a fetchable place: a scheme with `//`, or a scheme-less `//host`. */
-const URL_VALUE = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/|\/\/)\S+$/;
-
-/**
- * Every URL a call's input names: the URL fields, URL lists, URLs inside a prompt, and any other
- * string field (nested too, a few levels deep) whose value is a URL, so no field name hides one.
- */
-function urlsOf(input: unknown): string[] {
-  if (typeof input === 'string') return [...input.matchAll(URL_IN_TEXT)].map((m) => m[0]);
-  if (!isRecord(input)) return [];
-  const urls: string[] = [];
-  const add = (u: unknown): void => {
-    if (typeof u === 'string' && u !== '' && !urls.includes(u)) urls.push(u);
-  };
-  for (const field of URL_FIELDS) add(input[field]);
-  for (const field of URLS_FIELDS) {
-    const list = input[field];
-    if (Array.isArray(list)) list.forEach(add);
-  }
-  const visit = (value: unknown, depth: number): void => {
-    if (typeof value === 'string') {
-      if (URL_VALUE.test(value)) add(value);
-    } else if (depth < 4 && Array.isArray(value)) for (const item of value) visit(item, depth + 1);
-    else if (depth < 4 && isRecord(value)) for (const item of Object.values(value)) visit(item, depth + 1);
-  };
-  visit(input, 0);
-  // Gemini CLI's web_fetch takes a prompt with the URLs inside it.
-  const prompt = input.prompt;
-  if (typeof prompt === 'string' && urls.length === 0)
-    for (const m of prompt.matchAll(URL_IN_TEXT)) add(m[0]);
-  return urls;
 }
 
 function withPaths(out: ToolArgument, paths: string[]): ToolArgument {
@@ -402,7 +357,7 @@ export function toolArgument(name: string, input: unknown, kindHint?: string): T
       if (command !== undefined) out.command = command;
       withPaths(
         out,
-        filePaths(name, input).filter((p) => p !== command && !URL_VALUE.test(p)),
+        filePaths(name, input).filter((p) => p !== command && !isUrlValue(p)),
       );
       return withUrls(
         out,

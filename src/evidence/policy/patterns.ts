@@ -162,7 +162,7 @@ export function parsePattern(text: string): ActionPattern {
   }
   const parts = argumentParts(text, open + 1, close);
   const domain = source.startsWith('domain:') ? source.slice('domain:'.length) : undefined;
-  const shell = compileCommandPattern(source, prefixWord);
+  const shell = compileCommandPattern(source);
   pattern.argument = {
     source,
     command: compileGlob(parts, 'command', prefixWord),

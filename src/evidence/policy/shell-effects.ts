@@ -7,9 +7,9 @@
  */
 
 import { posix } from 'node:path';
+import { type Invocation, type SimpleCommand, splitShellCommand } from './shell.js';
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
-import { type Invocation, type SimpleCommand, splitShellCommand } from './shell.js';
 
 export interface FileEffect {
   /** The path as written (quotes removed); for a dynamic word, its text as written. */
@@ -74,7 +74,10 @@ const values = (options: Map<string, string[]>, ...names: string[]): ShellWord[]
 function copyLike(inv: Invocation, touched: Touched): void {
   const { options, operands } = readOptions(inv.args, optionTableFor(inv.program));
   const target = options.get('target-directory')?.[0];
-  if (inv.program === 'install' && options.has('directory')) return void touched.writes.push(...operands);
+  if (inv.program === 'install' && options.has('directory')) {
+    touched.writes.push(...operands);
+    return;
+  }
   const sources = target !== undefined ? operands : operands.slice(0, -1);
   const destination = target !== undefined ? values(options, 'target-directory') : operands.slice(-1);
   if (inv.program === 'ln') {
@@ -104,15 +107,24 @@ function curl(inv: Invocation, touched: Touched): void {
 
 function programEffects(inv: Invocation, touched: Touched): void {
   const p = inv.program;
-  if (READERS.has(p)) return void touched.reads.push(...readOptions(inv.args, optionTableFor(p)).operands);
-  if (WRITERS.has(p)) return void touched.writes.push(...readOptions(inv.args).operands);
+  if (READERS.has(p)) {
+    touched.reads.push(...readOptions(inv.args, optionTableFor(p)).operands);
+    return;
+  }
+  if (WRITERS.has(p)) {
+    touched.writes.push(...readOptions(inv.args).operands);
+    return;
+  }
   if (EDITORS.has(p)) {
     const files = readOptions(inv.args).operands.filter((w) => !w.value.startsWith('+'));
     touched.reads.push(...files);
-    return void touched.writes.push(...files);
+    touched.writes.push(...files);
+    return;
   }
-  if (CHANGERS.has(p))
-    return void touched.writes.push(...readOptions(inv.args, optionTableFor(p)).operands.slice(1));
+  if (CHANGERS.has(p)) {
+    touched.writes.push(...readOptions(inv.args, optionTableFor(p)).operands.slice(1));
+    return;
+  }
   const patternFirst = PATTERN_FIRST.get(p);
   if (patternFirst !== undefined) {
     const { options, operands } = readOptions(inv.args, optionTableFor(p));
@@ -128,13 +140,16 @@ function programEffects(inv: Invocation, touched: Touched): void {
     case 'ln':
     case 'install':
     case 'rsync':
-    case 'scp':
-      return copyLike(inv, touched);
+    case 'scp': {
+      copyLike(inv, touched);
+      return;
+    }
     case 'tee':
     case 'truncate': {
       const { options, operands } = readOptions(inv.args, optionTableFor(p));
       touched.reads.push(...values(options, 'reference'));
-      return void touched.writes.push(...operands);
+      touched.writes.push(...operands);
+      return;
     }
     case 'dd':
       for (const w of inv.args) {
@@ -145,19 +160,24 @@ function programEffects(inv: Invocation, touched: Touched): void {
     case 'sort': {
       const { options, operands } = readOptions(inv.args, optionTableFor(p));
       touched.reads.push(...operands);
-      return void touched.writes.push(...values(options, 'output'));
+      touched.writes.push(...values(options, 'output'));
+      return;
     }
     case 'uniq': {
       const { operands } = readOptions(inv.args);
       touched.reads.push(...operands.slice(0, 1));
-      return void touched.writes.push(...operands.slice(1, 2));
+      touched.writes.push(...operands.slice(1, 2));
+      return;
     }
-    case 'curl':
-      return curl(inv, touched);
+    case 'curl': {
+      curl(inv, touched);
+      return;
+    }
     case 'wget': {
       const { options } = readOptions(inv.args, optionTableFor('wget'));
       touched.writes.push(...values(options, 'output-document', 'output-file', 'append-output'));
-      return void touched.reads.push(...values(options, 'input-file', 'post-file', 'body-file'));
+      touched.reads.push(...values(options, 'input-file', 'post-file', 'body-file'));
+      return;
     }
     case 'tar': {
       const args =
@@ -185,8 +205,10 @@ function programEffects(inv: Invocation, touched: Touched): void {
 function redirectionEffects(command: SimpleCommand, touched: Touched): void {
   for (const r of command.redirections) {
     if (r.op === '<') touched.reads.push(r.target);
-    else if (r.op === '<>') touched.reads.push(r.target), touched.writes.push(r.target);
-    else if (r.op === '>&' && /^(?:\d+|-)$/.test(r.target.value)) continue;
+    else if (r.op === '<>') {
+      touched.reads.push(r.target);
+      touched.writes.push(r.target);
+    } else if (r.op === '>&' && /^(?:\d+|-)$/.test(r.target.value)) continue;
     else if (r.op.includes('>')) touched.writes.push(r.target);
   }
 }

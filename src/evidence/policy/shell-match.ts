@@ -36,7 +36,7 @@ function literal(value: string): ShellWord {
  * Reads a pattern's argument as one command, or undefined when it is not one (it spans several
  * commands, quotes, or has a star in the program name): such patterns match by glob only.
  */
-export function compileCommandPattern(source: string, prefixWord: boolean): CommandPattern | undefined {
+export function compileCommandPattern(source: string): CommandPattern | undefined {
   if (LINE_SYNTAX.test(source)) return undefined;
   const words = source.split(/[ \t]+/).filter((w) => w !== '');
   const program = words[0];

@@ -193,60 +193,81 @@ class Resolver {
       const cFlag = [...read.options.keys()].some((o) => /^-[A-Za-z]$/.test(o) && o === '-c');
       if (cFlag) {
         const script = read.operands[0];
-        if (script === undefined) return void this.push(command, { cwd, invocation });
-        if (script.dynamic)
-          return void this.push(command, {
+        if (script === undefined) {
+          this.push(command, { cwd, invocation });
+          return;
+        }
+        if (script.dynamic) {
+          this.push(command, {
             cwd,
             invocation,
             opaque: `${program} -c runs a script computed at run time`,
           });
+          return;
+        }
         this.push(command, { cwd, invocation, wrapper: true });
-        return this.nested(script.value, here);
+        this.nested(script.value, here);
+        return;
       }
-      if (read.operands[0]?.dynamic)
-        return void this.push(command, {
+      if (read.operands[0]?.dynamic) {
+        this.push(command, {
           cwd,
           invocation,
           opaque: `${program} runs a script computed at run time`,
         });
-      if (read.operands.length === 0 || read.options.has('-s'))
-        return this.stdinScript(command, cwd, invocation);
+        return;
+      }
+      if (read.operands.length === 0 || read.options.has('-s')) {
+        this.stdinScript(command, cwd, invocation);
+        return;
+      }
     } else if (program === 'eval') {
-      if (args.some((w) => w.dynamic))
-        return void this.push(command, { cwd, invocation, opaque: 'eval of text computed at run time' });
+      if (args.some((w) => w.dynamic)) {
+        this.push(command, { cwd, invocation, opaque: 'eval of text computed at run time' });
+        return;
+      }
       this.push(command, { cwd, invocation, wrapper: true });
-      return this.nested(args.map((w) => w.value).join(' '), here);
+      this.nested(args.map((w) => w.value).join(' '), here);
+      return;
     } else if (INTERPRETERS.has(program)) {
       const codeFlag = inlineCodeFlag(args, INTERPRETERS.get(program) as readonly string[]);
-      if (codeFlag !== undefined)
-        return void this.push(command, {
+      if (codeFlag !== undefined) {
+        this.push(command, {
           cwd,
           invocation,
           opaque: `${program} ${codeFlag} runs code given as text`,
         });
+        return;
+      }
       const operands = args.filter((w) => !w.value.startsWith('-') || w.value === '-');
-      if (operands.length === 0 || operands[0]?.value === '-')
-        return this.stdinScript(command, cwd, invocation, true);
+      if (operands.length === 0 || operands[0]?.value === '-') {
+        this.stdinScript(command, cwd, invocation, true);
+        return;
+      }
     } else if (AWKS.has(program)) {
       const code = args.find((w) => !w.value.startsWith('-'));
-      if (code !== undefined && (code.dynamic || /\bsystem\s*\(|\|/.test(code.value)))
-        return void this.push(command, {
+      if (code !== undefined && (code.dynamic || /\bsystem\s*\(|\|/.test(code.value))) {
+        this.push(command, {
           cwd,
           invocation,
           opaque: `${program} runs commands from its program`,
         });
+        return;
+      }
     } else if (
       (program === 'source' || program === '.') &&
       args[0] !== undefined &&
       (args[0].dynamic || args[0].value.startsWith('/dev/'))
     ) {
-      return void this.push(command, {
+      this.push(command, {
         cwd,
         invocation,
         opaque: `${program} reads a script computed at run time`,
       });
+      return;
     } else if (program === 'find') {
-      return this.find(command, cwd, invocation);
+      this.find(command, cwd, invocation);
+      return;
     } else if (SUBCOMMAND_TOOLS.has(program)) {
       const global = GLOBAL_OPTIONS.get(program);
       const read = readOptions(args, global);
@@ -271,23 +292,29 @@ class Resolver {
     const input = [...command.redirections]
       .reverse()
       .find((r) => (r.fd === undefined || r.fd === 0) && r.op.startsWith('<'));
-    if (input === undefined && command.pipedInput)
-      return void this.push(command, {
+    if (input === undefined && command.pipedInput) {
+      this.push(command, {
         cwd,
         invocation,
         opaque: `${invocation.program} runs a script piped into it`,
       });
-    if (input === undefined || (input.op === '<' && !input.target.dynamic))
-      return void this.push(command, { cwd, invocation });
+      return;
+    }
+    if (input === undefined || (input.op === '<' && !input.target.dynamic)) {
+      this.push(command, { cwd, invocation });
+      return;
+    }
     const body =
       input.op === '<<<' ? (input.target.dynamic ? undefined : `${input.target.value}\n`) : input.body;
     const expands = input.op !== '<<<' && !/['"\\]/.test(input.target.raw) && /[$`]/.test(body ?? '');
-    if (interpreter || body === undefined || expands || input.op === '<')
-      return void this.push(command, {
+    if (interpreter || body === undefined || expands || input.op === '<') {
+      this.push(command, {
         cwd,
         invocation,
         opaque: `${invocation.program} runs a script that is not written out`,
       });
+      return;
+    }
     this.push(command, { cwd, invocation, wrapper: true });
     this.nested(body, { ...command, cwd });
   }

@@ -67,3 +67,59 @@ export function urlHosts(text: string): string[] {
 export function hostInDomain(host: string, domain: string): boolean {
   return host === domain || host.endsWith(`.${domain}`);
 }
+
+const URL_FIELDS = [
+  'url',
+  'uri',
+  'href',
+  'link',
+  'endpoint',
+  'website',
+  'page',
+  'source_url',
+  'target_url',
+] as const;
+const URLS_FIELDS = ['urls', 'uris', 'links', 'hrefs'] as const;
+const URL_IN_TEXT = /\bhttps?:\/\/[^\s"'<>`]+/g;
+
+/** A string that names a fetchable place: a scheme with `//`, or a scheme-less `//host`. */
+const URL_VALUE = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/|\/\/)\S+$/;
+
+/**
+ * Every URL a call's input names: the URL fields, URL lists, URLs inside a prompt, and any other
+ * string field (nested too, a few levels deep) whose value is a URL, so no field name hides one.
+ */
+export function urlsOf(input: unknown): string[] {
+  if (typeof input === 'string') return [...input.matchAll(URL_IN_TEXT)].map((m) => m[0]);
+  if (!isRecord(input)) return [];
+  const urls: string[] = [];
+  const add = (u: unknown): void => {
+    if (typeof u === 'string' && u !== '' && !urls.includes(u)) urls.push(u);
+  };
+  for (const field of URL_FIELDS) add(input[field]);
+  for (const field of URLS_FIELDS) {
+    const list = input[field];
+    if (Array.isArray(list)) list.forEach(add);
+  }
+  const visit = (value: unknown, depth: number): void => {
+    if (typeof value === 'string') {
+      if (URL_VALUE.test(value)) add(value);
+    } else if (depth < 4 && Array.isArray(value)) for (const item of value) visit(item, depth + 1);
+    else if (depth < 4 && isRecord(value)) for (const item of Object.values(value)) visit(item, depth + 1);
+  };
+  visit(input, 0);
+  // Gemini CLI's web_fetch takes a prompt with the URLs inside it.
+  const prompt = input.prompt;
+  if (typeof prompt === 'string' && urls.length === 0)
+    for (const m of prompt.matchAll(URL_IN_TEXT)) add(m[0]);
+  return urls;
+}
+
+/** True when a string is a URL as a whole (`https://…`, `//host/…`). */
+export function isUrlValue(text: string): boolean {
+  return URL_VALUE.test(text);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

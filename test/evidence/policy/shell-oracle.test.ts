@@ -322,5 +322,6 @@ test('spellWord round-trips through bash for every word', async () => {
   const random = new Prng(fuzzSeed(0x5e11));
   const commands = WORDS.flatMap((w) => [0, 1].map(() => `cat ${spellWord(w, random)}`));
   const actual = await oracle.run(commands);
-  commands.forEach((_, i) => assert.deepEqual(actual[i], [['cat', WORDS[Math.floor(i / 2)] as string]]));
+  for (let i = 0; i < commands.length; i++)
+    assert.deepEqual(actual[i], [['cat', WORDS[Math.floor(i / 2)] as string]], commands[i]);
 });
