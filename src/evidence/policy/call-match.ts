@@ -7,10 +7,10 @@
 
 import { posix } from 'node:path';
 import { globMatches } from '../../core/glob.js';
+import type { ActionCall, ActionPattern } from './action.js';
 import { canonicalTool, type ToolKind, toolArgument } from './aliases.js';
 import { inferToolKind } from './kinds.js';
 import { pathMatches, shellPathMatch } from './paths.js';
-import type { ActionCall, ActionPattern } from './patterns.js';
 import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
 import { commandFileEffects } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';

@@ -4,11 +4,12 @@
  */
 
 import { TallyError } from '../../core/errors.js';
-import { compileGlob, type Glob, GlobError, type GlobPart, globParts } from '../../core/glob.js';
+import { compileGlob, GlobError, type GlobPart, globParts } from '../../core/glob.js';
+import type { ActionCall, ActionPattern } from './action.js';
 import { canonicalTool } from './aliases.js';
 import { appliesTo, type CallFacts, covered, factsOf, type Touch, touches } from './call-match.js';
-import { compilePathArgument, type PathArgument } from './paths.js';
-import { type CommandPattern, compileCommandPattern } from './shell-match.js';
+import { compilePathArgument } from './paths.js';
+import { compileCommandPattern } from './shell-match.js';
 import { normaliseHost } from './urls.js';
 
 export type PolicyErrorCode =
@@ -45,36 +46,7 @@ export type ActionVerdict = {
   reason?: string;
 };
 
-/** A tool call as the policy sees it. `kind` is the AHP `tool.kind` hint; `cwd` anchors relative paths. */
-export interface ActionCall {
-  tool: string;
-  input?: unknown;
-  kind?: string;
-  cwd?: string;
-}
-
-export interface ActionPattern {
-  /** The pattern as written. */
-  text: string;
-  /** The tool name as written (a family wildcard keeps its trailing `*`). */
-  name: string;
-  /** For a family wildcard (`mcp__github__*`, `*`): the prefix; otherwise undefined. */
-  family?: string;
-  /** The canonical tool the name resolves to (not for families). */
-  canonical?: string;
-  /** The argument glob, compiled for each kind of argument. */
-  argument?: {
-    source: string;
-    /** The argument as a glob over command text and URLs. */
-    command: Glob;
-    /** The argument as a path glob, exact and case-folded. */
-    path: PathArgument;
-    /** The argument read as one command (program, options, operands), when it is one. */
-    shell?: CommandPattern;
-    /** For `domain:host`: the host, normalised as URLs are. */
-    domain?: string;
-  };
-}
+export type { ActionCall, ActionPattern } from './action.js';
 
 const NAME_CHAR = /[A-Za-z0-9_.:@/-]/;
 
