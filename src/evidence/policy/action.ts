@@ -13,6 +13,11 @@ export interface ActionCall {
   input?: unknown;
   kind?: string;
   cwd?: string;
+  /**
+   * The directory the call itself ran in, when it differs from `cwd` (the anchor of relative
+   * patterns): a shell command's relative paths start here.
+   */
+  base?: string;
 }
 
 export interface ActionPattern {

@@ -40,6 +40,8 @@ export interface CallFacts {
   writes: FileRef[];
   urls: string[];
   cwd?: string;
+  /** Where the call ran, when it differs from `cwd`. */
+  base?: string;
 }
 
 export type Touch = 'yes' | 'possible' | 'no';
@@ -98,6 +100,7 @@ export function factsOf(call: ActionCall): CallFacts {
     }
   }
   if (call.cwd !== undefined) facts.cwd = call.cwd;
+  if (call.base !== undefined) facts.base = call.base;
   return facts;
 }
 
@@ -142,12 +145,16 @@ export function appliesTo(pattern: ActionPattern, facts: CallFacts): boolean {
 /** The directory a shell word is relative to, joined to the call's; undefined when unknowable. */
 function shellBase(
   ref: FileRef,
-  cwd: string | undefined,
+  anchor: string | undefined,
+  start: string | undefined,
 ): { path: string; cwd: string | undefined; lost: boolean } {
   const value = ref.word.value;
-  if (!ref.fromShell) return { path: value, cwd, lost: false };
+  if (!ref.fromShell) return { path: value, cwd: anchor, lost: false };
   if (ref.shellCwd === undefined) return { path: value, cwd: undefined, lost: !posix.isAbsolute(value) };
-  if (cwd !== undefined) return { path: value, cwd: posix.resolve(cwd, ref.shellCwd), lost: false };
+  // A shell path is made absolute from where the command ran; patterns stay anchored at `cwd`.
+  const from = start ?? anchor;
+  if (from !== undefined)
+    return { path: posix.resolve(from, ref.shellCwd, value), cwd: anchor ?? from, lost: false };
   return {
     path: ref.shellCwd === '.' ? value : posix.join(ref.shellCwd, value),
     cwd: undefined,
@@ -155,12 +162,8 @@ function shellBase(
   };
 }
 
-function fileTouch(
-  argument: NonNullable<ActionPattern['argument']>,
-  ref: FileRef,
-  cwd: string | undefined,
-): Touch {
-  const base = shellBase(ref, cwd);
+function fileTouch(argument: NonNullable<ActionPattern['argument']>, ref: FileRef, facts: CallFacts): Touch {
+  const base = shellBase(ref, facts.cwd, facts.base);
   const word = { ...ref.word, value: base.path };
   const touch = ref.fromShell
     ? shellPathMatch(argument.path, word, base.cwd)
@@ -205,7 +208,7 @@ export function touches(pattern: ActionPattern, facts: CallFacts): Touch {
   let best: Touch = 'no';
   if (effect !== undefined && argument !== undefined) {
     for (const ref of facts[effect]) {
-      best = better(best, fileTouch(argument, ref, facts.cwd));
+      best = better(best, fileTouch(argument, ref, facts));
       if (best === 'yes') return best;
     }
   }
@@ -219,16 +222,12 @@ export function touches(pattern: ActionPattern, facts: CallFacts): Touch {
 }
 
 /** A redirection into a file is covered by an allow pattern for writing it (`Write(…)`, `Edit(…)`). */
-function writeCovered(
-  patterns: readonly ActionPattern[],
-  command: SimpleCommand,
-  cwd: string | undefined,
-): boolean {
+function writeCovered(patterns: readonly ActionPattern[], command: SimpleCommand, facts: CallFacts): boolean {
   const writes = commandFileEffects({ ...command, invocation: undefined } as SimpleCommand).writes;
   return writes.every((word) => {
     if (word.dynamic || word.glob || command.cwd === undefined)
       return patterns.some((p) => p.argument === undefined);
-    const base = shellBase({ word, shellCwd: command.cwd, fromShell: true }, cwd);
+    const base = shellBase({ word, shellCwd: command.cwd, fromShell: true }, facts.cwd, facts.base);
     return patterns.some(
       (p) => p.argument === undefined || pathMatches(p.argument.path, base.path, base.cwd, false),
     );
@@ -247,7 +246,7 @@ export function covered(patterns: readonly ActionPattern[], facts: CallFacts): A
       (p) => effectOf(p) === 'writes' || (p.argument === undefined && ['write', 'edit'].includes(kindOf(p))),
     );
     for (const c of facts.command.shell.commands) {
-      if (!writeCovered(writers, c, facts.cwd)) return undefined;
+      if (!writeCovered(writers, c, facts)) return undefined;
       if (!c.wrapper && c.words.length > 0)
         atoms.push((p) => globMatches(p.argument?.command as never, c.text));
     }

@@ -349,3 +349,15 @@ test('allow patterns do not cover a redirection into a file (Bash(ls*) and ls > 
   assert.equal(evaluateAction(policy, bash('ls 2>&1 > /dev/null')).verdict, 'allowed');
   assert.equal(evaluateAction(policy, bash('ls -la')).verdict, 'allowed');
 });
+
+test('shell paths start where the command ran; patterns stay anchored at the workspace root', () => {
+  const policy: ActionPolicy = { allow: ['Bash'], forbid: ['Read(config/.env)'], escalate: [] };
+  const verdict = (command: string, base?: string): string =>
+    evaluateAction(policy, { tool: 'Bash', input: { command }, cwd: '/p', ...(base ? { base } : {}) })
+      .verdict;
+  assert.equal(verdict('cd config && cat .env'), 'forbidden');
+  assert.equal(verdict('cat .env', '/p/config'), 'forbidden');
+  assert.equal(verdict('cat ../config/.env', '/p/src'), 'forbidden');
+  assert.equal(verdict('cat .env', '/p/src'), 'allowed');
+  assert.equal(verdict('cat .env'), 'allowed');
+});
