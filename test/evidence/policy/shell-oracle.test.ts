@@ -262,24 +262,33 @@ function wrapped(argv: string[], random: Prng, viaXargs = true): string {
   return text;
 }
 
+/** Generates commands, requires each to get `expected`, then has bash confirm every spelling's argv. */
+async function judgeSpellings(
+  seed: number,
+  expected: string,
+  generate: (random: Prng, i: number) => string,
+): Promise<void> {
+  const random = new Prng(seed);
+  const commands: string[] = [];
+  for (let i = 0; i < CASES; i++) {
+    const command = generate(random, i);
+    commands.push(command);
+    const result = evaluateAction(POLICY, { tool: 'Bash', input: { command } });
+    assert.equal(
+      result.verdict,
+      expected,
+      `seed ${seed}, case ${i}: ${JSON.stringify(command)} → ${JSON.stringify(result)}`,
+    );
+  }
+  await checkAgainstBash(commands, seed);
+}
+
 describe('equivalent spellings of forbidden actions are all forbidden', () => {
-  test(`${CASES} spellings across ${FORBIDDEN_BASES.length} patterns`, async () => {
-    const seed = fuzzSeed(0xf0b1d);
-    const random = new Prng(seed);
-    const commands: string[] = [];
-    for (let i = 0; i < CASES; i++) {
+  test(`${CASES} spellings across ${FORBIDDEN_BASES.length} patterns`, () =>
+    judgeSpellings(fuzzSeed(0xf0b1d), 'forbidden', (random, i) => {
       const base = FORBIDDEN_BASES[i % FORBIDDEN_BASES.length] as (typeof FORBIDDEN_BASES)[number];
-      const command = wrapped(base.spell(random), random);
-      commands.push(command);
-      const result = evaluateAction(POLICY, { tool: 'Bash', input: { command } });
-      assert.equal(
-        result.verdict,
-        'forbidden',
-        `seed ${seed}, case ${i}: ${JSON.stringify(command)} → ${JSON.stringify(result)}`,
-      );
-    }
-    await checkAgainstBash(commands, seed);
-  });
+      return wrapped(base.spell(random), random);
+    }));
 });
 
 const BENIGN = [
@@ -300,22 +309,8 @@ const BENIGN = [
 ];
 
 describe('benign commands stay allowed', () => {
-  test(`${CASES} spellings of benign commands`, async () => {
-    const seed = fuzzSeed(0xbe9);
-    const random = new Prng(seed);
-    const commands: string[] = [];
-    for (let i = 0; i < CASES; i++) {
-      const command = wrapped(random.pick(BENIGN), random, false);
-      commands.push(command);
-      const result = evaluateAction(POLICY, { tool: 'Bash', input: { command } });
-      assert.equal(
-        result.verdict,
-        'allowed',
-        `seed ${seed}, case ${i}: ${JSON.stringify(command)} → ${JSON.stringify(result)}`,
-      );
-    }
-    await checkAgainstBash(commands, seed);
-  });
+  test(`${CASES} spellings of benign commands`, () =>
+    judgeSpellings(fuzzSeed(0xbe9), 'allowed', (random) => wrapped(random.pick(BENIGN), random, false)));
 });
 
 test('spellWord round-trips through bash for every word', async () => {
