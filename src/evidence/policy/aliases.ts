@@ -306,7 +306,7 @@ function filePaths(name: string, input: unknown): string[] {
   }
   if (paths.length === 0) {
     const patch = firstString(input, PATCH_FIELDS);
-    if (patch !== undefined) paths.push(...patchPaths(patch));
+    if (patch !== undefined) for (const path of patchPaths(patch)) paths.push(path);
   }
   return paths;
 }

@@ -33,6 +33,11 @@ export interface ShellFileEffects {
   opaque: boolean;
 }
 
+/** Appends without spreading: a command line can have more operands than a call has stack. */
+function pushAll(target: ShellWord[], ...lists: readonly ShellWord[][]): void {
+  for (const list of lists) for (const item of list) target.push(item);
+}
+
 interface Touched {
   reads: ShellWord[];
   writes: ShellWord[];
@@ -75,7 +80,7 @@ function copyLike(inv: Invocation, touched: Touched): void {
   const { options, operands } = readOptions(inv.args, optionTableFor(inv.program));
   const target = options.get('target-directory')?.[0];
   if (inv.program === 'install' && options.has('directory')) {
-    touched.writes.push(...operands);
+    pushAll(touched.writes, operands);
     return;
   }
   const sources = target !== undefined ? operands : operands.slice(0, -1);
@@ -84,19 +89,19 @@ function copyLike(inv: Invocation, touched: Touched): void {
     // `ln -s TARGET LINK`: only the link is written; with one operand the link is made here.
     if (sources.length === 0 && destination[0] !== undefined)
       touched.writes.push({ ...destination[0], value: posix.basename(destination[0].value) });
-    else touched.writes.push(...destination);
+    else pushAll(touched.writes, destination);
     return;
   }
-  touched.reads.push(...sources);
-  if (inv.program === 'mv') touched.writes.push(...sources);
-  touched.writes.push(...destination);
+  pushAll(touched.reads, sources);
+  if (inv.program === 'mv') pushAll(touched.writes, sources);
+  pushAll(touched.writes, destination);
 }
 
 /** curl's files: `-o` written; `-T`, `-K` and `@file` data read. */
 function curl(inv: Invocation, touched: Touched): void {
   const { options } = readOptions(inv.args, optionTableFor('curl'));
-  touched.writes.push(...values(options, 'output', 'cookie-jar'));
-  touched.reads.push(...values(options, 'upload-file', 'config'));
+  pushAll(touched.writes, values(options, 'output', 'cookie-jar'));
+  pushAll(touched.reads, values(options, 'upload-file', 'config'));
   for (const data of values(options, 'data', 'data-binary', 'data-urlencode', 'form', 'json', 'data-ascii')) {
     const at = data.value.indexOf('@');
     if (at < 0 || (at > 0 && !/^[\w-]*=?$/.test(data.value.slice(0, at)))) continue;
@@ -108,21 +113,21 @@ function curl(inv: Invocation, touched: Touched): void {
 function programEffects(inv: Invocation, touched: Touched): void {
   const p = inv.program;
   if (READERS.has(p)) {
-    touched.reads.push(...readOptions(inv.args, optionTableFor(p)).operands);
+    pushAll(touched.reads, readOptions(inv.args, optionTableFor(p)).operands);
     return;
   }
   if (WRITERS.has(p)) {
-    touched.writes.push(...readOptions(inv.args).operands);
+    pushAll(touched.writes, readOptions(inv.args).operands);
     return;
   }
   if (EDITORS.has(p)) {
     const files = readOptions(inv.args).operands.filter((w) => !w.value.startsWith('+'));
-    touched.reads.push(...files);
-    touched.writes.push(...files);
+    pushAll(touched.reads, files);
+    pushAll(touched.writes, files);
     return;
   }
   if (CHANGERS.has(p)) {
-    touched.writes.push(...readOptions(inv.args, optionTableFor(p)).operands.slice(1));
+    pushAll(touched.writes, readOptions(inv.args, optionTableFor(p)).operands.slice(1));
     return;
   }
   const patternFirst = PATTERN_FIRST.get(p);
@@ -130,8 +135,8 @@ function programEffects(inv: Invocation, touched: Touched): void {
     const { options, operands } = readOptions(inv.args, optionTableFor(p));
     const given = patternFirst.some((o) => options.has(o));
     const files = operands.slice(given ? 0 : 1).filter((w) => !/^[A-Za-z_]\w*=/.test(w.value));
-    touched.reads.push(...files, ...values(options, 'file', '-f', '--file'));
-    if (p === 'sed' && options.has('in-place')) touched.writes.push(...files);
+    pushAll(touched.reads, files, values(options, 'file', '-f', '--file'));
+    if (p === 'sed' && options.has('in-place')) pushAll(touched.writes, files);
     return;
   }
   switch (p) {
@@ -147,8 +152,8 @@ function programEffects(inv: Invocation, touched: Touched): void {
     case 'tee':
     case 'truncate': {
       const { options, operands } = readOptions(inv.args, optionTableFor(p));
-      touched.reads.push(...values(options, 'reference'));
-      touched.writes.push(...operands);
+      pushAll(touched.reads, values(options, 'reference'));
+      pushAll(touched.writes, operands);
       return;
     }
     case 'dd':
@@ -159,14 +164,14 @@ function programEffects(inv: Invocation, touched: Touched): void {
       return;
     case 'sort': {
       const { options, operands } = readOptions(inv.args, optionTableFor(p));
-      touched.reads.push(...operands);
-      touched.writes.push(...values(options, 'output'));
+      pushAll(touched.reads, operands);
+      pushAll(touched.writes, values(options, 'output'));
       return;
     }
     case 'uniq': {
       const { operands } = readOptions(inv.args);
-      touched.reads.push(...operands.slice(0, 1));
-      touched.writes.push(...operands.slice(1, 2));
+      pushAll(touched.reads, operands.slice(0, 1));
+      pushAll(touched.writes, operands.slice(1, 2));
       return;
     }
     case 'curl': {
@@ -175,8 +180,8 @@ function programEffects(inv: Invocation, touched: Touched): void {
     }
     case 'wget': {
       const { options } = readOptions(inv.args, optionTableFor('wget'));
-      touched.writes.push(...values(options, 'output-document', 'output-file', 'append-output'));
-      touched.reads.push(...values(options, 'input-file', 'post-file', 'body-file'));
+      pushAll(touched.writes, values(options, 'output-document', 'output-file', 'append-output'));
+      pushAll(touched.reads, values(options, 'input-file', 'post-file', 'body-file'));
       return;
     }
     case 'tar': {
@@ -187,17 +192,17 @@ function programEffects(inv: Invocation, touched: Touched): void {
       const { options, operands } = readOptions(args, optionTableFor('tar'));
       const archive = values(options, 'file');
       const creates = ['create', 'append', 'update', 'catenate'].some((o) => options.has(o));
-      if (creates) touched.writes.push(...archive);
-      else touched.reads.push(...archive);
-      touched.reads.push(...values(options, 'files-from', 'exclude-from'));
-      if (creates) touched.reads.push(...operands);
+      if (creates) pushAll(touched.writes, archive);
+      else pushAll(touched.reads, archive);
+      pushAll(touched.reads, values(options, 'files-from', 'exclude-from'));
+      if (creates) pushAll(touched.reads, operands);
       else if (options.has('extract'))
-        touched.writes.push(...(values(options, 'directory')[0] ? values(options, 'directory') : operands));
+        pushAll(touched.writes, values(options, 'directory')[0] ? values(options, 'directory') : operands);
       return;
     }
     case 'git':
       if (inv.subcommand === 'mv' || inv.subcommand === 'rm')
-        touched.writes.push(...readOptions(inv.args).operands);
+        pushAll(touched.writes, readOptions(inv.args).operands);
       return;
   }
 }

@@ -53,6 +53,7 @@ class Scanner {
     let pendingRedirect: { fd?: number; op: RedirectOp } | undefined;
     let piped = false;
     let casePattern = false;
+    let noPatternBefore = -1;
     const w = new WordBuffer();
     const inWord = (): boolean => w.start >= 0;
     const begin = (at: number): void => {
@@ -114,9 +115,16 @@ class Scanner {
           casePattern = false;
           continue;
         }
-        const close = src.indexOf(')', i);
-        i = close < 0 ? n : close + 1;
         casePattern = false;
+        const close = i < noPatternBefore ? -1 : casePatternEnd(src, i);
+        if (close < 0) {
+          // No `)` before the next operator: no later start before it can find one either.
+          noPatternBefore = Math.max(noPatternBefore, -close - 1);
+          // Not a pattern after all: read on as commands, and say the reading is unsure.
+          this.parse.complete = false;
+          continue;
+        }
+        i = close;
         segmentStart = i;
         continue;
       }
@@ -392,6 +400,26 @@ class Scanner {
     this.parse.commands.push(command);
     return command;
   }
+}
+
+/**
+ * The index just after a case arm's pattern (`a|"b)"|c)`), skipping quoted text. When an
+ * operator or the end comes first (no pattern holds one), `-(its index) - 1`.
+ */
+function casePatternEnd(src: string, pos: number): number {
+  for (let i = pos; i < src.length; i++) {
+    const c = src[i];
+    if (c === ')') return i + 1;
+    if (c === '\\') i++;
+    else if (c === "'") {
+      const close = src.indexOf("'", i + 1);
+      if (close < 0) return -src.length - 1;
+      i = close;
+    } else if (c === '"') {
+      for (i++; i < src.length && src[i] !== '"'; i++) if (src[i] === '\\') i++;
+    } else if (c === ';' || c === '\n' || c === '&' || c === '<' || c === '>') return -i - 1;
+  }
+  return -src.length - 1;
 }
 
 function parseInto(script: string, parse: ShellParse, depth: number, cwd: string | undefined): void {

@@ -6,6 +6,9 @@
 
 import { posix } from 'node:path';
 
+/** Longer than any real path (PATH_MAX is 4096 on Linux). */
+const MAX_CWD_LENGTH = 4096;
+
 export interface ShellWord {
   /** The word as written. */
   raw: string;
@@ -107,5 +110,7 @@ export function nextCwd(
     return undefined;
   if (target.dynamic || target.glob || target.tilde || target.value === '-' || cwd === undefined)
     return undefined;
-  return posix.normalize(posix.isAbsolute(target.value) ? target.value : posix.join(cwd, target.value));
+  const next = posix.normalize(posix.isAbsolute(target.value) ? target.value : posix.join(cwd, target.value));
+  // A directory deeper than any real one is a hostile line: past this length it is unknown.
+  return next.length > MAX_CWD_LENGTH ? undefined : next;
 }

@@ -6,6 +6,9 @@
 
 /** Brace expansion stops here; a word that would expand further is left as written and flagged. */
 export const MAX_BRACE_WORDS = 256;
+/** A word longer than this, or with more brace groups, is not expanded. */
+const MAX_BRACE_TEXT = 2048;
+const MAX_BRACE_GROUPS = 32;
 
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   a: '\x07',
@@ -109,6 +112,16 @@ function sequence(body: string): string[] | undefined {
  * MAX_BRACE_WORDS.
  */
 export function expandBraces(text: string, marks: Uint8Array): string[] | undefined {
+  // Past these sizes the expansion is not attempted (the word stays as written, the reading
+  // incomplete): each level of a nested product copies the word, so work must stay bounded.
+  if (text.length > MAX_BRACE_TEXT) return undefined;
+  let groups = 0;
+  for (let i = 0; i < text.length; i++)
+    if (marks[i] === 1 && text[i] === '{' && ++groups > MAX_BRACE_GROUPS) return undefined;
+  return expandWithin(text, marks);
+}
+
+function expandWithin(text: string, marks: Uint8Array): string[] | undefined {
   for (let i = 0; i < text.length; i++) {
     if (marks[i] !== 1 || text[i] !== '{') continue;
     let depth = 0;
@@ -148,7 +161,7 @@ export function expandBraces(text: string, marks: Uint8Array): string[] | undefi
       joined.set(marks.subarray(0, i), 0);
       joined.set(pieceMarks, i);
       joined.set(suffixMarks, i + pieceMarks.length);
-      const inner = expandBraces(prefix + piece + suffixText, joined);
+      const inner = expandWithin(prefix + piece + suffixText, joined);
       if (inner === undefined || out.length + inner.length > MAX_BRACE_WORDS) return undefined;
       out.push(...inner);
     }

@@ -114,6 +114,11 @@ class Resolver {
     let cwd = command.cwd;
     const wrappers: string[] = [];
     for (;;) {
+      if (wrappers.length > MAX_SHELL_NESTING) {
+        this.analysis.complete = false;
+        this.push(command, { cwd, opaque: 'wrappers nested too deeply to read' });
+        return;
+      }
       const head = words[0];
       if (head === undefined) {
         this.push(command, { cwd });
