@@ -17,7 +17,7 @@ import {
 } from '../core/dsse.js';
 import { TallyError } from '../core/errors.js';
 import { keyId, type PublicKeyInput, rawPublicKey, shipId } from '../core/keys.js';
-import { parsePattern } from './policy/patterns.js';
+import { type OpaqueShell, parsePattern } from './policy/patterns.js';
 
 export const CERTIFICATE_TYPE = 'tally/agent-certificate/v1';
 export const CERTIFICATE_PAYLOAD_TYPE = 'application/vnd.tally.certificate+json';
@@ -35,6 +35,8 @@ export interface AgentCertificate {
   bounded_actions: string[];
   forbidden: string[];
   escalation_required: string[];
+  /** How a shell command the policy cannot resolve statically is judged; absent means `ask`. */
+  opaque_shell?: OpaqueShell;
   issued_at: string;
   valid_from: string;
   valid_until: string;
@@ -45,6 +47,7 @@ export interface CertificateRequest {
   allow: string[];
   forbid?: string[];
   escalate?: string[];
+  opaqueShell?: OpaqueShell;
   model?: string;
   provider?: string;
   validFrom: Date;
@@ -55,6 +58,7 @@ export interface CertificateRequest {
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const OPAQUE_SHELL: readonly OpaqueShell[] = ['ask', 'deny'];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 
 function checkPatterns(field: string, patterns: readonly string[]): void {
@@ -87,6 +91,15 @@ export function issueCertificate(
   checkPatterns('bounded_actions', request.allow);
   checkPatterns('forbidden', request.forbid ?? []);
   checkPatterns('escalation_required', request.escalate ?? []);
+  if (request.opaqueShell !== undefined && !OPAQUE_SHELL.includes(request.opaqueShell)) {
+    throw new CertificateError(
+      'invalid',
+      `/opaque_shell: must be ask or deny, got '${request.opaqueShell}'`,
+      {
+        field: '/opaque_shell',
+      },
+    );
+  }
   if (!(request.validUntil.getTime() > request.validFrom.getTime())) {
     throw new CertificateError('window', '/valid_until: valid_until must be after valid_from', {
       field: '/valid_until',
@@ -106,6 +119,7 @@ export function issueCertificate(
     bounded_actions: [...request.allow],
     forbidden: [...(request.forbid ?? [])],
     escalation_required: [...(request.escalate ?? [])],
+    ...(request.opaqueShell === undefined ? {} : { opaque_shell: request.opaqueShell }),
     issued_at: (request.issuedAt ?? new Date()).toISOString(),
     valid_from: request.validFrom.toISOString(),
     valid_until: request.validUntil.toISOString(),
@@ -161,6 +175,7 @@ export function parseCertificate(value: unknown): AgentCertificate {
   checkPatterns('forbidden', stringList(c.forbidden, 'forbidden'));
   checkPatterns('escalation_required', stringList(c.escalation_required, 'escalation_required'));
   need('/valid_until', Date.parse(c.valid_until as string) > Date.parse(c.valid_from as string));
+  need('/opaque_shell', c.opaque_shell === undefined || OPAQUE_SHELL.includes(c.opaque_shell as OpaqueShell));
   return c as unknown as AgentCertificate;
 }
 

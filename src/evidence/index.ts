@@ -56,14 +56,17 @@ export {
   normalizeCall,
   verdictDecision,
 } from './policy/judge.js';
+export { inferToolKind } from './policy/kinds.js';
 export {
   type ActionPolicy,
   type ActionVerdict,
   evaluateAction,
   matchAction,
+  type OpaqueShell,
   PolicyError,
   parsePattern,
 } from './policy/patterns.js';
+export { type FileEffect, type ShellFileEffects, shellFileEffects } from './policy/shell-effects.js';
 export {
   composeReceipt,
   type Receipt,
@@ -82,4 +85,4 @@ export type {
   ResolvedPath,
   SessionBinding,
 } from './record/record.js';
-export { redactText, redactValue } from './redact.js';
+export { redactErrorMessage, redactText, redactValue } from './redact.js';

@@ -6,111 +6,12 @@
  * heads, and values are then measured by a single forward scan.
  */
 
-export const REDACTED = '[REDACTED]';
+import { redactErrorEchoes, redactProgramFlags, redactQuotedKeys } from './redact-echoes.js';
+import { isSecretName } from './redact-names.js';
+import { after, BLANK, isReference, REDACTED, redactAfterHeads, valueEnd } from './redact-scan.js';
 
-const SECRET_SUFFIX =
-  /(?:token|secret|password|passwd|passphrase|apikey|accesskey|secretkey|privatekey|cookie|signature|credentials?|authorization)$/;
-/** Words that make a trailing `key` a credential: `api_key`, `AWS_SECRET_ACCESS_KEY`, `--client-key`. */
-const KEY_QUALIFIERS = new Set([
-  'api',
-  'access',
-  'secret',
-  'private',
-  'client',
-  'master',
-  'signing',
-  'encryption',
-  'license',
-  'auth',
-  'session',
-  'account',
-  'admin',
-  'service',
-]);
-
-/**
- * True for names that hold a credential: env vars, flags, query parameters, JSON keys. Judged on
- * the last word so `GITHUB_TOKEN`, `api-key`, `clientSecret` count and `token_count`, `max_tokens`,
- * `--token-file`, `session_id`, `PWD` do not.
- */
-export function isSecretName(name: string): boolean {
-  const parts = name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .toLowerCase()
-    .split(/[-_.\s]+/)
-    .filter((p) => p !== '');
-  const last = parts[parts.length - 1];
-  const prev = parts[parts.length - 2];
-  if (last === undefined || parts[0] === 'no') return false;
-  const joined = parts.join('');
-  if (
-    SECRET_SUFFIX.test(last) ||
-    (parts.length > 1 && /(?:apikey|accesstoken|authtoken|secretkey|privatekey|clientsecret)$/.test(joined))
-  ) {
-    return true;
-  }
-  if (last === 'key') return parts.length === 1 || (prev !== undefined && KEY_QUALIFIERS.has(prev));
-  if (last === 'pass' || last === 'pat' || last === 'auth') return true;
-  if (last === 'pwd') return parts.length > 1 && joined !== 'oldpwd';
-  if (last === 'sig') return parts.length === 1;
-  return false;
-}
-
-type Span = { start: number; end: number };
-
-/** Replaces each span (sorted, disjoint) with the marker. */
-function applySpans(text: string, spans: Span[]): string {
-  if (spans.length === 0) return text;
-  let out = '';
-  let at = 0;
-  for (const span of spans) {
-    out += text.slice(at, span.start) + REDACTED;
-    at = span.end;
-  }
-  return out + text.slice(at);
-}
-
-const BLANK = /\s/;
-
-/**
- * The end of a value starting at `i`: a quoted string (to its closing quote, or the end of the text),
- * else a run of characters up to whitespace or one of `stops`.
- */
-function valueEnd(text: string, i: number, stops: string): number {
-  const quote = text[i];
-  if (quote === '"' || quote === "'") {
-    let j = i + 1;
-    while (j < text.length && text[j] !== quote) j += quote === '"' && text[j] === '\\' ? 2 : 1;
-    return Math.min(j + 1, text.length);
-  }
-  let j = i;
-  while (j < text.length && !BLANK.test(text[j] as string) && !stops.includes(text[j] as string)) j++;
-  return j;
-}
-
-/**
- * Runs `head` (a global regex) over the text; for each hit `pick` returns the span to redact (or
- * undefined) and the scan resumes after that span, so nothing is scanned twice.
- */
-function redactAfterHeads(
-  text: string,
-  head: RegExp,
-  pick: (m: RegExpExecArray) => Span | undefined,
-): string {
-  const spans: Span[] = [];
-  head.lastIndex = 0;
-  for (let m = head.exec(text); m !== null; m = head.exec(text)) {
-    const span = pick(m);
-    if (span !== undefined && span.end > span.start && text.slice(span.start, span.end) !== REDACTED) {
-      spans.push(span);
-      head.lastIndex = Math.max(head.lastIndex, span.end);
-    }
-    if (m[0].length === 0) head.lastIndex++;
-  }
-  return applySpans(text, spans);
-}
-
-const after = (m: RegExpExecArray): number => m.index + m[0].length;
+export { isSecretName } from './redact-names.js';
+export { REDACTED } from './redact-scan.js';
 
 /** PEM private key blocks, header included; an unterminated block runs to the end of the text. */
 const PEM_BEGIN = /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----/g;
@@ -156,7 +57,9 @@ function redactUserinfo(text: string): string {
 const ASSIGNMENT = /(?<![\w.-])([A-Za-z_][\w.-]{0,63})=/g;
 function redactAssignments(text: string): string {
   return redactAfterHeads(text, ASSIGNMENT, (m) =>
-    isSecretName(m[1] as string) ? { start: after(m), end: valueEnd(text, after(m), '&;|<>`)') } : undefined,
+    isSecretName(m[1] as string) && !isReference(text, after(m))
+      ? { start: after(m), end: valueEnd(text, after(m), '&;|<>`)') }
+      : undefined,
   );
 }
 
@@ -176,6 +79,7 @@ function redactFlags(text: string): string {
       return undefined;
     }
     if (m[2] !== '=' && (start >= text.length || '-<>|&;'.includes(text[start] as string))) return undefined;
+    if (isReference(text, start)) return undefined;
     return { start, end: valueEnd(text, start, '') };
   });
 }
@@ -229,8 +133,11 @@ const TEXT_RULES: readonly ((text: string) => string)[] = [
   redactUserinfo,
   redactAssignments,
   redactFlags,
+  redactProgramFlags,
   redactSettings,
   redactJsonKeys,
+  redactQuotedKeys,
+  redactErrorEchoes,
   redactTokenShapes,
 ];
 
@@ -239,6 +146,20 @@ export function redactText(text: string): string {
   let out = text;
   for (const rule of TEXT_RULES) out = rule(out);
   return out;
+}
+
+/**
+ * The text of an error, redacted, for anything that echoes errors (the CLI prints these): the
+ * message, and the messages of its `cause` chain, which tools fill with the input they refused.
+ */
+export function redactErrorMessage(error: unknown): string {
+  const messages: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    messages.push(current instanceof Error ? current.message : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return redactText(messages.join(': '));
 }
 
 function redactSecretLeaf(value: unknown, key: string): unknown {

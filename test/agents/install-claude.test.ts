@@ -30,7 +30,19 @@ describe('tally install claude-code (real CLI, scripted model)', () => {
       try {
         for (const args of [
           ['init'],
-          ['agent', 'register', '--name', 'coder', '--allow', 'Bash(echo *)', '--forbid', 'Bash(rm -rf *)'],
+          // A redirection into a file is a write: the certificate allows that file as well.
+          [
+            'agent',
+            'register',
+            '--name',
+            'coder',
+            '--allow',
+            'Bash(echo *)',
+            '--allow',
+            'Write(hello.txt)',
+            '--forbid',
+            'Bash(rm -rf *)',
+          ],
         ])
           assert.equal((await runTally(args, { cwd: repo.dir, env })).code, 0);
         // The user's own settings: a permission rule and a hook of theirs, kept through install and uninstall.

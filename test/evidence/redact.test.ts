@@ -239,6 +239,16 @@ describe('hostile input', () => {
     'ghp_',
     ' ',
     'x',
+    'docker login -p ',
+    'sshpass -p',
+    'mysql -p',
+    '\\"password\\":\\"',
+    '\\',
+    "'token': '",
+    'invalid token ',
+    "' for '--token ",
+    '--token got ',
+    'password: "',
   ];
   for (const unit of shapes) {
     test(`1 MB of ${JSON.stringify(unit)} completes and still redacts a trailing secret`, () => {

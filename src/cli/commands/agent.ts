@@ -42,6 +42,7 @@ function describe(c: AgentCertificate): string {
     list('bounded actions', c.bounded_actions),
     list('forbidden', c.forbidden),
     list('escalation required', c.escalation_required),
+    `  opaque shell         ${c.opaque_shell ?? 'ask'}`,
   ].join('\n');
 }
 
@@ -51,6 +52,7 @@ async function register(argv: string[], ctx: CommandContext): Promise<number> {
     allow: { type: 'string', multiple: true },
     forbid: { type: 'string', multiple: true },
     escalate: { type: 'string', multiple: true },
+    'opaque-shell': { type: 'string' },
     model: { type: 'string' },
     provider: { type: 'string' },
     'valid-days': { type: 'string' },
@@ -73,6 +75,9 @@ async function register(argv: string[], ctx: CommandContext): Promise<number> {
       throw new UsageError(`--valid-days must be a positive number, got '${values['valid-days']}'`);
     validUntil = new Date(validFrom.getTime() + days * DAY_MS);
   }
+  const opaqueShell = values['opaque-shell'];
+  if (opaqueShell !== undefined && opaqueShell !== 'ask' && opaqueShell !== 'deny')
+    throw new UsageError(`--opaque-shell must be ask or deny, got '${opaqueShell}'`);
   const signer = await signerOf(ctx);
   const { certificate, envelope } = issueOrRefuse(
     {
@@ -80,6 +85,7 @@ async function register(argv: string[], ctx: CommandContext): Promise<number> {
       allow: values.allow,
       forbid: values.forbid ?? [],
       escalate: values.escalate ?? [],
+      ...(opaqueShell === undefined ? {} : { opaqueShell }),
       ...(values.model ? { model: values.model } : {}),
       ...(values.provider ? { provider: values.provider } : {}),
       validFrom,
@@ -154,6 +160,7 @@ export const command: Command = {
   summary: 'agent certificates: register, show, list',
   usage: [
     'usage: tally agent register --name NAME --allow PATTERN… [--forbid PATTERN…] [--escalate PATTERN…]',
+    '                            [--opaque-shell ask|deny]   (shell commands known only at run time; default ask)',
     '                            [--model M] [--provider P] [--valid-from T] [--valid-days N | --valid-until T]',
     '                            [--out FILE] [--force] [--json]   (--force replaces an existing certificate file)',
     '       tally agent show FILE|NAME [--json]',

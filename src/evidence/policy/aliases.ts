@@ -4,6 +4,8 @@
  * Kimi or any AHP harness. Documented in docs/policy.md.
  */
 
+import { isUrlValue, urlsOf } from './urls.js';
+
 /** What a tool does, coarsely. `task` is a subagent, `plan` a todo/plan list, `mcp` any MCP server tool. */
 export type ToolKind =
   | 'shell'
@@ -232,9 +234,10 @@ export const PATH_FIELDS = [
   'target_directory',
   'file',
   'filename',
+  'source',
+  'destination',
 ] as const;
 export const PATHS_FIELDS = ['paths', 'file_paths', 'files'] as const;
-const URL_FIELDS = ['url', 'uri', 'href', 'link'] as const;
 const PATCH_FIELDS = ['input', 'patch', 'command', 'diff'] as const;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -286,14 +289,15 @@ export function patchPaths(patch: string): string[] {
   return paths;
 }
 
-const URL_IN_TEXT = /\bhttps?:\/\/[^\s"'<>`]+/g;
-
 function filePaths(name: string, input: unknown): string[] {
   if (typeof input === 'string') return name.toLowerCase().includes('patch') ? patchPaths(input) : [input];
   if (!isRecord(input)) return [];
   const paths: string[] = [];
-  const single = firstString(input, PATH_FIELDS);
-  if (single !== undefined) paths.push(single);
+  // Every path field: a move names its source and its destination.
+  for (const field of PATH_FIELDS) {
+    const value = input[field];
+    if (typeof value === 'string' && value !== '' && !paths.includes(value)) paths.push(value);
+  }
   for (const field of PATHS_FIELDS) {
     const list = input[field];
     if (!Array.isArray(list)) continue;
@@ -302,21 +306,9 @@ function filePaths(name: string, input: unknown): string[] {
   }
   if (paths.length === 0) {
     const patch = firstString(input, PATCH_FIELDS);
-    if (patch !== undefined) paths.push(...patchPaths(patch));
+    if (patch !== undefined) for (const path of patchPaths(patch)) paths.push(path);
   }
   return paths;
-}
-
-function urlsOf(input: unknown): string[] {
-  if (typeof input === 'string') return [...input.matchAll(URL_IN_TEXT)].map((m) => m[0]);
-  if (!isRecord(input)) return [];
-  const direct = firstString(input, URL_FIELDS);
-  if (direct !== undefined) return [direct];
-  const list = input.urls;
-  if (Array.isArray(list)) return list.filter((u): u is string => typeof u === 'string' && u !== '');
-  // Gemini CLI's web_fetch takes a prompt with the URLs inside it.
-  const prompt = input.prompt;
-  return typeof prompt === 'string' ? [...prompt.matchAll(URL_IN_TEXT)].map((m) => m[0]) : [];
 }
 
 function withPaths(out: ToolArgument, paths: string[]): ToolArgument {
@@ -365,10 +357,12 @@ export function toolArgument(name: string, input: unknown, kindHint?: string): T
       if (command !== undefined) out.command = command;
       withPaths(
         out,
-        filePaths(name, input).filter((p) => p !== command),
+        filePaths(name, input).filter((p) => p !== command && !isUrlValue(p)),
       );
-      const url = firstString(input, URL_FIELDS);
-      return url === undefined ? out : withUrls(out, [url]);
+      return withUrls(
+        out,
+        urlsOf(input).filter((u) => u !== command),
+      );
     }
   }
 }

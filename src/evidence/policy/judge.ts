@@ -28,6 +28,7 @@ export function certificatePolicy(certificate: AgentCertificate): ActionPolicy {
     allow: certificate.bounded_actions,
     forbid: certificate.forbidden,
     escalate: certificate.escalation_required,
+    ...(certificate.opaque_shell === undefined ? {} : { opaqueShell: certificate.opaque_shell }),
   };
 }
 

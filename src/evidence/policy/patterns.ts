@@ -3,11 +3,14 @@
  * function that judges a tool call against them. The language is specified in docs/policy.md.
  */
 
-import { posix } from 'node:path';
 import { TallyError } from '../../core/errors.js';
-import { compileGlob, type Glob, GlobError, type GlobPart, globMatches, globParts } from '../../core/glob.js';
-import { canonicalTool, toolArgument } from './aliases.js';
-import { type ShellAnalysis, splitShellCommand } from './shell.js';
+import { compileGlob, GlobError, type GlobPart, globParts } from '../../core/glob.js';
+import type { ActionCall, ActionPattern } from './action.js';
+import { canonicalTool } from './aliases.js';
+import { appliesTo, type CallFacts, covered, factsOf, type Touch, touches } from './call-match.js';
+import { compilePathArgument } from './paths.js';
+import { compileCommandPattern } from './shell-match.js';
+import { normaliseHost } from './urls.js';
 
 export type PolicyErrorCode =
   | 'PATTERN_EMPTY'
@@ -21,49 +24,29 @@ export type PolicyErrorCode =
 
 export class PolicyError extends TallyError<PolicyErrorCode> {}
 
+/** How a command the parser cannot resolve statically is judged (certificate field `opaque_shell`). */
+export type OpaqueShell = 'ask' | 'deny';
+
 export interface ActionPolicy {
   allow: string[];
   forbid: string[];
   escalate: string[];
+  /** `ask` (the default) escalates an opaque shell command; `deny` forbids it. */
+  opaqueShell?: OpaqueShell;
 }
 
 export type ActionVerdict = {
   verdict: 'forbidden' | 'escalate' | 'allowed' | 'outside';
   /** The pattern that decided, verbatim. Absent for `outside` and for an escalation with `reason`. */
   pattern?: string;
-  /** Why a call was escalated without a pattern (a shell command too deeply nested to check). */
+  /**
+   * Why, when no pattern alone decided: a shell command too deeply nested to check, one whose
+   * effect is known only at run time (`eval "$x"`, `… | sh`), or one that may match `pattern`.
+   */
   reason?: string;
 };
 
-/** A tool call as the policy sees it. `kind` is the AHP `tool.kind` hint; `cwd` anchors relative paths. */
-export interface ActionCall {
-  tool: string;
-  input?: unknown;
-  kind?: string;
-  cwd?: string;
-}
-
-export interface ActionPattern {
-  /** The pattern as written. */
-  text: string;
-  /** The tool name as written (a family wildcard keeps its trailing `*`). */
-  name: string;
-  /** For a family wildcard (`mcp__github__*`, `*`): the prefix; otherwise undefined. */
-  family?: string;
-  /** The canonical tool the name resolves to (not for families). */
-  canonical?: string;
-  /** The argument glob, compiled for each kind of argument. */
-  argument?: {
-    source: string;
-    command: Glob;
-    path: Glob;
-    /** `path` behind an optional leading directory run: matches any tail of a path. */
-    pathAnywhere: Glob;
-    absolute: boolean;
-    hasSlash: boolean;
-    domain?: string;
-  };
-}
+export type { ActionCall, ActionPattern } from './action.js';
 
 const NAME_CHAR = /[A-Za-z0-9_.:@/-]/;
 
@@ -150,158 +133,21 @@ export function parsePattern(text: string): ActionPattern {
     if (source === '') fail('PATTERN_EMPTY_ARGUMENT', text, open + 1, 'nothing before `:*`');
   }
   const parts = argumentParts(text, open + 1, close);
-  const pathParts = stripDotSlash(parts);
-  const first = pathParts[0];
-  const pathSource = source.startsWith('./') ? source.slice(2) : source;
   const domain = source.startsWith('domain:') ? source.slice('domain:'.length) : undefined;
+  const shell = compileCommandPattern(source);
   pattern.argument = {
     source,
     command: compileGlob(parts, 'command', prefixWord),
-    path: compileGlob(pathParts, 'path'),
-    pathAnywhere: compileGlob([{ star: 2 }, { lit: '/' }, ...pathParts], 'path'),
-    absolute: first !== undefined && 'lit' in first && first.lit.startsWith('/'),
-    hasSlash: pathSource.replace(/\/+$/, '').includes('/'),
-    ...(domain === undefined ? {} : { domain: domain.toLowerCase() }),
+    path: compilePathArgument(parts, source),
+    ...(shell === undefined ? {} : { shell }),
+    ...(domain === undefined ? {} : { domain: normaliseHost(domain) ?? domain.toLowerCase() }),
   };
   return pattern;
 }
 
-function stripDotSlash(parts: GlobPart[]): GlobPart[] {
-  const first = parts[0];
-  if (first === undefined || !('lit' in first) || !first.lit.startsWith('./')) return parts;
-  const rest = first.lit.slice(2);
-  return rest === '' ? parts.slice(1) : [{ lit: rest }, ...parts.slice(1)];
-}
-
-/** What a call acts on, analysed once per call. */
-interface CallFacts {
-  raw: string;
-  canonical: string;
-  command?: { text: string; shell: ShellAnalysis };
-  paths: string[];
-  urls: string[];
-  cwd?: string;
-}
-
-function factsOf(call: ActionCall): CallFacts {
-  const { canonical } = canonicalTool(call.tool, call.kind);
-  const argument = toolArgument(call.tool, call.input, call.kind);
-  const facts: CallFacts = {
-    raw: call.tool,
-    canonical,
-    paths: argument.paths ?? [],
-    urls: argument.urls ?? [],
-  };
-  if (argument.command !== undefined)
-    facts.command = { text: argument.command, shell: splitShellCommand(argument.command) };
-  if (call.cwd !== undefined) facts.cwd = call.cwd;
-  return facts;
-}
-
-function nameMatches(pattern: ActionPattern, facts: CallFacts): boolean {
-  if (pattern.family !== undefined) {
-    return facts.raw.startsWith(pattern.family) || facts.canonical.startsWith(pattern.family);
-  }
-  return pattern.canonical === facts.canonical || pattern.name === facts.raw;
-}
-
-/**
- * The path forms a pattern may see. Strict: the path relative to `cwd` (only when inside it) or the
- * absolute path. Lenient (forbid/escalate) adds every tail of an absolute path, since without a
- * working directory any of them could be the project-relative name.
- */
-function pathMatches(
-  argument: NonNullable<ActionPattern['argument']>,
-  path: string,
-  cwd: string | undefined,
-  lenient: boolean,
-): boolean {
-  const normal = posix.normalize(path).replace(/(.)\/+$/, '$1');
-  const isAbsolute = normal.startsWith('/');
-  const test = (candidate: string): boolean =>
-    globMatches(argument.path, candidate) ||
-    (!argument.hasSlash && globMatches(argument.path, posix.basename(candidate)));
-  if (argument.absolute) {
-    const absolute = isAbsolute ? normal : cwd === undefined ? undefined : posix.resolve(cwd, normal);
-    return absolute !== undefined && globMatches(argument.path, absolute);
-  }
-  let relative: string | undefined;
-  if (!isAbsolute) relative = normal;
-  else if (cwd !== undefined) relative = posix.relative(posix.normalize(cwd), normal) || '.';
-  if (relative !== undefined && (relative === '..' || relative.startsWith('../'))) relative = undefined;
-  if (relative !== undefined && test(relative)) return true;
-  if (!lenient) return false;
-  // Any tail of the path that starts after a `/`: one pass with the pattern behind an optional `**/`.
-  const tail = normal.startsWith('/') ? normal.slice(1) : normal;
-  return (
-    globMatches(argument.pathAnywhere, tail) ||
-    (!argument.hasSlash && globMatches(argument.path, posix.basename(normal)))
-  );
-}
-
-function urlMatches(argument: NonNullable<ActionPattern['argument']>, url: string): boolean {
-  if (argument.domain !== undefined) {
-    let host: string;
-    try {
-      host = new URL(url).hostname.toLowerCase();
-    } catch {
-      return false;
-    }
-    return host === argument.domain || host.endsWith(`.${argument.domain}`);
-  }
-  return globMatches(argument.command, url);
-}
-
-/** Every command text a forbid/escalate pattern is tried against: the whole line and each simple command. */
-function commandCandidates(command: NonNullable<CallFacts['command']>): string[] {
-  const whole = command.text.trim();
-  const out = [whole, whole.replace(/\s+/g, ' ')];
-  for (const c of command.shell.commands) out.push(c.raw, c.text, c.stripped);
-  return out;
-}
-
-/** Lenient match: the pattern touches the call (whole command, any simple command, any path or URL). */
-function touches(pattern: ActionPattern, facts: CallFacts): boolean {
-  if (!nameMatches(pattern, facts)) return false;
-  const argument = pattern.argument;
-  if (argument === undefined) return true;
-  if (
-    facts.command !== undefined &&
-    commandCandidates(facts.command).some((t) => globMatches(argument.command, t))
-  ) {
-    return true;
-  }
-  if (facts.paths.some((p) => pathMatches(argument, p, facts.cwd, true))) return true;
-  return facts.urls.some((u) => urlMatches(argument, u));
-}
-
-/** Strict cover: every simple command, path and URL of the call is matched by some allow pattern. */
-function covered(patterns: readonly ActionPattern[], facts: CallFacts): ActionPattern | undefined {
-  const named = patterns.filter((p) => nameMatches(p, facts));
-  const bare = named.find((p) => p.argument === undefined);
-  if (bare !== undefined) return bare;
-  const withArgument = named.filter((p) => p.argument !== undefined);
-  const atoms: ((p: ActionPattern) => boolean)[] = [];
-  if (facts.command !== undefined) {
-    for (const c of facts.command.shell.commands) {
-      if (!c.wrapper) atoms.push((p) => globMatches(p.argument?.command as Glob, c.text));
-    }
-    if (facts.command.shell.commands.length === 0 || !facts.command.shell.complete) return undefined;
-  }
-  for (const path of facts.paths) atoms.push((p) => pathMatches(p.argument as never, path, facts.cwd, false));
-  for (const url of facts.urls) atoms.push((p) => urlMatches(p.argument as never, url));
-  if (atoms.length === 0) return undefined;
-  let last: ActionPattern | undefined;
-  for (const atom of atoms) {
-    last = withArgument.find(atom);
-    if (last === undefined) return undefined;
-  }
-  return last;
-}
-
 /** True when the pattern matches the call: its name, and (if it has one) its argument against any part of the call. */
 export function matchAction(pattern: ActionPattern, call: ActionCall): boolean {
-  return touches(pattern, factsOf(call));
+  return touches(pattern, factsOf(call)) === 'yes';
 }
 
 const compiled = new WeakMap<readonly string[], ActionPattern[]>();
@@ -330,15 +176,33 @@ function compileList(list: unknown, field: keyof ActionPolicy): ActionPattern[] 
   return patterns;
 }
 
-/** Judges one call. Precedence: forbidden > escalate > allowed > outside. */
+const OPAQUE_REASON = 'the shell command runs code known only at run time';
+
+/**
+ * Judges one call. Precedence: forbidden > opaque (`opaqueShell`) > escalate > allowed > outside.
+ * A forbid pattern the call may match only through a word known at run time counts as opaque.
+ */
 export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVerdict {
   const forbid = compileList(policy.forbid, 'forbid');
   const escalate = compileList(policy.escalate, 'escalate');
   const allow = compileList(policy.allow, 'allow');
   const facts = factsOf(call);
-  const forbidden = forbid.find((p) => touches(p, facts));
-  if (forbidden !== undefined) return { verdict: 'forbidden', pattern: forbidden.text };
-  const escalated = escalate.find((p) => touches(p, facts));
+  let possible: ActionPattern | undefined;
+  for (const pattern of forbid) {
+    const touch: Touch = touches(pattern, facts);
+    if (touch === 'yes') return { verdict: 'forbidden', pattern: pattern.text };
+    if (touch === 'possible') possible ??= pattern;
+  }
+  const opaque = opaqueReason(facts, [...forbid, ...escalate]);
+  if (possible !== undefined || opaque !== undefined) {
+    const reason =
+      possible === undefined
+        ? `${OPAQUE_REASON}: ${opaque}`
+        : `the shell command may match ${possible.text}: it depends on words known only at run time`;
+    const verdict = policy.opaqueShell === 'deny' ? 'forbidden' : 'escalate';
+    return { verdict, ...(possible === undefined ? {} : { pattern: possible.text }), reason };
+  }
+  const escalated = escalate.find((p) => touches(p, facts) !== 'no');
   if (escalated !== undefined) return { verdict: 'escalate', pattern: escalated.text };
   if (facts.command !== undefined && !facts.command.shell.complete) {
     return {
@@ -349,4 +213,11 @@ export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVe
   const allowed = covered(allow, facts);
   if (allowed !== undefined) return { verdict: 'allowed', pattern: allowed.text };
   return { verdict: 'outside' };
+}
+
+/** Why the call's shell command is opaque, when it is and some forbid or escalate pattern could see it. */
+function opaqueReason(facts: CallFacts, patterns: readonly ActionPattern[]): string | undefined {
+  const command = facts.command?.shell.commands.find((c) => c.opaque !== undefined);
+  if (command === undefined) return undefined;
+  return patterns.some((p) => appliesTo(p, facts)) ? command.opaque : undefined;
 }

@@ -1,26 +1,60 @@
 /**
- * Splits a shell command line into the simple commands it would run, so that action patterns can be
- * matched against each one: `a && b`, `a; b`, `a | b`, `a || b`, `a & b`, newlines, subshells,
- * `$(…)`, backticks, `<(…)`, and the script inside `bash -c '…'` / `sh -lc …` / `eval …`.
- * This is a matcher's view of shell syntax, not an interpreter: what it covers is listed in
- * docs/policy.md. It runs in one pass (nesting is capped), so hostile input cannot make it slow.
+ * Resolves each simple command of a command line to the program it runs: through leading
+ * assignments, wrappers (`sudo`, `env`, `timeout`, `xargs` …), `busybox`, `find -exec`, and into the
+ * scripts of `sh -c`, `eval`, `su -c`, `watch` and here-documents fed to a shell, recursively.
+ * What cannot be resolved without running it (a computed command name, `eval "$x"`, `… | sh`,
+ * `python -c`) is reported as opaque. The tables are in shell-tables.ts; docs/policy.md has both.
  */
 
 import { posix } from 'node:path';
+import {
+  MAX_SHELL_NESTING,
+  parseShell,
+  type Redirection,
+  type ShellCommand,
+  type ShellWord,
+} from './shell-grammar.js';
+import { GLOBAL_OPTIONS, readOptions } from './shell-options.js';
+import { AWKS, INTERPRETERS, SHELL_OPTIONS, SHELLS, SUBCOMMAND_TOOLS, WRAPPERS } from './shell-tables.js';
+
+export { MAX_SHELL_NESTING } from './shell-grammar.js';
+
+/** The program a simple command runs, once wrappers are removed. */
+export interface Invocation {
+  /** The program by its basename (`/bin/rm` → `rm`). */
+  program: string;
+  /** For tools with subcommands (`git`, `docker` …): the subcommand, after the tool's own options. */
+  subcommand?: string;
+  /** The words after the program (after the subcommand for tools that have one). */
+  args: ShellWord[];
+  /** The program word and every word after it, as the program receives them. */
+  argv: ShellWord[];
+  /** The wrappers removed, outermost first. */
+  wrappers: string[];
+}
 
 export interface SimpleCommand {
   /** The source text of this command, trimmed. */
   raw: string;
-  /** Words with quotes and backslashes removed, leading keywords (`if`, `then`, `{`, `!` …) dropped. */
+  /** Leading assignments and words as bash passes them (quotes removed), reserved words dropped. */
   words: string[];
   /** `words` joined with single spaces. */
   text: string;
-  /** `text` without leading `VAR=value` assignments and wrappers (`sudo`, `env`, `nohup`, `xargs` …), program by basename. */
+  /** The words bash passes to the program it starts (no assignments, no redirections). */
+  argv: string[];
+  /** The invocation without assignments and wrappers, program by basename. */
   stripped: string;
-  /** True when this command only runs an inline script (`bash -c '…'`, `eval …`) whose commands are listed too. */
+  /** True when this command only runs an inline script whose commands are listed too. */
   wrapper: boolean;
-  /** 0 for the top level, +1 per `$(…)`, subshell, backtick or inline script. */
+  /** 0 for the top level, +1 per substitution, subshell or inline script. */
   depth: number;
+  /** What it runs, when that is known. */
+  invocation?: Invocation;
+  redirections: Redirection[];
+  /** The directory it runs in, relative to the line's start; undefined when unknowable. */
+  cwd: string | undefined;
+  /** Why what this command runs cannot be known statically, when it cannot. */
+  opaque?: string;
 }
 
 export interface ShellAnalysis {
@@ -29,285 +63,318 @@ export interface ShellAnalysis {
   complete: boolean;
 }
 
-/** Deeper nesting than this is not parsed; the analysis is then marked incomplete. */
-export const MAX_SHELL_NESTING = 24;
+const STDIN_WORD: ShellWord = { raw: '<stdin>', value: '', dynamic: true, glob: false, tilde: false };
 
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'ash', 'busybox']);
-const LEADING_KEYWORDS = new Set([
-  '!',
-  '{',
-  '}',
-  '(',
-  ')',
-  'then',
-  'do',
-  'else',
-  'elif',
-  'if',
-  'while',
-  'until',
-]);
-const CLOSING_KEYWORDS = new Set(['}', 'fi', 'done', 'esac', 'then', 'do', 'else', ';;']);
-const STRUCTURAL = new Set(['for', 'case', 'select', 'function', 'in']);
-/** Wrappers that run the rest of their words as a command, with their options that take a value. */
-const WRAPPERS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
-  ['sudo', new Set(['-u', '-g', '-C', '-h', '-p', '-r', '-t', '-U', '-D'])],
-  ['doas', new Set(['-u', '-C'])],
-  ['env', new Set(['-u', '-C', '-S'])],
-  ['command', new Set<string>()],
-  ['builtin', new Set<string>()],
-  ['exec', new Set(['-a'])],
-  ['nohup', new Set<string>()],
-  ['nice', new Set(['-n'])],
-  ['ionice', new Set(['-c', '-n', '-p'])],
-  ['time', new Set(['-f', '-o'])],
-  ['timeout', new Set(['-s', '-k'])],
-  ['stdbuf', new Set(['-i', '-o', '-e'])],
-  ['setsid', new Set<string>()],
-  ['xargs', new Set(['-I', '-L', '-n', '-P', '-s', '-d', '-E', '-a'])],
-]);
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
-const SEPARATORS = ';&|\n';
-const BLANKS = ' \t\r\f\v';
-
-/** Drop leading assignments and wrapper commands (with their options); the program goes by its basename. */
-function stripPrefixes(words: readonly string[]): string[] {
-  let i = 0;
-  for (;;) {
-    while (i < words.length && ASSIGNMENT.test(words[i] ?? '')) i++;
-    const program = words[i];
-    if (program === undefined) break;
-    const withValue = WRAPPERS.get(posix.basename(program));
-    if (withValue === undefined) break;
-    const wrapper = posix.basename(program);
-    i++;
-    while (i < words.length) {
-      const word = words[i] ?? '';
-      if (word === '--') {
-        i++;
-        break;
-      }
-      if (word.startsWith('-') && word.length > 1) {
-        i += withValue.has(word) ? 2 : 1;
-      } else if (wrapper === 'timeout' && /^[0-9.]+[smhd]?$/.test(word)) {
-        i++;
-      } else if (wrapper === 'env' && ASSIGNMENT.test(word)) {
-        i++;
-      } else break;
-    }
-  }
-  const rest = words.slice(i);
-  if (rest[0] !== undefined) rest[0] = posix.basename(rest[0]);
-  return rest;
+function word(value: string): ShellWord {
+  return { raw: value, value, dynamic: false, glob: false, tilde: false };
 }
 
-/** The inline script a command runs, when it is `<shell> [opts] -c <script>` or `eval <words…>`. */
-function inlineScript(stripped: readonly string[]): string | undefined {
-  const program = stripped[0];
-  if (program === 'eval') return stripped.slice(1).join(' ');
-  if (program === undefined || !SHELLS.has(program)) return undefined;
-  for (let i = 1; i < stripped.length; i++) {
-    const word = stripped[i] ?? '';
-    if (!word.startsWith('-') || word === '-' || word === '--') return undefined;
-    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(word)) return stripped[i + 1];
+class Resolver {
+  readonly analysis: ShellAnalysis = { commands: [], complete: true };
+
+  add(parsed: { commands: ShellCommand[]; complete: boolean }): void {
+    if (!parsed.complete) this.analysis.complete = false;
+    for (const command of parsed.commands) this.resolve(command);
+  }
+
+  /** Parses a script run by a command, one level deeper, in that command's directory. */
+  private nested(script: string, from: ShellCommand): void {
+    if (from.depth + 1 > MAX_SHELL_NESTING) {
+      this.analysis.complete = false;
+      return;
+    }
+    this.add(parseShell(script, from.depth + 1, from.cwd));
+  }
+
+  private push(command: ShellCommand, fields: Partial<SimpleCommand>): SimpleCommand {
+    const all = [...command.assignments, ...command.words].map((w) => w.value);
+    const simple: SimpleCommand = {
+      raw: command.raw,
+      words: all,
+      text: all.join(' '),
+      argv: command.words.map((w) => w.value),
+      stripped: '',
+      wrapper: false,
+      depth: command.depth,
+      redirections: command.redirections,
+      cwd: command.cwd,
+      ...fields,
+    };
+    const invocation = simple.invocation;
+    if (invocation !== undefined) {
+      const sub = invocation.subcommand === undefined ? [] : [invocation.subcommand];
+      simple.stripped = [invocation.program, ...sub, ...invocation.args.map((w) => w.value)].join(' ');
+    } else simple.stripped = command.words.map((w) => w.value).join(' ');
+    this.analysis.commands.push(simple);
+    return simple;
+  }
+
+  resolve(command: ShellCommand): void {
+    let words = command.words;
+    let cwd = command.cwd;
+    const wrappers: string[] = [];
+    for (;;) {
+      if (wrappers.length > MAX_SHELL_NESTING) {
+        this.analysis.complete = false;
+        this.push(command, { cwd, opaque: 'wrappers nested too deeply to read' });
+        return;
+      }
+      const head = words[0];
+      if (head === undefined) {
+        this.push(command, { cwd });
+        return;
+      }
+      if (head.dynamic) {
+        this.push(command, { cwd, opaque: 'the command name is computed at run time' });
+        return;
+      }
+      const program = posix.basename(head.value);
+      const wrapper = WRAPPERS.get(program);
+      if (wrapper === undefined) break;
+      wrappers.push(program);
+      const read = readOptions(words.slice(1), wrapper.options);
+      if (wrapper.noRun?.some((o) => read.options.has(o))) {
+        this.push(command, { cwd, invocation: { program, args: words.slice(1), argv: words, wrappers } });
+        return;
+      }
+      const chdir =
+        wrapper.chdirOption === undefined ? undefined : read.options.get(wrapper.chdirOption)?.[0];
+      if (chdir !== undefined)
+        cwd =
+          cwd === undefined || chdir.includes('$')
+            ? undefined
+            : posix.normalize(posix.isAbsolute(chdir) ? chdir : posix.join(cwd, chdir));
+      let rest = read.operands;
+      if (wrapper.assignments)
+        while (rest[0] !== undefined && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0].value)) rest = rest.slice(1);
+      rest = rest.slice(wrapper.leadingOperands ?? 0);
+      let script =
+        wrapper.scriptOption === undefined ? undefined : read.options.get(wrapper.scriptOption)?.[0];
+      // `flock FILE -c COMMAND`: the script option may also follow the wrapper's operand.
+      if (wrapper.scriptOption !== undefined && (rest[0]?.value === '-c' || rest[0]?.value === '--command')) {
+        script = rest[1]?.value;
+        rest = [];
+      }
+      const split =
+        wrapper.splitOption === undefined ? undefined : read.options.get(wrapper.splitOption)?.[0];
+      if (script !== undefined || split !== undefined || (wrapper.joinsOperands && rest.length > 0)) {
+        const dynamic = words.some((w) => w.dynamic);
+        // `env -S` splits its string and keeps the other words whole; `watch` joins its words for `sh -c`.
+        const text =
+          script ??
+          (split !== undefined
+            ? [split, ...rest.map((w) => shellQuote(w.value))].join(' ')
+            : rest.map((w) => w.value).join(' '));
+        if (dynamic)
+          this.push(command, { cwd, opaque: `${program} runs a command line computed at run time` });
+        else {
+          this.push(command, {
+            cwd,
+            wrapper: true,
+            invocation: { program, args: words.slice(1), argv: words, wrappers },
+          });
+          this.nested(text, { ...command, cwd });
+        }
+        return;
+      }
+      if (wrapper.stdinArguments) rest = [...rest, STDIN_WORD];
+      words = rest;
+    }
+    this.program(command, words, cwd, wrappers);
+  }
+
+  private program(
+    command: ShellCommand,
+    words: ShellWord[],
+    cwd: string | undefined,
+    wrappers: string[],
+  ): void {
+    const program = posix.basename((words[0] as ShellWord).value);
+    let args = words.slice(1);
+    const invocation: Invocation = { program, args, argv: words, wrappers };
+    const here = { ...command, cwd };
+    if (SHELLS.has(program)) {
+      const read = readOptions(args, SHELL_OPTIONS);
+      const cFlag = [...read.options.keys()].some((o) => /^-[A-Za-z]$/.test(o) && o === '-c');
+      if (cFlag) {
+        const script = read.operands[0];
+        if (script === undefined) {
+          this.push(command, { cwd, invocation });
+          return;
+        }
+        if (script.dynamic) {
+          this.push(command, {
+            cwd,
+            invocation,
+            opaque: `${program} -c runs a script computed at run time`,
+          });
+          return;
+        }
+        this.push(command, { cwd, invocation, wrapper: true });
+        this.nested(script.value, here);
+        return;
+      }
+      if (read.operands[0]?.dynamic) {
+        this.push(command, {
+          cwd,
+          invocation,
+          opaque: `${program} runs a script computed at run time`,
+        });
+        return;
+      }
+      if (read.operands.length === 0 || read.options.has('-s')) {
+        this.stdinScript(command, cwd, invocation);
+        return;
+      }
+    } else if (program === 'eval') {
+      if (args.some((w) => w.dynamic)) {
+        this.push(command, { cwd, invocation, opaque: 'eval of text computed at run time' });
+        return;
+      }
+      this.push(command, { cwd, invocation, wrapper: true });
+      this.nested(args.map((w) => w.value).join(' '), here);
+      return;
+    } else if (INTERPRETERS.has(program)) {
+      const codeFlag = inlineCodeFlag(args, INTERPRETERS.get(program) as readonly string[]);
+      if (codeFlag !== undefined) {
+        this.push(command, {
+          cwd,
+          invocation,
+          opaque: `${program} ${codeFlag} runs code given as text`,
+        });
+        return;
+      }
+      const operands = args.filter((w) => !w.value.startsWith('-') || w.value === '-');
+      if (operands.length === 0 || operands[0]?.value === '-') {
+        this.stdinScript(command, cwd, invocation, true);
+        return;
+      }
+    } else if (AWKS.has(program)) {
+      const code = args.find((w) => !w.value.startsWith('-'));
+      if (code !== undefined && (code.dynamic || /\bsystem\s*\(|\|/.test(code.value))) {
+        this.push(command, {
+          cwd,
+          invocation,
+          opaque: `${program} runs commands from its program`,
+        });
+        return;
+      }
+    } else if (
+      (program === 'source' || program === '.') &&
+      args[0] !== undefined &&
+      (args[0].dynamic || args[0].value.startsWith('/dev/'))
+    ) {
+      this.push(command, {
+        cwd,
+        invocation,
+        opaque: `${program} reads a script computed at run time`,
+      });
+      return;
+    } else if (program === 'find') {
+      this.find(command, cwd, invocation);
+      return;
+    } else if (SUBCOMMAND_TOOLS.has(program)) {
+      const global = GLOBAL_OPTIONS.get(program);
+      const read = readOptions(args, global);
+      const sub = read.operands[0];
+      if (sub !== undefined && !sub.dynamic) {
+        invocation.subcommand = sub.value;
+        // The tool's own options are left out of args: they are not the subcommand's.
+        args = read.operands.slice(1);
+        invocation.args = args;
+      }
+    }
+    this.push(command, { cwd, invocation });
+  }
+
+  /** A shell or interpreter reading its program from standard input. */
+  private stdinScript(
+    command: ShellCommand,
+    cwd: string | undefined,
+    invocation: Invocation,
+    interpreter = false,
+  ): void {
+    const input = [...command.redirections]
+      .reverse()
+      .find((r) => (r.fd === undefined || r.fd === 0) && r.op.startsWith('<'));
+    if (input === undefined && command.pipedInput) {
+      this.push(command, {
+        cwd,
+        invocation,
+        opaque: `${invocation.program} runs a script piped into it`,
+      });
+      return;
+    }
+    if (input === undefined || (input.op === '<' && !input.target.dynamic)) {
+      this.push(command, { cwd, invocation });
+      return;
+    }
+    const body =
+      input.op === '<<<' ? (input.target.dynamic ? undefined : `${input.target.value}\n`) : input.body;
+    const expands = input.op !== '<<<' && !/['"\\]/.test(input.target.raw) && /[$`]/.test(body ?? '');
+    if (interpreter || body === undefined || expands || input.op === '<') {
+      this.push(command, {
+        cwd,
+        invocation,
+        opaque: `${invocation.program} runs a script that is not written out`,
+      });
+      return;
+    }
+    this.push(command, { cwd, invocation, wrapper: true });
+    this.nested(body, { ...command, cwd });
+  }
+
+  /** `find … -exec CMD … ;` runs CMD once per file, `{}` standing for the file. */
+  private find(command: ShellCommand, cwd: string | undefined, invocation: Invocation): void {
+    this.push(command, { cwd, invocation });
+    const args = invocation.args;
+    for (let i = 0; i < args.length; i++) {
+      if (!/^-(?:exec|execdir|ok|okdir)$/.test(args[i]?.value ?? '')) continue;
+      const inner: ShellWord[] = [];
+      for (i++; i < args.length && args[i]?.value !== ';' && args[i]?.value !== '+'; i++) {
+        const w = args[i] as ShellWord;
+        inner.push(w.value.includes('{}') ? { ...w, dynamic: true } : w);
+      }
+      if (inner.length > 0 && command.depth + 1 <= MAX_SHELL_NESTING)
+        this.resolve({
+          ...command,
+          depth: command.depth + 1,
+          cwd,
+          words: inner,
+          assignments: [],
+          redirections: [],
+          pipedInput: false,
+        });
+    }
+  }
+}
+
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+const SCRIPT_FILE = /\.(?:py|js|mjs|cjs|ts|pl|rb|php|lua|R|ps1|tcl)$/;
+
+/**
+ * The option that hands an interpreter its code as text (`-c`, `-e`, combined as in `-Bc`), looked
+ * for up to the script file or `-m module`, after which options belong to the script.
+ */
+function inlineCodeFlag(args: readonly ShellWord[], flags: readonly string[]): string | undefined {
+  for (const w of args) {
+    const v = w.value;
+    if (v === '-m' || v === '--' || (!v.startsWith('-') && SCRIPT_FILE.test(v))) return undefined;
+    if (flags.includes(v)) return v;
+    const cluster = v.startsWith('-') && !v.startsWith('--') && v.length > 2;
+    if (cluster && flags.some((f) => f.length === 2 && v.slice(1).includes(f[1] as string))) return v;
   }
   return undefined;
 }
 
-class Scanner {
-  constructor(
-    private readonly src: string,
-    private readonly analysis: ShellAnalysis,
-  ) {}
-
-  /**
-   * Scans commands from `pos` until the end, or (when `nested`) an unmatched `)`.
-   * Returns the index of that `)` or the length of the source.
-   */
-  script(pos: number, depth: number, nested: boolean): number {
-    const src = this.src;
-    const n = src.length;
-    let segmentStart = pos;
-    let words: string[] = [];
-    let word = '';
-    let inWord = false;
-    const endWord = (): void => {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
-    };
-    const endSegment = (end: number): void => {
-      endWord();
-      this.emit(src.slice(segmentStart, end), words, depth);
-      words = [];
-    };
-    let i = pos;
-    while (i < n) {
-      const c = src[i] as string;
-      const next = src[i + 1];
-      if (c === "'") {
-        const close = src.indexOf("'", i + 1);
-        if (close < 0) this.analysis.complete = false;
-        const stop = close < 0 ? n : close;
-        word += src.slice(i + 1, stop);
-        inWord = true;
-        i = stop + 1;
-      } else if (c === '"') {
-        const [text, end] = this.doubleQuoted(i + 1, depth);
-        word += text;
-        inWord = true;
-        i = end;
-      } else if (c === '\\') {
-        if (next !== undefined && next !== '\n') {
-          word += next;
-          inWord = true;
-        }
-        i += 2;
-      } else if (c === '`') {
-        const end = this.backtick(i, depth);
-        word += src.slice(i, end);
-        inWord = true;
-        i = end;
-      } else if ((c === '$' || c === '<' || c === '>') && next === '(') {
-        const end = this.nested(i + 2, depth);
-        word += src.slice(i, end);
-        inWord = true;
-        i = end;
-      } else if (c === '(' && !inWord) {
-        endSegment(i);
-        i = this.nested(i + 1, depth);
-        segmentStart = i;
-      } else if (c === ')') {
-        if (nested) {
-          endSegment(i);
-          return i;
-        }
-        endSegment(i);
-        i++;
-        segmentStart = i;
-      } else if (c === '#' && !inWord) {
-        while (i < n && src[i] !== '\n') i++;
-        endSegment(i);
-        segmentStart = i;
-      } else if ((c === '>' || c === '<') && (next === '&' || next === '|')) {
-        word += c + next;
-        inWord = true;
-        i += 2;
-      } else if (c === '&' && next === '>') {
-        word += c;
-        inWord = true;
-        i++;
-      } else if (SEPARATORS.includes(c)) {
-        endSegment(i);
-        while (i < n && SEPARATORS.includes(src[i] as string)) i++;
-        segmentStart = i;
-      } else if (BLANKS.includes(c)) {
-        endWord();
-        i++;
-      } else {
-        word += c;
-        inWord = true;
-        i++;
-      }
-    }
-    if (nested) this.analysis.complete = false;
-    endSegment(n);
-    return n;
-  }
-
-  /** Scans `"…"` from just after the opening quote; returns the unquoted text and the index after the close. */
-  private doubleQuoted(pos: number, depth: number): [string, number] {
-    const src = this.src;
-    let text = '';
-    let i = pos;
-    while (i < src.length) {
-      const c = src[i] as string;
-      if (c === '"') return [text, i + 1];
-      if (c === '\\' && i + 1 < src.length && '$`"\\\n'.includes(src[i + 1] as string)) {
-        if (src[i + 1] !== '\n') text += src[i + 1];
-        i += 2;
-      } else if (c === '$' && src[i + 1] === '(') {
-        const end = this.nested(i + 2, depth);
-        text += src.slice(i, end);
-        i = end;
-      } else if (c === '`') {
-        const end = this.backtick(i, depth);
-        text += src.slice(i, end);
-        i = end;
-      } else {
-        text += c;
-        i++;
-      }
-    }
-    this.analysis.complete = false;
-    return [text, i];
-  }
-
-  /** Scans a `(…)` body starting just after `(`; returns the index after the matching `)`. */
-  private nested(pos: number, depth: number): number {
-    if (depth + 1 > MAX_SHELL_NESTING) {
-      this.analysis.complete = false;
-      return this.skipBalanced(pos);
-    }
-    const close = this.script(pos, depth + 1, true);
-    return Math.min(close + 1, this.src.length);
-  }
-
-  /** Past the nesting cap: find the matching `)` by counting, without looking inside. */
-  private skipBalanced(pos: number): number {
-    let open = 1;
-    for (let i = pos; i < this.src.length; i++) {
-      const c = this.src[i];
-      if (c === '(') open++;
-      else if (c === ')' && --open === 0) return i + 1;
-    }
-    return this.src.length;
-  }
-
-  /** Scans a backtick substitution starting at the opening backtick; returns the index after the close. */
-  private backtick(pos: number, depth: number): number {
-    const src = this.src;
-    let i = pos + 1;
-    while (i < src.length && src[i] !== '`') i += src[i] === '\\' ? 2 : 1;
-    if (i >= src.length) this.analysis.complete = false;
-    const body = src.slice(pos + 1, Math.min(i, src.length)).replace(/\\([`\\$])/g, '$1');
-    this.inline(body, depth + 1);
-    return Math.min(i + 1, src.length);
-  }
-
-  /** Scans a script given as text (backtick body, `bash -c` argument) as its own nested level. */
-  private inline(script: string, depth: number): void {
-    if (depth > MAX_SHELL_NESTING) {
-      this.analysis.complete = false;
-      return;
-    }
-    new Scanner(script, this.analysis).script(0, depth, false);
-  }
-
-  private emit(rawText: string, rawWords: string[], depth: number): void {
-    let start = 0;
-    while (start < rawWords.length && LEADING_KEYWORDS.has(rawWords[start] ?? '')) start++;
-    const words = rawWords.slice(start);
-    const first = words[0];
-    if (first === undefined || STRUCTURAL.has(first)) return;
-    if (words.length === 1 && CLOSING_KEYWORDS.has(first)) return;
-    const stripped = stripPrefixes(words);
-    const script = inlineScript(stripped);
-    this.analysis.commands.push({
-      raw: rawText.trim(),
-      words,
-      text: words.join(' '),
-      stripped: stripped.join(' '),
-      wrapper: script !== undefined,
-      depth,
-    });
-    if (script !== undefined) this.inline(script, depth + 1);
-  }
-}
-
-/** Every simple command a command line runs, each listed when its text ends (inner substitutions first). */
+/** Every simple command a command line runs, resolved to its program where that can be known. */
 export function splitShellCommand(command: string): ShellAnalysis {
-  const analysis: ShellAnalysis = { commands: [], complete: true };
-  new Scanner(command, analysis).script(0, 0, false);
-  return analysis;
+  const resolver = new Resolver();
+  resolver.add(parseShell(command));
+  return resolver.analysis;
 }
+
+export { word as staticWord };

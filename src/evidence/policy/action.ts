@@ -1,0 +1,44 @@
+/**
+ * What the policy language works on: a tool call, and an action pattern as parsed. Kept apart
+ * from the parser (patterns.ts) so the matcher (call-match.ts) can name them without a cycle.
+ */
+
+import type { Glob } from '../../core/glob.js';
+import type { PathArgument } from './paths.js';
+import type { CommandPattern } from './shell-match.js';
+
+/** A tool call as the policy sees it. `kind` is the AHP `tool.kind` hint; `cwd` anchors relative paths. */
+export interface ActionCall {
+  tool: string;
+  input?: unknown;
+  kind?: string;
+  cwd?: string;
+  /**
+   * The directory the call itself ran in, when it differs from `cwd` (the anchor of relative
+   * patterns): a shell command's relative paths start here.
+   */
+  base?: string;
+}
+
+export interface ActionPattern {
+  /** The pattern as written. */
+  text: string;
+  /** The tool name as written (a family wildcard keeps its trailing `*`). */
+  name: string;
+  /** For a family wildcard (`mcp__github__*`, `*`): the prefix; otherwise undefined. */
+  family?: string;
+  /** The canonical tool the name resolves to (not for families). */
+  canonical?: string;
+  /** The argument glob, compiled for each kind of argument. */
+  argument?: {
+    source: string;
+    /** The argument as a glob over command text and URLs. */
+    command: Glob;
+    /** The argument as a path glob, exact and case-folded. */
+    path: PathArgument;
+    /** The argument read as one command (program, options, operands), when it is one. */
+    shell?: CommandPattern;
+    /** For `domain:host`: the host, normalised as URLs are. */
+    domain?: string;
+  };
+}

@@ -1,0 +1,265 @@
+/**
+ * How one action pattern meets one tool call: what the call acts on (its command, the files it
+ * reads and writes, its URLs — for shell commands through the reader and writer tables, for MCP
+ * and unknown tools through their inferred kind), the lenient test of forbid and escalate
+ * patterns and the strict cover of allow patterns. The language is in docs/policy.md.
+ */
+
+import { posix } from 'node:path';
+import { globMatches } from '../../core/glob.js';
+import type { ActionCall, ActionPattern } from './action.js';
+import { canonicalTool, type ToolKind, toolArgument } from './aliases.js';
+import { inferToolKind } from './kinds.js';
+import { pathMatches, shellPathMatch } from './paths.js';
+import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
+import { commandFileEffects } from './shell-effects.js';
+import type { ShellWord } from './shell-grammar.js';
+import { matchCommand } from './shell-match.js';
+import { hostInDomain, urlHosts } from './urls.js';
+
+/** A file a call touches: a tool's path, or a shell word with the directory it is relative to. */
+interface FileRef {
+  word: ShellWord;
+  /** For shell words: the directory as far as `cd` shows (relative to the call's), or undefined when unknowable. */
+  shellCwd?: string | undefined;
+  fromShell: boolean;
+}
+
+export interface CallFacts {
+  raw: string;
+  canonical: string;
+  /** The kind from the alias table, or inferred from name and input for MCP and unknown tools. */
+  kind: ToolKind;
+  /** The command, its analysis, and every text form a glob is tried against (whole line, each command). */
+  command?: { text: string; shell: ShellAnalysis; texts: string[] };
+  /** The tool's kind was inferred (MCP or unknown name), so kind-named patterns apply to it. */
+  inferred: boolean;
+  /** The paths the tool's input names. */
+  paths: string[];
+  reads: FileRef[];
+  writes: FileRef[];
+  urls: string[];
+  cwd?: string;
+  /** Where the call ran, when it differs from `cwd`. */
+  base?: string;
+}
+
+export type Touch = 'yes' | 'possible' | 'no';
+
+const plainWord = (value: string): ShellWord => ({
+  raw: value,
+  value,
+  dynamic: false,
+  glob: false,
+  tilde: false,
+});
+
+/** Which of a call's file lists a kind of tool reads and writes. */
+const FILE_EFFECTS: Partial<Record<ToolKind, { reads: boolean; writes: boolean }>> = {
+  read: { reads: true, writes: false },
+  search: { reads: true, writes: false },
+  write: { reads: false, writes: true },
+  delete: { reads: false, writes: true },
+  edit: { reads: true, writes: true },
+};
+
+export function factsOf(call: ActionCall): CallFacts {
+  const identity = canonicalTool(call.tool, call.kind);
+  const kind =
+    identity.kind === 'mcp' || identity.kind === 'other'
+      ? inferToolKind(call.tool, call.input)
+      : identity.kind;
+  const argument = toolArgument(call.tool, call.input, call.kind);
+  const paths = argument.paths ?? [];
+  const facts: CallFacts = {
+    inferred: identity.kind === 'mcp' || identity.kind === 'other',
+    raw: call.tool,
+    canonical: identity.canonical,
+    kind,
+    paths,
+    reads: [],
+    writes: [],
+    urls: argument.urls ?? [],
+  };
+  const effects = FILE_EFFECTS[kind];
+  for (const path of paths) {
+    const ref: FileRef = { word: plainWord(path), fromShell: false };
+    if (effects?.reads) facts.reads.push(ref);
+    if (effects?.writes) facts.writes.push(ref);
+  }
+  if (argument.command !== undefined) {
+    const shell = splitShellCommand(argument.command);
+    const whole = argument.command.trim();
+    const texts = new Set([whole, whole.replace(/\s+/g, ' ')]);
+    for (const c of shell.commands) texts.add(c.raw).add(c.text).add(c.stripped);
+    facts.command = { text: argument.command, shell, texts: [...texts] };
+    for (const command of shell.commands) {
+      const touched = commandFileEffects(command);
+      for (const word of touched.reads) facts.reads.push({ word, shellCwd: command.cwd, fromShell: true });
+      for (const word of touched.writes) facts.writes.push({ word, shellCwd: command.cwd, fromShell: true });
+    }
+  }
+  if (call.cwd !== undefined) facts.cwd = call.cwd;
+  if (call.base !== undefined) facts.base = call.base;
+  return facts;
+}
+
+const patternKinds = new WeakMap<ActionPattern, ToolKind>();
+
+/** The kind a pattern's name resolves to, once per pattern. */
+function kindOf(pattern: ActionPattern): ToolKind {
+  let kind = patternKinds.get(pattern);
+  if (kind === undefined) {
+    kind = canonicalTool(pattern.name).kind;
+    patternKinds.set(pattern, kind);
+  }
+  return kind;
+}
+
+/** Patterns that judge what a call reads (`Read`) or writes (`Write`, `Edit`, `Delete`), whatever the tool. */
+function effectOf(pattern: ActionPattern): 'reads' | 'writes' | undefined {
+  if (pattern.family !== undefined || pattern.argument === undefined) return undefined;
+  const kind = kindOf(pattern);
+  if (kind === 'read') return 'reads';
+  return kind === 'write' || kind === 'edit' || kind === 'delete' ? 'writes' : undefined;
+}
+
+/** The name test; `lenient` (forbid, escalate) also lets a tool's inferred kind stand for its name. */
+function nameMatches(pattern: ActionPattern, facts: CallFacts, lenient: boolean): boolean {
+  if (pattern.family !== undefined) {
+    return facts.raw.startsWith(pattern.family) || facts.canonical.startsWith(pattern.family);
+  }
+  if (pattern.canonical === facts.canonical || pattern.name === facts.raw) return true;
+  if (!lenient) return false;
+  const patternKind = kindOf(pattern);
+  return facts.inferred && patternKind !== 'other' && patternKind !== 'mcp' && patternKind === facts.kind;
+}
+
+/** True when a forbid or escalate pattern could see this call at all (its name, kind or effects). */
+export function appliesTo(pattern: ActionPattern, facts: CallFacts): boolean {
+  return (
+    nameMatches(pattern, facts, true) || (effectOf(pattern) !== undefined && facts.command !== undefined)
+  );
+}
+
+/** The directory a shell word is relative to, joined to the call's; undefined when unknowable. */
+function shellBase(
+  ref: FileRef,
+  anchor: string | undefined,
+  start: string | undefined,
+): { path: string; cwd: string | undefined; lost: boolean } {
+  const value = ref.word.value;
+  if (!ref.fromShell) return { path: value, cwd: anchor, lost: false };
+  if (ref.shellCwd === undefined) return { path: value, cwd: undefined, lost: !posix.isAbsolute(value) };
+  // A shell path is made absolute from where the command ran; patterns stay anchored at `cwd`.
+  const from = start ?? anchor;
+  if (from !== undefined)
+    return { path: posix.resolve(from, ref.shellCwd, value), cwd: anchor ?? from, lost: false };
+  return {
+    path: ref.shellCwd === '.' ? value : posix.join(ref.shellCwd, value),
+    cwd: undefined,
+    lost: false,
+  };
+}
+
+function fileTouch(argument: NonNullable<ActionPattern['argument']>, ref: FileRef, facts: CallFacts): Touch {
+  const base = shellBase(ref, facts.cwd, facts.base);
+  const word = { ...ref.word, value: base.path };
+  const touch = ref.fromShell
+    ? shellPathMatch(argument.path, word, base.cwd)
+    : pathMatches(argument.path, base.path, base.cwd, true)
+      ? 'yes'
+      : 'no';
+  if (touch === 'no' && base.lost && (argument.path.absolute || argument.path.hasSlash)) return 'possible';
+  return touch;
+}
+
+function urlMatches(argument: NonNullable<ActionPattern['argument']>, url: string, every: boolean): boolean {
+  if (argument.domain === undefined) return globMatches(argument.command, url);
+  const domain = argument.domain;
+  const hosts = urlHosts(url);
+  if (hosts.length === 0) return false;
+  return every ? hosts.every((h) => hostInDomain(h, domain)) : hosts.some((h) => hostInDomain(h, domain));
+}
+
+function commandTouch(
+  argument: NonNullable<ActionPattern['argument']>,
+  command: NonNullable<CallFacts['command']>,
+): Touch {
+  for (const text of command.texts) if (globMatches(argument.command, text)) return 'yes';
+  const shell = argument.shell;
+  if (shell === undefined) return 'no';
+  let best: Touch = 'no';
+  for (const c of command.shell.commands) {
+    const match = matchCommand(shell, c);
+    if (match === 'yes') return 'yes';
+    if (match === 'possible') best = 'possible';
+  }
+  return best;
+}
+
+const rank: Record<Touch, number> = { no: 0, possible: 1, yes: 2 };
+const better = (a: Touch, b: Touch): Touch => (rank[b] > rank[a] ? b : a);
+
+/** Lenient match (forbid, escalate): the pattern touches any part of the call. */
+export function touches(pattern: ActionPattern, facts: CallFacts): Touch {
+  const argument = pattern.argument;
+  const effect = effectOf(pattern);
+  let best: Touch = 'no';
+  if (effect !== undefined && argument !== undefined) {
+    for (const ref of facts[effect]) {
+      best = better(best, fileTouch(argument, ref, facts));
+      if (best === 'yes') return best;
+    }
+  }
+  if (!nameMatches(pattern, facts, true)) return best;
+  if (argument === undefined) return 'yes';
+  if (facts.command !== undefined) best = better(best, commandTouch(argument, facts.command));
+  if (best === 'yes') return best;
+  if (facts.paths.some((p) => pathMatches(argument.path, p, facts.cwd, true))) return 'yes';
+  if (facts.urls.some((u) => urlMatches(argument, u, false))) return 'yes';
+  return best;
+}
+
+/** A redirection into a file is covered by an allow pattern for writing it (`Write(…)`, `Edit(…)`). */
+function writeCovered(patterns: readonly ActionPattern[], command: SimpleCommand, facts: CallFacts): boolean {
+  const writes = commandFileEffects({ ...command, invocation: undefined } as SimpleCommand).writes;
+  return writes.every((word) => {
+    if (word.dynamic || word.glob || command.cwd === undefined)
+      return patterns.some((p) => p.argument === undefined);
+    const base = shellBase({ word, shellCwd: command.cwd, fromShell: true }, facts.cwd, facts.base);
+    return patterns.some(
+      (p) => p.argument === undefined || pathMatches(p.argument.path, base.path, base.cwd, false),
+    );
+  });
+}
+
+/** Strict cover (allow): every simple command, redirected write, path and URL is matched by some allow pattern. */
+export function covered(patterns: readonly ActionPattern[], facts: CallFacts): ActionPattern | undefined {
+  const named = patterns.filter((p) => nameMatches(p, facts, false));
+  const bare = named.find((p) => p.argument === undefined);
+  if (bare !== undefined) return bare;
+  const withArgument = named.filter((p) => p.argument !== undefined);
+  const atoms: ((p: ActionPattern) => boolean)[] = [];
+  if (facts.command !== undefined) {
+    const writers = patterns.filter(
+      (p) => effectOf(p) === 'writes' || (p.argument === undefined && ['write', 'edit'].includes(kindOf(p))),
+    );
+    for (const c of facts.command.shell.commands) {
+      if (!writeCovered(writers, c, facts)) return undefined;
+      if (!c.wrapper && c.words.length > 0)
+        atoms.push((p) => globMatches(p.argument?.command as never, c.text));
+    }
+    if (facts.command.shell.commands.length === 0 || !facts.command.shell.complete) return undefined;
+  }
+  for (const path of facts.paths)
+    atoms.push((p) => pathMatches(p.argument?.path as never, path, facts.cwd, false));
+  for (const url of facts.urls) atoms.push((p) => urlMatches(p.argument as never, url, true));
+  if (atoms.length === 0) return undefined;
+  let last: ActionPattern | undefined;
+  for (const atom of atoms) {
+    last = withArgument.find(atom);
+    if (last === undefined) return undefined;
+  }
+  return last;
+}

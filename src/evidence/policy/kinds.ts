@@ -1,0 +1,95 @@
+/**
+ * The kind of a tool the alias table does not know (MCP tools above all), inferred from its name
+ * and the fields of its input, so that `Read(.env)` forbids `mcp__fs__read_file {path: ".env"}` and
+ * `Bash(rm -rf *)` forbids an MCP shell tool. The MCP gateway calls the same function with a tool's
+ * input schema. Table: docs/policy.md, "Tools by kind".
+ */
+
+import type { ToolKind } from './aliases.js';
+
+/** Verbs in a tool's name (split at `_`, `-`, `.` and camelCase) and the kind each suggests. */
+const VERBS: readonly [ToolKind, readonly string[]][] = [
+  [
+    'shell',
+    [
+      'shell',
+      'bash',
+      'terminal',
+      'exec',
+      'execute',
+      'run',
+      'command',
+      'cmd',
+      'spawn',
+      'sh',
+      'powershell',
+      'console',
+      'process',
+      'start',
+    ],
+  ],
+  ['delete', ['delete', 'remove', 'rm', 'unlink', 'trash', 'erase']],
+  ['edit', ['edit', 'replace', 'patch', 'modify', 'update', 'append', 'insert', 'move', 'rename']],
+  ['write', ['write', 'create', 'save', 'put', 'upload', 'overwrite', 'mkdir', 'touch', 'copy']],
+  [
+    'read',
+    ['read', 'cat', 'view', 'open', 'load', 'show', 'get', 'head', 'tail', 'download', 'file', 'contents'],
+  ],
+  ['list', ['list', 'ls', 'dir', 'tree', 'glob', 'find', 'directory']],
+  ['search', ['search', 'grep', 'query', 'find']],
+  ['fetch', ['fetch', 'http', 'request', 'browse', 'navigate', 'url', 'curl', 'web', 'scrape', 'crawl']],
+];
+
+const COMMAND_FIELDS = ['command', 'cmd', 'script', 'commandLine', 'command_line', 'shell_command'];
+const PATH_FIELDS = [
+  'path',
+  'file_path',
+  'filePath',
+  'file',
+  'filename',
+  'paths',
+  'source',
+  'destination',
+  'target',
+  'uri',
+];
+const URL_FIELDS = ['url', 'urls', 'uri', 'href', 'link', 'endpoint'];
+
+function nameWords(name: string): string[] {
+  const tool = name.startsWith('mcp__') ? name.slice(name.indexOf('__', 5) + 2 || 5) : name;
+  return tool
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w !== '');
+}
+
+/** The field names of an input value, or of an input schema's `properties`. */
+function fieldNames(input: unknown): Set<string> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return new Set();
+  const record = input as Record<string, unknown>;
+  const properties = record.properties;
+  const isSchema = record.type === 'object' && typeof properties === 'object' && properties !== null;
+  return new Set(Object.keys(isSchema ? (properties as Record<string, unknown>) : record));
+}
+
+/**
+ * The kind a tool's name and input suggest: `shell` for a shell-like name with a command field,
+ * `fetch` for a URL field, the file kinds for a path field with a matching verb, else `other`.
+ */
+export function inferToolKind(name: string, inputOrSchema?: unknown): ToolKind {
+  const words = nameWords(name);
+  const fields = fieldNames(inputOrSchema);
+  const has = (list: readonly string[]): boolean => list.some((f) => fields.has(f));
+  const verb = (kind: ToolKind): boolean =>
+    words.some((w) => VERBS.find(([k]) => k === kind)?.[1].includes(w) ?? false);
+  if (has(COMMAND_FIELDS) && verb('shell')) return 'shell';
+  const pathLike = has(PATH_FIELDS);
+  if (pathLike) {
+    for (const kind of ['delete', 'edit', 'write', 'read', 'list', 'search'] as const)
+      if (verb(kind)) return kind;
+  }
+  if (has(URL_FIELDS)) return 'fetch';
+  // A tool that takes a path and names no verb is taken to read it: only forbids widen by this.
+  return pathLike ? 'read' : 'other';
+}

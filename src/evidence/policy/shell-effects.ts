@@ -1,0 +1,257 @@
+/**
+ * The files a shell command reads and writes, as far as its text shows: redirections, and the
+ * operands of the reader and writer commands in the tables below (from each tool's manual).
+ * `Read(…)` and `Write(…)` patterns judge shell commands through these, and the receipt can turn a
+ * command that writes a file into a written-file row. Commands outside the tables are judged by
+ * name only. Tables: docs/policy.md, "Reads and writes".
+ */
+
+import { posix } from 'node:path';
+import { type Invocation, type SimpleCommand, splitShellCommand } from './shell.js';
+import type { ShellWord } from './shell-grammar.js';
+import { optionTableFor, readOptions } from './shell-options.js';
+
+export interface FileEffect {
+  /** The path as written (quotes removed); for a dynamic word, its text as written. */
+  path: string;
+  /** The directory it is relative to: absolute when the call's cwd is known, else relative to it; undefined when a `cd` made it unknowable. */
+  cwd: string | undefined;
+  /** The path is computed at run time (`$f`, `$(…)`): only its written form is known. */
+  dynamic: boolean;
+  /** The path holds shell glob characters: bash matches it against the file system. */
+  glob: boolean;
+  /** What made it a read or write: `redirection`, or the program (`cp`, `tee` …). */
+  via: string;
+}
+
+export interface ShellFileEffects {
+  reads: FileEffect[];
+  writes: FileEffect[];
+  /** False when the command could not be read whole (nesting cap, open quote). */
+  complete: boolean;
+  /** True when some command runs code the parser cannot see (`eval "$x"`, `… | sh`): it may touch any file. */
+  opaque: boolean;
+}
+
+/** Appends without spreading: a command line can have more operands than a call has stack. */
+function pushAll(target: ShellWord[], ...lists: readonly ShellWord[][]): void {
+  for (const list of lists) for (const item of list) target.push(item);
+}
+
+interface Touched {
+  reads: ShellWord[];
+  writes: ShellWord[];
+}
+
+/** Devices and descriptors: writing or reading them touches no file. */
+const NOT_A_FILE = /^\/dev\/(?:null|zero|stdin|stdout|stderr|tty|fd\/\d+|random|urandom)$/;
+
+/** Programs that read every operand. */
+const READERS = new Set(
+  'cat tac nl head tail less more most bat batcat wc od xxd hexdump strings base64 base32 md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum file diff diff3 cmp comm cut paste fold fmt expand unexpand column iconv zcat bzcat xzcat zless zmore source . tr shuf split csplit join look rev'.split(
+    ' ',
+  ),
+);
+/** Programs that write (create, truncate, delete or change) every operand. */
+const WRITERS = new Set('touch rm rmdir unlink shred mkdir mkfifo mknod'.split(' '));
+/** Editors read and write what they open. */
+const EDITORS = new Set('vi vim nvim nano emacs pico ed ex joe micro code'.split(' '));
+/** Programs whose first operand is a mode or owner, the rest being files they change. */
+const CHANGERS = new Set('chmod chown chgrp chattr setfacl'.split(' '));
+/** A pattern or program text first, files after, unless an option gives the pattern. */
+const PATTERN_FIRST: ReadonlyMap<string, readonly string[]> = new Map([
+  ['grep', ['regexp', 'file']],
+  ['egrep', ['regexp', 'file']],
+  ['fgrep', ['regexp', 'file']],
+  ['rg', ['-e', '-f', '--regexp', '--file']],
+  ['sed', ['expression', 'file']],
+  ['awk', ['-f']],
+  ['gawk', ['-f']],
+  ['mawk', ['-f']],
+]);
+
+const values = (options: Map<string, string[]>, ...names: string[]): ShellWord[] =>
+  names
+    .flatMap((n) => options.get(n) ?? [])
+    .map((value) => ({ raw: value, value, dynamic: value.includes('$'), glob: false, tilde: false }));
+
+/** Source operands and a destination: cp, mv, ln, install, rsync, scp. */
+function copyLike(inv: Invocation, touched: Touched): void {
+  const { options, operands } = readOptions(inv.args, optionTableFor(inv.program));
+  const target = options.get('target-directory')?.[0];
+  if (inv.program === 'install' && options.has('directory')) {
+    pushAll(touched.writes, operands);
+    return;
+  }
+  const sources = target !== undefined ? operands : operands.slice(0, -1);
+  const destination = target !== undefined ? values(options, 'target-directory') : operands.slice(-1);
+  if (inv.program === 'ln') {
+    // `ln -s TARGET LINK`: only the link is written; with one operand the link is made here.
+    if (sources.length === 0 && destination[0] !== undefined)
+      touched.writes.push({ ...destination[0], value: posix.basename(destination[0].value) });
+    else pushAll(touched.writes, destination);
+    return;
+  }
+  pushAll(touched.reads, sources);
+  if (inv.program === 'mv') pushAll(touched.writes, sources);
+  pushAll(touched.writes, destination);
+}
+
+/** curl's files: `-o` written; `-T`, `-K` and `@file` data read. */
+function curl(inv: Invocation, touched: Touched): void {
+  const { options } = readOptions(inv.args, optionTableFor('curl'));
+  pushAll(touched.writes, values(options, 'output', 'cookie-jar'));
+  pushAll(touched.reads, values(options, 'upload-file', 'config'));
+  for (const data of values(options, 'data', 'data-binary', 'data-urlencode', 'form', 'json', 'data-ascii')) {
+    const at = data.value.indexOf('@');
+    if (at < 0 || (at > 0 && !/^[\w-]*=?$/.test(data.value.slice(0, at)))) continue;
+    const file = data.value.slice(at + 1).split(';')[0] ?? '';
+    if (file !== '' && file !== '-') touched.reads.push({ ...data, value: file });
+  }
+}
+
+function programEffects(inv: Invocation, touched: Touched): void {
+  const p = inv.program;
+  if (READERS.has(p)) {
+    pushAll(touched.reads, readOptions(inv.args, optionTableFor(p)).operands);
+    return;
+  }
+  if (WRITERS.has(p)) {
+    pushAll(touched.writes, readOptions(inv.args).operands);
+    return;
+  }
+  if (EDITORS.has(p)) {
+    const files = readOptions(inv.args).operands.filter((w) => !w.value.startsWith('+'));
+    pushAll(touched.reads, files);
+    pushAll(touched.writes, files);
+    return;
+  }
+  if (CHANGERS.has(p)) {
+    pushAll(touched.writes, readOptions(inv.args, optionTableFor(p)).operands.slice(1));
+    return;
+  }
+  const patternFirst = PATTERN_FIRST.get(p);
+  if (patternFirst !== undefined) {
+    const { options, operands } = readOptions(inv.args, optionTableFor(p));
+    const given = patternFirst.some((o) => options.has(o));
+    const files = operands.slice(given ? 0 : 1).filter((w) => !/^[A-Za-z_]\w*=/.test(w.value));
+    pushAll(touched.reads, files, values(options, 'file', '-f', '--file'));
+    if (p === 'sed' && options.has('in-place')) pushAll(touched.writes, files);
+    return;
+  }
+  switch (p) {
+    case 'cp':
+    case 'mv':
+    case 'ln':
+    case 'install':
+    case 'rsync':
+    case 'scp': {
+      copyLike(inv, touched);
+      return;
+    }
+    case 'tee':
+    case 'truncate': {
+      const { options, operands } = readOptions(inv.args, optionTableFor(p));
+      pushAll(touched.reads, values(options, 'reference'));
+      pushAll(touched.writes, operands);
+      return;
+    }
+    case 'dd':
+      for (const w of inv.args) {
+        if (w.value.startsWith('if=')) touched.reads.push({ ...w, value: w.value.slice(3) });
+        if (w.value.startsWith('of=')) touched.writes.push({ ...w, value: w.value.slice(3) });
+      }
+      return;
+    case 'sort': {
+      const { options, operands } = readOptions(inv.args, optionTableFor(p));
+      pushAll(touched.reads, operands);
+      pushAll(touched.writes, values(options, 'output'));
+      return;
+    }
+    case 'uniq': {
+      const { operands } = readOptions(inv.args);
+      pushAll(touched.reads, operands.slice(0, 1));
+      pushAll(touched.writes, operands.slice(1, 2));
+      return;
+    }
+    case 'curl': {
+      curl(inv, touched);
+      return;
+    }
+    case 'wget': {
+      const { options } = readOptions(inv.args, optionTableFor('wget'));
+      pushAll(touched.writes, values(options, 'output-document', 'output-file', 'append-output'));
+      pushAll(touched.reads, values(options, 'input-file', 'post-file', 'body-file'));
+      return;
+    }
+    case 'tar': {
+      const args =
+        inv.args[0] !== undefined && !inv.args[0].value.startsWith('-')
+          ? [{ ...inv.args[0], value: `-${inv.args[0].value}` }, ...inv.args.slice(1)]
+          : inv.args;
+      const { options, operands } = readOptions(args, optionTableFor('tar'));
+      const archive = values(options, 'file');
+      const creates = ['create', 'append', 'update', 'catenate'].some((o) => options.has(o));
+      if (creates) pushAll(touched.writes, archive);
+      else pushAll(touched.reads, archive);
+      pushAll(touched.reads, values(options, 'files-from', 'exclude-from'));
+      if (creates) pushAll(touched.reads, operands);
+      else if (options.has('extract'))
+        pushAll(touched.writes, values(options, 'directory')[0] ? values(options, 'directory') : operands);
+      return;
+    }
+    case 'git':
+      if (inv.subcommand === 'mv' || inv.subcommand === 'rm')
+        pushAll(touched.writes, readOptions(inv.args).operands);
+      return;
+  }
+}
+
+function redirectionEffects(command: SimpleCommand, touched: Touched): void {
+  for (const r of command.redirections) {
+    if (r.op === '<') touched.reads.push(r.target);
+    else if (r.op === '<>') {
+      touched.reads.push(r.target);
+      touched.writes.push(r.target);
+    } else if (r.op === '>&' && /^(?:\d+|-)$/.test(r.target.value)) continue;
+    else if (r.op.includes('>')) touched.writes.push(r.target);
+  }
+}
+
+/** The files one simple command reads and writes (words as written, device files left out). */
+export function commandFileEffects(command: SimpleCommand): Touched {
+  const touched: Touched = { reads: [], writes: [] };
+  redirectionEffects(command, touched);
+  if (command.invocation !== undefined && command.opaque === undefined)
+    programEffects(command.invocation, touched);
+  const keep = (w: ShellWord | undefined): w is ShellWord =>
+    w !== undefined && w.value !== '' && !NOT_A_FILE.test(w.value) && w.raw !== '<stdin>';
+  return { reads: touched.reads.filter(keep), writes: touched.writes.filter(keep) };
+}
+
+/**
+ * What a shell command line reads and writes, for the receipt and the live boundary: each path as
+ * written with the directory it is relative to (`cd` followed). `cwd` is the call's directory.
+ */
+export function shellFileEffects(command: string, cwd?: string): ShellFileEffects {
+  const analysis = splitShellCommand(command);
+  const out: ShellFileEffects = { reads: [], writes: [], complete: analysis.complete, opaque: false };
+  for (const simple of analysis.commands) {
+    if (simple.opaque !== undefined) out.opaque = true;
+    const base =
+      simple.cwd === undefined ? undefined : cwd === undefined ? simple.cwd : posix.resolve(cwd, simple.cwd);
+    const via = simple.invocation?.program ?? 'redirection';
+    const effect = (w: ShellWord, by: string): FileEffect => ({
+      path: w.value,
+      cwd: base,
+      dynamic: w.dynamic,
+      glob: w.glob,
+      via: by,
+    });
+    const touched = commandFileEffects(simple);
+    const redirected = new Set(simple.redirections.map((r) => r.target));
+    for (const w of touched.reads) out.reads.push(effect(w, redirected.has(w) ? 'redirection' : via));
+    for (const w of touched.writes) out.writes.push(effect(w, redirected.has(w) ? 'redirection' : via));
+  }
+  return out;
+}
