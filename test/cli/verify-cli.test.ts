@@ -84,7 +84,18 @@ before(async () => {
     toolEvent('a1', 'Read', { file_path: 'README.md' }),
     toolEvent('a2', 'exec_command', { cmd: 'git status --short' }),
   ]);
-  pkgB = await session([toolEvent('b1', 'run_shell_command', { command: 'git push origin main' })]);
+  // Seen only as it ran (a tool.after, no tool.before that was judged and asked): unapproved.
+  pkgB = await session([
+    JSON.stringify({
+      type: 'tool.after',
+      call: { id: 'b1' },
+      path: 'native',
+      tool: { origin: 'native', name: 'run_shell_command', input: { command: 'git push origin main' } },
+      outcome: 'ok',
+      execution: { status: 'executed' },
+      items: [],
+    }),
+  ]);
 });
 
 describe('tally verify', () => {
