@@ -5,11 +5,12 @@
  * down and the spool is recorded exactly once, and it exits when idle.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { jsonOut, makeProject, type Project, type Ran, runTally } from '../cli/tally-process.js';
+import { jsonOut, makeProject, type Project, type Ran, runTally, TALLY_BIN } from '../cli/tally-process.js';
 
 interface Status {
   pid: number | null;
@@ -210,22 +211,28 @@ describe('the session recorder', () => {
     assert.equal((await p.tally(['verify', String(closed.package), '--certificate', 'coder'])).code, 0);
   });
 
-  it('exits on its own once idle', async () => {
+  it('exits on its own once idle, letting its sessions go (they stay open on disk)', async () => {
     const p = project();
-    p.env.TALLY_RECORDER_IDLE_MS = '300';
     await setUp(p);
-    await hook(p, payload(p, 'SessionStart', { source: 'startup' }));
-    const { pid } = await status(p);
-    assert.ok(pid);
-    let alive = true;
-    for (let i = 0; i < 100 && alive; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      try {
-        process.kill(pid, 0);
-      } catch {
-        alive = false;
-      }
-    }
-    assert.equal(alive, false, 'the idle recorder exited');
+    const started = await p.tally(['session', 'start', '--json']);
+    const id = jsonOut(started).session as string;
+    // The recorder run in the foreground here, so its exit is seen, not guessed at.
+    const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run'], {
+      cwd: p.root,
+      env: { ...p.env, TALLY_RECORDER_IDLE_MS: '400' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let log = '';
+    child.stderr.on('data', (d) => {
+      log += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // An event holds the session open in the recorder until it goes idle.
+    for (let i = 0; i < 100 && !/listening/.test(log); i++) await new Promise((r) => setTimeout(r, 50));
+    await hook(p, pre(p, 'i1', 'ls idle'));
+    assert.equal(await exited, 0, log);
+    assert.match(log, /stopped/);
+    // Let go, not sealed: the session is still open and records again.
+    assert.equal(jsonOut(await p.tally(['session', 'status', '--session', id, '--json'])).state, 'open');
   });
 });
