@@ -37,3 +37,12 @@ export function pointerTokens(pointer: string): string[] {
     .split('/')
     .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
+
+/**
+ * A JSON.parse error's message without the text it quotes (V8 repeats the input: `Unexpected token
+ * 'h', "hunter2" is not valid JSON`), so an error about bad input never echoes a secret in it.
+ */
+export function jsonErrorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/, "[\s\S]*" is not valid JSON$/, ' is not valid JSON');
+}

@@ -6,6 +6,7 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import type { Logger } from '../ahp/transports/options.js';
+import { redactText } from '../evidence/redact.js';
 import { recorderConfig, recorderPaths, recorderSecret } from './config.js';
 import { SessionRegistry } from './registry.js';
 import { createRecorderServer } from './server.js';
@@ -25,7 +26,12 @@ export async function runRecorder(options: RunOptions): Promise<number> {
   const config = await recorderConfig(paths, options.env);
   const secret = recorderSecret(paths, true);
   const write = options.log ?? ((line: string) => process.stderr.write(line));
-  const logger: Logger = (level, message) => write(`${new Date().toISOString()} ${level} ${message}\n`);
+  // Redacted: backends' stderr and error messages can carry what a secret looks like.
+  const logger: Logger = (level, message, fields) => {
+    const from = typeof fields?.backend === 'string' ? ` [${fields.backend}]` : '';
+    const line = typeof fields?.line === 'string' ? `: ${fields.line}` : '';
+    write(`${new Date().toISOString()} ${level}${from} ${redactText(`${message}${line}`)}\n`);
+  };
   const registry = new SessionRegistry(options.env, options.passphrase, logger);
   let lastActivity = Date.now();
   let stopping: ((code: number) => void) | undefined;

@@ -93,29 +93,68 @@ export function startProcess(spec: ProcessSpec, logger: Logger): ChildProcessWit
     // EPIPE after the backend exited; the exit handler reports the failure.
   });
   let pending = '';
+  const relay = stderrRelay(logger, spec.backendId, child.pid);
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => {
     pending += chunk;
     let nl = pending.indexOf('\n');
     while (nl >= 0) {
-      logger('info', 'backend stderr', {
-        backend: spec.backendId,
-        pid: child.pid,
-        line: clip(pending.slice(0, nl)),
-      });
+      relay(pending.slice(0, nl));
       pending = pending.slice(nl + 1);
       nl = pending.indexOf('\n');
     }
     if (pending.length > 4096) {
-      logger('info', 'backend stderr', { backend: spec.backendId, pid: child.pid, line: clip(pending) });
+      relay(pending);
       pending = '';
     }
   });
   child.stderr.on('end', () => {
-    if (pending !== '')
-      logger('info', 'backend stderr', { backend: spec.backendId, pid: child.pid, line: clip(pending) });
+    if (pending !== '') relay(pending);
   });
   return child;
+}
+
+/** A backend's stderr relayed to the log: at most this many lines and bytes per window. */
+export const STDERR_LIMITS = { lines: 200, bytes: 64 * 1024, windowMs: 60_000 } as const;
+
+/**
+ * Relays a backend's stderr lines (clipped) within a budget per window, so a backend cannot flood
+ * the harness's log; what is dropped is counted and said once, when the next window opens. (The
+ * caller's logger redacts each line: a backend's stderr is its own text.)
+ */
+function stderrRelay(logger: Logger, backend: string, pid: number | undefined): (line: string) => void {
+  let windowStart = Date.now();
+  let lines = 0;
+  let bytes = 0;
+  let dropped = 0;
+  return (line) => {
+    const now = Date.now();
+    if (now - windowStart >= STDERR_LIMITS.windowMs) {
+      if (dropped > 0)
+        logger(
+          'warn',
+          `backend stderr: ${dropped} line(s) dropped over the limit of ${STDERR_LIMITS.lines} lines / ${STDERR_LIMITS.bytes} bytes a minute`,
+          { backend, pid },
+        );
+      windowStart = now;
+      lines = 0;
+      bytes = 0;
+      dropped = 0;
+    }
+    const clipped = clip(line);
+    if (lines >= STDERR_LIMITS.lines || bytes + clipped.length > STDERR_LIMITS.bytes) {
+      if (dropped === 0)
+        logger('warn', 'backend stderr: over its limit; further lines this minute are dropped', {
+          backend,
+          pid,
+        });
+      dropped += 1;
+      return;
+    }
+    lines += 1;
+    bytes += clipped.length;
+    logger('info', 'backend stderr', { backend, pid, line: clipped });
+  };
 }
 
 function clip(line: string): string {

@@ -6,7 +6,7 @@
  * not a JSON object is refused rather than overwritten.
  */
 import { join } from 'node:path';
-import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { isJsonObject, type JsonObject, jsonErrorMessage } from '../../core/json.js';
 import { CaptureError } from '../types.js';
 import { isTallyHook } from './hooks.js';
 
@@ -121,7 +121,7 @@ export function parseSettings(text: string | undefined, path: string): JsonObjec
   } catch (error) {
     throw new CaptureError(
       'bad-payload',
-      `${path} is not JSON (${(error as Error).message}); fix it before installing, nothing was changed`,
+      `${path} is not JSON (${jsonErrorMessage(error)}); fix it before installing, nothing was changed`,
     );
   }
   if (!isJsonObject(value))

@@ -13,7 +13,7 @@
 import { canonicalize } from '../../core/canonical.js';
 import type { Envelope } from '../../core/dsse.js';
 import { TallyError } from '../../core/errors.js';
-import { isJsonObject } from '../../core/json.js';
+import { isJsonObject, jsonErrorMessage } from '../../core/json.js';
 import { keyId } from '../../core/keys.js';
 import { leafHash } from '../../core/merkle.js';
 
@@ -94,7 +94,7 @@ function canonicalLine(
     value = JSON.parse(text);
   } catch (error) {
     const hint = code === 'header' ? '; is this a .tally package?' : '';
-    throw new PackageError(code, `${what} is not JSON (${(error as Error).message})${hint}`, undefined, {
+    throw new PackageError(code, `${what} is not JSON (${jsonErrorMessage(error)})${hint}`, undefined, {
       cause: error,
     });
   }

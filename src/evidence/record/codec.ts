@@ -9,7 +9,7 @@ import { canonicalBytes, canonicalize } from '../../core/canonical.js';
 import { type Envelope, signEnvelope } from '../../core/dsse.js';
 import { TallyError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
-import { isJsonObject } from '../../core/json.js';
+import { isJsonObject, jsonErrorMessage } from '../../core/json.js';
 import { type EventRecord, RECORD_FLAGS, RECORD_PAYLOAD_TYPE } from './record.js';
 
 export type RecordCheck = 'parse' | 'signature' | 'schema' | 'sequence' | 'chain' | 'session';
@@ -59,7 +59,7 @@ export function parseEnvelopeLine(line: Buffer | string): Envelope {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new RecordError('parse', `line is not JSON: ${(error as Error).message}`);
+    throw new RecordError('parse', `line is not JSON: ${jsonErrorMessage(error)}`);
   }
   const env = value as Partial<Envelope>;
   if (
@@ -91,7 +91,7 @@ export function decodeRecordPayload(payload: Buffer): EventRecord {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new RecordError('parse', `payload is not JSON: ${(error as Error).message}`);
+    throw new RecordError('parse', `payload is not JSON: ${jsonErrorMessage(error)}`);
   }
   if (canonicalize(value) !== text) throw new RecordError('schema', 'payload is not in canonical form');
   const r = value as Partial<EventRecord>;
