@@ -3,6 +3,8 @@
  * stores, agent certificates, the policy shared by the live judge and the verifier, redaction,
  * receipts, packages and their verification.
  */
+
+export { type Approval, ApprovalError, signApproval, verifyApproval } from './approval.js';
 export {
   type AgentCertificate,
   CertificateError,

@@ -8,7 +8,7 @@ import { trustKeys } from '../../core/dsse.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { approvalEnvelope, verifyApproval } from '../approval.js';
 import type { AgentCertificate } from '../certificate.js';
-import { certificatePolicy, isCertificateJudge } from '../policy/judge.js';
+import { certificatePolicy } from '../policy/judge.js';
 import { type ActionVerdict, evaluateAction, matchAction, parsePattern } from '../policy/patterns.js';
 import { composeOptionsOf } from '../receipt/receipt.js';
 import type { EventRecord } from '../record/record.js';
