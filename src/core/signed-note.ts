@@ -71,9 +71,12 @@ export function noteVerifierKey(name: string, publicKey: KeyObject | Uint8Array)
 }
 
 export function parseNoteVerifierKey(vkey: string): NoteVerifier {
-  const parts = vkey.split('+');
-  if (parts.length !== 3) throw new NoteError('bad-key', 'a verifier key is <name>+<hex id>+<base64 key>');
-  const [name, hex, b64] = parts as [string, string, string];
+  // The base64 key may itself hold '+': split at the first two only, as Go's sumdb/note does.
+  const first = vkey.indexOf('+');
+  const second = vkey.indexOf('+', first + 1);
+  if (first < 0 || second < 0)
+    throw new NoteError('bad-key', 'a verifier key is <name>+<hex id>+<base64 key>');
+  const [name, hex, b64] = [vkey.slice(0, first), vkey.slice(first + 1, second), vkey.slice(second + 1)];
   checkName(name);
   if (!/^[0-9a-f]{8}$/.test(hex)) throw new NoteError('bad-key', 'the verifier key ID is not 8 hex digits');
   const bytes = Buffer.from(b64, 'base64');
