@@ -32,7 +32,11 @@ interface Recorded {
 
 export function auditDir(home: string, hub: string): string {
   const url = new URL(hub);
-  return join(home, 'hub-audit', `${url.hostname}_${url.port || (url.protocol === 'https:' ? '443' : '80')}${url.pathname.replace(/[^A-Za-z0-9]+/g, '_').replace(/_+$/, '')}`);
+  return join(
+    home,
+    'hub-audit',
+    `${url.hostname}_${url.port || (url.protocol === 'https:' ? '443' : '80')}${url.pathname.replace(/[^A-Za-z0-9]+/g, '_').replace(/_+$/, '')}`,
+  );
 }
 
 function kept(dir: string): number[] {
@@ -44,7 +48,10 @@ function kept(dir: string): number[] {
     .sort((a, b) => a - b);
 }
 
-export async function auditHub(hub: string, options: { home: string; hubKey?: string; now?: Date }): Promise<AuditResult> {
+export async function auditHub(
+  hub: string,
+  options: { home: string; hubKey?: string; now?: Date },
+): Promise<AuditResult> {
   const dir = auditDir(options.home, hub);
   mkdirSync(join(dir, 'checkpoints'), { recursive: true, mode: 0o700 });
   const recordPath = join(dir, 'hub.json');
@@ -55,9 +62,13 @@ export async function auditHub(hub: string, options: { home: string; hubKey?: st
     verifierKey = options.hubKey;
     trust = 'pinned';
     if (recorded && recorded.verifier_key !== verifierKey)
-      throw new HubClientError('hub-key', `--hub-key differs from the key recorded for ${hub} on ${recorded.first_seen}`, {
-        detail: { recorded: recorded.verifier_key },
-      });
+      throw new HubClientError(
+        'hub-key',
+        `--hub-key differs from the key recorded for ${hub} on ${recorded.first_seen}`,
+        {
+          detail: { recorded: recorded.verifier_key },
+        },
+      );
   } else if (recorded) {
     verifierKey = recorded.verifier_key;
     trust = 'recorded';
@@ -67,17 +78,25 @@ export async function auditHub(hub: string, options: { home: string; hubKey?: st
   }
   const current = await fetchCheckpoint(hub, verifierKey);
   if (!recorded)
-    writeFileSync(recordPath, `${JSON.stringify({ url: hub, verifier_key: verifierKey, first_seen: (options.now ?? new Date()).toISOString() }, null, 2)}\n`);
+    writeFileSync(
+      recordPath,
+      `${JSON.stringify({ url: hub, verifier_key: verifierKey, first_seen: (options.now ?? new Date()).toISOString() }, null, 2)}\n`,
+    );
   const sizes = kept(dir);
   const latest = sizes.at(-1);
   let previous: VerifiedCheckpoint | null = null;
   let consistent = true;
   if (latest !== undefined) {
-    previous = openCheckpoint(readFileSync(join(dir, 'checkpoints', `${latest}.checkpoint`), 'utf8'), verifierKey);
+    previous = openCheckpoint(
+      readFileSync(join(dir, 'checkpoints', `${latest}.checkpoint`), 'utf8'),
+      verifierKey,
+    );
     if (current.size < previous.size) consistent = false;
     else if (current.size === previous.size) consistent = current.root.equals(previous.root);
     else {
-      const { json } = await hubJson<{ proof: string[] }>(hubUrl(hub, `/v1/log/proof/consistency?from=${previous.size}&to=${current.size}`));
+      const { json } = await hubJson<{ proof: string[] }>(
+        hubUrl(hub, `/v1/log/proof/consistency?from=${previous.size}&to=${current.size}`),
+      );
       const proof = json.proof.map((p) => Buffer.from(p, 'base64'));
       consistent = verifyConsistency(previous.size, current.size, previous.root, current.root, proof);
     }

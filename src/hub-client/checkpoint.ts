@@ -12,7 +12,10 @@ export function verifierOf(hubKey: string | NoteVerifier): NoteVerifier {
   try {
     return typeof hubKey === 'string' ? parseNoteVerifierKey(hubKey) : hubKey;
   } catch (error) {
-    throw new HubClientError('hub-key', `the hub key is not a verifier key <name>+<id>+<key>: ${(error as Error).message}`);
+    throw new HubClientError(
+      'hub-key',
+      `the hub key is not a verifier key <name>+<id>+<key>: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -22,12 +25,19 @@ export function openCheckpoint(note: string, hubKey: string | NoteVerifier): Ver
   const opened = openNote(note, [verifier]);
   const checkpoint = parseCheckpoint(opened.text);
   if (checkpoint.origin !== verifier.name)
-    throw new HubClientError('hub-key', `the checkpoint is of log ${checkpoint.origin}, the key is ${verifier.name}'s`);
+    throw new HubClientError(
+      'hub-key',
+      `the checkpoint is of log ${checkpoint.origin}, the key is ${verifier.name}'s`,
+    );
   return { ...checkpoint, note };
 }
 
-export async function fetchCheckpoint(hub: string, hubKey: string | NoteVerifier): Promise<VerifiedCheckpoint> {
+export async function fetchCheckpoint(
+  hub: string,
+  hubKey: string | NoteVerifier,
+): Promise<VerifiedCheckpoint> {
   const response = await hubRequest(hubUrl(hub, '/log/checkpoint'));
-  if (response.status !== 200) throw new HubClientError('bad-answer', `${hub} has no checkpoint (${response.status})`);
+  if (response.status !== 200)
+    throw new HubClientError('bad-answer', `${hub} has no checkpoint (${response.status})`);
   return openCheckpoint(response.body.toString('utf8'), hubKey);
 }

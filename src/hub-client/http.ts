@@ -19,7 +19,11 @@ export type HubClientErrorCode = 'network' | 'refused' | 'bad-answer' | 'hub-key
 export class HubClientError extends TallyError<HubClientErrorCode> {
   readonly status: number | undefined;
   readonly body: HubErrorBody | undefined;
-  constructor(code: HubClientErrorCode, message: string, options: { status?: number; body?: HubErrorBody; detail?: Record<string, unknown> } = {}) {
+  constructor(
+    code: HubClientErrorCode,
+    message: string,
+    options: { status?: number; body?: HubErrorBody; detail?: Record<string, unknown> } = {},
+  ) {
     super(code, message, options.detail);
     this.status = options.status;
     this.body = options.body;
@@ -98,24 +102,37 @@ export function hubRequest(url: string, options: HubRequest = {}): Promise<HubRe
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: Buffer.concat(chunks),
+          }),
+        );
         response.on('error', reject);
       },
     );
     request.on('timeout', () => request.destroy(new Error(`no answer from ${target.host}`)));
-    request.on('error', (error) => reject(new HubClientError('network', `${method} ${target.toString()}: ${error.message}`)));
+    request.on('error', (error) =>
+      reject(new HubClientError('network', `${method} ${target.toString()}: ${error.message}`)),
+    );
     request.end(body);
   });
 }
 
 /** A JSON answer, or a HubClientError carrying the hub's error body. */
-export async function hubJson<T>(url: string, options: HubRequest = {}): Promise<{ status: number; json: T }> {
+export async function hubJson<T>(
+  url: string,
+  options: HubRequest = {},
+): Promise<{ status: number; json: T }> {
   const response = await hubRequest(url, options);
   let json: unknown;
   try {
     json = JSON.parse(response.body.toString('utf8'));
   } catch {
-    throw new HubClientError('bad-answer', `${url} answered ${response.status} with no JSON`, { status: response.status });
+    throw new HubClientError('bad-answer', `${url} answered ${response.status} with no JSON`, {
+      status: response.status,
+    });
   }
   if (response.status >= 400) {
     const body = json as HubErrorBody;

@@ -2,8 +2,9 @@
  * `tally push`: register the ship (first contact: the request is signed by the very key it
  * registers), then upload a package or a certificate. Pushing is always explicit.
  */
-import { rawPublicKey, shipId as shipIdOf } from '../core/keys.js';
+
 import { canonicalize } from '../core/canonical.js';
+import { rawPublicKey, shipId as shipIdOf } from '../core/keys.js';
 import { hubJson, hubUrl, type ShipKey } from './http.js';
 import { CERTIFICATE_MEDIA_TYPE, PACKAGE_MEDIA_TYPE } from './wire.js';
 
@@ -13,10 +14,19 @@ export interface PushResult {
   [field: string]: unknown;
 }
 
-export async function registerShip(hub: string, signer: ShipKey): Promise<{ status: string; ship_id: string }> {
+export async function registerShip(
+  hub: string,
+  signer: ShipKey,
+): Promise<{ status: string; ship_id: string }> {
   const ship = shipIdOf(signer.privateKey);
-  const body = Buffer.from(JSON.stringify({ public_key: rawPublicKey(signer.privateKey).toString('base64') }));
-  const { json } = await hubJson<{ status: string }>(hubUrl(hub, `/v1/ships/${ship}`), { method: 'PUT', body, signer });
+  const body = Buffer.from(
+    JSON.stringify({ public_key: rawPublicKey(signer.privateKey).toString('base64') }),
+  );
+  const { json } = await hubJson<{ status: string }>(hubUrl(hub, `/v1/ships/${ship}`), {
+    method: 'PUT',
+    body,
+    signer,
+  });
   return { status: json.status, ship_id: ship };
 }
 
@@ -39,7 +49,11 @@ export async function pushPackage(
 
 export async function pushCertificate(hub: string, envelope: unknown, signer: ShipKey): Promise<PushResult> {
   const body = Buffer.from(canonicalize(envelope));
-  const { json } = await hubJson<PushResult>(hubUrl(hub, '/v1/certificates'), { method: 'POST', body, signer });
+  const { json } = await hubJson<PushResult>(hubUrl(hub, '/v1/certificates'), {
+    method: 'POST',
+    body,
+    signer,
+  });
   return json;
 }
 

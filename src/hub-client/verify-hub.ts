@@ -6,15 +6,15 @@
  * trust: entries are rebuilt from the package, proofs are checked against the signed root.
  */
 import { canonicalize, parseJson } from '../core/canonical.js';
-import { digest } from '../core/hash.js';
 import { verifyEnvelope } from '../core/dsse.js';
+import { digest } from '../core/hash.js';
 import { type PublicKeyInput, shipId } from '../core/keys.js';
 import { verifyInclusion } from '../core/merkle.js';
 import { parseHeader } from '../evidence/package/grammar.js';
 import { fetchCheckpoint, type VerifiedCheckpoint } from './checkpoint.js';
 import { HubClientError, hubJson, hubUrl } from './http.js';
-import { type WitnessCheck, type WitnessedHead, witnessConsistency } from './witness.js';
 import { type ChainHead, HEAD_PAYLOAD_TYPE, type LogEntry, logEntryBytes, packageLogEntry } from './wire.js';
+import { type WitnessCheck, type WitnessedHead, witnessConsistency } from './witness.js';
 
 export interface HubInclusionCheck {
   check: 'hub_inclusion';
@@ -30,13 +30,24 @@ export interface HubCheckOptions {
   hubKey: string;
 }
 
-function fail(code: HubInclusionCheck['code'], message: string, detail: Record<string, unknown> = {}): HubInclusionCheck {
+function fail(
+  code: HubInclusionCheck['code'],
+  message: string,
+  detail: Record<string, unknown> = {},
+): HubInclusionCheck {
   return { check: 'hub_inclusion', ok: false, code, detail: { message, ...detail } };
 }
 
-async function proveEntry(hub: string, checkpoint: VerifiedCheckpoint, index: number, entry: LogEntry): Promise<boolean> {
+async function proveEntry(
+  hub: string,
+  checkpoint: VerifiedCheckpoint,
+  index: number,
+  entry: LogEntry,
+): Promise<boolean> {
   if (index >= checkpoint.size) return false;
-  const { json } = await hubJson<{ proof: string[] }>(hubUrl(hub, `/v1/log/proof/inclusion?index=${index}&size=${checkpoint.size}`));
+  const { json } = await hubJson<{ proof: string[] }>(
+    hubUrl(hub, `/v1/log/proof/inclusion?index=${index}&size=${checkpoint.size}`),
+  );
   const proof = json.proof.map((p) => Buffer.from(p, 'base64'));
   return verifyInclusion(logEntryBytes(entry), index, checkpoint.size, proof, checkpoint.root);
 }
@@ -48,7 +59,10 @@ function headerOf(packageBytes: Uint8Array): ReturnType<typeof parseHeader> {
 }
 
 /** hub_inclusion: the package's log entry, rebuilt from its bytes, is in the signed tree. */
-export async function hubInclusion(packageBytes: Uint8Array, options: HubCheckOptions): Promise<HubInclusionCheck> {
+export async function hubInclusion(
+  packageBytes: Uint8Array,
+  options: HubCheckOptions,
+): Promise<HubInclusionCheck> {
   let header: ReturnType<typeof parseHeader>;
   try {
     header = headerOf(packageBytes);
@@ -57,33 +71,54 @@ export async function hubInclusion(packageBytes: Uint8Array, options: HubCheckOp
   }
   try {
     const checkpoint = await fetchCheckpoint(options.hub, options.hubKey).catch((error: Error) => {
-      throw Object.assign(error, { untrusted: !(error instanceof HubClientError && error.code === 'network') });
+      throw Object.assign(error, {
+        untrusted: !(error instanceof HubClientError && error.code === 'network'),
+      });
     });
     let meta: { ship_id: string; log_index: number };
     try {
-      meta = (await hubJson<{ ship_id: string; log_index: number }>(hubUrl(options.hub, `/v1/packages/${encodeURIComponent(header.session)}`))).json;
+      meta = (
+        await hubJson<{ ship_id: string; log_index: number }>(
+          hubUrl(options.hub, `/v1/packages/${encodeURIComponent(header.session)}`),
+        )
+      ).json;
     } catch (error) {
-      if (error instanceof HubClientError && error.status === 404) return fail('not-on-hub', `the hub has no package ${header.session}`);
+      if (error instanceof HubClientError && error.status === 404)
+        return fail('not-on-hub', `the hub has no package ${header.session}`);
       throw error;
     }
     const signers = header.keys.map((k) => shipId(Buffer.from(k.public_key, 'base64')));
     if (!signers.includes(meta.ship_id))
-      return fail('not-included', `the hub lists ${header.session} under ${meta.ship_id}, which did not sign it`, { ship_id: meta.ship_id });
+      return fail(
+        'not-included',
+        `the hub lists ${header.session} under ${meta.ship_id}, which did not sign it`,
+        { ship_id: meta.ship_id },
+      );
     const entry = packageLogEntry(meta.ship_id, header.session, packageBytes);
     if (!(await proveEntry(options.hub, checkpoint, meta.log_index, entry)))
-      return fail('not-included', `these bytes are not entry ${meta.log_index} of the log at size ${checkpoint.size}`, {
-        log_index: meta.log_index,
-        tree_size: checkpoint.size,
-        digest: entry.digest,
-      });
+      return fail(
+        'not-included',
+        `these bytes are not entry ${meta.log_index} of the log at size ${checkpoint.size}`,
+        {
+          log_index: meta.log_index,
+          tree_size: checkpoint.size,
+          digest: entry.digest,
+        },
+      );
     return {
       check: 'hub_inclusion',
       ok: true,
       code: 'ok',
-      detail: { log_index: meta.log_index, tree_size: checkpoint.size, origin: checkpoint.origin, root: checkpoint.root.toString('base64') },
+      detail: {
+        log_index: meta.log_index,
+        tree_size: checkpoint.size,
+        origin: checkpoint.origin,
+        root: checkpoint.root.toString('base64'),
+      },
     };
   } catch (error) {
-    if ((error as { untrusted?: boolean }).untrusted) return fail('untrusted-checkpoint', (error as Error).message);
+    if ((error as { untrusted?: boolean }).untrusted)
+      return fail('untrusted-checkpoint', (error as Error).message);
     return fail('unreachable', (error as Error).message);
   }
 }
@@ -102,7 +137,12 @@ export async function hubWitnessConsistency(
   packageBytes: Uint8Array,
   options: HubCheckOptions & { trusted: readonly PublicKeyInput[] },
 ): Promise<WitnessCheck> {
-  const failed = (message: string): WitnessCheck => ({ check: 'witness_consistent', ok: false, code: 'bad-package', detail: { message } });
+  const failed = (message: string): WitnessCheck => ({
+    check: 'witness_consistent',
+    ok: false,
+    code: 'bad-package',
+    detail: { message },
+  });
   let session: string;
   try {
     session = headerOf(packageBytes).session;
@@ -111,11 +151,14 @@ export async function hubWitnessConsistency(
   }
   try {
     const checkpoint = await fetchCheckpoint(options.hub, options.hubKey);
-    const { json } = await hubJson<{ heads: ServedHead[] }>(hubUrl(options.hub, `/v1/sessions/${encodeURIComponent(session)}/heads`));
+    const { json } = await hubJson<{ heads: ServedHead[] }>(
+      hubUrl(options.hub, `/v1/sessions/${encodeURIComponent(session)}/heads`),
+    );
     const heads: WitnessedHead[] = [];
     for (const served of json.heads) {
       const verified = verifyEnvelope(served.envelope, options.trusted, { strict: true });
-      if (verified.payloadType !== HEAD_PAYLOAD_TYPE) return failed(`head ${served.seq} has payloadType ${verified.payloadType}`);
+      if (verified.payloadType !== HEAD_PAYLOAD_TYPE)
+        return failed(`head ${served.seq} has payloadType ${verified.payloadType}`);
       const head = parseJson(verified.payload.toString('utf8')) as ChainHead;
       if (head.session !== session) return failed(`head ${served.seq} is for session ${head.session}`);
       // The key id and the ship id are the same fingerprint of the signing key.

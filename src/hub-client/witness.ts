@@ -3,9 +3,8 @@
  * records, and the hub logs it. Later, `witnessConsistency` checks that the sealed package extends
  * every head that was witnessed, so records dropped or rewritten after a head was sent are caught.
  */
-import { canonicalize } from '../core/canonical.js';
+import { canonicalize, parseJson } from '../core/canonical.js';
 import { type Envelope, signEnvelope } from '../core/dsse.js';
-import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
 import { hubJson, hubUrl, type ShipKey } from './http.js';
 import { CHAIN_HEAD_TYPE, type ChainHead, HEAD_PAYLOAD_TYPE } from './wire.js';
@@ -13,11 +12,18 @@ import { CHAIN_HEAD_TYPE, type ChainHead, HEAD_PAYLOAD_TYPE } from './wire.js';
 /** The signed head statement for the record at `seq` whose digest is `recordDigest`. */
 export function signChainHead(signer: ShipKey, head: Omit<ChainHead, 'type'>): Envelope {
   const payload: ChainHead = { type: CHAIN_HEAD_TYPE, ...head };
-  return signEnvelope(canonicalize(payload), HEAD_PAYLOAD_TYPE, { privateKey: signer.privateKey, keyid: signer.keyId });
+  return signEnvelope(canonicalize(payload), HEAD_PAYLOAD_TYPE, {
+    privateKey: signer.privateKey,
+    keyid: signer.keyId,
+  });
 }
 
 /** Sends one chain head to the hub (`--witness URL`); resolves with its log index. */
-export async function sendChainHead(hub: string, signer: ShipKey, head: Omit<ChainHead, 'type'>): Promise<{ status: string; log_index: number }> {
+export async function sendChainHead(
+  hub: string,
+  signer: ShipKey,
+  head: Omit<ChainHead, 'type'>,
+): Promise<{ status: string; log_index: number }> {
   const envelope = signChainHead(signer, head);
   const { json } = await hubJson<{ status: string; log_index: number }>(
     hubUrl(hub, `/v1/sessions/${encodeURIComponent(head.session)}/heads`),
@@ -49,7 +55,12 @@ export function witnessConsistency(packageBytes: Uint8Array, heads: readonly Wit
   if (lines.at(-1) === '') lines.pop();
   const records = lines.slice(1, -1);
   if (heads.length === 0)
-    return { check: 'witness_consistent', ok: true, code: 'info', detail: { heads: 0, message: 'no head of this session was witnessed' } };
+    return {
+      check: 'witness_consistent',
+      ok: true,
+      code: 'info',
+      detail: { heads: 0, message: 'no head of this session was witnessed' },
+    };
   for (const head of [...heads].sort((a, b) => a.seq - b.seq)) {
     const line = records[head.seq];
     if (line === undefined)
@@ -57,22 +68,41 @@ export function witnessConsistency(packageBytes: Uint8Array, heads: readonly Wit
         check: 'witness_consistent',
         ok: false,
         code: 'witness-beyond-end',
-        detail: { seq: head.seq, records: records.length, message: `a head at seq ${head.seq} was witnessed, but the package ends at ${records.length - 1}` },
+        detail: {
+          seq: head.seq,
+          records: records.length,
+          message: `a head at seq ${head.seq} was witnessed, but the package ends at ${records.length - 1}`,
+        },
       };
     let actual: string;
     try {
       const envelope = parseJson(line) as { payload: string };
       actual = digest(Buffer.from(envelope.payload, 'base64'));
     } catch (error) {
-      return { check: 'witness_consistent', ok: false, code: 'bad-package', detail: { seq: head.seq, message: (error as Error).message } };
+      return {
+        check: 'witness_consistent',
+        ok: false,
+        code: 'bad-package',
+        detail: { seq: head.seq, message: (error as Error).message },
+      };
     }
     if (actual !== head.digest)
       return {
         check: 'witness_consistent',
         ok: false,
         code: 'witness-mismatch',
-        detail: { seq: head.seq, witnessed: head.digest, package: actual, message: `record ${head.seq} is not the one witnessed` },
+        detail: {
+          seq: head.seq,
+          witnessed: head.digest,
+          package: actual,
+          message: `record ${head.seq} is not the one witnessed`,
+        },
       };
   }
-  return { check: 'witness_consistent', ok: true, code: 'ok', detail: { heads: heads.length, last: Math.max(...heads.map((h) => h.seq)) } };
+  return {
+    check: 'witness_consistent',
+    ok: true,
+    code: 'ok',
+    detail: { heads: heads.length, last: Math.max(...heads.map((h) => h.seq)) },
+  };
 }

@@ -38,7 +38,8 @@ export const command: Command = {
     const firstLine = bytes.subarray(0, Math.max(0, bytes.indexOf(0x0a)) || bytes.length);
     try {
       const registered = await registerShip(values.hub, ship);
-      if (registered.status === 'created') ctx.stderr(`registered ship ${registered.ship_id} on ${values.hub}\n`);
+      if (registered.status === 'created')
+        ctx.stderr(`registered ship ${registered.ship_id} on ${values.hub}\n`);
       let result: Record<string, unknown>;
       let what: string;
       let session: string | null = null;
@@ -49,7 +50,13 @@ export const command: Command = {
       }
       if (session !== null) {
         what = `package ${session}`;
-        result = await pushPackage(values.hub, session, bytes, ship, values.certificate ? { certificate: values.certificate } : {});
+        result = await pushPackage(
+          values.hub,
+          session,
+          bytes,
+          ship,
+          values.certificate ? { certificate: values.certificate } : {},
+        );
       } else {
         let envelope: unknown;
         try {

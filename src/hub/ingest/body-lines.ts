@@ -17,7 +17,8 @@ export class BodyCapture {
 
   add(chunk: Buffer, limit: number): void {
     this.size += chunk.length;
-    if (this.size > limit) throw new HubHttpError('body-too-large', `the package is over the ${limit} bytes accepted`);
+    if (this.size > limit)
+      throw new HubHttpError('body-too-large', `the package is over the ${limit} bytes accepted`);
     this.hash.update(chunk);
     this.chunks.push(chunk);
   }
@@ -37,7 +38,11 @@ export class BodyCapture {
   }
 }
 
-export async function* bodyLines(req: IncomingMessage, capture: BodyCapture, limit: number): AsyncGenerator<LogLine> {
+export async function* bodyLines(
+  req: IncomingMessage,
+  capture: BodyCapture,
+  limit: number,
+): AsyncGenerator<LogLine> {
   let pieces: Buffer[] = [];
   let pending = 0;
   let offset = 0;

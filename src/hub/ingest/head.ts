@@ -17,7 +17,12 @@ function refuse(message: string): never {
   throw new HubHttpError('verification-failed', message, { check: 'head' });
 }
 
-export function verifyHead(envelope: unknown, auth: Authenticated, session: string, now: Date): Unlogged<HeadRow> {
+export function verifyHead(
+  envelope: unknown,
+  auth: Authenticated,
+  session: string,
+  now: Date,
+): Unlogged<HeadRow> {
   let payload: Buffer;
   try {
     const verified = verifyEnvelope(envelope, [auth.publicKey], { strict: true });

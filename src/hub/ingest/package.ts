@@ -72,10 +72,16 @@ export async function verifyUpload(req: IncomingMessage, upload: PackageUpload):
   if (!capture.complete) capture.finish();
   checkBodyDigest(upload.auth, capture.sha256!);
   if (result.session !== upload.session)
-    throw new HubHttpError('bad-request', `the package is session ${result.session}, uploaded as ${upload.session}`);
+    throw new HubHttpError(
+      'bad-request',
+      `the package is session ${result.session}, uploaded as ${upload.session}`,
+    );
   const bytes = capture.bytes();
   const entry = packageLogEntry(upload.auth.shipId, upload.session, bytes);
-  const merkle = result.checks.find((c) => c.check === 'merkle_root')?.detail as { root: string; size: number };
+  const merkle = result.checks.find((c) => c.check === 'merkle_root')?.detail as {
+    root: string;
+    size: number;
+  };
   const row: Unlogged<PackageRow> = {
     session: upload.session,
     ship_id: upload.auth.shipId,

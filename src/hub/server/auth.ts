@@ -8,7 +8,13 @@
 import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { contentDigestSha256 } from '../../core/content-digest.js';
-import { HttpSignatureError, type ParsedSignature, parseSignatures, type SignedRequest, verifyRequestSignature } from '../../core/http-signature.js';
+import {
+  HttpSignatureError,
+  type ParsedSignature,
+  parseSignatures,
+  type SignedRequest,
+  verifyRequestSignature,
+} from '../../core/http-signature.js';
 import { keyId, shipId, toPublicKey } from '../../core/keys.js';
 import { SIGNED_COMPONENTS } from '../../hub-client/wire.js';
 import type { HubStore } from '../store/hub-store.js';
@@ -59,9 +65,13 @@ export async function authenticate(req: IncomingMessage, options: AuthOptions): 
   } catch (error) {
     if (error instanceof HubHttpError) throw error;
     const missing = error instanceof HttpSignatureError && error.code === 'missing';
-    throw new HubHttpError('unauthenticated', `${(error as Error).message}; writes need an RFC 9421 signature by the ship key`, {
-      detail: { reason: missing ? 'missing' : 'malformed' },
-    });
+    throw new HubHttpError(
+      'unauthenticated',
+      `${(error as Error).message}; writes need an RFC 9421 signature by the ship key`,
+      {
+        detail: { reason: missing ? 'missing' : 'malformed' },
+      },
+    );
   }
   const { created, nonce, keyid, expires } = signature.params;
   if (keyid === undefined || !/^key_[0-9a-f]{32}$/.test(keyid))
@@ -70,28 +80,39 @@ export async function authenticate(req: IncomingMessage, options: AuthOptions): 
     throw new HubHttpError('unauthenticated', 'the signature needs a nonce of 8 to 128 characters');
   const now = Math.floor((options.now ?? Date.now()) / 1000);
   if (created === undefined || Math.abs(now - created) > options.windowSeconds)
-    throw new HubHttpError('stale-signature', `the signature's created time must be within ${options.windowSeconds}s of the hub's clock`, {
-      detail: { created: created ?? null, now },
-    });
-  if (expires !== undefined && expires <= now) throw new HubHttpError('stale-signature', 'the signature has expired');
+    throw new HubHttpError(
+      'stale-signature',
+      `the signature's created time must be within ${options.windowSeconds}s of the hub's clock`,
+      {
+        detail: { created: created ?? null, now },
+      },
+    );
+  if (expires !== undefined && expires <= now)
+    throw new HubHttpError('stale-signature', 'the signature has expired');
   const ship = `ship_${keyid.slice(4)}`;
   let publicKey: KeyObject;
   const registered = await options.store.ship(ship);
   if (registered) publicKey = toPublicKey(Buffer.from(registered.public_key, 'base64'));
   else if (options.presentedKey && keyId(options.presentedKey) === keyid) publicKey = options.presentedKey;
   else
-    throw new HubHttpError('unknown-key', `${keyid} is not registered here; register the ship first (PUT /v1/ships/${ship})`, {
-      detail: { ship_id: ship },
-    });
+    throw new HubHttpError(
+      'unknown-key',
+      `${keyid} is not registered here; register the ship first (PUT /v1/ships/${ship})`,
+      {
+        detail: { ship_id: ship },
+      },
+    );
   let verified: boolean;
   try {
     verified = verifyRequestSignature(request, signature, publicKey);
   } catch (error) {
     throw new HubHttpError('unauthenticated', (error as Error).message);
   }
-  if (!verified) throw new HubHttpError('bad-signature', `the request signature does not verify under ${keyid}`);
+  if (!verified)
+    throw new HubHttpError('bad-signature', `the request signature does not verify under ${keyid}`);
   const bodySha256 = contentDigestSha256(request.header('content-digest') ?? '');
-  if (!bodySha256) throw new HubHttpError('digest-mismatch', 'the signed Content-Digest has no sha-256 member');
+  if (!bodySha256)
+    throw new HubHttpError('digest-mismatch', 'the signed Content-Digest has no sha-256 member');
   const expiresAt = (created + options.windowSeconds) * 1000 + 1000;
   if (!(await options.store.useNonce(keyid, nonce, expiresAt)))
     throw new HubHttpError('replayed', 'this request was already received (its nonce was used)');

@@ -33,7 +33,11 @@ export type HubErrorCode = keyof typeof HUB_ERRORS;
 
 export class HubHttpError extends TallyError<HubErrorCode> {
   readonly check: string | undefined;
-  constructor(code: HubErrorCode, message: string, options: { check?: string; detail?: Record<string, unknown> } = {}) {
+  constructor(
+    code: HubErrorCode,
+    message: string,
+    options: { check?: string; detail?: Record<string, unknown> } = {},
+  ) {
     super(code, message, options.detail);
     this.check = options.check;
   }
@@ -42,7 +46,12 @@ export class HubHttpError extends TallyError<HubErrorCode> {
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = `${JSON.stringify(body)}\n`;
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
@@ -53,7 +62,11 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-export function sendError(res: ServerResponse, error: HubHttpError, headers: Record<string, string> = {}): void {
+export function sendError(
+  res: ServerResponse,
+  error: HubHttpError,
+  headers: Record<string, string> = {},
+): void {
   const body: HubErrorBody = {
     error: {
       code: error.code,

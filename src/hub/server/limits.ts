@@ -41,7 +41,8 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new HubHttpError('body-too-large', `the body is over the ${limit} bytes accepted`);
+    if (size > limit)
+      throw new HubHttpError('body-too-large', `the body is over the ${limit} bytes accepted`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -76,13 +77,22 @@ export function parseJsonBody(body: Buffer, limits: HubLimits): unknown {
 }
 
 /** Counts one request in this minute's window for `bucket`; refuses past `limit`. */
-export async function rateLimit(store: HubStore, bucket: string, limit: number, now = Date.now()): Promise<void> {
+export async function rateLimit(
+  store: HubStore,
+  bucket: string,
+  limit: number,
+  now = Date.now(),
+): Promise<void> {
   const window = Math.floor(now / 60_000) * 60_000;
   const hits = await store.hit(bucket, window);
   if (hits > limit) {
     const retry = Math.ceil((window + 60_000 - now) / 1000);
-    throw new HubHttpError('rate-limited', `more than ${limit} requests a minute for ${bucket.split(':')[0]}; retry in ${retry}s`, {
-      detail: { retry_after: retry },
-    });
+    throw new HubHttpError(
+      'rate-limited',
+      `more than ${limit} requests a minute for ${bucket.split(':')[0]}; retry in ${retry}s`,
+      {
+        detail: { retry_after: retry },
+      },
+    );
   }
 }

@@ -1,5 +1,10 @@
-/** The common front of every signed JSON write: authenticate, rate-limit the key, read and check the body. */
+/**
+ * The common front of every signed JSON write: the body is read (capped) and held to the
+ * Content-Digest it came with, then the signature over that digest is checked and the key
+ * rate-limited, and only then is the JSON parsed and used.
+ */
 import { createHash, type KeyObject } from 'node:crypto';
+import { contentDigestSha256 } from '../../core/content-digest.js';
 import { type Authenticated, authenticate, checkBodyDigest } from './auth.js';
 import type { Exchange, Hub } from './context.js';
 import { HubHttpError } from './errors.js';
@@ -16,14 +21,15 @@ export async function signedJson(
   presentedKey?: (body: unknown) => KeyObject | undefined,
 ): Promise<{ auth: Authenticated; body: unknown }> {
   requireMediaType(x, 'application/json');
-  let raw: Buffer | undefined;
-  let body: unknown;
-  let key: KeyObject | undefined;
-  if (presentedKey) {
-    raw = await readBody(x.req, hub.limits.jsonBytes);
-    body = parseJsonBody(raw, hub.limits);
-    key = presentedKey(body);
-  }
+  if (x.req.headers['signature-input'] === undefined)
+    throw new HubHttpError('unauthenticated', 'writes need an RFC 9421 signature by the ship key');
+  const raw = await readBody(x.req, hub.limits.jsonBytes);
+  const sha = createHash('sha256').update(raw).digest();
+  const claimed = contentDigestSha256(String(x.req.headers['content-digest'] ?? ''));
+  if (!claimed || !claimed.equals(sha))
+    throw new HubHttpError('digest-mismatch', 'the body does not match its Content-Digest (sha-256)');
+  // First contact: the key to check the signature with is the one the body registers.
+  const key = presentedKey?.(parseJsonBody(raw, hub.limits));
   const auth = await authenticate(x.req, {
     store: hub.store,
     publicUrl: hub.publicUrl,
@@ -31,11 +37,7 @@ export async function signedJson(
     now: hub.now().getTime(),
     ...(key ? { presentedKey: key } : {}),
   });
+  checkBodyDigest(auth, sha);
   await rateLimit(hub.store, `key:${auth.keyId}`, hub.limits.perKey);
-  if (raw === undefined) {
-    raw = await readBody(x.req, hub.limits.jsonBytes);
-    checkBodyDigest(auth, createHash('sha256').update(raw).digest());
-    body = parseJsonBody(raw, hub.limits);
-  } else checkBodyDigest(auth, createHash('sha256').update(raw).digest());
-  return { auth, body };
+  return { auth, body: parseJsonBody(raw, hub.limits) };
 }

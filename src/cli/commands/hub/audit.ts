@@ -14,7 +14,10 @@ export const command: Command = {
     'last good one), 2 usage or unreachable hub.',
   ].join('\n'),
   async run(argv, ctx) {
-    const { values, positionals } = parseFlags(argv, { 'hub-key': { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals } = parseFlags(argv, {
+      'hub-key': { type: 'string' },
+      json: { type: 'boolean' },
+    });
     if (positionals.length !== 1) throw new UsageError('give the hub URL');
     const result = await auditHub(positionals[0]!, {
       home: tallyHome(ctx.env),
@@ -32,7 +35,9 @@ export const command: Command = {
     }
     if (!result.consistent) {
       if (values.json) return 1;
-      throw new FailureError(`the hub's log is not consistent with the checkpoint of size ${result.previous?.size} seen before`);
+      throw new FailureError(
+        `the hub's log is not consistent with the checkpoint of size ${result.previous?.size} seen before`,
+      );
     }
     return 0;
   },

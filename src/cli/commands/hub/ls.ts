@@ -46,11 +46,17 @@ export const command: Command = {
       if (value !== undefined) query.set(name, value);
     }
     const items: Record<string, unknown>[] = [];
-    let link: { url: string; untrusted: boolean } | null = { url: hubUrl(values.hub, `/v1/${kind}?${query}`), untrusted: false };
+    let link: { url: string; untrusted: boolean } | null = {
+      url: hubUrl(values.hub, `/v1/${kind}?${query}`),
+      untrusted: false,
+    };
     while (link) {
-      const answer: { json: { items: Record<string, unknown>[]; next: string | null } } = await hubJson(link.url, {
-        untrusted: link.untrusted,
-      });
+      const answer: { json: { items: Record<string, unknown>[]; next: string | null } } = await hubJson(
+        link.url,
+        {
+          untrusted: link.untrusted,
+        },
+      );
       const json = answer.json;
       items.push(...json.items);
       link = values.all && json.next ? followLink(values.hub, json.next) : null;

@@ -1,8 +1,8 @@
 /** `tally hub serve`: open the store, load the hub key, listen until a signal. */
 import { join, resolve } from 'node:path';
 import { hubIdentity, loadHubKey } from '../../../hub/identity.js';
-import { createHubServer, listen } from '../../../hub/server/server.js';
 import { DEFAULT_LIMITS, type HubLimits } from '../../../hub/server/limits.js';
+import { createHubServer, listen } from '../../../hub/server/server.js';
 import { isPostgresUrl, openHubStore } from '../../../hub/store/open.js';
 import { redact } from '../../../hub/store/postgres.js';
 import { tallyHome } from '../../../session/paths.js';
@@ -11,7 +11,8 @@ import { type Command, parseFlags, UsageError } from '../../command.js';
 function positive(text: string | undefined, flag: string, fallback: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got '${text}'`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`${flag} must be a positive integer, got '${text}'`);
   return n;
 }
 
@@ -47,7 +48,8 @@ export const command: Command = {
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const home = tallyHome(ctx.env);
     const port = Number(values.port ?? '0');
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, got '${values.port}'`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(`--port must be 0..65535, got '${values.port}'`);
     let publicUrl: URL | null = null;
     if (values['public-url'] !== undefined) {
       try {
@@ -69,12 +71,20 @@ export const command: Command = {
     });
     if (key.created) ctx.stderr(`tally hub serve: created the hub key ${key.path}\n`);
     const identity = hubIdentity(key.privateKey, values.origin);
-    const db = values.db === undefined ? join(home, 'hub', 'hub.db') : isPostgresUrl(values.db) ? values.db : resolve(ctx.cwd, values.db);
+    const db =
+      values.db === undefined
+        ? join(home, 'hub', 'hub.db')
+        : isPostgresUrl(values.db)
+          ? values.db
+          : resolve(ctx.cwd, values.db);
     const store = await openHubStore(db);
     await store.open({ origin: identity.origin, publicKey: identity.publicKey }, identity.signCheckpoint);
     const server = createHubServer(
       { store, identity, limits, publicUrl, now: () => new Date() },
-      { trustProxy: values['trust-proxy'] === true, onError: (error) => ctx.stderr(`tally hub serve: ${(error as Error).stack ?? String(error)}\n`) },
+      {
+        trustProxy: values['trust-proxy'] === true,
+        onError: (error) => ctx.stderr(`tally hub serve: ${(error as Error).stack ?? String(error)}\n`),
+      },
     );
     const host = values.host ?? '127.0.0.1';
     let address: Awaited<ReturnType<typeof listen>>;
@@ -90,7 +100,9 @@ export const command: Command = {
         `  verifier key ${identity.verifierKey}\n`,
     );
     if (values.json)
-      ctx.stdout(`${JSON.stringify({ url, port: address.port, origin: identity.origin, verifier_key: identity.verifierKey, store: store.dialect })}\n`);
+      ctx.stdout(
+        `${JSON.stringify({ url, port: address.port, origin: identity.origin, verifier_key: identity.verifierKey, store: store.dialect })}\n`,
+      );
     await new Promise<void>((done) => {
       process.once('SIGTERM', done);
       process.once('SIGINT', done);

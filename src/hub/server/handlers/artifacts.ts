@@ -57,7 +57,11 @@ function answer(x: Exchange, published: Published, what: string, body: Record<st
     throw new HubHttpError('conflict', `${what} is already stored with other bytes; it is write-once`, {
       detail: { log_index: published.log_index, subject: published.subject },
     });
-  sendJson(x.res, published.status === 'created' ? 201 : 200, { status: published.status, log_index: published.log_index, ...body });
+  sendJson(x.res, published.status === 'created' ? 201 : 200, {
+    status: published.status,
+    log_index: published.log_index,
+    ...body,
+  });
 }
 
 export const postCertificate: Handler = async (hub, x) => {
@@ -66,9 +70,13 @@ export const postCertificate: Handler = async (hub, x) => {
   try {
     verified = verifyCertificate(body, [auth.publicKey]);
   } catch (error) {
-    throw new HubHttpError('verification-failed', `the certificate does not verify under the uploading ship's key: ${(error as Error).message}`, {
-      check: 'certificate_signature',
-    });
+    throw new HubHttpError(
+      'verification-failed',
+      `the certificate does not verify under the uploading ship's key: ${(error as Error).message}`,
+      {
+        check: 'certificate_signature',
+      },
+    );
   }
   const c = verified.certificate;
   const envelope = canonicalize(body);
@@ -83,7 +91,10 @@ export const postCertificate: Handler = async (hub, x) => {
     valid_until: Date.parse(c.valid_until),
     received_at: hub.now().getTime(),
   });
-  answer(x, published, `certificate ${c.serial} (agent ${c.agent.name})`, { serial: c.serial, agent: c.agent.name });
+  answer(x, published, `certificate ${c.serial} (agent ${c.agent.name})`, {
+    serial: c.serial,
+    agent: c.agent.name,
+  });
 };
 
 export const getCertificate: Handler = async (hub, x) => {
@@ -94,7 +105,10 @@ export const getCertificate: Handler = async (hub, x) => {
 
 export const listCertificates: Handler = async (hub, x) => {
   const page = await hub.store.certificates(listQuery(x.query));
-  sendJson(x.res, 200, { items: page.items.map((c) => certificateView(c)), next: nextLink('/v1/certificates', x.query, page.next) });
+  sendJson(x.res, 200, {
+    items: page.items.map((c) => certificateView(c)),
+    next: nextLink('/v1/certificates', x.query, page.next),
+  });
 };
 
 /** The certificate an upload names: one already on the hub (by serial), or one at a URL. */
@@ -104,7 +118,8 @@ async function namedCertificate(hub: Hub, x: Exchange, shipId: string) {
   if (typeof serial === 'string') {
     const row = await hub.store.certificate(serial);
     if (!row) throw new HubHttpError('bad-request', `no certificate ${serial} on this hub; push it first`);
-    if (row.ship_id !== shipId) throw new HubHttpError('forbidden', `certificate ${serial} belongs to ${row.ship_id}`);
+    if (row.ship_id !== shipId)
+      throw new HubHttpError('forbidden', `certificate ${serial} belongs to ${row.ship_id}`);
     return { envelope: JSON.parse(row.envelope) as unknown, serial, agent: row.agent };
   }
   if (typeof url === 'string') {
@@ -124,7 +139,10 @@ export const putPackage: Handler = async (hub, x) => {
   requireMediaType(x, PACKAGE_MEDIA_TYPE);
   const declared = Number(x.req.headers['content-length']);
   if (Number.isFinite(declared) && declared > hub.limits.packageBytes)
-    throw new HubHttpError('body-too-large', `the package is ${declared} bytes; at most ${hub.limits.packageBytes} are accepted`);
+    throw new HubHttpError(
+      'body-too-large',
+      `the package is ${declared} bytes; at most ${hub.limits.packageBytes} are accepted`,
+    );
   const auth = await authenticate(x.req, {
     store: hub.store,
     publicUrl: hub.publicUrl,
@@ -168,7 +186,10 @@ export const getPackageRaw: Handler = async (hub, x) => {
 
 export const listPackages: Handler = async (hub, x) => {
   const page = await hub.store.packages(listQuery(x.query));
-  sendJson(x.res, 200, { items: page.items.map((p) => packageView(p)), next: nextLink('/v1/packages', x.query, page.next) });
+  sendJson(x.res, 200, {
+    items: page.items.map((p) => packageView(p)),
+    next: nextLink('/v1/packages', x.query, page.next),
+  });
 };
 
 /** POST /v1/sessions/{session}/heads: a signed chain head of a running session. */

@@ -22,7 +22,12 @@ export const hubInfo: Handler = async (hub, x) => {
 };
 
 function shipView(s: ShipRow) {
-  return { ship_id: s.ship_id, key_id: s.key_id, public_key: s.public_key, registered_at: iso(s.registered_at) };
+  return {
+    ship_id: s.ship_id,
+    key_id: s.key_id,
+    public_key: s.public_key,
+    registered_at: iso(s.registered_at),
+  };
 }
 
 function agentView(a: AgentRow) {
@@ -33,7 +38,8 @@ function agentView(a: AgentRow) {
 export const registerShip: Handler = async (hub, x) => {
   const presented = (body: unknown) => {
     const text = (body as { public_key?: unknown } | null)?.public_key;
-    if (typeof text !== 'string') throw new HubHttpError('bad-request', 'the body must be {"public_key": "<base64 Ed25519 key>"}');
+    if (typeof text !== 'string')
+      throw new HubHttpError('bad-request', 'the body must be {"public_key": "<base64 Ed25519 key>"}');
     try {
       return toPublicKey(decodeBase64(text, 'public_key'));
     } catch (error) {
@@ -46,10 +52,14 @@ export const registerShip: Handler = async (hub, x) => {
   const row: ShipRow = {
     ship_id: auth.shipId,
     key_id: keyId(auth.publicKey),
-    public_key: toPublicKey(auth.publicKey).export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64'),
+    public_key: toPublicKey(auth.publicKey)
+      .export({ format: 'der', type: 'spki' })
+      .subarray(-32)
+      .toString('base64'),
     registered_at: hub.now().getTime(),
   };
-  if (shipId(auth.publicKey) !== row.ship_id) throw new HubHttpError('internal', 'ship id derivation disagrees');
+  if (shipId(auth.publicKey) !== row.ship_id)
+    throw new HubHttpError('internal', 'ship id derivation disagrees');
   const status = await hub.store.registerShip(row);
   const stored = (await hub.store.ship(row.ship_id))!;
   sendJson(x.res, status === 'created' ? 201 : 200, { status, ship: shipView(stored) });
@@ -68,7 +78,10 @@ export const listShips: Handler = async (hub, x) => {
 
 export const listAgents: Handler = async (hub, x) => {
   const page = await hub.store.agents(listQuery(x.query));
-  sendJson(x.res, 200, { items: page.items.map(agentView), next: nextLink('/v1/agents', x.query, page.next) });
+  sendJson(x.res, 200, {
+    items: page.items.map(agentView),
+    next: nextLink('/v1/agents', x.query, page.next),
+  });
 };
 
 /** An agent: its owner, its certificates (newest first) and its recent packages. */

@@ -32,20 +32,27 @@ export const tile: Handler = async (hub, x) => {
   if (name.level === 'entries') {
     const start = name.index * TILE_WIDTH;
     const entries = await hub.store.entries(start, start + name.width);
-    if (entries.length !== name.width) throw new HubHttpError('not-found', `the log has no bundle ${x.params.path} yet`);
+    if (entries.length !== name.width)
+      throw new HubHttpError('not-found', `the log has no bundle ${x.params.path} yet`);
     body = encodeEntryBundle(entries.map((e) => e.bytes));
   } else {
     const stored = await hub.store.tile(name.level, name.index);
-    if (stored.length < name.width * 32) throw new HubHttpError('not-found', `the log has no tile ${x.params.path} yet`);
+    if (stored.length < name.width * 32)
+      throw new HubHttpError('not-found', `the log has no tile ${x.params.path} yet`);
     body = stored.subarray(0, name.width * 32);
   }
-  x.res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': IMMUTABLE, 'content-length': body.length });
+  x.res.writeHead(200, {
+    'content-type': 'application/octet-stream',
+    'cache-control': IMMUTABLE,
+    'content-length': body.length,
+  });
   x.res.end(body);
 };
 
 function count(text: string | null, name: string): number | undefined {
   if (text === null) return undefined;
-  if (!/^\d{1,15}$/.test(text)) throw new HubHttpError('bad-request', `${name} must be a non-negative integer`);
+  if (!/^\d{1,15}$/.test(text))
+    throw new HubHttpError('bad-request', `${name} must be a non-negative integer`);
   return Number(text);
 }
 
@@ -72,7 +79,8 @@ export const inclusionProof: Handler = async (hub, x) => {
   const index = count(x.query.get('index'), 'index');
   if (index === undefined) throw new HubHttpError('bad-request', 'give ?index=');
   const reader = await tree(hub, count(x.query.get('size'), 'size'));
-  if (index >= reader.size) throw new HubHttpError('not-found', `no entry ${index} in a tree of ${reader.size}`);
+  if (index >= reader.size)
+    throw new HubHttpError('not-found', `no entry ${index} in a tree of ${reader.size}`);
   const proof = await reader.inclusionProof(index);
   sendJson(x.res, 200, { index, size: reader.size, proof: proof.map((h) => h.toString('base64')) });
 };
