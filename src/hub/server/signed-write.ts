@@ -26,7 +26,7 @@ export async function signedJson(
   const raw = await readBody(x.req, hub.limits.jsonBytes);
   const sha = createHash('sha256').update(raw).digest();
   const claimed = contentDigestSha256(String(x.req.headers['content-digest'] ?? ''));
-  if (!claimed || !claimed.equals(sha))
+  if (!claimed?.equals(sha))
     throw new HubHttpError('digest-mismatch', 'the body does not match its Content-Digest (sha-256)');
   // First contact: the key to check the signature with is the one the body registers.
   const key = presentedKey?.(parseJsonBody(raw, hub.limits));
