@@ -5,6 +5,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { LineSplitter, LineTooLongError } from '../../core/lines.js';
 import { LineTooLong, type LogLine, MAX_LINE_BYTES } from '../../evidence/log/reader.js';
 import { HubHttpError } from '../server/errors.js';
 
@@ -43,32 +44,20 @@ export async function* bodyLines(
   capture: BodyCapture,
   limit: number,
 ): AsyncGenerator<LogLine> {
-  let pieces: Buffer[] = [];
-  let pending = 0;
-  let offset = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    capture.add(buf, limit);
-    let start = 0;
-    for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, start)) {
-      let line = buf.subarray(start, nl);
-      if (pieces.length > 0) {
-        pieces.push(line);
-        line = Buffer.concat(pieces);
-        pieces = [];
-        pending = 0;
-      }
-      if (line.length > MAX_LINE_BYTES) throw new LineTooLong(offset, MAX_LINE_BYTES);
-      yield { line, offset, torn: false };
-      offset += line.length + 1;
-      start = nl + 1;
+  const splitter = new LineSplitter(MAX_LINE_BYTES);
+  const ready: LogLine[] = [];
+  try {
+    for await (const chunk of req) {
+      capture.add(chunk as Buffer, limit);
+      splitter.push(chunk as Buffer, (line, offset) => ready.push({ line, offset, torn: false }));
+      yield* ready.splice(0);
     }
-    if (start < buf.length) {
-      pieces.push(buf.subarray(start));
-      pending += buf.length - start;
-      if (pending > MAX_LINE_BYTES) throw new LineTooLong(offset, MAX_LINE_BYTES);
-    }
+  } catch (error) {
+    // The verifier reports an overlong line as its own failure, at its offset.
+    if (error instanceof LineTooLongError) throw new LineTooLong(error.offset, MAX_LINE_BYTES);
+    throw error;
   }
   capture.finish();
-  if (pieces.length > 0) yield { line: Buffer.concat(pieces), offset, torn: true };
+  const rest = splitter.end();
+  if (rest) yield { ...rest, torn: true };
 }

@@ -6,12 +6,11 @@
 import { canonicalize, parseJson } from '../../core/canonical.js';
 import { verifyEnvelope } from '../../core/dsse.js';
 import { digest, isDigest } from '../../core/hash.js';
+import { isRfc3339DateTime } from '../../core/time.js';
 import { CHAIN_HEAD_TYPE, type ChainHead, HEAD_PAYLOAD_TYPE } from '../../hub-client/wire.js';
 import type { Authenticated } from '../server/auth.js';
 import { HubHttpError } from '../server/errors.js';
 import type { HeadRow, Unlogged } from '../store/hub-store.js';
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 function refuse(message: string): never {
   throw new HubHttpError('verification-failed', message, { check: 'head' });
@@ -45,7 +44,7 @@ export function verifyHead(
   if (head.session !== session) refuse(`the head is for session ${String(head.session)}, sent to ${session}`);
   if (!Number.isSafeInteger(head.seq) || head.seq < 0) refuse('seq must be a non-negative integer');
   if (!isDigest(head.digest)) refuse('digest must be sha256:<64 hex>');
-  if (typeof head.time !== 'string' || !RFC3339.test(head.time) || Number.isNaN(Date.parse(head.time)))
+  if (typeof head.time !== 'string' || !isRfc3339DateTime(head.time) || !head.time.endsWith('Z'))
     refuse('time must be an RFC 3339 UTC date-time');
   const text = canonicalize(envelope);
   return {

@@ -17,6 +17,7 @@ import { BodyCapture, bodyLines } from './body-lines.js';
 /** Checks that describe what the session did, not whether the package is genuine. */
 export const POLICY_CHECKS: ReadonlySet<string> = new Set([
   'within_validity_window',
+  'certificate_at_now',
   'unauthorized_calls',
   'escalations',
   'never_called',

@@ -1,5 +1,6 @@
 /** What every handler is given: the hub's parts, and the request being answered. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isRfc3339DateTime } from '../../core/time.js';
 import type { HubIdentity } from '../identity.js';
 import type { HubStore, ListQuery } from '../store/hub-store.js';
 import { HubHttpError } from './errors.js';
@@ -26,7 +27,7 @@ export type Handler = (hub: Hub, x: Exchange) => Promise<void>;
 
 function time(value: string | null, name: string): number | undefined {
   if (value === null) return undefined;
-  const ms = /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN;
+  const ms = isRfc3339DateTime(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) throw new HubHttpError('bad-request', `${name} must be an RFC 3339 date-time`);
   return ms;
 }

@@ -1,6 +1,7 @@
 /** `tally hub audit URL`: consistency of the hub log with every checkpoint kept before. */
+
+import { tallyHome } from '../../../core/home.js';
 import { auditHub } from '../../../hub-client/audit.js';
-import { tallyHome } from '../../../session/paths.js';
 import { type Command, FailureError, parseFlags, printJson, UsageError } from '../../command.js';
 
 export const command: Command = {

@@ -1,11 +1,11 @@
 /** `tally hub serve`: open the store, load the hub key, listen until a signal. */
 import { join, resolve } from 'node:path';
+import { tallyHome } from '../../../core/home.js';
 import { hubIdentity, loadHubKey } from '../../../hub/identity.js';
 import { DEFAULT_LIMITS, type HubLimits } from '../../../hub/server/limits.js';
 import { createHubServer, listen } from '../../../hub/server/server.js';
 import { isPostgresUrl, openHubStore } from '../../../hub/store/open.js';
 import { redact } from '../../../hub/store/postgres.js';
-import { tallyHome } from '../../../session/paths.js';
 import { type Command, parseFlags, UsageError } from '../../command.js';
 
 function positive(text: string | undefined, flag: string, fallback: number): number {
