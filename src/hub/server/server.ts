@@ -54,6 +54,11 @@ export function createHubServer(hub: Hub, options: HubServerOptions = {}): http.
               detail: { allowed: match.allowed },
             });
           await rateLimit(hub.store, `ip:${ip}`, hub.limits.perIp);
+          if (match.route.signed && req.headers['signature-input'] === undefined)
+            throw new HubHttpError(
+              'unauthenticated',
+              'writes need an RFC 9421 signature by the ship key (see docs/hub.md)',
+            );
           const exchange: Exchange = { req, res, params: match.params, query: url.searchParams, ip };
           await match.route.handler(hub, exchange);
         } catch (error) {
