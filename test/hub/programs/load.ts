@@ -3,7 +3,9 @@
  * chain heads to every replica URL given, `concurrency` at a time, alternating replicas, and
  * fetches each replica's checkpoint as it goes. Prints {uploads, heads, checkpoints, latencies}.
  *
- * usage: node load.js CONFIG_JSON   ({urls, keyDir, packages: [{session, path}], heads, concurrency})
+ * usage: node load.js CONFIG_JSON
+ *   {urls, keyDir, packages: [{session, path}], heads, concurrency, checkpointEvery?: 4 (0: never)}
+ * The benchmarks (bench/hub.bench.ts) drive the hub with this same program.
  */
 import { readFileSync } from 'node:fs';
 import { digest } from '../../../src/core/hash.js';
@@ -18,6 +20,9 @@ interface Config {
   packages: { session: string; path: string }[];
   heads: number;
   concurrency: number;
+  checkpointEvery?: number;
+  /** Session ids of the heads sent are `<headSessions>_<i mod 5>` (default ses_load). */
+  headSessions?: string;
 }
 
 const config = JSON.parse(process.argv[2]!) as Config;
@@ -35,7 +40,7 @@ for (const p of bytes)
 for (let i = 0; i < config.heads; i++)
   jobs.push(async (url) => {
     await sendChainHead(url, key, {
-      session: `ses_load_${i % 5}`,
+      session: `${config.headSessions ?? 'ses_load'}_${i % 5}`,
       seq: i,
       digest: digest(`load-${i}`),
       time: new Date().toISOString(),
@@ -53,7 +58,8 @@ async function worker(w: number): Promise<void> {
     const start = process.hrtime.bigint();
     await jobs[i]!(url);
     latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
-    if (i % 4 === 0) {
+    const every = config.checkpointEvery ?? 4;
+    if (every > 0 && i % every === 0) {
       const other = config.urls[(i + w + 1) % config.urls.length]!;
       checkpoints.push((await hubRequest(hubUrl(other, '/log/checkpoint'))).body.toString('utf8'));
     }
