@@ -23,7 +23,11 @@ const TALLY = fileURLToPath(new URL('../../bin/tally.js', import.meta.url));
 const LOAD = fileURLToPath(new URL('../test/hub/programs/load.js', import.meta.url));
 const PG_ADMIN = process.env.TALLY_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-async function writePackage(dir: string, session: string, records: number): Promise<{ session: string; path: string }> {
+async function writePackage(
+  dir: string,
+  session: string,
+  records: number,
+): Promise<{ session: string; path: string }> {
   const key = benchKey();
   const signer = { privateKey: key.privateKey, keyId: key.keyId };
   const logPath = join(dir, `${session}.log`);
@@ -46,10 +50,14 @@ interface Served {
 }
 
 async function serve(args: string[], home: string): Promise<Served> {
-  const child = spawn(process.execPath, [TALLY, 'hub', 'serve', '--json', '--rate-ip', '1000000', '--rate-key', '1000000', ...args], {
-    env: { PATH: process.env.PATH, TALLY_HOME: home },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [TALLY, 'hub', 'serve', '--json', '--rate-ip', '1000000', '--rate-key', '1000000', ...args],
+    {
+      env: { PATH: process.env.PATH, TALLY_HOME: home },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
@@ -75,7 +83,9 @@ interface LoadRun {
 }
 
 async function load(config: Record<string, unknown>): Promise<LoadRun> {
-  const { stdout } = await promisify(execFile)(process.execPath, [LOAD, JSON.stringify(config)], { maxBuffer: 256 << 20 });
+  const { stdout } = await promisify(execFile)(process.execPath, [LOAD, JSON.stringify(config)], {
+    maxBuffer: 256 << 20,
+  });
   return JSON.parse(stdout) as LoadRun;
 }
 
@@ -134,7 +144,10 @@ async function lockedUpdateRate(url: string, clients: number, total: number): Pr
 }
 
 function p99(run: LoadRun): number {
-  return percentile([...run.latencies].sort((a, b) => a - b), 99);
+  return percentile(
+    [...run.latencies].sort((a, b) => a - b),
+    99,
+  );
 }
 
 const bench: BenchModule = {
@@ -156,8 +169,22 @@ const bench: BenchModule = {
       const uploads = async (store: string, dbArgs: string[], home: string) => {
         const hub = await serve(dbArgs, home);
         try {
-          const bigRun = await load({ urls: [hub.url], keyDir, packages: big, heads: 0, concurrency: 4, checkpointEvery: 0 });
-          const smallRun = await load({ urls: [hub.url], keyDir, packages: small, heads: 0, concurrency: 8, checkpointEvery: 0 });
+          const bigRun = await load({
+            urls: [hub.url],
+            keyDir,
+            packages: big,
+            heads: 0,
+            concurrency: 4,
+            checkpointEvery: 0,
+          });
+          const smallRun = await load({
+            urls: [hub.url],
+            keyDir,
+            packages: small,
+            heads: 0,
+            concurrency: 8,
+            checkpointEvery: 0,
+          });
           const bigRate = bigRun.jobs / bigRun.seconds;
           const smallRate = smallRun.jobs / smallRun.seconds;
           results.push({
@@ -185,9 +212,19 @@ const bench: BenchModule = {
         const floor = await lockedUpdateRate(url, 8, 2000);
         createKey(join(dir, 'shared'), 'hub');
         const keyFile = join(dir, 'shared', 'keys', 'hub.key.json');
-        const replicas = [await serve(['--db', url, '--key', keyFile], join(dir, 'r1')), await serve(['--db', url, '--key', keyFile], join(dir, 'r2'))];
+        const replicas = [
+          await serve(['--db', url, '--key', keyFile], join(dir, 'r1')),
+          await serve(['--db', url, '--key', keyFile], join(dir, 'r2')),
+        ];
         try {
-          const run = await load({ urls: replicas.map((r) => r.url), keyDir, packages: [], heads: 2000, concurrency: 8, checkpointEvery: 0 });
+          const run = await load({
+            urls: replicas.map((r) => r.url),
+            keyDir,
+            packages: [],
+            heads: 2000,
+            concurrency: 8,
+            checkpointEvery: 0,
+          });
           const rate = run.jobs / run.seconds;
           results.push({
             name: 'log appends (signed chain heads), two replicas on PostgreSQL',

@@ -116,9 +116,9 @@ function contract(
       assert.equal(await store.useNonce('key_a', 'n1', Date.now() + 60_000), true);
       assert.equal(await store.useNonce('key_a', 'n1', Date.now() + 60_000), false);
       assert.equal(await store.useNonce('key_b', 'n1', Date.now() + 60_000), true);
-      assert.equal(await store.hit('ip:1', 100), 1);
-      assert.equal(await store.hit('ip:1', 100), 2);
-      assert.equal(await store.hit('ip:1', 200), 1);
+      assert.deepEqual(await store.hit(['ip:1'], 100), [1]);
+      assert.deepEqual(await store.hit(['ip:1', 'key:a'], 100), [2, 1]);
+      assert.deepEqual(await store.hit(['ip:1'], 200), [1]);
     });
 
     it('stores a package write-once, logs it, and refuses another ship the same session', {

@@ -76,23 +76,26 @@ export function parseJsonBody(body: Buffer, limits: HubLimits): unknown {
   }
 }
 
-/** Counts one request in this minute's window for `bucket`; refuses past `limit`. */
+/** Counts one request in this minute's window for each bucket; refuses past a bucket's limit. */
 export async function rateLimit(
   store: HubStore,
-  bucket: string,
-  limit: number,
+  limits: readonly (readonly [bucket: string, limit: number])[],
   now = Date.now(),
 ): Promise<void> {
   const window = Math.floor(now / 60_000) * 60_000;
-  const hits = await store.hit(bucket, window);
-  if (hits > limit) {
+  const counts = await store.hit(
+    limits.map(([bucket]) => bucket),
+    window,
+  );
+  limits.forEach(([bucket, limit], i) => {
+    if ((counts[i] ?? 0) <= limit) return;
     const retry = Math.ceil((window + 60_000 - now) / 1000);
     throw new HubHttpError(
       'rate-limited',
-      `more than ${limit} requests a minute for ${bucket.split(':')[0]}; retry in ${retry}s`,
+      `more than ${limit} requests a minute for this ${bucket.split(':')[0]}; retry in ${retry}s`,
       {
         detail: { retry_after: retry },
       },
     );
-  }
+  });
 }

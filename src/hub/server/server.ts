@@ -53,7 +53,7 @@ export function createHubServer(hub: Hub, options: HubServerOptions = {}): http.
             throw new HubHttpError('method-not-allowed', `${req.method} is not allowed on ${url.pathname}`, {
               detail: { allowed: match.allowed },
             });
-          await rateLimit(hub.store, `ip:${ip}`, hub.limits.perIp);
+          await rateLimit(hub.store, [[`ip:${ip}`, hub.limits.perIp]]);
           if (match.route.signed && req.headers['signature-input'] === undefined)
             throw new HubHttpError(
               'unauthenticated',

@@ -38,6 +38,6 @@ export async function signedJson(
     ...(key ? { presentedKey: key } : {}),
   });
   checkBodyDigest(auth, sha);
-  await rateLimit(hub.store, `key:${auth.keyId}`, hub.limits.perKey);
+  await rateLimit(hub.store, [[`key:${auth.keyId}`, hub.limits.perKey]]);
   return { auth, body: parseJsonBody(raw, hub.limits) };
 }

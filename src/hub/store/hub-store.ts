@@ -129,8 +129,8 @@ export interface HubStore {
 
   /** Records a request nonce; false when it was already used (a replay). */
   useNonce(keyId: string, nonce: string, expiresAt: number): Promise<boolean>;
-  /** Counts one hit in a fixed window; returns the count so far in it. */
-  hit(bucket: string, window: number): Promise<number>;
+  /** Counts one hit in a fixed window for each bucket; returns each bucket's count so far in it. */
+  hit(buckets: readonly string[], window: number): Promise<number[]>;
 
   publishCertificate(row: Unlogged<CertificateRow>): Promise<Published>;
   publishPackage(row: Unlogged<PackageRow>, bytes: Buffer): Promise<Published>;

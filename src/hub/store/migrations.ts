@@ -3,6 +3,8 @@
  * transaction that also records it; on PostgreSQL the run holds an advisory lock so replicas
  * starting together do not race. Times are epoch milliseconds; binary values are BLOB / BYTEA.
  */
+import { HubStoreError } from './hub-store.js';
+import { type Sql, toNumber } from './sql.js';
 
 export interface Migration {
   version: number;
@@ -31,6 +33,9 @@ function schema(d: Dialect): string[] {
        digest TEXT NOT NULL, size ${big} NOT NULL, record_count ${big} NOT NULL, merkle_root TEXT NOT NULL,
        started_at ${big}, ended_at ${big}, received_at ${big} NOT NULL, log_index ${big}, checks TEXT NOT NULL,
        bytes ${bytes} NOT NULL)`,
+    // Packages are verified before they are stored; compress them cheaply (lz4) rather than with
+    // PostgreSQL's default pglz, whose cost lands inside the write transaction.
+    ...(d === 'postgres' ? ['ALTER TABLE packages ALTER COLUMN bytes SET COMPRESSION lz4'] : []),
     `CREATE INDEX packages_log ON packages (log_index)`,
     `CREATE INDEX packages_agent ON packages (agent, log_index)`,
     `CREATE INDEX packages_ship ON packages (ship_id, log_index)`,
@@ -55,4 +60,35 @@ function schema(d: Dialect): string[] {
 
 export function migrations(dialect: Dialect): Migration[] {
   return [{ version: 1, name: 'hub schema', statements: schema(dialect) }];
+}
+
+/** Applies every migration not yet recorded, inside the caller's (locked) transaction. */
+export async function migrate(sql: Sql, dialect: Dialect): Promise<void> {
+  if (dialect === 'sqlite')
+    await sql.run(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+    );
+  else
+    await sql.run(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+    );
+  const done = new Set(
+    (await sql.all('SELECT version FROM schema_migrations')).map((r) => toNumber(r.version)),
+  );
+  for (const migration of migrations(dialect)) {
+    if (done.has(migration.version)) continue;
+    try {
+      for (const statement of migration.statements) await sql.run(statement);
+    } catch (error) {
+      throw new HubStoreError(
+        'migration',
+        `migration ${migration.version} (${migration.name}) failed: ${(error as Error).message}`,
+      );
+    }
+    await sql.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+      migration.version,
+      migration.name,
+      Date.now(),
+    ]);
+  }
 }

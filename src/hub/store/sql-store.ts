@@ -5,7 +5,7 @@
  * cannot deadlock; the head lock alone orders the log.
  */
 import type { LogEntry } from '../../hub-client/wire.js';
-import { appendEntries, type CheckpointSigner, type LogWriteTx } from '../log/append.js';
+import { appendEntries, type CheckpointSigner } from '../log/append.js';
 import { TreeReader } from '../log/tree.js';
 import {
   type AgentRow,
@@ -22,7 +22,8 @@ import {
   type StoredEntry,
   type Unlogged,
 } from './hub-store.js';
-import { migrations } from './migrations.js';
+import { logTx } from './log-tx.js';
+import { migrate } from './migrations.js';
 import {
   agentRow,
   certificateRow,
@@ -35,47 +36,11 @@ import {
 } from './rows.js';
 import { type Row, type Sql, type SqlDriver, type SqlValue, toBuffer, toNumber } from './sql.js';
 
-/**
- * The log's side of a transaction. The head row is locked FOR UPDATE on PostgreSQL; on SQLite,
- * BEGIN IMMEDIATE already holds the database's write lock.
- */
-function logTx(sql: Sql, dialect: 'sqlite' | 'postgres'): LogWriteTx {
-  return {
-    async lockHead() {
-      const lock = dialect === 'postgres' ? ' FOR UPDATE' : '';
-      const rows = await sql.all(`SELECT size FROM tlog_head WHERE id = 1${lock}`);
-      if (rows.length === 0) throw new HubStoreError('log', 'the log has no head row (store not opened)');
-      return { size: toNumber(rows[0]!.size) };
-    },
-    readTile: async (level, index) => {
-      const rows = await sql.all('SELECT hashes FROM tlog_tiles WHERE level = ? AND idx = ?', [level, index]);
-      return rows.length === 0 ? Buffer.alloc(0) : toBuffer(rows[0]!.hashes);
-    },
-    async writeTile(level, index, hashes) {
-      await sql.run(
-        'INSERT INTO tlog_tiles (level, idx, hashes) VALUES (?, ?, ?) ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes',
-        [level, index, hashes],
-      );
-    },
-    async writeEntry(index, entry, bytes) {
-      await sql.run(
-        'INSERT INTO tlog_entries (idx, kind, ship_id, id, digest, entry) VALUES (?, ?, ?, ?, ?, ?)',
-        [index, entry.kind, entry.ship_id, entry.id, entry.digest, bytes],
-      );
-    },
-    async writeHead(size, root, checkpoint) {
-      await sql.run('UPDATE tlog_head SET size = ?, root = ?, checkpoint = ? WHERE id = 1', [
-        size,
-        root,
-        checkpoint,
-      ]);
-    },
-  };
-}
-
 export class SqlStore implements HubStore {
   readonly dialect: 'sqlite' | 'postgres';
   private signCheckpoint: CheckpointSigner | null = null;
+  /** Registered ships never change (a ship id is its key's fingerprint), so every replica may cache them. */
+  private readonly shipCache = new Map<string, ShipRow>();
 
   constructor(private readonly db: SqlDriver) {
     this.dialect = db.dialect;
@@ -85,33 +50,7 @@ export class SqlStore implements HubStore {
     this.signCheckpoint = signCheckpoint;
     await this.db.transaction(
       async (sql) => {
-        if (this.dialect === 'sqlite')
-          await sql.run(
-            'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
-          );
-        else
-          await sql.run(
-            'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
-          );
-        const done = new Set(
-          (await sql.all('SELECT version FROM schema_migrations')).map((r) => toNumber(r.version)),
-        );
-        for (const migration of migrations(this.dialect)) {
-          if (done.has(migration.version)) continue;
-          try {
-            for (const statement of migration.statements) await sql.run(statement);
-          } catch (error) {
-            throw new HubStoreError(
-              'migration',
-              `migration ${migration.version} (${migration.name}) failed: ${(error as Error).message}`,
-            );
-          }
-          await sql.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
-            migration.version,
-            migration.name,
-            Date.now(),
-          ]);
-        }
+        await migrate(sql, this.dialect);
         for (const [name, value] of [
           ['origin', hub.origin],
           ['public_key', hub.publicKey],
@@ -155,7 +94,7 @@ export class SqlStore implements HubStore {
     return appended.indexes[0]!;
   }
 
-  /** Claims `id` for `ship`; returns the owner when another ship already holds it. */
+  /** Claims `id` for `ship` in one statement; returns the owner when another ship already holds it. */
   private async claim(
     sql: Sql,
     table: 'claims' | 'agents',
@@ -164,12 +103,12 @@ export class SqlStore implements HubStore {
     now: number,
   ): Promise<string | null> {
     const [key, time] = table === 'claims' ? ['id', 'claimed_at'] : ['slug', 'first_seen'];
-    await sql.run(
-      `INSERT INTO ${table} (${key}, ship_id, ${time}) VALUES (?, ?, ?) ON CONFLICT (${key}) DO NOTHING`,
+    // A no-op update on conflict makes RETURNING give the row that holds the id, new or old.
+    const rows = await sql.all(
+      `INSERT INTO ${table} (${key}, ship_id, ${time}) VALUES (?, ?, ?) ON CONFLICT (${key}) DO UPDATE SET ${key} = excluded.${key} RETURNING ship_id`,
       [id, ship, now],
     );
-    const owner = (await sql.all(`SELECT ship_id FROM ${table} WHERE ${key} = ?`, [id]))[0]
-      ?.ship_id as string;
+    const owner = rows[0]?.ship_id as string;
     return owner === ship ? null : owner;
   }
 
@@ -182,8 +121,13 @@ export class SqlStore implements HubStore {
   }
 
   async ship(shipId: string): Promise<ShipRow | null> {
+    const cached = this.shipCache.get(shipId);
+    if (cached) return cached;
     const rows = await this.db.all('SELECT * FROM ships WHERE ship_id = ?', [shipId]);
-    return rows[0] ? shipRow(rows[0]) : null;
+    if (!rows[0]) return null;
+    const row = shipRow(rows[0]);
+    if (this.shipCache.size < 100_000) this.shipCache.set(shipId, row);
+    return row;
   }
 
   async ships(query: ListQuery): Promise<Page<ShipRow>> {
@@ -206,27 +150,24 @@ export class SqlStore implements HubStore {
     return changed === 1;
   }
 
-  async hit(bucket: string, window: number): Promise<number> {
+  async hit(buckets: readonly string[], window: number): Promise<number[]> {
     if (Math.random() < 0.001)
       await this.db.run('DELETE FROM rate_counters WHERE window_start < ?', [window - 3_600_000]);
     const rows = await this.db.all(
-      'INSERT INTO rate_counters (bucket, window_start, hits) VALUES (?, ?, 1) ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_counters.hits + 1 RETURNING hits',
-      [bucket, window],
+      `INSERT INTO rate_counters (bucket, window_start, hits) VALUES ${buckets.map(() => '(?, ?, 1)').join(', ')} ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_counters.hits + 1 RETURNING bucket, hits`,
+      buckets.flatMap((b) => [b, window]),
     );
-    return toNumber(rows[0]?.hits);
+    const counts = new Map(rows.map((r) => [r.bucket as string, toNumber(r.hits)]));
+    return buckets.map((b) => counts.get(b) ?? 0);
   }
 
   publishCertificate(row: Unlogged<CertificateRow>): Promise<Published> {
-    return this.db.transaction(async (sql) => {
-      const owner = await this.claim(sql, 'agents', row.agent, row.ship_id, row.received_at);
-      if (owner) return { status: 'forbidden', owner, subject: 'agent' };
-      const existing = await sql.all('SELECT digest, log_index FROM certificates WHERE serial = ?', [
-        row.serial,
-      ]);
-      if (existing[0]) return this.same(existing[0], row.digest, 'serial');
-      await sql.run(
-        'INSERT INTO certificates (serial, ship_id, agent, digest, envelope, issued_at, valid_from, valid_until, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [
+    return this.publish(
+      { table: 'agents', id: row.agent, ship: row.ship_id, now: row.received_at, subject: 'agent' },
+      {
+        insert:
+          'INSERT INTO certificates (serial, ship_id, agent, digest, envelope, issued_at, valid_from, valid_until, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        values: [
           row.serial,
           row.ship_id,
           row.agent,
@@ -237,68 +178,52 @@ export class SqlStore implements HubStore {
           row.valid_until,
           row.received_at,
         ],
-      );
-      const index = await this.append(sql, {
-        kind: 'certificate',
-        ship_id: row.ship_id,
-        id: row.serial,
-        digest: row.digest,
-      });
-      await sql.run('UPDATE certificates SET log_index = ? WHERE serial = ?', [index, row.serial]);
-      return { status: 'created', log_index: index };
-    });
+        where: 'serial = ?',
+        key: [row.serial],
+        table: 'certificates',
+        subject: 'serial',
+      },
+      { kind: 'certificate', ship_id: row.ship_id, id: row.serial, digest: row.digest },
+    );
   }
 
   publishPackage(row: Unlogged<PackageRow>, bytes: Buffer): Promise<Published> {
-    return this.db.transaction(async (sql) => {
-      const owner = await this.claim(sql, 'claims', row.session, row.ship_id, row.received_at);
-      if (owner) return { status: 'forbidden', owner, subject: 'session' };
-      const existing = await sql.all('SELECT digest, log_index FROM packages WHERE session = ?', [
-        row.session,
-      ]);
-      if (existing[0]) return this.same(existing[0], row.digest, 'session');
-      const values: SqlValue[] = [
-        row.session,
-        row.ship_id,
-        row.agent,
-        row.certificate,
-        row.digest,
-        row.size,
-        row.record_count,
-        row.merkle_root,
-        row.started_at,
-        row.ended_at,
-        row.received_at,
-        row.checks,
-        bytes,
-      ];
-      await sql.run(
-        `INSERT INTO packages (${PACKAGE_COLUMNS.replace(', log_index', '')}, bytes) VALUES (${values.map(() => '?').join(', ')})`,
+    const values: SqlValue[] = [
+      row.session,
+      row.ship_id,
+      row.agent,
+      row.certificate,
+      row.digest,
+      row.size,
+      row.record_count,
+      row.merkle_root,
+      row.started_at,
+      row.ended_at,
+      row.received_at,
+      row.checks,
+      bytes,
+    ];
+    return this.publish(
+      { table: 'claims', id: row.session, ship: row.ship_id, now: row.received_at, subject: 'session' },
+      {
+        insert: `INSERT INTO packages (${PACKAGE_COLUMNS.replace(', log_index', '')}, bytes) VALUES (${values.map(() => '?').join(', ')})`,
         values,
-      );
-      const index = await this.append(sql, {
-        kind: 'package',
-        ship_id: row.ship_id,
-        id: row.session,
-        digest: row.digest,
-      });
-      await sql.run('UPDATE packages SET log_index = ? WHERE session = ?', [index, row.session]);
-      return { status: 'created', log_index: index };
-    });
+        where: 'session = ?',
+        key: [row.session],
+        table: 'packages',
+        subject: 'session',
+      },
+      { kind: 'package', ship_id: row.ship_id, id: row.session, digest: row.digest },
+    );
   }
 
   witnessHead(row: Unlogged<HeadRow>): Promise<Published> {
-    return this.db.transaction(async (sql) => {
-      const owner = await this.claim(sql, 'claims', row.session, row.ship_id, row.received_at);
-      if (owner) return { status: 'forbidden', owner, subject: 'session' };
-      const existing = await sql.all('SELECT digest, log_index FROM heads WHERE session = ? AND seq = ?', [
-        row.session,
-        row.seq,
-      ]);
-      if (existing[0]) return this.same(existing[0], row.digest, 'seq');
-      await sql.run(
-        'INSERT INTO heads (session, seq, record_digest, digest, ship_id, time, envelope, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        [
+    return this.publish(
+      { table: 'claims', id: row.session, ship: row.ship_id, now: row.received_at, subject: 'session' },
+      {
+        insert:
+          'INSERT INTO heads (session, seq, record_digest, digest, ship_id, time, envelope, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        values: [
           row.session,
           row.seq,
           row.record_digest,
@@ -308,18 +233,43 @@ export class SqlStore implements HubStore {
           row.envelope,
           row.received_at,
         ],
-      );
-      const index = await this.append(sql, {
-        kind: 'head',
-        ship_id: row.ship_id,
-        id: row.session,
-        digest: row.digest,
-      });
-      await sql.run('UPDATE heads SET log_index = ? WHERE session = ? AND seq = ?', [
-        index,
-        row.session,
-        row.seq,
-      ]);
+        where: 'session = ? AND seq = ?',
+        key: [row.session, row.seq],
+        table: 'heads',
+        subject: 'seq',
+      },
+      { kind: 'head', ship_id: row.ship_id, id: row.session, digest: row.digest },
+    );
+  }
+
+  /**
+   * One publish transaction: claim the id (or slug) for the ship, insert the row write-once, append
+   * the entry under the head lock, record the index on the row.
+   */
+  private publish(
+    claim: { table: 'claims' | 'agents'; id: string; ship: string; now: number; subject: string },
+    row: {
+      insert: string;
+      values: SqlValue[];
+      where: string;
+      key: SqlValue[];
+      table: string;
+      subject: string;
+    },
+    entry: LogEntry,
+  ): Promise<Published> {
+    return this.db.transaction(async (sql) => {
+      const owner = await this.claim(sql, claim.table, claim.id, claim.ship, claim.now);
+      if (owner) return { status: 'forbidden', owner, subject: claim.subject };
+      const changed = await sql.run(`${row.insert} ON CONFLICT DO NOTHING`, row.values);
+      if (changed !== 1) {
+        const existing = (
+          await sql.all(`SELECT digest, log_index FROM ${row.table} WHERE ${row.where}`, row.key)
+        )[0];
+        return this.same(existing ?? {}, entry.digest, row.subject);
+      }
+      const index = await this.append(sql, entry);
+      await sql.run(`UPDATE ${row.table} SET log_index = ? WHERE ${row.where}`, [index, ...row.key]);
       return { status: 'created', log_index: index };
     });
   }

@@ -149,7 +149,7 @@ export const putPackage: Handler = async (hub, x) => {
     windowSeconds: hub.limits.signatureWindow,
     now: hub.now().getTime(),
   });
-  await rateLimit(hub.store, `key:${auth.keyId}`, hub.limits.perKey);
+  await rateLimit(hub.store, [[`key:${auth.keyId}`, hub.limits.perKey]]);
   const certificate = await namedCertificate(hub, x, auth.shipId);
   const upload = await verifyUpload(x.req, {
     session: x.params.session!,
