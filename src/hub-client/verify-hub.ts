@@ -177,3 +177,11 @@ export async function hubWitnessConsistency(
     return failed(`the witnessed heads could not be checked: ${(error as Error).message}`);
   }
 }
+
+/** Both checks `tally verify PKG --hub URL` adds, in order: hub_inclusion, witness_consistent. */
+export async function hubChecks(
+  packageBytes: Uint8Array,
+  options: HubCheckOptions & { trusted: readonly PublicKeyInput[] },
+): Promise<[HubInclusionCheck, WitnessCheck]> {
+  return [await hubInclusion(packageBytes, options), await hubWitnessConsistency(packageBytes, options)];
+}

@@ -32,6 +32,55 @@ export async function sendChainHead(
   return json;
 }
 
+export interface Witness {
+  /** Tell the witness a record was appended; every `every`-th one (and the first) is sent. */
+  record(seq: number, recordDigest: string, time: Date): void;
+  /** Sends the last head not yet sent, waits for everything in flight; resolves with the failures. */
+  flush(): Promise<Error[]>;
+}
+
+/**
+ * A witness for the recorder: heads go out in order, one request at a time, off the recording
+ * path (a slow or unreachable hub never delays an append); failures are collected, not thrown.
+ */
+export function createWitness(options: {
+  hub: string;
+  signer: ShipKey;
+  session: string;
+  every: number;
+}): Witness {
+  let chain: Promise<void> = Promise.resolve();
+  let pending: Omit<ChainHead, 'type'> | null = null;
+  let lastSent = -1;
+  const failures: Error[] = [];
+  const send = (head: Omit<ChainHead, 'type'>) => {
+    lastSent = head.seq;
+    chain = chain.then(() =>
+      sendChainHead(options.hub, options.signer, head).then(
+        () => undefined,
+        (error: Error) => {
+          failures.push(error);
+        },
+      ),
+    );
+  };
+  return {
+    record(seq, recordDigest, time) {
+      const head = { session: options.session, seq, digest: recordDigest, time: time.toISOString() };
+      if (seq === 0 || seq - lastSent >= options.every) {
+        pending = null;
+        send(head);
+      } else pending = head;
+    },
+    async flush() {
+      if (pending) send(pending);
+      pending = null;
+      await chain;
+      return failures.splice(0);
+    },
+  };
+}
+
 export interface WitnessedHead {
   seq: number;
   /** `sha256:` of the record at `seq`. */

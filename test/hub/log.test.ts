@@ -19,8 +19,8 @@ import { auditDir, auditHub } from '../../src/hub-client/audit.js';
 import { fetchCheckpoint } from '../../src/hub-client/checkpoint.js';
 import { hubUrl } from '../../src/hub-client/http.js';
 import { pushPackage, registerShip } from '../../src/hub-client/push.js';
-import { hubInclusion, hubWitnessConsistency } from '../../src/hub-client/verify-hub.js';
-import { sendChainHead, witnessConsistency } from '../../src/hub-client/witness.js';
+import { hubChecks, hubInclusion, hubWitnessConsistency } from '../../src/hub-client/verify-hub.js';
+import { createWitness, sendChainHead, witnessConsistency } from '../../src/hub-client/witness.js';
 import {
   makeShip,
   removeShip,
@@ -112,6 +112,33 @@ describe('transparency log and live witness', () => {
       trusted: [generateKeyPair().publicKey],
     });
     assert.equal(unpinned.ok, false);
+  });
+
+  it('the recorder witness sends the first head, every n-th, and the last on flush', async () => {
+    const pkg = await sealPackage(ship);
+    const digests = recordDigests(pkg.bytes);
+    const witness = createWitness({ hub: hub.url, signer: ship.key, session: pkg.session, every: 3 });
+    for (const [seq, d] of digests.entries()) witness.record(seq, d, new Date());
+    assert.deepEqual(await witness.flush(), []);
+    const heads = (await (await fetch(hubUrl(hub.url, `/v1/sessions/${pkg.session}/heads`))).json()) as {
+      heads: { seq: number }[];
+    };
+    const last = digests.length - 1;
+    const expected = [...new Set([...digests.keys()].filter((seq) => seq % 3 === 0).concat(last))];
+    assert.deepEqual(
+      heads.heads.map((h) => h.seq),
+      expected,
+    );
+    await pushPackage(hub.url, pkg.session, pkg.bytes, ship.key);
+    const [inclusion, consistent] = await hubChecks(pkg.bytes, {
+      hub: hub.url,
+      hubKey: hub.identity.verifierKey,
+      trusted: [ship.fx.signer.key.publicKey],
+    });
+    assert.deepEqual(
+      [inclusion.code, consistent.code, consistent.detail.heads],
+      ['ok', 'ok', expected.length],
+    );
   });
 
   it('witnessConsistency: records dropped after a head was witnessed are caught', () => {
