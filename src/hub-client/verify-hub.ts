@@ -13,7 +13,13 @@ import { verifyInclusion } from '../core/merkle.js';
 import { parseHeader } from '../evidence/package/grammar.js';
 import { fetchCheckpoint, type VerifiedCheckpoint } from './checkpoint.js';
 import { HubClientError, hubJson, hubUrl } from './http.js';
-import { type ChainHead, HEAD_PAYLOAD_TYPE, type LogEntry, logEntryBytes, packageLogEntry } from './wire.js';
+import {
+  type ChainHeadStatement,
+  HEAD_PAYLOAD_TYPE,
+  type LogEntry,
+  logEntryBytes,
+  packageLogEntry,
+} from './wire.js';
 import { type WitnessCheck, type WitnessedHead, witnessConsistency } from './witness.js';
 
 export interface HubInclusionCheck {
@@ -159,7 +165,7 @@ export async function hubWitnessConsistency(
       const verified = verifyEnvelope(served.envelope, options.trusted, { strict: true });
       if (verified.payloadType !== HEAD_PAYLOAD_TYPE)
         return failed(`head ${served.seq} has payloadType ${verified.payloadType}`);
-      const head = parseJson(verified.payload.toString('utf8')) as ChainHead;
+      const head = parseJson(verified.payload.toString('utf8')) as ChainHeadStatement;
       if (head.session !== session) return failed(`head ${served.seq} is for session ${head.session}`);
       // The key id and the ship id are the same fingerprint of the signing key.
       const entry: LogEntry = {

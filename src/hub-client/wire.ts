@@ -47,7 +47,7 @@ export function packageLogEntry(shipId: string, session: string, packageBytes: U
 }
 
 /** The signed statement of a running session's chain head. */
-export interface ChainHead {
+export interface ChainHeadStatement {
   type: typeof CHAIN_HEAD_TYPE;
   session: string;
   seq: number;

@@ -7,11 +7,11 @@ import { canonicalize, parseJson } from '../core/canonical.js';
 import { type Envelope, signEnvelope } from '../core/dsse.js';
 import { digest } from '../core/hash.js';
 import { hubJson, hubUrl, type ShipKey } from './http.js';
-import { CHAIN_HEAD_TYPE, type ChainHead, HEAD_PAYLOAD_TYPE } from './wire.js';
+import { CHAIN_HEAD_TYPE, type ChainHeadStatement, HEAD_PAYLOAD_TYPE } from './wire.js';
 
 /** The signed head statement for the record at `seq` whose digest is `recordDigest`. */
-export function signChainHead(signer: ShipKey, head: Omit<ChainHead, 'type'>): Envelope {
-  const payload: ChainHead = { type: CHAIN_HEAD_TYPE, ...head };
+export function signChainHead(signer: ShipKey, head: Omit<ChainHeadStatement, 'type'>): Envelope {
+  const payload: ChainHeadStatement = { type: CHAIN_HEAD_TYPE, ...head };
   return signEnvelope(canonicalize(payload), HEAD_PAYLOAD_TYPE, {
     privateKey: signer.privateKey,
     keyid: signer.keyId,
@@ -22,7 +22,7 @@ export function signChainHead(signer: ShipKey, head: Omit<ChainHead, 'type'>): E
 export async function sendChainHead(
   hub: string,
   signer: ShipKey,
-  head: Omit<ChainHead, 'type'>,
+  head: Omit<ChainHeadStatement, 'type'>,
 ): Promise<{ status: string; log_index: number }> {
   const envelope = signChainHead(signer, head);
   const { json } = await hubJson<{ status: string; log_index: number }>(
@@ -50,10 +50,10 @@ export function createWitness(options: {
   every: number;
 }): Witness {
   let chain: Promise<void> = Promise.resolve();
-  let pending: Omit<ChainHead, 'type'> | null = null;
+  let pending: Omit<ChainHeadStatement, 'type'> | null = null;
   let lastSent = -1;
   const failures: Error[] = [];
-  const send = (head: Omit<ChainHead, 'type'>) => {
+  const send = (head: Omit<ChainHeadStatement, 'type'>) => {
     lastSent = head.seq;
     chain = chain.then(() =>
       sendChainHead(options.hub, options.signer, head).then(

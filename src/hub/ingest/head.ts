@@ -7,7 +7,7 @@ import { canonicalize, parseJson } from '../../core/canonical.js';
 import { verifyEnvelope } from '../../core/dsse.js';
 import { digest, isDigest } from '../../core/hash.js';
 import { isRfc3339DateTime } from '../../core/time.js';
-import { CHAIN_HEAD_TYPE, type ChainHead, HEAD_PAYLOAD_TYPE } from '../../hub-client/wire.js';
+import { CHAIN_HEAD_TYPE, type ChainHeadStatement, HEAD_PAYLOAD_TYPE } from '../../hub-client/wire.js';
 import type { Authenticated } from '../server/auth.js';
 import { HubHttpError } from '../server/errors.js';
 import type { HeadRow, Unlogged } from '../store/hub-store.js';
@@ -31,9 +31,9 @@ export function verifyHead(
     if (error instanceof HubHttpError) throw error;
     refuse(`the head is not signed by the uploading ship's key: ${(error as Error).message}`);
   }
-  let head: ChainHead;
+  let head: ChainHeadStatement;
   try {
-    head = parseJson(payload.toString('utf8')) as ChainHead;
+    head = parseJson(payload.toString('utf8')) as ChainHeadStatement;
   } catch (error) {
     refuse(`the head payload is not JSON: ${(error as Error).message}`);
   }
