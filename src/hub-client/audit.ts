@@ -39,6 +39,13 @@ export function auditDir(home: string, hub: string): string {
   );
 }
 
+/** The hub verifier key `tally hub audit` recorded for this hub on first use, or null. */
+export function recordedHubKey(home: string, hub: string): string | null {
+  const path = join(auditDir(home, hub), 'hub.json');
+  if (!existsSync(path)) return null;
+  return (JSON.parse(readFileSync(path, 'utf8')) as Recorded).verifier_key;
+}
+
 function kept(dir: string): number[] {
   const folder = join(dir, 'checkpoints');
   if (!existsSync(folder)) return [];

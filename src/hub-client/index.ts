@@ -3,7 +3,7 @@
  * `tally verify --hub` and the recorder's witness share with the hub — wire formats, signed
  * requests, push, the witness sender, the hub checks and the audit.
  */
-export { type AuditResult, auditHub } from './audit.js';
+export { type AuditResult, auditDir, auditHub, recordedHubKey } from './audit.js';
 export { fetchCheckpoint, openCheckpoint, type VerifiedCheckpoint } from './checkpoint.js';
 export {
   HubClientError,
