@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { rawPublicKey } from '../../src/core/keys.js';
 import { createKey } from '../../src/core/keystore.js';
 import { merkleRoot, verifyConsistency } from '../../src/core/merkle.js';
 import { openHubStore } from '../../src/hub/store/open.js';
@@ -21,6 +22,7 @@ import { hubJson, hubRequest, hubUrl } from '../../src/hub-client/http.js';
 import { makeShip, removeShip, type ShipUnderTest, sealPackage } from './hub-fixture.js';
 import { createTestDatabase, skipWithoutPostgres, type TestDatabase } from './postgres-db.js';
 import { type Served, serveHub } from './serve-process.js';
+import { send, signedHeaders } from './signed-send.js';
 
 const LOAD = fileURLToPath(new URL('./programs/load.js', import.meta.url));
 
@@ -112,5 +114,23 @@ describe('two hub replicas on one PostgreSQL', { skip: await skipWithoutPostgres
     } finally {
       await store.close();
     }
+  });
+
+  it('refuses at one replica a signed request already received by the other (one nonce cache)', async () => {
+    const [a, b] = replicas as [Served, Served];
+    const url = hubUrl(a.url, `/v1/ships/${ship.fx.signer.key.shipId}`);
+    const body = Buffer.from(
+      JSON.stringify({ public_key: rawPublicKey(ship.key.privateKey).toString('base64') }),
+    );
+    const headers = signedHeaders(url, 'PUT', body, ship.key);
+    assert.equal((await send(url, 'PUT', headers, body)).status, 200);
+    // The same bytes at the other replica, for the same address (as a load balancer would pass it on).
+    const replay = await send(
+      hubUrl(b.url, `/v1/ships/${ship.fx.signer.key.shipId}`),
+      'PUT',
+      { ...headers, host: new URL(a.url).host },
+      body,
+    );
+    assert.deepEqual([replay.status, replay.json.error?.code], [401, 'replayed']);
   });
 });
