@@ -13,6 +13,7 @@ import { createHubServer, listen } from '../../src/hub/server/server.js';
 import type { HubStore } from '../../src/hub/store/hub-store.js';
 import { openHubStore } from '../../src/hub/store/open.js';
 import type { ShipKey } from '../../src/hub-client/http.js';
+import type { Clock } from '../../src/session/lifecycle.js';
 import { type Fixture, makeFixture, runSession, variedEvents } from '../session/fixture.js';
 
 export interface TestHub {
@@ -70,7 +71,7 @@ export async function makeShip(prefix = 'tally-hub-ship-'): Promise<ShipUnderTes
 /** A sealed package of this ship, with the varied events of the session fixture. */
 export async function sealPackage(
   ship: ShipUnderTest,
-  options: { certificatePath?: string; agent?: { name: string } } = {},
+  options: { certificatePath?: string; agent?: { name: string }; clock?: Clock } = {},
 ) {
   const run = await runSession(ship.fx, variedEvents(ship.fx.root), options);
   return { session: run.info.id, bytes: run.bytes };

@@ -12,6 +12,7 @@ import { digest } from '../../src/core/hash.js';
 import { issueCertificate } from '../../src/evidence/certificate.js';
 import { HubClientError, hubJson, hubUrl } from '../../src/hub-client/http.js';
 import { pushCertificate, pushPackage, registerShip } from '../../src/hub-client/push.js';
+import { steppingClock } from '../session/fixture.js';
 import {
   makeShip,
   removeShip,
@@ -106,6 +107,18 @@ describe('hub server', () => {
     assert.deepEqual(result, { status: 422, code: 'verification-failed', check: 'record_signatures' });
     assert.equal(await hub.store.package(pkg.session), null);
     assert.equal((await hub.store.logHead()).size, before);
+  });
+
+  it("tolerates an uploader's clock ahead by less than the signature window, not by more", async () => {
+    const ahead = (ms: number) => steppingClock(new Date(Date.now() + ms).toISOString(), 10);
+    const near = await sealPackage(alice, { clock: ahead(60_000) });
+    assert.equal((await pushPackage(hub.url, near.session, near.bytes, alice.key)).status, 'created');
+    const far = await sealPackage(alice, { clock: ahead(3_600_000) });
+    assert.deepEqual(await refused(pushPackage(hub.url, far.session, far.bytes, alice.key)), {
+      status: 422,
+      code: 'verification-failed',
+      check: 'not_after_now',
+    });
   });
 
   it("refuses a package signed by a key that is not the uploading ship's", async () => {

@@ -41,6 +41,8 @@ export interface PackageUpload {
   certificate?: { envelope: unknown; serial: string; agent: string };
   limit: number;
   now: Date;
+  /** How far a record's time may be ahead of `now` (the uploader's clock may run ahead), ms. */
+  clockSkewMs: number;
 }
 
 function epoch(text: string | undefined): number | null {
@@ -54,7 +56,7 @@ export async function verifyUpload(req: IncomingMessage, upload: PackageUpload):
   try {
     result = await verifyPackageLines(bodyLines(req, capture, upload.limit), {
       trusted: [upload.auth.publicKey],
-      now: upload.now,
+      now: new Date(upload.now.getTime() + upload.clockSkewMs),
       ...(upload.certificate ? { certificate: upload.certificate.envelope } : {}),
     });
   } catch (error) {

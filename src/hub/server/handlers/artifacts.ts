@@ -157,6 +157,8 @@ export const putPackage: Handler = async (hub, x) => {
     ...(certificate ? { certificate } : {}),
     limit: hub.limits.packageBytes,
     now: hub.now(),
+    // The same tolerance as for a signature's created time.
+    clockSkewMs: hub.limits.signatureWindow * 1000,
   });
   const published = await hub.store.publishPackage(upload.row, upload.bytes);
   const failedPolicy = upload.result.checks.filter((c) => !c.ok && c.code !== 'skipped').map((c) => c.check);
