@@ -1,12 +1,14 @@
 /** `tally hub serve`: open the store, load the hub key, listen until a signal. */
 import { join, resolve } from 'node:path';
 import { tallyHome } from '../../../core/home.js';
+import type { KeyError } from '../../../core/keys.js';
 import { hubIdentity, loadHubKey } from '../../../hub/identity.js';
 import { DEFAULT_LIMITS, type HubLimits } from '../../../hub/server/limits.js';
 import { createHubServer, listen } from '../../../hub/server/server.js';
 import { isPostgresUrl, openHubStore } from '../../../hub/store/open.js';
 import { redact } from '../../../hub/store/postgres.js';
 import { type Command, parseFlags, UsageError } from '../../command.js';
+import { passphrase } from '../../session-context.js';
 
 function positive(text: string | undefined, flag: string, fallback: number): number {
   if (text === undefined) return fallback;
@@ -64,11 +66,17 @@ export const command: Command = {
       perKey: positive(values['rate-key'], '--rate-key', DEFAULT_LIMITS.perKey),
       packageBytes: positive(values['max-package'], '--max-package', DEFAULT_LIMITS.packageBytes),
     };
-    const key = loadHubKey({
-      home,
-      ...(values.key !== undefined ? { file: resolve(ctx.cwd, values.key) } : {}),
-      ...(ctx.env.TALLY_HUB_PASSPHRASE !== undefined ? { passphrase: ctx.env.TALLY_HUB_PASSPHRASE } : {}),
-    });
+    const keyOptions = { home, ...(values.key !== undefined ? { file: resolve(ctx.cwd, values.key) } : {}) };
+    let key: ReturnType<typeof loadHubKey>;
+    try {
+      key = loadHubKey(keyOptions);
+    } catch (error) {
+      // An encrypted hub key: its passphrase comes the way the ship key's does (a terminal or
+      // TALLY_PASSPHRASE_FD), never from the environment.
+      if ((error as KeyError).code !== 'passphrase-required') throw error;
+      const given = await passphrase(ctx, 'passphrase for the hub key: ');
+      key = loadHubKey({ ...keyOptions, ...(given !== undefined ? { passphrase: given } : {}) });
+    }
     if (key.created) ctx.stderr(`tally hub serve: created the hub key ${key.path}\n`);
     const identity = hubIdentity(key.privateKey, values.origin);
     const db =
