@@ -9,5 +9,10 @@ export * from './boundary/index.js';
 export { type Captured, CaptureError, type CaptureErrorCode, type HarnessAgent } from './capture/types.js';
 export * from './core/index.js';
 export * from './evidence/index.js';
+// The hub's error classes (the server itself is reached only through the CLI).
+export { HubIdentityError } from './hub/identity.js';
+export { HubHttpError } from './hub/server/errors.js';
+export { HubStoreError } from './hub/store/hub-store.js';
+export * from './hub-client/index.js';
 export { RecorderError, type RecorderErrorCode } from './recorder/config.js';
 export { SessionError, type SessionErrorCode } from './session/store.js';

@@ -18,9 +18,11 @@ const ALLOWED: Record<string, string[]> = {
   // Channels translate; they never import evidence: the boundary records.
   capture: ['core', 'ahp', 'boundary'],
   session: ['core', 'evidence', 'ahp', 'boundary', 'capture'],
-  recorder: ['core', 'evidence', 'ahp', 'boundary', 'capture', 'session'],
-  hub: ['core', 'evidence'],
-  cli: ['core', 'evidence', 'ahp', 'boundary', 'capture', 'session', 'recorder', 'hub'],
+  // What clients of a hub share with it (push, witness sender, hub checks): the recorder's witness uses it.
+  'hub-client': ['core', 'evidence'],
+  recorder: ['core', 'evidence', 'ahp', 'boundary', 'capture', 'session', 'hub-client'],
+  hub: ['core', 'evidence', 'hub-client'],
+  cli: ['core', 'evidence', 'ahp', 'boundary', 'capture', 'session', 'recorder', 'hub', 'hub-client'],
 };
 
 function sources(dir: string): string[] {
@@ -123,6 +125,24 @@ describe('module dependencies', () => {
 
   it('no import cycles between files', () => {
     assert.deepEqual(cycles(importGraph(sources(SRC))), []);
+  });
+
+  it('nothing but the CLI imports the hub server (the package root only its error classes)', () => {
+    const errorModules = ['hub/identity.js', 'hub/server/errors.js', 'hub/store/hub-store.js'];
+    const importers = sources(SRC).flatMap((file) => {
+      const area = relative(SRC, file).split('/')[0]!;
+      if (area === 'hub' || area === 'cli') return [];
+      if (area === 'index.ts')
+        return imports(file)
+          .filter((spec) => spec.startsWith('./hub/') && !errorModules.includes(spec.slice(2)))
+          .map((spec) => `src/index.ts imports ${spec}`);
+      return imports(file)
+        .filter(
+          (spec) => spec.startsWith('.') && relative(SRC, resolve(file, '..', spec)).split('/')[0] === 'hub',
+        )
+        .map((spec) => `${relative(SRC, file)} imports ${spec}`);
+    });
+    assert.deepEqual(importers, []);
   });
 
   it('the checkers see imports and cycles (they can fail)', () => {

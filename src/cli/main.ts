@@ -19,6 +19,8 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   run: () => import('./commands/run.js'),
   install: () => import('./commands/install.js'),
   uninstall: () => import('./commands/uninstall.js'),
+  hub: () => import('./commands/hub.js'),
+  push: () => import('./commands/push.js'),
   demo: () => import('./commands/demo.js'),
 };
 

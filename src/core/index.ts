@@ -11,6 +11,7 @@ export {
   canonicalNumber,
   parseJson,
 } from './canonical.js';
+export { contentDigest, contentDigestOf, contentDigestSha256 } from './content-digest.js';
 export {
   asEnvelope,
   DsseError,
@@ -27,6 +28,16 @@ export type { CanonicalEvent } from './event.js';
 export { GlobError } from './glob.js';
 export { digest, isDigest, sha256, sha256Hex } from './hash.js';
 export { tallyHome } from './home.js';
+export {
+  HttpSignatureError,
+  type HttpSignatureErrorCode,
+  type ParsedSignature,
+  parseSignatures,
+  type SignedRequest,
+  signatureBase,
+  signRequest,
+  verifyRequestSignature,
+} from './http-signature.js';
 export {
   childPointer,
   isJsonObject,
@@ -48,7 +59,14 @@ export {
   toPrivateKey,
   toPublicKey,
 } from './keys.js';
-export { createKey, loadPrivateKey, loadPublicKey, readPublicKeyFile, type StoredKey } from './keystore.js';
+export {
+  createKey,
+  loadPrivateKey,
+  loadPrivateKeyFile,
+  loadPublicKey,
+  readPublicKeyFile,
+  type StoredKey,
+} from './keystore.js';
 export { type Line, LineSplitter, LineTooLongError } from './lines.js';
 export {
   consistencyProof,
@@ -63,6 +81,29 @@ export {
   verifyInclusion,
   verifyInclusionHash,
 } from './merkle.js';
+export {
+  NoteError,
+  type NoteErrorCode,
+  type NoteVerifier,
+  noteKeyId,
+  noteVerifierKey,
+  openNote,
+  parseNote,
+  parseNoteVerifierKey,
+  signNote,
+} from './signed-note.js';
+export { checkFetchUrl, guardedLookup, isPublicAddress, SsrfError, type SsrfErrorCode } from './ssrf.js';
+export { parseDictionary, StructuredFieldError } from './structured-fields.js';
 export { isRfc3339DateTime } from './time.js';
+export {
+  type Checkpoint,
+  encodeEntryBundle,
+  formatCheckpoint,
+  parseCheckpoint,
+  parseEntryBundle,
+  parseTilePath,
+  TlogError,
+  tilePath,
+} from './tlog-tiles.js';
 export { firstBadUtf8Byte } from './utf8.js';
 export { TALLY_VERSION } from './version.js';

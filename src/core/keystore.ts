@@ -6,7 +6,7 @@
  */
 import { createCipheriv, createDecipheriv, type KeyObject, randomBytes, scryptSync } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { canonicalize, parseJson } from './canonical.js';
 import { decodeBase64 } from './dsse.js';
 import {
@@ -212,7 +212,15 @@ export function loadPrivateKey(
   name: string,
   passphrase?: string,
 ): { key: StoredKey; privateKey: KeyObject } {
-  const { privatePath } = keyPaths(dir, name);
+  return loadPrivateKeyFile(keyPaths(dir, name).privatePath, passphrase, name);
+}
+
+/** A private key file at any path (`tally hub serve --key FILE`), with the same checks. */
+export function loadPrivateKeyFile(
+  privatePath: string,
+  passphrase?: string,
+  name = basename(privatePath).replace(/\.key\.json$/, ''),
+): { key: StoredKey; privateKey: KeyObject } {
   let mode: number;
   try {
     mode = statSync(privatePath).mode;

@@ -1,0 +1,193 @@
+/**
+ * The checks `tally verify PKG --hub URL` adds: `hub_inclusion` (the package is an entry of the
+ * hub's log, proven against a checkpoint signed by the pinned hub key) and `witness_consistent`
+ * (the package extends every chain head the hub witnessed while the session ran, each head signed
+ * by the package's own signer and itself included in the log). Nothing the hub says is taken on
+ * trust: entries are rebuilt from the package, proofs are checked against the signed root.
+ */
+import { canonicalize, parseJson } from '../core/canonical.js';
+import { verifyEnvelope } from '../core/dsse.js';
+import { digest } from '../core/hash.js';
+import { type PublicKeyInput, shipId } from '../core/keys.js';
+import { verifyInclusion } from '../core/merkle.js';
+import { parseHeader } from '../evidence/package/grammar.js';
+import { fetchCheckpoint, type VerifiedCheckpoint } from './checkpoint.js';
+import { HubClientError, hubJson, hubUrl } from './http.js';
+import {
+  type ChainHeadStatement,
+  HEAD_PAYLOAD_TYPE,
+  type LogEntry,
+  logEntryBytes,
+  packageLogEntry,
+} from './wire.js';
+import { type WitnessCheck, type WitnessedHead, witnessConsistency } from './witness.js';
+
+export interface HubInclusionCheck {
+  check: 'hub_inclusion';
+  ok: boolean;
+  code: 'ok' | 'not-on-hub' | 'bad-package' | 'untrusted-checkpoint' | 'not-included' | 'unreachable';
+  detail: Record<string, unknown>;
+}
+
+export interface HubCheckOptions {
+  /** The hub URL (as the user typed it). */
+  hub: string;
+  /** The pinned hub verifier key, `<origin>+<id>+<base64 key>`. */
+  hubKey: string;
+}
+
+function fail(
+  code: HubInclusionCheck['code'],
+  message: string,
+  detail: Record<string, unknown> = {},
+): HubInclusionCheck {
+  return { check: 'hub_inclusion', ok: false, code, detail: { message, ...detail } };
+}
+
+async function proveEntry(
+  hub: string,
+  checkpoint: VerifiedCheckpoint,
+  index: number,
+  entry: LogEntry,
+): Promise<boolean> {
+  if (index >= checkpoint.size) return false;
+  const { json } = await hubJson<{ proof: string[] }>(
+    hubUrl(hub, `/v1/log/proof/inclusion?index=${index}&size=${checkpoint.size}`),
+  );
+  const proof = json.proof.map((p) => Buffer.from(p, 'base64'));
+  return verifyInclusion(logEntryBytes(entry), index, checkpoint.size, proof, checkpoint.root);
+}
+
+function headerOf(packageBytes: Uint8Array): ReturnType<typeof parseHeader> {
+  const bytes = Buffer.from(packageBytes);
+  const nl = bytes.indexOf(0x0a);
+  return parseHeader(bytes.subarray(0, nl < 0 ? bytes.length : nl));
+}
+
+/** hub_inclusion: the package's log entry, rebuilt from its bytes, is in the signed tree. */
+export async function hubInclusion(
+  packageBytes: Uint8Array,
+  options: HubCheckOptions,
+): Promise<HubInclusionCheck> {
+  let header: ReturnType<typeof parseHeader>;
+  try {
+    header = headerOf(packageBytes);
+  } catch (error) {
+    return fail('bad-package', (error as Error).message);
+  }
+  try {
+    const checkpoint = await fetchCheckpoint(options.hub, options.hubKey).catch((error: Error) => {
+      throw Object.assign(error, {
+        untrusted: !(error instanceof HubClientError && error.code === 'network'),
+      });
+    });
+    let meta: { ship_id: string; log_index: number };
+    try {
+      meta = (
+        await hubJson<{ ship_id: string; log_index: number }>(
+          hubUrl(options.hub, `/v1/packages/${encodeURIComponent(header.session)}`),
+        )
+      ).json;
+    } catch (error) {
+      if (error instanceof HubClientError && error.status === 404)
+        return fail('not-on-hub', `the hub has no package ${header.session}`);
+      throw error;
+    }
+    const signers = header.keys.map((k) => shipId(Buffer.from(k.public_key, 'base64')));
+    if (!signers.includes(meta.ship_id))
+      return fail(
+        'not-included',
+        `the hub lists ${header.session} under ${meta.ship_id}, which did not sign it`,
+        { ship_id: meta.ship_id },
+      );
+    const entry = packageLogEntry(meta.ship_id, header.session, packageBytes);
+    if (!(await proveEntry(options.hub, checkpoint, meta.log_index, entry)))
+      return fail(
+        'not-included',
+        `these bytes are not entry ${meta.log_index} of the log at size ${checkpoint.size}`,
+        {
+          log_index: meta.log_index,
+          tree_size: checkpoint.size,
+          digest: entry.digest,
+        },
+      );
+    return {
+      check: 'hub_inclusion',
+      ok: true,
+      code: 'ok',
+      detail: {
+        log_index: meta.log_index,
+        tree_size: checkpoint.size,
+        origin: checkpoint.origin,
+        root: checkpoint.root.toString('base64'),
+      },
+    };
+  } catch (error) {
+    if ((error as { untrusted?: boolean }).untrusted)
+      return fail('untrusted-checkpoint', (error as Error).message);
+    return fail('unreachable', (error as Error).message);
+  }
+}
+
+interface ServedHead {
+  seq: number;
+  log_index: number;
+  envelope: unknown;
+}
+
+/**
+ * witness_consistent against the hub: every head the hub serves for the session must be signed by
+ * one of `trusted` (the keys verify pins), be included in the log, and be extended by the package.
+ */
+export async function hubWitnessConsistency(
+  packageBytes: Uint8Array,
+  options: HubCheckOptions & { trusted: readonly PublicKeyInput[] },
+): Promise<WitnessCheck> {
+  const failed = (message: string): WitnessCheck => ({
+    check: 'witness_consistent',
+    ok: false,
+    code: 'bad-package',
+    detail: { message },
+  });
+  let session: string;
+  try {
+    session = headerOf(packageBytes).session;
+  } catch (error) {
+    return failed((error as Error).message);
+  }
+  try {
+    const checkpoint = await fetchCheckpoint(options.hub, options.hubKey);
+    const { json } = await hubJson<{ heads: ServedHead[] }>(
+      hubUrl(options.hub, `/v1/sessions/${encodeURIComponent(session)}/heads`),
+    );
+    const heads: WitnessedHead[] = [];
+    for (const served of json.heads) {
+      const verified = verifyEnvelope(served.envelope, options.trusted, { strict: true });
+      if (verified.payloadType !== HEAD_PAYLOAD_TYPE)
+        return failed(`head ${served.seq} has payloadType ${verified.payloadType}`);
+      const head = parseJson(verified.payload.toString('utf8')) as ChainHeadStatement;
+      if (head.session !== session) return failed(`head ${served.seq} is for session ${head.session}`);
+      // The key id and the ship id are the same fingerprint of the signing key.
+      const entry: LogEntry = {
+        kind: 'head',
+        ship_id: `ship_${verified.keyIds[0]!.slice(4)}`,
+        id: session,
+        digest: digest(canonicalize(served.envelope)),
+      };
+      if (!(await proveEntry(options.hub, checkpoint, served.log_index, entry)))
+        return failed(`witnessed head ${head.seq} is not in the signed log`);
+      heads.push({ seq: head.seq, digest: head.digest });
+    }
+    return witnessConsistency(packageBytes, heads);
+  } catch (error) {
+    return failed(`the witnessed heads could not be checked: ${(error as Error).message}`);
+  }
+}
+
+/** Both checks `tally verify PKG --hub URL` adds, in order: hub_inclusion, witness_consistent. */
+export async function hubChecks(
+  packageBytes: Uint8Array,
+  options: HubCheckOptions & { trusted: readonly PublicKeyInput[] },
+): Promise<[HubInclusionCheck, WitnessCheck]> {
+  return [await hubInclusion(packageBytes, options), await hubWitnessConsistency(packageBytes, options)];
+}

@@ -1,0 +1,157 @@
+/**
+ * The live witness: the recorder sends the signed head of a running session's chain every N
+ * records, and the hub logs it. Later, `witnessConsistency` checks that the sealed package extends
+ * every head that was witnessed, so records dropped or rewritten after a head was sent are caught.
+ */
+import { canonicalize, parseJson } from '../core/canonical.js';
+import { type Envelope, signEnvelope } from '../core/dsse.js';
+import { digest } from '../core/hash.js';
+import { hubJson, hubUrl, type ShipKey } from './http.js';
+import { CHAIN_HEAD_TYPE, type ChainHeadStatement, HEAD_PAYLOAD_TYPE } from './wire.js';
+
+/** The signed head statement for the record at `seq` whose digest is `recordDigest`. */
+export function signChainHead(signer: ShipKey, head: Omit<ChainHeadStatement, 'type'>): Envelope {
+  const payload: ChainHeadStatement = { type: CHAIN_HEAD_TYPE, ...head };
+  return signEnvelope(canonicalize(payload), HEAD_PAYLOAD_TYPE, {
+    privateKey: signer.privateKey,
+    keyid: signer.keyId,
+  });
+}
+
+/** Sends one chain head to the hub (`--witness URL`); resolves with its log index. */
+export async function sendChainHead(
+  hub: string,
+  signer: ShipKey,
+  head: Omit<ChainHeadStatement, 'type'>,
+): Promise<{ status: string; log_index: number }> {
+  const envelope = signChainHead(signer, head);
+  const { json } = await hubJson<{ status: string; log_index: number }>(
+    hubUrl(hub, `/v1/sessions/${encodeURIComponent(head.session)}/heads`),
+    { method: 'POST', body: Buffer.from(canonicalize(envelope)), signer },
+  );
+  return json;
+}
+
+export interface Witness {
+  /** Tell the witness a record was appended; every `every`-th one (and the first) is sent. */
+  record(seq: number, recordDigest: string, time: Date): void;
+  /** Sends the last head not yet sent, waits for everything in flight; resolves with the failures. */
+  flush(): Promise<Error[]>;
+}
+
+/**
+ * A witness for the recorder: heads go out in order, one request at a time, off the recording
+ * path (a slow or unreachable hub never delays an append); failures are collected, not thrown.
+ */
+export function createWitness(options: {
+  hub: string;
+  signer: ShipKey;
+  session: string;
+  every: number;
+}): Witness {
+  let chain: Promise<void> = Promise.resolve();
+  let pending: Omit<ChainHeadStatement, 'type'> | null = null;
+  let lastSent = -1;
+  const failures: Error[] = [];
+  const send = (head: Omit<ChainHeadStatement, 'type'>) => {
+    lastSent = head.seq;
+    chain = chain.then(() =>
+      sendChainHead(options.hub, options.signer, head).then(
+        () => undefined,
+        (error: Error) => {
+          failures.push(error);
+        },
+      ),
+    );
+  };
+  return {
+    record(seq, recordDigest, time) {
+      const head = { session: options.session, seq, digest: recordDigest, time: time.toISOString() };
+      if (seq === 0 || seq - lastSent >= options.every) {
+        pending = null;
+        send(head);
+      } else pending = head;
+    },
+    async flush() {
+      if (pending) send(pending);
+      pending = null;
+      await chain;
+      return failures.splice(0);
+    },
+  };
+}
+
+export interface WitnessedHead {
+  seq: number;
+  /** `sha256:` of the record at `seq`. */
+  digest: string;
+}
+
+export interface WitnessCheck {
+  check: 'witness_consistent';
+  ok: boolean;
+  code: 'ok' | 'info' | 'witness-mismatch' | 'witness-beyond-end' | 'bad-package';
+  detail: Record<string, unknown>;
+}
+
+/**
+ * Does the package extend every witnessed head — is the record at each head's `seq` the one whose
+ * digest was witnessed? Record digests are SHA-256 of each record's canonical payload, as the
+ * chain's `prev`. The package's own integrity is the verifier's business; this reads its lines.
+ */
+export function witnessConsistency(packageBytes: Uint8Array, heads: readonly WitnessedHead[]): WitnessCheck {
+  const lines = Buffer.from(packageBytes).toString('utf8').split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const records = lines.slice(1, -1);
+  if (heads.length === 0)
+    return {
+      check: 'witness_consistent',
+      ok: true,
+      code: 'info',
+      detail: { heads: 0, message: 'no head of this session was witnessed' },
+    };
+  for (const head of [...heads].sort((a, b) => a.seq - b.seq)) {
+    const line = records[head.seq];
+    if (line === undefined)
+      return {
+        check: 'witness_consistent',
+        ok: false,
+        code: 'witness-beyond-end',
+        detail: {
+          seq: head.seq,
+          records: records.length,
+          message: `a head at seq ${head.seq} was witnessed, but the package ends at ${records.length - 1}`,
+        },
+      };
+    let actual: string;
+    try {
+      const envelope = parseJson(line) as { payload: string };
+      actual = digest(Buffer.from(envelope.payload, 'base64'));
+    } catch (error) {
+      return {
+        check: 'witness_consistent',
+        ok: false,
+        code: 'bad-package',
+        detail: { seq: head.seq, message: (error as Error).message },
+      };
+    }
+    if (actual !== head.digest)
+      return {
+        check: 'witness_consistent',
+        ok: false,
+        code: 'witness-mismatch',
+        detail: {
+          seq: head.seq,
+          witnessed: head.digest,
+          package: actual,
+          message: `record ${head.seq} is not the one witnessed`,
+        },
+      };
+  }
+  return {
+    check: 'witness_consistent',
+    ok: true,
+    code: 'ok',
+    detail: { heads: heads.length, last: Math.max(...heads.map((h) => h.seq)) },
+  };
+}
