@@ -102,6 +102,8 @@ export interface BoundaryOptions {
    * deadline and failure policy to account); the judge itself cannot be replaced.
    */
   wrapJudge?: (handler: MemoryHandler) => MemoryHandler;
+  /** Told of every record once it is durable (the recorder's live witness). Must not throw. */
+  onRecorded?: (recorded: Recorded, time: Date) => void;
 }
 
 export interface Boundary {
@@ -183,14 +185,17 @@ export function openBoundary(options: BoundaryOptions): Boundary {
   async function append(input: AppendInput): Promise<Recorded> {
     if (closed) throw new BoundaryError('closed', `the boundary of session ${session.id} is closed`);
     if (failure) throw failure;
-    const link = chain.next(input, clock.now());
+    const time = clock.now();
+    const link = chain.next(input, time);
     try {
       await store.append([link.line]);
     } catch (error) {
       failure = error as Error;
       throw error;
     }
-    return { seq: link.record.seq, digest: link.digest };
+    const recorded = { seq: link.record.seq, digest: link.digest };
+    options.onRecorded?.(recorded, time);
+    return recorded;
   }
 
   const agentOf = (context: EventContext) => context.agent ?? session.agent;

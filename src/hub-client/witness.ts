@@ -35,9 +35,15 @@ export async function sendChainHead(
 export interface Witness {
   /** Tell the witness a record was appended; every `every`-th one (and the first) is sent. */
   record(seq: number, recordDigest: string, time: Date): void;
-  /** Sends the last head not yet sent, waits for everything in flight; resolves with the failures. */
-  flush(): Promise<Error[]>;
+  /**
+   * Sends the last head not yet sent and waits for everything in flight, at most `timeoutMs`;
+   * resolves with the failures (heads still unsent by then are one more).
+   */
+  flush(timeoutMs?: number): Promise<Error[]>;
 }
+
+/** Heads waiting for a slow hub, at most: past it, new heads are counted as dropped, not queued. */
+const MAX_QUEUED_HEADS = 1024;
 
 /**
  * A witness for the recorder: heads go out in order, one request at a time, off the recording
@@ -48,17 +54,34 @@ export function createWitness(options: {
   signer: ShipKey;
   session: string;
   every: number;
+  /** Settles before the first head is sent (the ship's registration); a failure is one of `flush`'s. */
+  ready?: Promise<unknown>;
 }): Witness {
-  let chain: Promise<void> = Promise.resolve();
+  const failures: Error[] = [];
+  let chain: Promise<void> = (options.ready ?? Promise.resolve()).then(
+    () => undefined,
+    (error: Error) => {
+      failures.push(error);
+    },
+  );
   let pending: Omit<ChainHeadStatement, 'type'> | null = null;
   let lastSent = -1;
-  const failures: Error[] = [];
+  let queued = 0;
+  let dropped = 0;
   const send = (head: Omit<ChainHeadStatement, 'type'>) => {
     lastSent = head.seq;
+    if (queued >= MAX_QUEUED_HEADS) {
+      dropped++;
+      return;
+    }
+    queued++;
     chain = chain.then(() =>
       sendChainHead(options.hub, options.signer, head).then(
-        () => undefined,
+        () => {
+          queued--;
+        },
         (error: Error) => {
+          queued--;
           failures.push(error);
         },
       ),
@@ -72,11 +95,22 @@ export function createWitness(options: {
         send(head);
       } else pending = head;
     },
-    async flush() {
+    async flush(timeoutMs = 15_000) {
       if (pending) send(pending);
       pending = null;
-      await chain;
-      return failures.splice(0);
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        chain.then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      const out = failures.splice(0);
+      if (dropped > 0) out.push(new Error(`${dropped} heads were dropped while the hub was slow`));
+      if (late) out.push(new Error(`${queued} heads were still unsent after ${timeoutMs} ms`));
+      dropped = 0;
+      return out;
     },
   };
 }

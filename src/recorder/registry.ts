@@ -5,7 +5,10 @@
  * opened for it on the spot. Two agents in two repositories get two sessions; nothing mixes them.
  */
 import type { Logger } from '../ahp/transports/options.js';
+import type { Recorded } from '../boundary/boundary.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
+import { registerShip } from '../hub-client/push.js';
+import { createWitness, type Witness } from '../hub-client/witness.js';
 import { resolveAgent } from '../session/agents.js';
 import { defaultTrustedKeys, loadShipSigner, type ShipSigner } from '../session/identity.js';
 import {
@@ -29,6 +32,18 @@ export interface Held {
   /** Event ids recorded through this recorder (spooled events are not recorded twice). */
   seen: Set<string>;
   lastActive: number;
+  /** The live witness sending this session's chain heads to a hub, when one was asked for. */
+  witness?: Witness;
+}
+
+/** Heads go to the hub every this many records unless the run says otherwise. */
+export const DEFAULT_WITNESS_EVERY = 32;
+
+/** A hub to send a session's chain heads to while it runs (`tally run --witness URL`). */
+export interface WitnessOptions {
+  hub: string;
+  /** Every how many records a head is sent (the first and the last always are). */
+  every: number;
 }
 
 export interface SessionSummary {
@@ -47,6 +62,18 @@ export interface SessionHint {
   session?: string;
   /** The agent a session opened on the spot runs for (its certificate). */
   agent?: string;
+}
+
+const witnessHook =
+  (witness: Witness) =>
+  (recorded: { seq: number; digest: string }, time: Date): void =>
+    witness.record(recorded.seq, recorded.digest, time);
+
+export interface WitnessSummary {
+  /** The seq of the last record whose head was offered (session.end). */
+  sent_to_last: number;
+  /** The heads the hub did not accept, in order. */
+  failures: string[];
 }
 
 export class SessionRegistry {
@@ -85,15 +112,31 @@ export class SessionRegistry {
     return started;
   }
 
-  private async hold(where: Places, info: SessionInfo, implicit: boolean): Promise<Held> {
+  private async hold(
+    where: Places,
+    info: SessionInfo,
+    implicit: boolean,
+    witnessTo?: WitnessOptions,
+  ): Promise<Held> {
     const existing = this.held.get(info.id);
     if (existing) return existing;
     const signer = await this.signer(where);
+    const witness = witnessTo
+      ? createWitness({
+          hub: witnessTo.hub,
+          signer,
+          session: info.id,
+          every: witnessTo.every,
+          // A hub takes heads from ships it knows: registering is idempotent ('exists').
+          ready: registerShip(witnessTo.hub, signer),
+        })
+      : undefined;
     const open = await openSession({
       state: where.state,
       session: info,
       signer,
       harness: { env: this.env, logger: this.logger },
+      ...(witness ? { onRecorded: witnessHook(witness) } : {}),
     });
     const held: Held = {
       id: info.id,
@@ -103,6 +146,7 @@ export class SessionRegistry {
       harnessSessions: new Set(),
       seen: new Set(),
       lastActive: Date.now(),
+      ...(witness ? { witness } : {}),
     };
     this.held.set(info.id, held);
     return held;
@@ -114,6 +158,7 @@ export class SessionRegistry {
     agent?: string;
     registration?: string;
     implicit?: boolean;
+    witness?: WitnessOptions;
   }): Promise<Held> {
     const where = places(options.cwd, this.env);
     const root = where.project ? projectRootFor(where.project) : projectRootFor(options.cwd);
@@ -137,15 +182,21 @@ export class SessionRegistry {
           )
         : undefined;
       if (resolved?.warning) this.logger('warn', resolved.warning);
+      let first: [Recorded, Date] | undefined;
       const { info } = await startSession({
         state: where.state,
         root,
         signer,
+        onRecorded: (recorded, time) => {
+          first = [recorded, time];
+        },
         ...(resolved ? { agent: resolved.agent } : {}),
         ...(resolved?.certificatePath ? { certificatePath: resolved.certificatePath } : {}),
         ...(options.registration ? { registrationPath: options.registration } : {}),
       });
-      return this.hold(where, info, options.implicit ?? false);
+      const held = await this.hold(where, info, options.implicit ?? false, options.witness);
+      if (first) held.witness?.record(first[0].seq, first[0].digest, first[1]);
+      return held;
     });
   }
 
@@ -207,14 +258,31 @@ export class SessionRegistry {
   }
 
   /** Seals a held session (session.end, package) and lets it go. */
-  async close(id: string): Promise<CloseResult> {
+  async close(id: string): Promise<CloseResult & { witness?: WitnessSummary }> {
     const held = this.held.get(id);
     if (!held) throw new RecorderError('refused', `session ${id} is not held by this recorder`);
     this.held.delete(id);
     for (const h of held.harnessSessions) if (this.byHarness.get(h) === id) this.byHarness.delete(h);
     await held.open.close();
     const signer = await this.signer(held.where);
-    return closeSession({ state: held.where.state, session: readSessionInfo(held.where.state, id), signer });
+    const witness = held.witness;
+    const closed = await closeSession({
+      state: held.where.state,
+      session: readSessionInfo(held.where.state, id),
+      signer,
+      ...(witness ? { onRecorded: witnessHook(witness) } : {}),
+    });
+    const summary = await this.flushWitness(held, closed);
+    return summary ? { ...closed, witness: summary } : closed;
+  }
+
+  /** The last head (session.end) goes out before the close answers; failures are said, not thrown. */
+  private async flushWitness(held: Held, closed: CloseResult): Promise<WitnessSummary | undefined> {
+    if (!held.witness) return undefined;
+    const failures = await held.witness.flush();
+    for (const failure of failures)
+      this.logger('warn', `witness: a chain head of ${held.id} was not accepted: ${failure.message}`);
+    return { sent_to_last: closed.records - 1, failures: failures.map((f) => f.message) };
   }
 
   /** Lets every session go without sealing it (shutdown): each stays open on disk and resumes. */

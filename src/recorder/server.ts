@@ -5,7 +5,7 @@
  *   POST /hooks/claude-code   Claude Code's http hooks (and the command shim): native payload in,
  *                             native answer out
  *   POST /ingest              a canonical event from a shim, the MCP gateway or `tally wrap`
- *   POST /sessions            start a session for a project ({cwd, agent?, registration?})
+ *   POST /sessions            start a session for a project ({cwd, agent?, registration?, witness?})
  *   POST /sessions/close      seal a held session ({session}) → {package, records}
  *   GET  /status              {pid, port, sessions}
  *   POST /stop                let every session go (each stays open on disk) and exit
@@ -22,7 +22,13 @@ import { parseJson } from '../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { firstBadUtf8Byte } from '../core/utf8.js';
 import { RecorderError } from './config.js';
-import type { Held, SessionHint, SessionRegistry } from './registry.js';
+import {
+  DEFAULT_WITNESS_EVERY,
+  type Held,
+  type SessionHint,
+  type SessionRegistry,
+  type WitnessOptions,
+} from './registry.js';
 
 const MAX_BODY = 16 * 1024 * 1024;
 
@@ -218,11 +224,13 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     if (key === 'POST /sessions') {
       const { value } = await parsedBody(req);
       if (!isJsonObject(value) || typeof value.cwd !== 'string')
-        throw new HttpProblem(400, 'expected {cwd, agent?, registration?}');
+        throw new HttpProblem(400, 'expected {cwd, agent?, registration?, witness?}');
+      const witness = value.witness === undefined ? undefined : witnessOf(value.witness);
       const held = await registry.start({
         cwd: value.cwd,
         ...(typeof value.agent === 'string' ? { agent: value.agent } : {}),
         ...(typeof value.registration === 'string' ? { registration: value.registration } : {}),
+        ...(witness ? { witness } : {}),
       });
       return send(res, 200, { session: held.id, root: held.open.info.root, state: held.where.state });
     }
@@ -231,7 +239,12 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       if (!isJsonObject(value) || typeof value.session !== 'string')
         throw new HttpProblem(400, 'expected {session}');
       const closed = await registry.close(value.session);
-      return send(res, 200, { session: value.session, package: closed.packagePath, records: closed.records });
+      return send(res, 200, {
+        session: value.session,
+        package: closed.packagePath,
+        records: closed.records,
+        ...(closed.witness ? { witness: closed.witness } : {}),
+      });
     }
     if (key === 'POST /stop') {
       send(res, 200, { stopping: true });
@@ -256,4 +269,22 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       if (!res.headersSent) send(res, status, { error: { code, message: (error as Error).message } });
     });
   });
+}
+
+/** `witness: {hub, every?}`: an http(s) URL and a whole number of records from 1 to 1,000,000. */
+function witnessOf(value: unknown): WitnessOptions {
+  if (!isJsonObject(value) || typeof value.hub !== 'string')
+    throw new HttpProblem(400, 'witness: expected {hub: URL, every?: records}');
+  let url: URL;
+  try {
+    url = new URL(value.hub);
+  } catch {
+    throw new HttpProblem(400, `witness.hub: '${value.hub.slice(0, 200)}' is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new HttpProblem(400, `witness.hub: ${url.protocol} is not http: or https:`);
+  const every = value.every ?? DEFAULT_WITNESS_EVERY;
+  if (typeof every !== 'number' || !Number.isInteger(every) || every < 1 || every > 1_000_000)
+    throw new HttpProblem(400, 'witness.every: expected a whole number of records from 1 to 1000000');
+  return { hub: value.hub, every };
 }

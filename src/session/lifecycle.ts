@@ -13,6 +13,7 @@ import type { Registration } from '../ahp/registration/types.js';
 import {
   type Boundary,
   type BoundaryDecision,
+  type BoundaryOptions,
   type Clock,
   openBoundary,
   type Recorded,
@@ -72,6 +73,8 @@ export interface StartOptions {
   /** Path of a hook registration; default the project's `hooks.json` when it exists. */
   registrationPath?: string;
   clock?: Clock;
+  /** Told of session.start once it is durable (the live witness's first head). */
+  onRecorded?: BoundaryOptions['onRecorded'];
 }
 
 export async function startSession(options: StartOptions): Promise<{ info: SessionInfo; seq: number }> {
@@ -130,7 +133,7 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
   const store = await FileRecordStore.open(logPath(options.state, id));
   try {
     const boundary = openBoundary(
-      boundaryOptions(info, store, options.signer, null, null, { env: {} }, clock),
+      boundaryOptions(info, store, options.signer, null, null, { env: {} }, clock, options.onRecorded),
     );
     const { seq } = await boundary.note({
       source: 'cli',
@@ -154,7 +157,8 @@ function boundaryOptions(
   registration: Registration | null,
   harness: HarnessOptions,
   clock: Clock,
-) {
+  onRecorded: BoundaryOptions['onRecorded'],
+): BoundaryOptions {
   return {
     session: { id: info.id, root: info.root, ...(info.agent ? { agent: info.agent } : {}) },
     store,
@@ -163,6 +167,7 @@ function boundaryOptions(
     registration,
     harness,
     clock,
+    ...(onRecorded ? { onRecorded } : {}),
   };
 }
 
@@ -205,6 +210,8 @@ export async function openSession(options: {
   signer: ShipSigner;
   harness?: HarnessOptions;
   clock?: Clock;
+  /** Told of every record once it is durable (the recorder's live witness). */
+  onRecorded?: BoundaryOptions['onRecorded'];
 }): Promise<OpenSession> {
   const clock = options.clock ?? systemClock;
   const info = options.session;
@@ -233,6 +240,7 @@ export async function openSession(options: {
         registration,
         options.harness ?? { env: {} },
         clock,
+        options.onRecorded,
       ),
     );
     if (boundary.lastRecord?.event.type === 'session.end' || isClosedOnDisk(options.state, info.id)) {
@@ -355,6 +363,8 @@ export async function closeSession(options: {
   signer: ShipSigner;
   clock?: Clock;
   onProgress?: (records: number, total: number) => void;
+  /** Told of every record the close appends (the live witness sees session.end). */
+  onRecorded?: BoundaryOptions['onRecorded'];
 }): Promise<CloseResult> {
   const clock = options.clock ?? systemClock;
   const { state, session, signer } = options;
@@ -372,7 +382,9 @@ export async function closeSession(options: {
   let records: number;
   let closed: SessionInfo;
   try {
-    const boundary = openBoundary(boundaryOptions(session, store, signer, null, null, { env: {} }, clock));
+    const boundary = openBoundary(
+      boundaryOptions(session, store, signer, null, null, { env: {} }, clock, options.onRecorded),
+    );
     const current = readSessionInfo(state, session.id);
     if (current.state === 'closed') {
       throw new SessionError(

@@ -92,14 +92,36 @@ async function keyIsEncrypted(where: Places): Promise<boolean> {
   }
 }
 
+/** `--witness URL [--witness-every N]`, checked here so a typo fails before the agent starts. */
+function witnessFlags(
+  hub: string | undefined,
+  every: string | undefined,
+): { hub: string; every?: number } | undefined {
+  if (hub === undefined) {
+    if (every !== undefined) throw new UsageError('--witness-every needs --witness HUB');
+    return undefined;
+  }
+  if (!URL.canParse(hub) || !/^https?:$/.test(new URL(hub).protocol))
+    throw new UsageError(`--witness: '${hub}' is not an http(s) URL`);
+  if (every === undefined) return { hub };
+  const n = Number(every);
+  if (!/^\d+$/.test(every) || n < 1 || n > 1_000_000)
+    throw new UsageError(`--witness-every: '${every}' is not a whole number of records from 1 to 1000000`);
+  return { hub, every: n };
+}
+
 export const command: Command = {
   summary: 'run an agent in a recorded, controlled session: start, capture, close, verify',
   usage: [
-    'usage: tally run [--agent NAME] [--harness NAME] [--registration FILE] [--json] -- <agent command…>',
+    'usage: tally run [--agent NAME] [--harness NAME] [--registration FILE] [--witness HUB [--witness-every N]]',
+    '                 [--json] -- <agent command…>',
     '',
     'Starts a session (under NAME’s certificate) and the recorder, wires the agent’s hooks for this run',
     'only, runs the agent, then closes the session, seals and verifies the package. The harness is',
     'taken from the command’s name (claude) or --harness (claude-code).',
+    'With --witness, the recorder sends the chain head to HUB every N records (default 32) while the',
+    'agent runs, and the last one at close, so records dropped or rewritten later are caught by',
+    '`tally verify --hub HUB`.',
     'Exit: the agent’s own code, or 1 when the package could not be sealed or did not verify.',
   ].join('\n'),
   async run(argv, ctx) {
@@ -109,8 +131,11 @@ export const command: Command = {
       agent: { type: 'string' },
       harness: { type: 'string' },
       registration: { type: 'string' },
+      witness: { type: 'string' },
+      'witness-every': { type: 'string' },
       json: { type: 'boolean' },
     });
+    const witness = witnessFlags(values.witness, values['witness-every']);
     if (positionals.length > 0)
       throw new UsageError(`unexpected argument '${positionals[0]}' (the agent command goes after --)`);
     const agentArgv = argv.slice(dash + 1);
@@ -132,6 +157,7 @@ export const command: Command = {
         cwd: ctx.cwd,
         ...(values.agent ? { agent: values.agent } : {}),
         ...(registrationPath ? { registration: registrationPath } : {}),
+        ...(witness ? { witness } : {}),
       }),
       'starting the session',
     ) as { session: string; state: string; root: string };
@@ -155,15 +181,12 @@ export const command: Command = {
     mark('agent');
     // The agent is done: its session is sealed, whatever its exit code.
     await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
-    let sealed: { package: string; records: number };
+    let sealed: { package: string; records: number; witness?: { sent_to_last: number; failures: string[] } };
     try {
       sealed = expectOk(
         await client.request('POST', '/sessions/close', { session: started.session }),
         'closing the session',
-      ) as {
-        package: string;
-        records: number;
-      };
+      ) as typeof sealed;
     } catch (error) {
       ctx.stderr(`tally run: the session could not be sealed: ${(error as Error).message}\n`);
       return 1;
@@ -197,10 +220,17 @@ export const command: Command = {
         verified: result.ok,
         failed: failed.map((c) => ({ check: c.check, code: c.code })),
         unauthorized: result.cross?.unauthorized.length ?? null,
+        ...(sealed.witness ? { witness: { hub: witness?.hub, ...sealed.witness } } : {}),
         timings,
       });
     else {
       ctx.stderr(`tally run: ${sealed.records} records sealed in ${sealed.package}\n`);
+      if (sealed.witness)
+        ctx.stderr(
+          sealed.witness.failures.length === 0
+            ? `tally run: chain heads witnessed by ${witness?.hub} up to record ${sealed.witness.sent_to_last}\n`
+            : `tally run: ${sealed.witness.failures.length} chain heads were not witnessed: ${sealed.witness.failures[0]}\n`,
+        );
       ctx.stderr(
         result.ok
           ? `tally run: VERIFIED${result.cross ? ` — ${result.cross.unauthorized.filter((c) => !c.blocked).length} unauthorized calls ran, ${result.cross.unauthorized.filter((c) => c.blocked).length} were blocked` : ''}\n`
