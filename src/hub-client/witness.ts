@@ -33,7 +33,7 @@ export async function sendChainHead(
 }
 
 export interface Witness {
-  /** Tell the witness a record was appended; every `every`-th one (and the first) is sent. */
+  /** Tell the witness a record was appended; the first it is told of and every `every`-th are sent. */
   record(seq: number, recordDigest: string, time: Date): void;
   /**
    * Sends the last head not yet sent and waits for everything in flight, at most `timeoutMs`;
@@ -90,7 +90,7 @@ export function createWitness(options: {
   return {
     record(seq, recordDigest, time) {
       const head = { session: options.session, seq, digest: recordDigest, time: time.toISOString() };
-      if (seq === 0 || seq - lastSent >= options.every) {
+      if (lastSent < 0 || seq - lastSent >= options.every) {
         pending = null;
         send(head);
       } else pending = head;

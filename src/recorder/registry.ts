@@ -4,6 +4,8 @@
  * already seen, else the session open for its project (the repository of its cwd), else a session
  * opened for it on the spot. Two agents in two repositories get two sessions; nothing mixes them.
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from '../ahp/transports/options.js';
 import type { Recorded } from '../boundary/boundary.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
@@ -19,7 +21,7 @@ import {
   startSession,
 } from '../session/lifecycle.js';
 import { type Places, places, projectRootFor } from '../session/paths.js';
-import { currentSession, readSessionInfo, type SessionInfo } from '../session/store.js';
+import { currentSession, readSessionInfo, type SessionInfo, sessionDir } from '../session/store.js';
 import { RecorderError } from './config.js';
 
 export interface Held {
@@ -62,6 +64,16 @@ export interface SessionHint {
   session?: string;
   /** The agent a session opened on the spot runs for (its certificate). */
   agent?: string;
+}
+
+function readWitness(path: string, logger: Logger): WitnessOptions | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    const value = JSON.parse(readFileSync(path, 'utf8')) as WitnessOptions;
+    if (typeof value.hub === 'string' && Number.isInteger(value.every) && value.every >= 1) return value;
+  } catch {}
+  logger('warn', `witness: ${path} is not a witness file; this session's heads are not sent`);
+  return undefined;
 }
 
 const witnessHook =
@@ -121,6 +133,10 @@ export class SessionRegistry {
     const existing = this.held.get(info.id);
     if (existing) return existing;
     const signer = await this.signer(where);
+    // A recorder restarted mid-session (killed, crashed) keeps witnessing: the hub is kept with the session.
+    const witnessFile = join(sessionDir(where.state, info.id), 'witness.json');
+    if (witnessTo) writeFileSync(witnessFile, `${JSON.stringify(witnessTo)}\n`, { mode: 0o600 });
+    else witnessTo = readWitness(witnessFile, this.logger);
     const witness = witnessTo
       ? createWitness({
           hub: witnessTo.hub,

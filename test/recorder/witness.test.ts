@@ -88,6 +88,26 @@ describe('recorder live witness', () => {
     assert.deepEqual([inclusion.code, consistent.code, consistent.detail.heads], ['ok', 'ok', 4]);
   });
 
+  it('a recorder restarted mid-session keeps witnessing the session (the hub is kept with it)', async () => {
+    const first = registry();
+    const held = await first.start({ cwd: p.root, witness: { hub: hub.url, every: 100 } });
+    await noteEvents(first, held.id, 2);
+    await first.releaseAll(); // the recorder is gone; the session stays open on disk
+    const second = registry();
+    await second.forEvent({ harnessSession: 'h-restart', cwd: p.root }, { session: held.id });
+    await noteEvents(second, held.id, 2);
+    const closed = await second.close(held.id);
+    assert.deepEqual(closed.witness?.failures, []);
+    const served = (await (await fetch(hubUrl(hub.url, `/v1/sessions/${held.id}/heads`))).json()) as {
+      heads: { seq: number }[];
+    };
+    // seq 0 from the first recorder; the second's first record and session.end from the second.
+    assert.deepEqual(
+      served.heads.map((h) => h.seq),
+      [0, 3, closed.records - 1],
+    );
+  });
+
   it('a hub that is down: every record is sealed and the failures are said', async () => {
     const r = registry();
     const held = await r.start({ cwd: p.root, witness: { hub: 'http://127.0.0.1:9/', every: 2 } });
