@@ -88,7 +88,29 @@ export function trustDir(home: string): string {
 
 /** Pins a public key in `TALLY_HOME/trust/<key id>.pub.json`; returns the file. */
 export function pinKey(home: string, publicKey: KeyObject): string {
-  const dir = trustDir(home);
+  return pinKeyIn(trustDir(home), publicKey);
+}
+
+/** Every key pinned in the Tally home: the trust roots of `tally verify` (with `--trust`). */
+export function pinnedKeys(home: string): StoredKey[] {
+  return keysIn(trustDir(home));
+}
+
+/** The approvers a verifier pins: people whose signed approvals count (`TALLY_HOME/trust/approvers/`). */
+export function approversDir(home: string): string {
+  return join(trustDir(home), 'approvers');
+}
+
+export function pinApprover(home: string, publicKey: KeyObject): string {
+  return pinKeyIn(approversDir(home), publicKey);
+}
+
+export function pinnedApprovers(home: string): StoredKey[] {
+  return keysIn(approversDir(home));
+}
+
+/** Writes `<key id>.pub.json` for `publicKey` in `dir`; returns the file. */
+function pinKeyIn(dir: string, publicKey: KeyObject): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const id = idOf(publicKey);
   const path = join(dir, `${id}.pub.json`);
@@ -103,29 +125,27 @@ export function pinKey(home: string, publicKey: KeyObject): string {
   return path;
 }
 
-/** Every key pinned in the Tally home: the trust roots of `tally verify` (with `--trust`). */
-export function pinnedKeys(home: string): StoredKey[] {
-  const dir = trustDir(home);
+/** The public keys pinned in `dir`, each once, in file-name order. */
+function keysIn(dir: string): StoredKey[] {
   const out: StoredKey[] = [];
   const seen = new Set<string>();
-  if (existsSync(dir)) {
-    for (const name of readdirSync(dir)
-      .filter((f) => f.endsWith('.pub.json'))
-      .sort()) {
-      const path = join(dir, name);
-      const publicKey = readPublicKeyFile(path);
-      const id = idOf(publicKey);
-      if (seen.has(id)) continue;
-      seen.add(id);
-      out.push({
-        name: name.slice(0, -'.pub.json'.length),
-        keyId: id,
-        shipId: shipOf(publicKey),
-        publicKey,
-        encrypted: false,
-        path,
-      });
-    }
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir)
+    .filter((f) => f.endsWith('.pub.json'))
+    .sort()) {
+    const path = join(dir, name);
+    const publicKey = readPublicKeyFile(path);
+    const id = idOf(publicKey);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push({
+      name: name.slice(0, -'.pub.json'.length),
+      keyId: id,
+      shipId: shipOf(publicKey),
+      publicKey,
+      encrypted: false,
+      path,
+    });
   }
   return out;
 }
