@@ -11,6 +11,8 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   session: () => import('./commands/session.js'),
   verify: () => import('./commands/verify.js'),
   trust: () => import('./commands/trust.js'),
+  approver: () => import('./commands/approver.js'),
+  approve: () => import('./commands/approve.js'),
   package: () => import('./commands/package.js'),
   receipt: () => import('./commands/receipt.js'),
   ahp: () => import('./commands/ahp.js'),

@@ -15,7 +15,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from '../ahp/transports/options.js';
 import type { BoundaryDecision } from '../boundary/boundary.js';
 import { BoundaryError } from '../boundary/prepare.js';
-import { claudeCodeAnswer } from '../capture/claude-code/answer.js';
+import { claudeCodeAnswer, claudeCodeRefusal } from '../capture/claude-code/answer.js';
 import { translateClaudeCode } from '../capture/claude-code/translate.js';
 import { type Captured, CaptureError } from '../capture/types.js';
 import { parseJson } from '../core/canonical.js';
@@ -135,25 +135,53 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
   async function rejectPayload(
     value: unknown,
     bytes: Buffer,
-    error: CaptureError,
+    reason: string,
+    at: { pointer?: string; offset?: number },
     hint: SessionHint,
   ): Promise<void> {
     if (!isJsonObject(value) || typeof value.session_id !== 'string' || typeof value.cwd !== 'string') return;
     const held = await registry.forEvent({ harnessSession: value.session_id, cwd: value.cwd }, hint);
-    await held.open.boundary.reject(
-      {
-        received: bytes,
-        reason: error.message,
-        source: 'hook',
-        ...(error.detail?.pointer !== undefined ? { pointer: String(error.detail.pointer) } : {}),
-      },
-      { source: 'hook' },
-    );
+    await held.open.boundary.reject({ received: bytes, reason, source: 'hook', ...at }, { source: 'hook' });
+  }
+
+  /**
+   * Claude Code's payload that Tally cannot judge: recorded as rejected, and a tool call or prompt
+   * is stopped (a 400 alone would let a fail-open hook through); any other event is a 400.
+   */
+  async function refuseClaudeCode(
+    value: unknown,
+    bytes: Buffer,
+    reason: string,
+    at: { pointer?: string; offset?: number },
+    hint: SessionHint,
+  ): Promise<JsonObject> {
+    await rejectPayload(value, bytes, reason, at, hint).catch(() => undefined);
+    const refusal = claudeCodeRefusal(isJsonObject(value) ? value.hook_event_name : undefined, reason);
+    if (refusal === null) throw new HttpProblem(400, reason);
+    return refusal;
   }
 
   async function claudeCode(req: IncomingMessage, url: URL): Promise<JsonObject> {
-    const { bytes, value } = await parsedBody(req);
     const hint = hintOf(req, url);
+    const bytes = await readBody(req);
+    const bad = firstBadUtf8Byte(bytes);
+    if (bad !== undefined) {
+      // Read with the bad bytes replaced only to find the session and the event; the record keeps
+      // the digest of the bytes as received and the offset of the first bad one.
+      let located: unknown;
+      try {
+        located = parseJson(Buffer.from(bytes.toString('utf8')));
+      } catch {
+        located = undefined;
+      }
+      return refuseClaudeCode(located, bytes, `the body is not UTF-8 at byte ${bad}`, { offset: bad }, hint);
+    }
+    let value: unknown;
+    try {
+      value = parseJson(bytes);
+    } catch (error) {
+      throw new HttpProblem(400, `the body is not JSON: ${(error as Error).message}`);
+    }
     let captured: Captured;
     try {
       const id = req.headers['x-tally-event-id'];
@@ -163,8 +191,14 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       );
     } catch (error) {
       if (!(error instanceof CaptureError)) throw error;
-      await rejectPayload(value, bytes, error, hint).catch(() => undefined);
-      throw new HttpProblem(400, error.message);
+      const pointer = error.detail?.pointer;
+      return refuseClaudeCode(
+        value,
+        bytes,
+        error.message,
+        pointer !== undefined ? { pointer: String(pointer) } : {},
+        hint,
+      );
     }
     const { held, decision } = await capture(captured, hint, 'claude-code', 'hook');
     // A session the recorder opened for this harness session ends with it.

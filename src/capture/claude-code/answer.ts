@@ -48,6 +48,24 @@ export function claudeCodeAnswer(nativeEvent: string, decision: BoundaryDecision
 }
 
 /**
+ * The native answer that stops an event Tally could not judge (its payload not UTF-8, or not one
+ * the pinned version sends): a deny for a tool call, a block for a prompt; `null` for an event that
+ * cannot be stopped (it is answered as an error).
+ */
+export function claudeCodeRefusal(nativeEvent: unknown, reason: string): JsonObject | null {
+  if (nativeEvent === 'PreToolUse')
+    return {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: reason,
+      },
+    };
+  if (nativeEvent === 'UserPromptSubmit') return { decision: 'block', reason };
+  return null;
+}
+
+/**
  * What the native answers cannot say, for the installer to print: effects of the protocol that
  * Claude Code has no field for at a given event.
  */

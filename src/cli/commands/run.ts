@@ -17,7 +17,7 @@ import { verifyPackageLines } from '../../evidence/package/verify.js';
 import { expectOk, RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV, SESSION_ENV } from '../../recorder/config.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
-import { defaultTrustedKeys, SHIP_KEY, shipKeyDir } from '../../session/identity.js';
+import { defaultTrustedKeys, pinnedApprovers, SHIP_KEY, shipKeyDir } from '../../session/identity.js';
 import type { Places } from '../../session/paths.js';
 import { sessionDir } from '../../session/store.js';
 import { claudeCodePlan, projectRegistration, tallyCommand } from '../agent-hooks.js';
@@ -197,6 +197,7 @@ export const command: Command = {
       : undefined;
     const result = await verifyPackageLines(readLogLines(sealed.package), {
       trusted: defaultTrustedKeys(where).map((k) => k.publicKey),
+      approvers: pinnedApprovers(where.home).map((k) => k.publicKey),
       now: new Date(),
       ...(certificate ? { certificate } : {}),
     });

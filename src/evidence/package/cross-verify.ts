@@ -6,7 +6,7 @@
  */
 import { trustKeys } from '../../core/dsse.js';
 import type { PublicKeyInput } from '../../core/keys.js';
-import { approvalEnvelope, verifyApproval } from '../approval.js';
+import { approvalEnvelope, approvedInputDigest, verifyApproval } from '../approval.js';
 import type { AgentCertificate } from '../certificate.js';
 import { certificatePolicy } from '../policy/judge.js';
 import { type ActionVerdict, evaluateAction, matchAction, parsePattern } from '../policy/patterns.js';
@@ -62,6 +62,8 @@ export interface ApprovalFact {
   /** `approver`: signed with a pinned approver key; `harness`: the call ran after the harness asked (asserted by the harness). */
   kind: 'approver' | 'harness';
   by: string;
+  /** The input digest a signed approval covers, when it names one. */
+  input?: string;
 }
 
 export interface CrossOptions {
@@ -97,7 +99,11 @@ export function toolCallFacts(
       try {
         const approval = verifyApproval(envelope, approvers);
         if (approval.session === session && approval.decision === 'allow')
-          approvals.set(approval.call, { kind: 'approver', by: approval.approver });
+          approvals.set(approval.call, {
+            kind: 'approver',
+            by: approval.approver,
+            ...(approval.input !== undefined ? { input: approval.input } : {}),
+          });
       } catch {
         // Not signed by a pinned approver: recorded, and counts for nothing.
       }
@@ -164,7 +170,10 @@ export function crossVerify(
     };
     if (verdict.verdict === 'forbidden' || verdict.verdict === 'outside') unauthorized.push(judged);
     if (verdict.verdict === 'escalate') {
-      const approval = fact.call ? approvals.get(fact.call) : undefined;
+      const found = fact.call ? approvals.get(fact.call) : undefined;
+      // A signed approval covers the input the person saw: another input under the same call id is not approved.
+      const approval =
+        found?.input !== undefined && found.input !== approvedInputDigest(fact.input) ? undefined : found;
       escalations.push({
         ...judged,
         approved: approval !== undefined,
