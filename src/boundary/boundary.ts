@@ -26,6 +26,7 @@ import type {
   PolicyDecision,
   ResolvedPath,
 } from '../evidence/record/record.js';
+import { redactValue } from '../evidence/redact.js';
 import { certificateTransportHandler, withCertificateJudge } from './certificate-backend.js';
 import { resolveLinks } from './links.js';
 import { BoundaryError, firstIssue, prepareEvent, type Rejection, rejectedEvent } from './prepare.js';
@@ -199,9 +200,11 @@ export function openBoundary(options: BoundaryOptions): Boundary {
   }
 
   const agentOf = (context: EventContext) => context.agent ?? session.agent;
+  // An attribution is input like any other (a name typed on a command line, a harness's field):
+  // redacted before it is recorded.
   const withAgent = (context: EventContext) => {
     const agent = agentOf(context);
-    return agent ? { agent } : {};
+    return agent ? { agent: redactValue(agent) as AgentAttribution } : {};
   };
 
   async function reject(rejection: Rejection, context: EventContext): Promise<{ recorded: Recorded }> {
