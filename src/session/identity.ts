@@ -22,6 +22,8 @@ import type { Signer } from '../evidence/record/codec.js';
 import type { Places } from './paths.js';
 
 export const SHIP_KEY = 'ship';
+/** The person's approver key, in `TALLY_HOME/keys/` beside the ship key (always encrypted). */
+export const APPROVER_KEY = 'approver';
 
 /** Where the user's ship key is kept: the Tally home, never a project tree. */
 export function shipKeyDir(where: Places): string {

@@ -19,12 +19,11 @@ import {
   verifyApproval,
 } from '../../evidence/approval.js';
 import { checkLine, readLogLines } from '../../evidence/log/reader.js';
-import { defaultTrustedKeys, pinnedApprovers } from '../../session/identity.js';
+import { APPROVER_KEY, defaultTrustedKeys, pinnedApprovers } from '../../session/identity.js';
 import { logPath, resolveSession } from '../../session/store.js';
 import { type Command, parseFlags, printJson, UsageError } from '../command.js';
 import { recordFromCli } from '../record-event.js';
 import { askAtTerminal, atTerminal, placesOf } from '../session-context.js';
-import { APPROVER_KEY } from './approver/init.js';
 
 /** An escalated call as the session's log shows it. */
 export interface AskedCall {

@@ -1,10 +1,9 @@
 /** `tally approver add FILE`: pin another person's approver public key. */
-import { resolve } from 'node:path';
 import { tallyHome } from '../../../core/home.js';
 import { keyId } from '../../../core/keys.js';
-import { readPublicKeyFile } from '../../../core/keystore.js';
 import { pinApprover } from '../../../session/identity.js';
-import { type Command, parseFlags, printJson, UsageError } from '../../command.js';
+import { type Command, parseFlags, printJson } from '../../command.js';
+import { publicKeyFromFile } from '../../key-arg.js';
 
 export const command: Command = {
   summary: "pin an approver's public key: verify counts the approvals it signed",
@@ -16,14 +15,7 @@ export const command: Command = {
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } });
-    if (positionals.length !== 1) throw new UsageError('give exactly one key file');
-    const file = resolve(ctx.cwd, positionals[0]!);
-    let publicKey: ReturnType<typeof readPublicKeyFile>;
-    try {
-      publicKey = readPublicKeyFile(file);
-    } catch (error) {
-      throw new UsageError(`${file} is not a tally key file: ${(error as Error).message}`);
-    }
+    const publicKey = publicKeyFromFile(ctx, positionals);
     const path = pinApprover(tallyHome(ctx.env), publicKey);
     const out = { key_id: keyId(publicKey), pinned: path };
     if (values.json) printJson(ctx, out);

@@ -6,11 +6,9 @@
 import { join } from 'node:path';
 import { tallyHome } from '../../../core/home.js';
 import { createKey } from '../../../core/keystore.js';
-import { pinApprover } from '../../../session/identity.js';
+import { APPROVER_KEY, pinApprover } from '../../../session/identity.js';
 import { type Command, parseFlags, printJson, UsageError } from '../../command.js';
 import { askAtTerminal, atTerminal } from '../../session-context.js';
-
-export const APPROVER_KEY = 'approver';
 
 export const command: Command = {
   summary: 'create your approver key (encrypted; used only at a terminal)',
