@@ -82,6 +82,16 @@ function records(pkg: string): {
     .map((l) => JSON.parse(Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64').toString()));
 }
 
+/** The package of a session the recorder seals just after it answered SessionEnd. */
+async function sealedPackage(p: Project, session: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const st = jsonOut(await p.tally(['session', 'status', '--session', session, '--json']));
+    if (st.package) return String(st.package);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`session ${session} was not sealed`);
+}
+
 async function setUp(p: Project): Promise<void> {
   for (const args of [
     ['init'],
@@ -126,12 +136,7 @@ describe('the session recorder', () => {
     const { session } = (await status(p)).sessions[0]!;
     await hook(p, payload(p, 'SessionEnd', { reason: 'other' }));
     // The seal happens just after SessionEnd is answered.
-    let pkg = '';
-    for (let i = 0; i < 100 && pkg === ''; i++) {
-      const st = jsonOut(await p.tally(['session', 'status', '--session', session, '--json']));
-      if (st.package) pkg = String(st.package);
-      else await new Promise((r) => setTimeout(r, 100));
-    }
+    const pkg = await sealedPackage(p, session);
     const recs = records(pkg);
     assert.deepEqual(
       recs.filter((r) => r.event.type === 'tool.before').map((r) => r.decision?.decision),
@@ -175,12 +180,7 @@ describe('the session recorder', () => {
     assert.match(out.permissionDecisionReason, new RegExp(`not UTF-8 at byte ${offset}\\b`));
     const { session } = (await status(p)).sessions[0]!;
     await hook(p, payload(p, 'SessionEnd', { reason: 'other' }));
-    let pkg = '';
-    for (let i = 0; i < 100 && pkg === ''; i++) {
-      const st = jsonOut(await p.tally(['session', 'status', '--session', session, '--json']));
-      if (st.package) pkg = String(st.package);
-      else await new Promise((r) => setTimeout(r, 100));
-    }
+    const pkg = await sealedPackage(p, session);
     const rejected = records(pkg).filter((r) => r.event.type === 'tally.ingest.rejected');
     assert.equal(rejected.length, 1);
     const detail = (rejected[0]!.event as unknown as { extensions: Record<string, Record<string, unknown>> })
