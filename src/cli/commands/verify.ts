@@ -1,5 +1,5 @@
 /** `tally verify PKG`: offline, deterministic verification with an explicit `now`. */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isRfc3339DateTime } from '../../ahp/messages/index.js';
 import { decodeBase64 } from '../../core/dsse.js';
@@ -7,6 +7,8 @@ import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
 import { readPublicKeyFile } from '../../core/keystore.js';
 import { readLogLines } from '../../evidence/log/reader.js';
 import { type VerifyResult, verifyPackageLines } from '../../evidence/package/verify.js';
+import { recordedHubKey } from '../../hub-client/audit.js';
+import { hubChecks } from '../../hub-client/verify-hub.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
 import { defaultTrustedKeys, pinnedApprovers, repositoryKeys } from '../../session/identity.js';
 import {
@@ -67,7 +69,7 @@ export const command: Command = {
   summary: 'verify a session package offline, optionally against an agent certificate',
   usage: [
     'usage: tally verify PKG [--certificate CERT|NAME] [--trust KEY_OR_FILE…] [--approver KEY_OR_FILE…]',
-    '                        [--now RFC3339] [--json]',
+    '                        [--hub URL [--hub-key KEY]] [--now RFC3339] [--json]',
     '',
     'Checks every record signature, the chain and sequence, that no record is later than --now, the',
     'Merkle root, the receipt recomputed from the records byte for byte, the receipt signature and',
@@ -76,13 +78,18 @@ export const command: Command = {
     '--trust, the ship keys of this project and of $TALLY_HOME are pinned. Packages of format v1 and',
     'v2 verify; the format is reported. An escalated call counts as approved by a signed approval only',
     'when a pinned approver key signed it ($TALLY_HOME/trust/approvers/, or --approver instead). No',
-    'network. Exit 0 verified, 1 a check failed, 2 usage error.',
+    "network, unless --hub: then also hub_inclusion (the package is in the hub's log, proven against a",
+    'checkpoint signed by the hub key: --hub-key, else the one tally hub audit recorded on first use)',
+    'and witness_consistent (the package extends every head the hub witnessed while it ran). Exit 0',
+    'verified, 1 a check failed, 2 usage error.',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
       certificate: { type: 'string' },
       trust: { type: 'string', multiple: true },
       approver: { type: 'string', multiple: true },
+      hub: { type: 'string' },
+      'hub-key': { type: 'string' },
       now: { type: 'string' },
       json: { type: 'boolean' },
     });
@@ -120,6 +127,17 @@ export const command: Command = {
         : pinnedApprovers(placesOf(ctx).home).map((k) => k.publicKey),
       onProgress: (done, total) => ctx.stderr(`  verified ${done}/${total} records\n`),
     });
+    if (values.hub !== undefined) {
+      const hubKey = values['hub-key'] ?? recordedHubKey(placesOf(ctx).home, values.hub);
+      if (hubKey === null)
+        throw new UsageError(
+          `--hub ${values.hub}: no hub key is pinned; pass --hub-key KEY (tally hub serve prints it) or run 'tally hub audit ${values.hub}' once to record it`,
+        );
+      const added = await hubChecks(readFileSync(path), { hub: values.hub, hubKey, trusted });
+      // Named checks of their own, reported after the package's.
+      result.checks.push(...(added as unknown as VerifyResult['checks']));
+      result.ok = result.ok && added.every((c) => c.ok);
+    }
     if (values.json) {
       const { receipt: _receipt, cross: _cross, ...rest } = result;
       printJson(ctx, { package: path, ...rest, trusted_from: values.trust?.length ? 'flag' : 'default' });
