@@ -18,6 +18,7 @@ export type CheckName =
   | 'receipt_signature'
   | 'receipt_recomputed'
   | 'certificate_signature'
+  | 'certificate_bound'
   | 'ship_id_match'
   | 'within_validity_window'
   | 'certificate_at_now'
@@ -48,6 +49,7 @@ export const CHECK_ORDER: readonly CheckName[] = [
   'receipt_signature',
   'receipt_recomputed',
   'certificate_signature',
+  'certificate_bound',
   'ship_id_match',
   'within_validity_window',
   'certificate_at_now',
