@@ -14,6 +14,11 @@ export type CheckName =
   | 'record_chain'
   | 'record_count'
   | 'not_after_now'
+  | 'timestamps_ordered'
+  | 'session_complete'
+  | 'call_ids_unique'
+  | 'unfinished_call'
+  | 'log_repaired'
   | 'merkle_root'
   | 'receipt_signature'
   | 'receipt_recomputed'
@@ -45,6 +50,11 @@ export const CHECK_ORDER: readonly CheckName[] = [
   'record_chain',
   'record_count',
   'not_after_now',
+  'timestamps_ordered',
+  'session_complete',
+  'call_ids_unique',
+  'unfinished_call',
+  'log_repaired',
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',

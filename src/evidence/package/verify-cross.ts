@@ -63,6 +63,7 @@ export function crossChecks(
     tool: c.tool,
     verdict: c.verdict,
     ...(c.pattern ? { pattern: c.pattern } : {}),
+    ...(c.inputChanged ? { input_changed: true } : {}),
     blocked: c.blocked,
   }));
   if (executed.length === 0)
@@ -82,6 +83,7 @@ export function crossChecks(
     seq: c.seq,
     tool: c.tool,
     pattern: c.pattern,
+    ...(c.inputChanged ? { input_changed: true } : {}),
     approved: c.approved,
     // Who approved, and how much that proves: signed by an approver key, or asserted by the harness.
     ...(c.approval ? { approval: c.approval, approved_by: c.approvedBy } : {}),

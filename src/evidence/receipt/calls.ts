@@ -300,6 +300,10 @@ export class CallTable {
       if (!call.inputSeen && tool.input !== undefined) {
         call.inputSeen = true;
         call.pendingInput = tool.input;
+      } else if (isAfter && tool.input !== undefined) {
+        // What ran is what the end reports: its input is the call's target from here on.
+        call.pendingInput = tool.input;
+        call.arg = undefined;
       }
       if (call.pendingInput !== undefined && call.name !== undefined) callArgument(call);
     }
