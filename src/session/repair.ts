@@ -16,7 +16,7 @@ import { sha256 } from '../core/hash.js';
 import { tallyHome } from '../core/home.js';
 import { toPublicKey } from '../core/keys.js';
 import { FileRecordStore, StoreError } from '../evidence/log/file-store.js';
-import { HeadFile, headFilePath, headOfLine } from '../evidence/log/head-file.js';
+import { HeadFile, HeadFileError, headFilePath, headOfLine } from '../evidence/log/head-file.js';
 import { acquireLock } from '../evidence/log/lock.js';
 import { ChainVerifier, LineTooLong, readLogLines } from '../evidence/log/reader.js';
 import { digestRef } from '../evidence/record/codec.js';
@@ -124,7 +124,14 @@ export async function repairSession(options: {
   let quarantinePath: string | null = null;
   try {
     found = await scan(path, signer, session.id);
-    const stored = head.read();
+    // A head file that holds no valid head (spoilt, or not this ship's) is re-established like a missing one.
+    let stored: ReturnType<HeadFile['read']>;
+    try {
+      stored = head.read();
+    } catch (error) {
+      if (!(error instanceof HeadFileError)) throw error;
+      stored = null;
+    }
     const lastSeq = found.count - 1;
     if (stored !== null && lastSeq < stored.seq)
       throw new StoreError(

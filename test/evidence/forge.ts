@@ -1,13 +1,13 @@
 /**
  * Forgeries by the key holder: the records of a real package, changed and re-signed in a fresh
- * chain with the ship key, then sealed from a real log file. Every signature, link and the Merkle
+ * chain with the ship key (records encoded and linked by hand), then sealed from a real log file. Every signature, link and the Merkle
  * root of the result are valid; only checks of the session's own consistency can catch it.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sealLog } from '../../src/evidence/package/seal.js';
-import { type AppendInput, RecordChain } from '../../src/evidence/record/chain.js';
-import type { Signer } from '../../src/evidence/record/codec.js';
+import type { AppendInput } from '../../src/evidence/record/chain.js';
+import { digestRef, encodeRecord, type Signer } from '../../src/evidence/record/codec.js';
 import type { EventRecord } from '../../src/evidence/record/record.js';
 import { packageLines } from '../session/fixture.js';
 
@@ -46,9 +46,17 @@ export async function forgePackage(
   signer: Signer,
   entries: ReadonlyArray<{ input: AppendInput; time: Date }>,
 ): Promise<Buffer> {
-  const chain = new RecordChain({ session, signer });
+  // Encoded by hand, not through RecordChain: the key holder writes whatever bytes they like,
+  // including times the recorder itself would never write.
+  let prev: string | null = null;
+  const lines = entries.map((e, seq) => {
+    const record = { v: 2, seq, time: e.time.toISOString(), session, ...e.input, prev } as EventRecord;
+    const { line, digest } = encodeRecord(record, signer);
+    prev = digestRef(digest);
+    return line;
+  });
   const logPath = join(dir, `${session}.forged.log`);
-  writeFileSync(logPath, Buffer.concat(entries.map((e) => chain.next(e.input, e.time).line)));
+  writeFileSync(logPath, Buffer.concat(lines));
   const outPath = join(dir, `${session}.forged.tally`);
   await sealLog({ logPath, outPath, session, records: entries.length, signer, workers: 0 });
   return readFileSync(outPath);

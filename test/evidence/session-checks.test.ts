@@ -129,6 +129,17 @@ describe('session checks against a key holder who re-signs the log', () => {
     assert.deepEqual(detail.calls, [{ seq: 3, call: 'c2' }]);
   });
 
+  it('a clock stepped back while recording never dates a record before the one before it', async () => {
+    const times = ['2026-03-02T10:00:00Z', '2026-03-02T10:00:05Z', '2026-03-02T09:00:00Z'];
+    let i = 0;
+    const clock = { now: () => new Date(times[Math.min(i++, times.length - 1)]!) };
+    const run = await runSession(fx, [toolBefore('c1', 'Bash', { command: 'ls' }, 'shell')], { clock });
+    const result = await verify(run.bytes);
+    assert.equal(result.checks.find((c) => c.check === 'timestamps_ordered')?.code, 'ok');
+    const dated = packageRecords(run.bytes).map((r) => Date.parse(r.time));
+    for (let k = 1; k < dated.length; k++) assert.ok(dated[k]! >= dated[k - 1]!, `record ${k}`);
+  });
+
   it('tally verify exits 1 on a forged package and names the check', async () => {
     const forged = join(fx.dir, 'incomplete.tally');
     writeFileSync(forged, await forge(records.slice(0, -1).map(asInput)));

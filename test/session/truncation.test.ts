@@ -6,10 +6,11 @@
  * missing head file for an open session is `head-missing`, not a silent resume.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, readFileSync, rmSync, truncateSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { headFilePath } from '../../src/evidence/log/head-file.js';
 import { closeSession, openSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
+import { repairSession } from '../../src/session/repair.js';
 import { logPath, packagePath, readSessionInfo } from '../../src/session/store.js';
 import { removeTempDir } from '../temp.js';
 import { type Fixture, makeFixture, toolAfter, toolBefore } from './fixture.js';
@@ -49,6 +50,16 @@ function cutLines(path: string, n: number): void {
   truncateSync(path, end + 1);
 }
 
+function record(id: string, event: unknown) {
+  return recordEvent({
+    state: fx.state,
+    session: readSessionInfo(fx.state, id),
+    signer: fx.signer,
+    event,
+    source: 'hook',
+  });
+}
+
 const close = (id: string, extra: Record<string, unknown> = {}) =>
   closeSession({ state: fx.state, session: readSessionInfo(fx.state, id), signer: fx.signer, ...extra });
 
@@ -58,12 +69,20 @@ describe('the chain head outside the log', () => {
     const path = headFilePath(fx.state, id);
     assert.ok(existsSync(path), 'the head file is where the home keeps heads');
     assert.ok(!path.startsWith(fx.root), 'never in the project tree');
-    const envelope = JSON.parse(readFileSync(path, 'utf8')) as { payload: string; payloadType: string };
-    assert.equal(envelope.payloadType, 'application/vnd.tally.head+json');
-    const head = JSON.parse(Buffer.from(envelope.payload, 'base64').toString()) as {
-      seq: number;
-      session: string;
-    };
+    // Two slots of signed heads (docs/formats.md, chain head): the later one names the last record.
+    const heads = readFileSync(path, 'utf8')
+      .split(/[\n\u0000]+/)
+      .filter((line) => line.startsWith('{'))
+      .map((line) => {
+        const envelope = JSON.parse(line) as { payload: string; payloadType: string };
+        assert.equal(envelope.payloadType, 'application/vnd.tally.head+json');
+        return JSON.parse(Buffer.from(envelope.payload, 'base64').toString()) as {
+          seq: number;
+          session: string;
+        };
+      });
+    assert.equal(heads.length, 2);
+    const head = heads.reduce((a, b) => (b.seq > a.seq ? b : a));
     assert.equal(head.seq, 4);
     assert.equal(head.session, id);
     await close(id);
@@ -135,6 +154,30 @@ describe('the chain head outside the log', () => {
         return true;
       },
     );
+  });
+
+  it('a head slot torn by a crash leaves the other slot; a head file with no valid slot is refused', async () => {
+    const id = await liveSession();
+    const path = headFilePath(fx.state, id);
+    const bytes = readFileSync(path);
+    // The latest head (record 4) is in slot 0: spoil it, as a write torn mid-slot would.
+    const torn = Buffer.from(bytes);
+    torn.fill(0x41, 10, 400);
+    writeFileSync(path, torn);
+    await record(id, toolBefore('c5', 'Bash', { command: 'ls' }, 'shell'));
+    writeFileSync(path, Buffer.alloc(bytes.length, 0x41));
+    await assert.rejects(
+      record(id, toolBefore('c6', 'Bash', { command: 'ls' }, 'shell')),
+      (error: Error & { code?: string }) => error.code === 'head-invalid',
+    );
+    // Repair re-establishes it from the log (and records that it did); recording goes on.
+    const repaired = await repairSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, id),
+      signer: fx.signer,
+    });
+    assert.equal(repaired.headMissing, true);
+    await record(id, toolBefore('c7', 'Bash', { command: 'ls' }, 'shell'));
   });
 
   it('a whole session closes and seals as before', async () => {

@@ -289,6 +289,7 @@ export class FileRecordStore implements RecordStore {
     this.closed = true;
     while (this.flushing) await this.flushing;
     await this.handle.close();
+    this.head?.close();
     this.lock.release();
   }
 }
