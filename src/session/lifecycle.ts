@@ -21,13 +21,16 @@ import {
 import { BoundaryError, eventId, TALLY_SOURCE_URI } from '../boundary/prepare.js';
 import { trustKeys } from '../core/dsse.js';
 import type { CanonicalEvent } from '../core/event.js';
+import { tallyHome } from '../core/home.js';
 import { toPublicKey } from '../core/keys.js';
 import { TALLY_VERSION } from '../core/version.js';
 import type { AgentCertificate } from '../evidence/certificate.js';
-import { FileRecordStore, type TornTail } from '../evidence/log/file-store.js';
+import { FileRecordStore, StoreError, type TornTail } from '../evidence/log/file-store.js';
+import { HeadFile, headFilePath } from '../evidence/log/head-file.js';
 import { checkLine } from '../evidence/log/reader.js';
 import { PackageError } from '../evidence/package/grammar.js';
 import { sealLog } from '../evidence/package/seal.js';
+import type { ChainHead } from '../evidence/record/chain.js';
 import type { AgentAttribution, EventRecord, SessionBinding } from '../evidence/record/record.js';
 import { captureBaseline } from './baseline.js';
 import {
@@ -57,6 +60,11 @@ export type { Clock };
 export { eventId, TALLY_SOURCE_URI };
 
 const systemClock: Clock = { now: () => new Date() };
+
+/** The chain head of a session, kept under the Tally home of its ship key (never in the project). */
+function headOf(signer: ShipSigner, session: string): HeadFile {
+  return new HeadFile(headFilePath(signer.home ?? tallyHome(process.env), session), session, signer);
+}
 
 /** The project's hook registration, when it has one: `<state>/hooks.json`. */
 export function projectRegistrationPath(state: string): string {
@@ -130,7 +138,7 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     items: [],
     extensions: { 'dev.tally.workspace': { root: options.root, baseline } },
   };
-  const store = await FileRecordStore.open(logPath(options.state, id));
+  const store = await FileRecordStore.open(logPath(options.state, id), { head: headOf(options.signer, id) });
   try {
     const boundary = openBoundary(
       boundaryOptions(info, store, options.signer, null, null, { env: {} }, clock, options.onRecorded),
@@ -217,7 +225,9 @@ export async function openSession(options: {
   const info = options.session;
   if (info.state === 'closed')
     throw new SessionError('already-closed', `session ${info.id} is closed; start a new one`);
-  const store = await FileRecordStore.open(logPath(options.state, info.id));
+  const store = await FileRecordStore.open(logPath(options.state, info.id), {
+    head: headOf(options.signer, info.id),
+  });
   try {
     const start = await startRecord(store, options.signer);
     const binding = start?.binding;
@@ -365,6 +375,8 @@ export async function closeSession(options: {
   onProgress?: (records: number, total: number) => void;
   /** Told of every record the close appends (the live witness sees session.end). */
   onRecorded?: BoundaryOptions['onRecorded'];
+  /** The head the recorder held in memory: a log that ends before it is refused. */
+  expectedHead?: ChainHead | null;
 }): Promise<CloseResult> {
   const clock = options.clock ?? systemClock;
   const { state, session, signer } = options;
@@ -377,7 +389,7 @@ export async function closeSession(options: {
   const path = logPath(state, session.id);
   // The log's lock is held until session.json says closed, so two closes (or a close and an event)
   // cannot interleave: the second sees the first's result and changes nothing.
-  const store = await FileRecordStore.open(path);
+  const store = await FileRecordStore.open(path, { head: headOf(signer, session.id) });
   const out = packagePath(state, session.id);
   let records: number;
   let closed: SessionInfo;
@@ -385,6 +397,14 @@ export async function closeSession(options: {
     const boundary = openBoundary(
       boundaryOptions(session, store, signer, null, null, { env: {} }, clock, options.onRecorded),
     );
+    const expected = options.expectedHead;
+    const found = boundary.head?.seq ?? -1;
+    if (expected && found < expected.seq)
+      throw new StoreError(
+        'truncated-log',
+        `${path} ends at record ${found} but the recorder holding it appended up to record ${expected.seq}: records ${found + 1}–${expected.seq} were removed from the log; nothing was sealed`,
+        { path, missing: { from: found + 1, to: expected.seq }, head_digest: expected.digest },
+      );
     const current = readSessionInfo(state, session.id);
     if (current.state === 'closed') {
       throw new SessionError(
