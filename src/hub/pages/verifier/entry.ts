@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The browser bundle's entry (built by scripts/build-verifier.mjs into
  * dist/src/hub/pages/verifier.js): the verifier for tests and pages, and the panel that runs it.
