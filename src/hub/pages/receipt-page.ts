@@ -39,7 +39,7 @@ const pills = (values: string[], kind = '') =>
 
 function table(caption: string, head: string[], rows: Html[][]): Html {
   if (rows.length === 0) return html`<p class="muted">None.</p>`;
-  return html`<div class="table"><table><caption class="muted">${caption}</caption><thead><tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody></table></div>`;
+  return html`<div class="table" tabindex="0" role="region" aria-label="${caption}"><table><caption class="muted">${caption}</caption><thead><tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody></table></div>`;
 }
 
 const text = (v: Json) => html`${str(v) ?? ''}`;
