@@ -19,8 +19,8 @@ h3{font-size:1rem;margin:1rem 0 .3rem}
 .facts dt{font-weight:600}
 .facts dd{margin:0;min-width:0;overflow-wrap:anywhere}
 .table{width:100%;overflow-x:auto}
-table{border-collapse:collapse;width:100%;font-size:.95rem}
-th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;border-bottom:1px solid #e1e4ea;overflow-wrap:anywhere}
+table{border-collapse:collapse;width:100%;min-width:34rem;font-size:.95rem}
+th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;border-bottom:1px solid #e1e4ea;overflow-wrap:break-word}
 th{background:#f3f5f8}
 .pill{display:inline-block;padding:0 .5rem;margin:.1rem .2rem .1rem 0;border-radius:1rem;background:#e6ecf7;color:#1f3b73;font-size:.85rem;white-space:nowrap}
 .pill.provider{background:#efe7f8;color:#4b2a72}
@@ -35,7 +35,7 @@ th{background:#f3f5f8}
 .badge.good{color:#13552c}
 .badge.bad{color:#8a1111}
 .expired{color:#8a1111;font-weight:600}
-.panel{border:2px solid #8a94a6;border-radius:6px;padding:.8rem 1rem;margin:1rem 0;background:#f6f7f9}
+.panel{border:2px solid #8a94a6;border-radius:6px;padding:.8rem 1rem;margin:1rem 0;background:#f6f7f9;overflow-wrap:anywhere}
 .panel.ok{border-color:#1d7a3e;background:#e9f6ee}
 .panel.bad{border-color:#b42318;background:#fdeceb}
 .panel.partial{border-color:#9a6700;background:#fff7e0}

@@ -8,6 +8,19 @@ import { canonicalize } from '../../../src/core/canonical.js';
 import { signEnvelope } from '../../../src/core/dsse.js';
 import { joinLines, packageLines } from '../../session/fixture.js';
 
+/** The browser verifier as the build wrote it: what pages load. */
+export const BUNDLE = 'dist/src/hub/pages/verifier.js';
+
+export interface Verdict {
+  ok: boolean;
+  checks: { check: string; ok: boolean; code: string; detail: unknown }[];
+}
+
+/** What must agree between the browser and the CLI: every check's name, outcome, code and detail. */
+export function verdictOf(result: Verdict): string {
+  return JSON.stringify({ ok: result.ok, checks: result.checks });
+}
+
 export interface TamperCase {
   name: string;
   bytes: Buffer;

@@ -11,14 +11,7 @@ import { createContext, runInContext } from 'node:vm';
 import { generateKeyPair, rawPublicKey } from '../../../src/core/keys.js';
 import { verifyPackage } from '../../../src/evidence/package/verify.js';
 import { makeShip, removeShip, type ShipUnderTest, sealPackage } from '../hub-fixture.js';
-import { tamperCorpus } from './tamper-corpus.js';
-
-export const BUNDLE = 'dist/src/hub/pages/verifier.js';
-
-interface Verdict {
-  ok: boolean;
-  checks: { check: string; ok: boolean; code: string; detail: unknown }[];
-}
+import { BUNDLE, tamperCorpus, type Verdict, verdictOf } from './tamper-corpus.js';
 
 type BrowserApi = {
   verifyInBrowser(bytes: Uint8Array, options: { keys: Uint8Array[]; now: Date }): Promise<Verdict>;
@@ -34,11 +27,6 @@ function loadBundle(crypto: unknown = globalThis.crypto): BrowserApi {
     verifyInBrowser: (bytes, options) =>
       api.verifyInBrowser(local(bytes), { keys: options.keys.map(local), now: options.now }),
   };
-}
-
-/** What must agree: every check's name, outcome, code and detail, as JSON. */
-export function verdictOf(result: Verdict): string {
-  return JSON.stringify({ ok: result.ok, checks: result.checks });
 }
 
 describe('browser verifier bundle', () => {

@@ -17,6 +17,10 @@ interface Pinned {
 }
 
 export async function importPinned(keys: readonly Uint8Array[]): Promise<Pinned[]> {
+  if (globalThis.crypto?.subtle === undefined)
+    throw new Error(
+      'this page is not a secure context, so the browser offers no WebCrypto to check signatures: serve the hub over HTTPS (or open it on localhost)',
+    );
   return Promise.all(
     keys.map(async (raw) => ({
       id: keyId(raw),
