@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   ahp: () => import('./commands/ahp.js'),
   recorder: () => import('./commands/recorder.js'),
   hook: () => import('./commands/hook.js'),
+  mcp: () => import('./commands/mcp.js'),
   run: () => import('./commands/run.js'),
   install: () => import('./commands/install.js'),
   uninstall: () => import('./commands/uninstall.js'),

@@ -15,7 +15,13 @@ import {
   toolFileChangeOperation,
   type WorkspaceFrame,
 } from '../normalize.js';
-import { canonicalTool, type ToolArgument, type ToolKind, toolArgument } from '../policy/aliases.js';
+import {
+  canonicalTool,
+  kindFromHint,
+  type ToolArgument,
+  type ToolKind,
+  toolArgument,
+} from '../policy/aliases.js';
 import type { EventRecord } from '../record/record.js';
 import { addSeq, CALL_WINDOW, type WitnessSet } from './bounds.js';
 import type { DecisionRow, Verdict, WriteWitness } from './types.js';
@@ -135,6 +141,9 @@ export function identify(call: CallState): ToolIdentityFacts {
       const innerKind = canonicalTool(inner).kind;
       if (innerKind !== 'mcp' && innerKind !== 'other') effectKind = innerKind;
     }
+    // The gateway's kind, read from the tool's input schema, when the inner name says nothing.
+    const hinted = kindFromHint(call.kindHint);
+    if ((effectKind === 'mcp' || effectKind === 'other') && hinted !== undefined) effectKind = hinted;
   }
   return { canonical, kind, effectKind, native };
 }
