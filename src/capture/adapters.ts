@@ -7,6 +7,8 @@ import type { BoundaryDecision } from '../boundary/boundary.js';
 import type { JsonObject } from '../core/json.js';
 import { claudeCodeAnswer } from './claude-code/answer.js';
 import { translateClaudeCode } from './claude-code/translate.js';
+import { codexAnswer } from './codex/answer.js';
+import { translateCodex } from './codex/translate.js';
 import { geminiCliAnswer } from './gemini-cli/answer.js';
 import { translateGeminiCli } from './gemini-cli/translate.js';
 import { translateQwenCode } from './qwen-code/translate.js';
@@ -40,6 +42,7 @@ export const ADAPTERS: Readonly<Record<string, NativeAdapter>> = {
     answer: claudeCodeAnswer,
     endEvent: 'SessionEnd',
   },
+  codex: { harness: 'codex', translate: translateCodex, answer: codexAnswer, endEvent: 'SessionEnd' },
 };
 
 export function adapterOf(harness: string): NativeAdapter | undefined {

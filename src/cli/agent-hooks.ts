@@ -11,7 +11,7 @@ import type { Registration } from '../ahp/registration/types.js';
 import { projectRegistrationPath } from '../session/lifecycle.js';
 import { type Places, projectRootFor } from '../session/paths.js';
 import { type CommandContext, UsageError } from './command.js';
-import { type InstallScope, INSTALLERS, type Installer } from './installers.js';
+import { INSTALLERS, type Installer, type InstallScope } from './installers.js';
 import { placesOf } from './session-context.js';
 
 const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
@@ -51,8 +51,12 @@ export function settingsTarget(
   installer: Installer,
   scope: string | undefined,
 ): { scope: InstallScope; path: string } {
-  const chosen = (scope ?? 'project') as InstallScope;
+  const chosen = (scope ?? installer.scopes[0]) as InstallScope;
   if (!SCOPES.includes(chosen)) throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`);
+  if (!installer.scopes.includes(chosen))
+    throw new UsageError(
+      `--scope ${chosen}: ${installer.label} hooks can be installed for ${installer.scopes.join(' or ')}`,
+    );
   const where = placesOf(ctx);
   const root = where.project ? projectRootFor(where.project) : projectRootFor(ctx.cwd);
   return { scope: chosen, path: installer.path(chosen, root, ctx.env.HOME ?? '', ctx.env) };

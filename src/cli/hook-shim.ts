@@ -33,6 +33,7 @@ const CHANNELS: Record<string, { tool: string; prompt: string; style: 'claude' |
   'claude-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
   'qwen-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
   'gemini-cli': { tool: 'BeforeTool', prompt: 'BeforeAgent', style: 'gemini' },
+  codex: { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
 };
 
 export interface ShimIo {

@@ -8,6 +8,14 @@ import { withCertificateJudge } from '../boundary/certificate-backend.js';
 import { CLAUDE_CODE_GAPS } from '../capture/claude-code/answer.js';
 import { claudeCodeHooks, planHooks } from '../capture/claude-code/hooks.js';
 import { settingsPath, withoutTallyHooks, withTallyHooks } from '../capture/claude-code/settings.js';
+import { CODEX_GAPS } from '../capture/codex/answer.js';
+import {
+  codexHooksPath,
+  planCodexHooks,
+  withCodexTallyHooks,
+  withoutCodexTallyHooks,
+} from '../capture/codex/hooks.js';
+import { type CodexHookEntry, trustCodexHooks } from '../capture/codex/trust.js';
 import { GEMINI_CLI_GAPS } from '../capture/gemini-cli/answer.js';
 import {
   geminiSettingsPath,
@@ -15,7 +23,7 @@ import {
   withGeminiTallyHooks,
   withoutGeminiTallyHooks,
 } from '../capture/gemini-cli/hooks.js';
-import { shimHooksBlock } from '../capture/plan.js';
+import { isShimCommand, shimHooksBlock } from '../capture/plan.js';
 import {
   planQwenCodeHooks,
   QWEN_CODE_GAPS,
@@ -57,10 +65,27 @@ export interface Installer {
   merge(settings: JsonObject, hooks: Record<string, JsonObject[]>): JsonObject;
   remove(settings: JsonObject): JsonObject;
   gaps: readonly string[];
+  /** The scopes it has, the first the default. */
+  scopes: readonly InstallScope[];
+  /** Runs after the file is written (Codex: trusting Tally's hooks through Codex itself). */
+  afterWrite?: (path: string, context: AfterWrite) => Promise<JsonObject>;
+}
+
+export interface AfterWrite {
+  /** The agent's executable, for installers that must ask the agent. */
+  bin: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
 }
 
 function shimPlans(
-  plans: readonly { event: string; ahpEvent: string; timeoutS: number; failClosed: boolean; backends: string[] }[],
+  plans: readonly {
+    event: string;
+    ahpEvent: string;
+    timeoutS: number;
+    failClosed: boolean;
+    backends: string[];
+  }[],
 ): PlannedHook[] {
   return plans.map((p) => ({
     event: p.event,
@@ -97,6 +122,7 @@ const claudeCode: Installer = {
   merge: withTallyHooks,
   remove: withoutTallyHooks,
   gaps: CLAUDE_CODE_GAPS,
+  scopes: ['project', 'user', 'managed'],
 };
 
 const geminiCli: Installer = {
@@ -116,6 +142,7 @@ const geminiCli: Installer = {
   merge: withGeminiTallyHooks,
   remove: withoutGeminiTallyHooks,
   gaps: GEMINI_CLI_GAPS,
+  scopes: ['project', 'user', 'managed'],
 };
 
 const qwenCode: Installer = {
@@ -135,10 +162,50 @@ const qwenCode: Installer = {
   merge: withQwenTallyHooks,
   remove: withoutQwenTallyHooks,
   gaps: QWEN_CODE_GAPS,
+  scopes: ['project', 'user', 'managed'],
+};
+
+/** Codex's own hooks in the file Tally wrote: trusted by Tally, never the user's. */
+function ownCodexHook(path: string): (hook: CodexHookEntry) => boolean {
+  return (hook) =>
+    hook.key.startsWith(`${path}:`) && (hook.command === undefined || isShimCommand(hook.command, 'codex'));
+}
+
+const codex: Installer = {
+  agent: 'codex',
+  label: 'Codex',
+  transports: ['command'],
+  path: (scope, _root, home, env) => codexHooksPath(scope, home, env),
+  ownManagedFile: false,
+  plan: (registration) => shimPlans(planCodexHooks(withCertificateJudge(registration))),
+  hooks: (registration, wiring) =>
+    shimHooksBlock(planCodexHooks(withCertificateJudge(registration)), {
+      tally: wiring.tally,
+      channel: 'codex',
+      timeoutUnit: 's',
+      ...(wiring.agent ? { agent: wiring.agent } : {}),
+    }),
+  merge: withCodexTallyHooks,
+  remove: withoutCodexTallyHooks,
+  gaps: CODEX_GAPS,
+  scopes: ['user', 'managed'],
+  afterWrite: async (path, context) => {
+    // Managed hooks (/etc/codex) need no trust.
+    if (path.startsWith('/etc/')) return { trust: 'managed' };
+    const listed = await trustCodexHooks(context.bin, context.env, context.cwd, ownCodexHook(path));
+    const ours = listed.filter(ownCodexHook(path));
+    const untrusted = ours.filter((h) => h.trustStatus !== 'trusted');
+    return {
+      trust: untrusted.length === 0 && ours.length > 0 ? 'trusted' : 'untrusted',
+      hooks_trusted: ours.length - untrusted.length,
+      hooks_listed: ours.length,
+    };
+  },
 };
 
 export const INSTALLERS: Readonly<Record<string, Installer>> = {
   'claude-code': claudeCode,
   'gemini-cli': geminiCli,
   'qwen-code': qwenCode,
+  codex,
 };

@@ -1,12 +1,13 @@
 /**
  * How `tally run` wires an agent's hooks for one run without editing the user's files. Claude
- * Code takes `--settings <file>`. Gemini CLI and Qwen Code take their config home from an
- * environment variable (`GEMINI_CLI_HOME`, `QWEN_HOME`): the run gets a config home of its own in
- * the session's directory whose settings file is the user's with Tally's hooks merged in, and
- * whose every other entry is a link to the user's own (credentials, history, memory). What the
- * agent created there during the run is moved back afterwards. (Their system settings file would
- * need no copying, but Gemini CLI skips one whose directories are not all root-owned and
- * unwritable by others, which a session directory is not.)
+ * Code takes `--settings <file>`. Gemini CLI, Qwen Code and Codex take their config home from an
+ * environment variable (`GEMINI_CLI_HOME`, `QWEN_HOME`, `CODEX_HOME`): the run gets a config home
+ * of its own in the session's directory whose hooks file is the user's with Tally's hooks merged
+ * in, and whose every other entry is a link to the user's own (credentials, history, memory).
+ * What the agent created there during the run is moved back afterwards. Codex keeps hook trust in
+ * config.toml, so the run gets a copy of the user's, in which Codex itself records the trust of
+ * this run's hooks. (A system settings file would need no copying, but Gemini CLI skips one whose
+ * directories are not all root-owned and closed to others, which a session directory is not.)
  */
 import {
   existsSync,
@@ -22,6 +23,7 @@ import {
 import { join } from 'node:path';
 import type { Registration } from '../ahp/registration/types.js';
 import { parseSettings } from '../capture/hook-settings.js';
+import { FailureError } from './command.js';
 import { INSTALLERS } from './installers.js';
 
 export interface RunWiring {
@@ -31,47 +33,62 @@ export interface RunWiring {
   restore: () => void;
 }
 
-/** Each agent's config home: the variable that moves it, and where it is by default. */
-const CONFIG_HOMES: Record<
-  string,
-  { variable: string; dir: (env: NodeJS.ProcessEnv) => string; inner: string }
-> = {
+interface ConfigHome {
+  variable: string;
+  /** The user's config directory. */
+  dir: (env: NodeJS.ProcessEnv) => string;
+  /** The config directory inside what the variable names ('' when it names the directory itself). */
+  inner: string;
+  /** The file holding the hooks. */
+  hooks: string;
+  /** Files copied rather than linked (the agent writes to them for this run). */
+  copied?: string[];
+}
+
+const CONFIG_HOMES: Record<string, ConfigHome> = {
   // GEMINI_CLI_HOME stands for the home directory: the config is its `.gemini`.
   'gemini-cli': {
     variable: 'GEMINI_CLI_HOME',
     dir: (env) => join(env.GEMINI_CLI_HOME || env.HOME || '', '.gemini'),
     inner: '.gemini',
+    hooks: 'settings.json',
   },
-  // QWEN_HOME is the config directory itself.
   'qwen-code': {
     variable: 'QWEN_HOME',
     dir: (env) => env.QWEN_HOME || join(env.HOME || '', '.qwen'),
     inner: '',
+    hooks: 'settings.json',
+  },
+  codex: {
+    variable: 'CODEX_HOME',
+    dir: (env) => env.CODEX_HOME || join(env.HOME || '', '.codex'),
+    inner: '',
+    hooks: 'hooks.json',
+    copied: ['config.toml'],
   },
 };
 
-/** The run's config home: links to every entry of the user's but the settings file, written anew. */
-function overlay(userDir: string, runDir: string, settings: string): void {
+/** The run's config home: links to every entry of the user's but the files of its own, written anew. */
+function overlay(userDir: string, runDir: string, own: Record<string, string>): void {
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   if (existsSync(userDir))
     for (const name of readdirSync(userDir))
-      if (name !== 'settings.json') symlinkSync(join(userDir, name), join(runDir, name));
-  writeFileSync(join(runDir, 'settings.json'), settings, { mode: 0o600 });
+      if (!Object.hasOwn(own, name)) symlinkSync(join(userDir, name), join(runDir, name));
+  for (const [name, text] of Object.entries(own)) writeFileSync(join(runDir, name), text, { mode: 0o600 });
 }
 
 /** What the agent created in the run's config home goes back to the user's; the rest is dropped. */
-function unlay(userDir: string, runDir: string): void {
+function unlay(userDir: string, runDir: string, own: Record<string, string>): void {
   if (!existsSync(runDir)) return;
   for (const name of readdirSync(runDir)) {
     const at = join(runDir, name);
-    if (name === 'settings.json' || lstatSync(at).isSymbolicLink()) continue;
+    if (Object.hasOwn(own, name) || lstatSync(at).isSymbolicLink()) continue;
     mkdirSync(userDir, { recursive: true });
     if (!existsSync(join(userDir, name))) renameSync(at, join(userDir, name));
   }
-  rmSync(runDir, { recursive: true, force: true });
 }
 
-export function wireRun(
+export async function wireRun(
   harness: string,
   agentArgv: string[],
   options: {
@@ -80,9 +97,10 @@ export function wireRun(
     port: number;
     tally: string;
     env: NodeJS.ProcessEnv;
+    cwd: string;
     agent?: string;
   },
-): RunWiring {
+): Promise<RunWiring> {
   const installer = INSTALLERS[harness]!;
   const wiring = {
     port: options.port,
@@ -101,24 +119,40 @@ export function wireRun(
   }
   const home = CONFIG_HOMES[harness]!;
   const userDir = home.dir(options.env);
-  const userSettings = join(userDir, 'settings.json');
-  const base = parseSettings(
-    existsSync(userSettings) ? readFileSync(userSettings, 'utf8') : undefined,
-    userSettings,
-  );
+  const userHooks = join(userDir, home.hooks);
+  const base = parseSettings(existsSync(userHooks) ? readFileSync(userHooks, 'utf8') : undefined, userHooks);
   const merged = installer.merge(
     base,
     installer.hooks(options.registration, { ...wiring, transport: 'command' }),
   );
+  const own: Record<string, string> = { [home.hooks]: `${JSON.stringify(merged, null, 2)}\n` };
+  for (const name of home.copied ?? [])
+    own[name] = existsSync(join(userDir, name)) ? readFileSync(join(userDir, name), 'utf8') : '';
   const runHome = join(options.dir, `${harness}-home`);
   const runDir = home.inner ? join(runHome, home.inner) : runHome;
-  overlay(userDir, runDir, `${JSON.stringify(merged, null, 2)}\n`);
-  return {
-    argv: agentArgv,
-    env: { [home.variable]: runHome },
-    restore: () => {
-      unlay(userDir, runDir);
-      rmSync(runHome, { recursive: true, force: true });
-    },
+  overlay(userDir, runDir, own);
+  const restore = () => {
+    unlay(userDir, runDir, own);
+    rmSync(runHome, { recursive: true, force: true });
   };
+  const env = { [home.variable]: runHome };
+  if (installer.afterWrite) {
+    const after = await installer
+      .afterWrite(join(runDir, home.hooks), {
+        bin: agentArgv[0]!,
+        env: { ...options.env, ...env },
+        cwd: options.cwd,
+      })
+      .catch((error: Error) => {
+        restore();
+        throw error;
+      });
+    if (after.trust === 'untrusted') {
+      restore();
+      throw new FailureError(
+        `${installer.label} would not trust this run's hooks: it would skip them without a word`,
+      );
+    }
+  }
+  return { argv: agentArgv, env, restore };
 }

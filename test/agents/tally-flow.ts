@@ -17,6 +17,8 @@ export const CERTIFICATE = [
   '--allow',
   'Write(*.txt)',
   '--allow',
+  'Edit(*.txt)',
+  '--allow',
   'Bash(echo *)',
   '--forbid',
   'Write(protected/**)',

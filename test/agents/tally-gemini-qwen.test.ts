@@ -83,7 +83,9 @@ describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () 
         // The receipt: files and processes as on disk, the decision named.
         const receipt = await receiptOf(project, String(summary.package));
         const written = asArray(receipt.files_written).map((f) => String(asRecord(f)?.path));
-        t.diagnostic(`files_written ${JSON.stringify(written)}; processes ${JSON.stringify(receipt.processes)}`);
+        t.diagnostic(
+          `files_written ${JSON.stringify(written)}; processes ${JSON.stringify(receipt.processes)}`,
+        );
         // The write tool's file is the hook's witness; b.txt was written inside a shell command,
         // which the receipt shows as that process (the agent reports no files for it).
         assert.ok(written.includes('a.txt'), JSON.stringify(written));
@@ -94,11 +96,18 @@ describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () 
         const decisions = asArray(receipt.decisions).map((d) => asRecord(d) ?? {});
         assert.ok(
           decisions.some(
-            (d) => d.decision === 'deny' && d.by === 'dev.tally.certificate' && d.rule === 'Write(protected/**)',
+            (d) =>
+              d.decision === 'deny' && d.by === 'dev.tally.certificate' && d.rule === 'Write(protected/**)',
           ),
           JSON.stringify(decisions),
         );
-        const verify = await project.tally(['verify', String(summary.package), '--certificate', 'coder', '--json']);
+        const verify = await project.tally([
+          'verify',
+          String(summary.package),
+          '--certificate',
+          'coder',
+          '--json',
+        ]);
         assert.equal(verify.code, 0, verify.stdout);
       } finally {
         await runTally(repo.dir, home);
@@ -132,7 +141,11 @@ describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () 
         t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-800)}`);
         assert.equal(run.exitCode, 0, run.stderr);
         assert.equal(readFileSync(join(repo.dir, 'b.txt'), 'utf8'), 'beta\n');
-        assert.equal(existsSync(join(repo.dir, 'protected/a')), false, 'the installed hook stopped the write');
+        assert.equal(
+          existsSync(join(repo.dir, 'protected/a')),
+          false,
+          'the installed hook stopped the write',
+        );
         assert.ok(toolResults(run).some((r) => r.includes(REASON)));
         // The recorder holds (or has sealed) the session its hooks opened.
         const status = await project.tally(['recorder', 'status', '--json']);

@@ -47,7 +47,8 @@ export function checkHooksBlock(hooks: unknown): void {
       if (typeof h.command !== 'string' || h.command === '')
         badField(`${hp}/command`, 'must be a non-empty string');
     } else if (h.type === 'http') {
-      if (typeof h.url !== 'string' || !/^https?:\/\//.test(h.url)) badField(`${hp}/url`, 'must be an http(s) URL');
+      if (typeof h.url !== 'string' || !/^https?:\/\//.test(h.url))
+        badField(`${hp}/url`, 'must be an http(s) URL');
       if (h.onFailure !== undefined && h.onFailure !== 'block' && h.onFailure !== 'continue')
         badField(`${hp}/onFailure`, "must be 'block' or 'continue'");
     } else badField(`${hp}/type`, "must be 'command' or 'http'");

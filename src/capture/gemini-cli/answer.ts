@@ -23,7 +23,10 @@ export function geminiCliAnswer(nativeEvent: string, decision: BoundaryDecision 
     if (decision.decision === 'ask') return { decision: 'deny', reason: askDenied(reason, 'Gemini CLI') };
     if (decision.decision === 'deny') return { decision: 'deny', reason: reason ?? 'denied by policy' };
     if (decision.effects.input !== undefined)
-      return { decision: 'deny', reason: 'a policy rewrote this call’s input, which Gemini CLI cannot apply: denied' };
+      return {
+        decision: 'deny',
+        reason: 'a policy rewrote this call’s input, which Gemini CLI cannot apply: denied',
+      };
     return decision.permission === 'allow' ? { decision: 'allow' } : {};
   }
   if (nativeEvent === 'BeforeAgent' || nativeEvent === 'AfterTool') {

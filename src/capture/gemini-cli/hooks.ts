@@ -43,14 +43,17 @@ const KNOWN_EVENTS = new Set([
 ]);
 
 export function isGeminiTallyHook(hook: unknown): boolean {
-  return typeof hook === 'object' && hook !== null && isShimCommand((hook as JsonObject).command, 'gemini-cli');
+  return (
+    typeof hook === 'object' && hook !== null && isShimCommand((hook as JsonObject).command, 'gemini-cli')
+  );
 }
 
 /** The hooks block as the pinned Gemini CLI takes it: command hooks, timeouts in milliseconds. */
 export function checkGeminiHooks(hooks: unknown): void {
   checkHookGroups(hooks, KNOWN_EVENTS, 'Gemini CLI', (h, hp) => {
     if (h.type !== 'command') badField(`${hp}/type`, "must be 'command' (Gemini CLI has no http hooks)");
-    if (typeof h.command !== 'string' || h.command === '') badField(`${hp}/command`, 'must be a non-empty string');
+    if (typeof h.command !== 'string' || h.command === '')
+      badField(`${hp}/command`, 'must be a non-empty string');
     if (h.timeout !== undefined && !(typeof h.timeout === 'number' && h.timeout > 0))
       badField(`${hp}/timeout`, 'must be a positive number of milliseconds');
   });

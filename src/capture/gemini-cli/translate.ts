@@ -12,11 +12,7 @@
 import { canonicalize } from '../../core/canonical.js';
 import { sha256Hex } from '../../core/hash.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
-import {
-  type ClaudeCodeEvent,
-  type ClaudeDialect,
-  translateClaudeFamily,
-} from '../claude-code/translate.js';
+import { type ClaudeCodeEvent, type ClaudeDialect, translateClaudeFamily } from '../claude-code/translate.js';
 import { type Captured, CaptureError } from '../types.js';
 
 export const GEMINI_CLI_SOURCE = 'urn:tally:gemini-cli';

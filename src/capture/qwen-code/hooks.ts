@@ -31,7 +31,9 @@ export function planQwenCodeHooks(registration: Registration): NativeHookPlan<Qw
 const KNOWN_EVENTS = new Set([...Object.keys(QWEN_CODE_EVENTS), 'PostToolBatch', 'PermissionRequest']);
 
 export function isQwenTallyHook(hook: unknown): boolean {
-  return typeof hook === 'object' && hook !== null && isShimCommand((hook as JsonObject).command, 'qwen-code');
+  return (
+    typeof hook === 'object' && hook !== null && isShimCommand((hook as JsonObject).command, 'qwen-code')
+  );
 }
 
 export function checkQwenHooks(hooks: unknown): void {
@@ -40,7 +42,8 @@ export function checkQwenHooks(hooks: unknown): void {
       if (typeof h.command !== 'string' || h.command === '')
         badField(`${hp}/command`, 'must be a non-empty string');
     } else if (h.type === 'http') {
-      if (typeof h.url !== 'string' || !/^https?:\/\//.test(h.url)) badField(`${hp}/url`, 'must be an http(s) URL');
+      if (typeof h.url !== 'string' || !/^https?:\/\//.test(h.url))
+        badField(`${hp}/url`, 'must be an http(s) URL');
     } else if (h.type !== 'prompt') badField(`${hp}/type`, "must be 'command', 'http' or 'prompt'");
     if (h.timeout !== undefined && !(typeof h.timeout === 'number' && h.timeout > 0))
       badField(`${hp}/timeout`, 'must be a positive number of seconds');

@@ -20,7 +20,7 @@ const install: Command = {
   usage: [
     `usage: tally install ${Object.keys(INSTALLERS).join('|')} [--registration FILE]`,
     '                     [--scope project|user|managed] [--agent NAME] [--transport auto|http|command]',
-    '                     [--dry-run] [--json]',
+    '                     [--agent-bin PATH] [--dry-run] [--json]',
     '',
     'One native hook per covered event, pointing at this user’s recorder; each one’s timeout is the',
     "event's whole intercept deadline plus a margin, and it fails closed exactly when an intercept",
@@ -34,7 +34,11 @@ const install: Command = {
     '  --transport    Claude Code only. http: it posts straight to the recorder (needs TALLY_RECORDER_SECRET',
     '                 in its environment: eval "$(tally recorder env)"); command: every hook through the',
     '                 shim (slower, needs nothing); auto (default): http when TALLY_RECORDER_SECRET is set.',
-    '                 Gemini CLI and Qwen Code always use the command shim (tally hook <agent>).',
+    '                 Gemini CLI, Qwen Code and Codex always use the command shim (tally hook <agent>).',
+    '  --agent-bin    Codex: the codex executable (default: codex on PATH). Codex skips hooks it does not',
+    '                 trust; install trusts Tally’s own through Codex itself (its app-server), never',
+    '                 the user’s. Codex hooks are user ($CODEX_HOME/hooks.json, default) or managed',
+    '                 (/etc/codex/hooks.json, which needs no trust).',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
@@ -42,6 +46,7 @@ const install: Command = {
       scope: { type: 'string' },
       agent: { type: 'string' },
       transport: { type: 'string' },
+      'agent-bin': { type: 'string' },
       'dry-run': { type: 'boolean' },
       json: { type: 'boolean' },
     });
@@ -50,7 +55,9 @@ const install: Command = {
     if (!['auto', 'http', 'command'].includes(transport))
       throw new UsageError('--transport must be auto, http or command');
     if (transport !== 'auto' && !installer.transports.includes(transport as 'http' | 'command'))
-      throw new UsageError(`--transport ${transport}: ${installer.label} hooks can only be ${installer.transports.join(' or ')}`);
+      throw new UsageError(
+        `--transport ${transport}: ${installer.label} hooks can only be ${installer.transports.join(' or ')}`,
+      );
     const chosen: 'http' | 'command' =
       transport === 'auto'
         ? installer.transports.includes('http') && ctx.env[SECRET_ENV]
@@ -72,9 +79,16 @@ const install: Command = {
     const before = own ? {} : parseSettings(existsSync(path) ? readFileSync(path, 'utf8') : undefined, path);
     const after = installer.merge(before, hooks);
     const text = `${JSON.stringify(after, null, 2)}\n`;
+    let after_write: Record<string, unknown> | undefined;
     if (!values['dry-run']) {
       mkdirSync(dirname(path), { recursive: true });
       writeAtomic(path, text, scope === 'managed' ? 0o644 : 0o600);
+      if (installer.afterWrite)
+        after_write = await installer.afterWrite(path, {
+          bin: values['agent-bin'] ?? installer.agent,
+          env: ctx.env,
+          cwd: ctx.cwd,
+        });
     }
     const report = {
       agent: installer.agent,
@@ -92,7 +106,9 @@ const install: Command = {
         backends: p.backends,
       })),
       cannot_express: installer.gaps,
+      ...(after_write ? after_write : {}),
     };
+    const untrusted = after_write?.trust === 'untrusted';
     if (values.json) printJson(ctx, values['dry-run'] ? { ...report, settings: after } : report);
     else {
       ctx.stderr(
@@ -112,9 +128,17 @@ const install: Command = {
         ctx.stderr(
           'note: the agent can edit this file and disable the hooks for its next session; only --scope managed is out of its reach\n',
         );
+      if (after_write?.trust === 'trusted')
+        ctx.stderr(
+          `trusted Tally's ${String(after_write.hooks_trusted)} hooks through ${installer.label} itself\n`,
+        );
+      if (untrusted)
+        ctx.stderr(
+          `${installer.label} does not trust the hooks written (${String(after_write?.hooks_trusted)} of ${String(after_write?.hooks_listed)} trusted): it will skip them without a word. Review them in its /hooks screen, or rerun with --agent-bin <path to ${installer.agent}>\n`,
+        );
       if (values['dry-run']) ctx.stdout(text);
     }
-    return 0;
+    return untrusted ? 1 : 0;
   },
 };
 

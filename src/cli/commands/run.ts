@@ -28,8 +28,9 @@ const HARNESSES: Record<string, string> = {
   'claude.exe': 'claude-code',
   gemini: 'gemini-cli',
   qwen: 'qwen-code',
+  codex: 'codex',
 };
-const SUPPORTED = new Set(['claude-code', 'gemini-cli', 'qwen-code']);
+const SUPPORTED = new Set(['claude-code', 'gemini-cli', 'qwen-code', 'codex']);
 
 function harnessOf(command: string, flag: string | undefined): string {
   const harness = flag ?? HARNESSES[basename(command)];
@@ -122,10 +123,11 @@ export const command: Command = {
     '',
     'Starts a session (under NAME’s certificate) and the recorder, wires the agent’s hooks for this run',
     'only, runs the agent, then closes the session, seals and verifies the package. The harness is',
-    'taken from the command’s name (claude, gemini, qwen) or --harness (claude-code, gemini-cli, qwen-code).',
+    'taken from the command’s name (claude, gemini, qwen, codex) or --harness (claude-code, gemini-cli,',
+    'qwen-code, codex).',
     'Claude Code gets --settings <file>; Gemini CLI and Qwen Code a config home of the run’s own',
-    '(GEMINI_CLI_HOME, QWEN_HOME: the user’s, linked, with Tally’s hooks in its settings). Nothing of the',
-    'user’s is edited.',
+    '(GEMINI_CLI_HOME, QWEN_HOME, CODEX_HOME: the user’s, linked, with Tally’s hooks; Codex trusts them',
+    'in a copy of config.toml). Nothing of the user’s is edited.',
     'With --witness, the recorder sends the chain head to HUB every N records (default 32) while the',
     'agent runs, and the last one at close, so records dropped or rewritten later are caught by',
     '`tally verify --hub HUB`.',
@@ -169,12 +171,13 @@ export const command: Command = {
       'starting the session',
     ) as { session: string; state: string; root: string };
     ctx.stderr(`tally run: session ${started.session}${values.agent ? ` for ${values.agent}` : ''}\n`);
-    const wired = wireRun(harness, agentArgv, {
+    const wired = await wireRun(harness, agentArgv, {
       dir: sessionDir(started.state, started.session),
       registration,
       port: client.port,
       tally: tallyCommand(),
       env: ctx.env,
+      cwd: ctx.cwd,
     });
     const env = { ...ctx.env, ...wired.env, [SECRET_ENV]: client.secret, [SESSION_ENV]: started.session };
     mark('session');
