@@ -9,7 +9,7 @@ import type { BoundaryDecision } from '../../boundary/boundary.js';
 import type { JsonObject } from '../../core/json.js';
 
 /** Context the model should see, from the decision's messages and text injections. */
-function contextOf(decision: BoundaryDecision): string | undefined {
+export function contextOf(decision: BoundaryDecision): string | undefined {
   const texts = [...decision.effects.messages];
   for (const injection of decision.effects.injections) {
     if (typeof injection === 'string') texts.push(injection);
@@ -45,24 +45,6 @@ export function claudeCodeAnswer(nativeEvent: string, decision: BoundaryDecision
   if (nativeEvent === 'SessionStart' && context !== undefined)
     return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } };
   return {};
-}
-
-/**
- * The native answer that stops an event Tally could not judge (its payload not UTF-8, or not one
- * the pinned version sends): a deny for a tool call, a block for a prompt; `null` for an event that
- * cannot be stopped (it is answered as an error).
- */
-export function claudeCodeRefusal(nativeEvent: unknown, reason: string): JsonObject | null {
-  if (nativeEvent === 'PreToolUse')
-    return {
-      hookSpecificOutput: {
-        hookEventName: 'PreToolUse',
-        permissionDecision: 'deny',
-        permissionDecisionReason: reason,
-      },
-    };
-  if (nativeEvent === 'UserPromptSubmit') return { decision: 'block', reason };
-  return null;
 }
 
 /**
