@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   recorder: () => import('./commands/recorder.js'),
   hook: () => import('./commands/hook.js'),
   run: () => import('./commands/run.js'),
+  wrap: () => import('./commands/wrap.js'),
   install: () => import('./commands/install.js'),
   uninstall: () => import('./commands/uninstall.js'),
   hub: () => import('./commands/hub.js'),

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
 import type { Baseline } from '../capture/reconcile/baseline.js';
-import { diffWorkspace, type WorkspaceChange, type WorkspaceDiff } from '../capture/reconcile/reconcile.js';
+import { fileChangedEvent } from '../capture/reconcile/events.js';
+import { diffWorkspace, type WorkspaceDiff } from '../capture/reconcile/reconcile.js';
 import { pathOut, snapshotOfJson, type TreeSnapshot } from '../capture/reconcile/workspace.js';
 import { parseJson } from '../core/canonical.js';
-import type { CanonicalEvent } from '../core/event.js';
 import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
 import { ReceiptComposer } from '../evidence/receipt/receipt.js';
@@ -25,13 +25,6 @@ export const RECONCILE_URI = 'urn:tally:reconcile';
 export const RECONCILE_SOURCES = { git: 'git-reconcile', tree: 'tree-reconcile' } as const;
 
 const TREE_FILE = 'baseline-tree.json';
-
-const AHP_OPERATION = {
-  created: 'create',
-  modified: 'update',
-  deleted: 'remove',
-  renamed: 'create',
-} as const;
 
 /** Keeps an outside-git start snapshot beside the session (its digest is in the start record). */
 export function keepTreeBaseline(state: string, id: string, bytes: string): void {
@@ -81,33 +74,6 @@ async function readLog(
     if (row.from !== undefined) seen.add(row.from);
   }
   return { ...(start ? { start } : {}), done, seen };
-}
-
-function changeEvent(change: WorkspaceChange, session: string, time: string): CanonicalEvent {
-  const to = pathOut(change.raw);
-  const facts: Record<string, unknown> = {};
-  if (to.path_b64 !== undefined) Object.assign(facts, { path_b64: to.path_b64, non_utf8: true });
-  if (change.before !== undefined) facts.before = change.before;
-  if (change.after !== undefined) facts.after = change.after;
-  const changes: Record<string, unknown>[] = [
-    { path: to.path, operation: AHP_OPERATION[change.operation], agentCaused: false },
-  ];
-  const extension: Record<string, unknown> = { [to.path]: facts };
-  if (change.fromRaw !== undefined) {
-    const from = pathOut(change.fromRaw);
-    facts.from = from.path;
-    if (from.path_b64 !== undefined) Object.assign(facts, { from_b64: from.path_b64, non_utf8: true });
-    changes.push({ path: from.path, operation: 'remove', agentCaused: false });
-  }
-  return {
-    id: eventId(),
-    type: 'file.changed',
-    time,
-    source: RECONCILE_URI,
-    session: { id: session },
-    changes,
-    extensions: { 'dev.tally.changes': extension },
-  };
 }
 
 export interface ReconcileOutcome {
@@ -162,7 +128,14 @@ export async function reconcileSession(options: {
       corroborated.push(entry);
       continue;
     }
-    await boundary.note({ source, event: changeEvent(change, options.session, options.now().toISOString()) });
+    await boundary.note({
+      source,
+      event: fileChangedEvent(change, {
+        session: options.session,
+        time: options.now().toISOString(),
+        source: RECONCILE_URI,
+      }),
+    });
     reported++;
   }
   if (diff !== null) {

@@ -186,18 +186,23 @@ function diffTrees(root: string, startTree: TreeSnapshot | undefined, limit: num
       field: 'tree',
     });
   const now = snapshotTree(root, false, limit);
-  const keys = [...new Set([...startTree.files.keys(), ...now.files.keys()])].sort(compareRaw);
-  const differing: { raw: string; start: Start | null; end: FileIdentity | null }[] = [];
-  for (const raw of keys) {
-    const before = startTree.files.get(raw);
-    const end = now.files.get(raw) ?? null;
-    const start = before === undefined ? null : { sha256: before.sha256 };
-    if (!same(start, end)) differing.push({ raw, start, end });
-  }
   return {
     mode: 'tree',
-    changes: pairRenames(differing),
+    changes: diffSnapshots(startTree, now),
     skipped: Math.max(startTree.skipped, now.skipped),
     limit,
   };
+}
+
+/** The net changes from one snapshot to another (`tally wrap`, the tree mode of the close). */
+export function diffSnapshots(before: TreeSnapshot, after: TreeSnapshot): WorkspaceChange[] {
+  const keys = [...new Set([...before.files.keys(), ...after.files.keys()])].sort(compareRaw);
+  const differing: { raw: string; start: Start | null; end: FileIdentity | null }[] = [];
+  for (const raw of keys) {
+    const was = before.files.get(raw);
+    const end = after.files.get(raw) ?? null;
+    const start = was === undefined ? null : { sha256: was.sha256 };
+    if (!same(start, end)) differing.push({ raw, start, end });
+  }
+  return pairRenames(differing);
 }
