@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   hook: () => import('./commands/hook.js'),
   mcp: () => import('./commands/mcp.js'),
   run: () => import('./commands/run.js'),
+  wrap: () => import('./commands/wrap.js'),
   install: () => import('./commands/install.js'),
   uninstall: () => import('./commands/uninstall.js'),
   hub: () => import('./commands/hub.js'),

@@ -19,6 +19,7 @@ import {
   type Recorded,
 } from '../boundary/boundary.js';
 import { BoundaryError, eventId, TALLY_SOURCE_URI } from '../boundary/prepare.js';
+import { captureBaseline } from '../capture/reconcile/baseline.js';
 import { trustKeys } from '../core/dsse.js';
 import type { CanonicalEvent } from '../core/event.js';
 import { tallyHome } from '../core/home.js';
@@ -32,7 +33,6 @@ import { PackageError } from '../evidence/package/grammar.js';
 import { sealLog } from '../evidence/package/seal.js';
 import type { ChainHead } from '../evidence/record/chain.js';
 import type { AgentAttribution, EventRecord, SessionBinding } from '../evidence/record/record.js';
-import { captureBaseline } from './baseline.js';
 import {
   boundCertificate,
   boundRegistration,
@@ -42,6 +42,7 @@ import {
   registrationDigest,
 } from './binding.js';
 import type { ShipSigner } from './identity.js';
+import { keepTreeBaseline, reconcileSession } from './reconcile.js';
 import {
   currentSession,
   logPath,
@@ -83,6 +84,8 @@ export interface StartOptions {
   clock?: Clock;
   /** Told of session.start once it is durable (the live witness's first head). */
   onRecorded?: BoundaryOptions['onRecorded'];
+  /** Files hashed at most for the baseline and the close's reconciliation (the rest counted). */
+  reconcileLimit?: number;
 }
 
 export async function startSession(options: StartOptions): Promise<{ info: SessionInfo; seq: number }> {
@@ -124,7 +127,8 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     copyFileSync(registrationPath, info.registration);
   }
   writeSessionInfo(options.state, info);
-  const baseline = captureBaseline(options.root);
+  const { baseline, snapshotBytes } = captureBaseline(options.root, options.reconcileLimit);
+  if (snapshotBytes !== undefined) keepTreeBaseline(options.state, id, snapshotBytes);
   const event: CanonicalEvent = {
     id: eventId(),
     type: 'session.start',
@@ -177,6 +181,17 @@ function boundaryOptions(
     clock,
     ...(onRecorded ? { onRecorded } : {}),
   };
+}
+
+/** Every record of the log, each verified with the ship key. */
+async function* logRecords(store: FileRecordStore, signer: ShipSigner): AsyncGenerator<EventRecord> {
+  const keys = trustKeys([toPublicKey(signer.privateKey)]);
+  for await (const line of store.lines(0)) {
+    const checked = checkLine(line, keys);
+    if (!checked.ok)
+      throw new SessionError('corrupt', `a record of the session log does not verify: ${checked.message}`);
+    yield checked.record;
+  }
 }
 
 /** The session's first record, `session.start`, verified with the ship key: it holds the bindings. */
@@ -377,6 +392,8 @@ export async function closeSession(options: {
   onRecorded?: BoundaryOptions['onRecorded'];
   /** The head the recorder held in memory: a log that ends before it is refused. */
   expectedHead?: ChainHead | null;
+  /** Paths looked at most by the reconciliation (the rest counted in its summary). */
+  reconcileLimit?: number;
 }): Promise<CloseResult> {
   const clock = options.clock ?? systemClock;
   const { state, session, signer } = options;
@@ -412,7 +429,16 @@ export async function closeSession(options: {
         `session ${session.id} is already closed; its package is ${current.package ?? out}`,
       );
     }
-    if (boundary.lastRecord?.event.type !== 'session.end') {
+    const ended = boundary.lastRecord?.event.type === 'session.end';
+    await reconcileSession({
+      state,
+      session: session.id,
+      records: logRecords(store, signer),
+      boundary,
+      now: () => clock.now(),
+      ...(options.reconcileLimit ? { limit: options.reconcileLimit } : {}),
+    });
+    if (!ended) {
       await boundary.note({
         source: 'cli',
         event: {
