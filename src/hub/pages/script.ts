@@ -4,9 +4,9 @@
  * offline receipts.
  */
 import { readFileSync } from 'node:fs';
-import { TallyError } from '../../core/errors.js';
+import { PagesError } from './errors.js';
 
-export class PagesError extends TallyError<'no-verifier'> {}
+export { PagesError };
 
 let cached: string | null = null;
 
