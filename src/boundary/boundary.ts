@@ -284,6 +284,8 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       }
       const event = ready.event;
       if (event.type === 'tool.before') calls.before(event);
+      // A harness may let a tool.after be intercepted (Claude Code's PostToolUse): compared the same.
+      const changed = event.type === 'tool.after' && calls.changed(event);
       const call = event.type.startsWith('tool.') ? normalizeCall(event, frame) : undefined;
       const resolved = call ? resolveLinks(call) : [];
       if (resolved.length > 0) resolvedByEvent.set(event.id, resolved);
@@ -315,6 +317,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
         ...(decision ? { decision } : {}),
         ...(answers.length > 0 ? { answers } : {}),
         ...(resolved.length > 0 ? { resolved } : {}),
+        ...(changed ? { flags: ['input_changed' as const] } : {}),
       });
       const permission = decision?.decision ?? 'none';
       // The input is the channel's to change only when an accepted answer modified it.
