@@ -27,7 +27,7 @@ import type {
   ResolvedPath,
 } from '../evidence/record/record.js';
 import { CallInputs } from './call-inputs.js';
-import { certificateTransportHandler, withCertificateJudge } from './certificate-backend.js';
+import { certificateTransportHandler, judgeEvent, withCertificateJudge } from './certificate-backend.js';
 import { resolveLinks } from './links.js';
 import { BoundaryError, firstIssue, prepareEvent, type Rejection, rejectedEvent } from './prepare.js';
 
@@ -182,6 +182,19 @@ export function openBoundary(options: BoundaryOptions): Boundary {
   let failure: Error | null = null;
   let closed = false;
   const calls = new CallInputs();
+  /**
+   * What the certificate says of the input a changed tool.after reports it ran: recorded as the
+   * after's decision when it is not allow (the call already ran; the verifier counts it too).
+   */
+  const judgeExecuted = (event: CanonicalEvent): PolicyDecision | undefined => {
+    if (certificate === null) return undefined;
+    const verdict = judgeEvent({ certificate, frame, now: () => clock.now() }, event);
+    if (verdict === undefined || verdict.decision === 'allow') return undefined;
+    return {
+      ...verdict,
+      reason: `the call ran with another input than the one judged: ${verdict.reason ?? verdict.decision}`,
+    };
+  };
 
   /** One record, durable before this resolves. A store failure stops the boundary. */
   async function append(input: AppendInput): Promise<Recorded> {
@@ -303,12 +316,17 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       const answers = outcome
         ? outcome.subscriptions.map(answerOf).filter((a): a is BackendAnswer => a !== undefined)
         : [];
-      const decision: PolicyDecision | undefined =
+      const settledDecision: PolicyDecision | undefined =
         failureReason !== undefined
           ? { decision: 'deny', by: 'dev.tally.boundary', reason: failureReason }
           : outcome
             ? settled(outcome, answers, event.id)
             : undefined;
+      const executed = changed ? judgeExecuted(event) : undefined;
+      const decision =
+        executed !== undefined && (settledDecision === undefined || settledDecision.decision === 'allow')
+          ? executed
+          : settledDecision;
       judged.delete(event.id);
       const recorded = await append({
         source: context.source,
@@ -357,11 +375,12 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       const changed = event.type === 'tool.after' && calls.changed(event);
       const call = event.type.startsWith('tool.') ? normalizeCall(event, frame) : undefined;
       const resolved = call ? resolveLinks(call) : [];
+      const decision = context.answered ?? (changed ? judgeExecuted(event) : undefined);
       const recorded = await append({
         source: context.source,
         event,
         ...withAgent(context),
-        ...(context.answered ? { decision: context.answered } : {}),
+        ...(decision ? { decision } : {}),
         ...(resolved.length > 0 ? { resolved } : {}),
         ...(changed ? { flags: ['input_changed' as const] } : {}),
       });
