@@ -78,9 +78,7 @@ const rows = (root: string): Row[] => [
   },
 ];
 
-function records(
-  bytes: Buffer,
-): Array<{
+function records(bytes: Buffer): Array<{
   seq: number;
   event: { type: string };
   flags?: string[];
