@@ -406,7 +406,8 @@ export async function closeSession(options: {
   const path = logPath(state, session.id);
   // The log's lock is held until session.json says closed, so two closes (or a close and an event)
   // cannot interleave: the second sees the first's result and changes nothing.
-  const store = await FileRecordStore.open(path, { head: headOf(signer, session.id) });
+  const head = headOf(signer, session.id);
+  const store = await FileRecordStore.open(path, { head });
   const out = packagePath(state, session.id);
   let records: number;
   let closed: SessionInfo;
@@ -416,12 +417,15 @@ export async function closeSession(options: {
     );
     const expected = options.expectedHead;
     const found = boundary.head?.seq ?? -1;
-    if (expected && found < expected.seq)
+    if (expected && found < expected.seq) {
+      // The head file learns what the recorder knew, so a later open is refused as well.
+      await head.write(expected);
       throw new StoreError(
         'truncated-log',
         `${path} ends at record ${found} but the recorder holding it appended up to record ${expected.seq}: records ${found + 1}–${expected.seq} were removed from the log; nothing was sealed`,
         { path, missing: { from: found + 1, to: expected.seq }, head_digest: expected.digest },
       );
+    }
     const current = readSessionInfo(state, session.id);
     if (current.state === 'closed') {
       throw new SessionError(

@@ -7,7 +7,7 @@
  * head says was acknowledged. A head file that is gone is re-established from the log, and the
  * repaired record says so.
  */
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { openBoundary } from '../boundary/boundary.js';
 import { eventId, TALLY_SOURCE_URI } from '../boundary/prepare.js';
@@ -44,16 +44,19 @@ export interface RepairResult {
   seq: number | null;
 }
 
-/** Reads the log once: which lines continue the chain, which do not. */
-async function scan(path: string, signer: ShipSigner, session: string) {
+/**
+ * Reads the log once: the lines that continue the chain are copied to `keptPath` as they pass (the
+ * log may be long), the ones that do not are held (they are set aside, and are few).
+ */
+async function scan(path: string, keptPath: string, signer: ShipSigner, session: string) {
   const verifier = new ChainVerifier(trustKeys([toPublicKey(signer.privateKey)]), session);
-  const kept: Buffer[] = [];
   const bad: Buffer[] = [];
   const ranges: RepairedRange[] = [];
   let last: Buffer | null = null;
+  const out = openSync(keptPath, 'w', 0o600);
+  const newline = Buffer.from('\n');
   try {
     for await (const { line, offset, torn } of readLogLines(path)) {
-      const bytes = torn ? line : Buffer.concat([line, Buffer.from('\n')]);
       let ok = false;
       if (!torn) {
         try {
@@ -64,15 +67,18 @@ async function scan(path: string, signer: ShipSigner, session: string) {
         }
       }
       if (ok) {
-        kept.push(bytes);
+        writeSync(out, line);
+        writeSync(out, newline);
         last = Buffer.from(line);
         continue;
       }
-      bad.push(Buffer.from(bytes));
+      const bytes = torn ? Buffer.from(line) : Buffer.concat([line, newline]);
+      bad.push(bytes);
       const previous = ranges[ranges.length - 1];
       if (previous && previous.offset + previous.bytes === offset) previous.bytes += bytes.length;
       else ranges.push({ offset, bytes: bytes.length });
     }
+    fsyncSync(out);
   } catch (error) {
     if (error instanceof LineTooLong)
       throw new SessionError(
@@ -80,8 +86,10 @@ async function scan(path: string, signer: ShipSigner, session: string) {
         `${path} holds a line longer than any record may be (at byte ${error.offset}); it cannot be repaired in place`,
       );
     throw error;
+  } finally {
+    closeSync(out);
   }
-  return { kept, bad, ranges, last, count: verifier.count };
+  return { bad, ranges, last, count: verifier.count };
 }
 
 function writeSynced(path: string, parts: readonly Buffer[], flag: string): void {
@@ -122,8 +130,9 @@ export async function repairSession(options: {
   let found: Awaited<ReturnType<typeof scan>>;
   let headMissing = false;
   let quarantinePath: string | null = null;
+  const tmp = `${path}.repair-${process.pid}.tmp`;
   try {
-    found = await scan(path, signer, session.id);
+    found = await scan(path, tmp, signer, session.id);
     // A head file that holds no valid head (spoilt, or not this ship's) is re-established like a missing one.
     let stored: ReturnType<HeadFile['read']>;
     try {
@@ -164,13 +173,13 @@ export async function repairSession(options: {
           quarantinePath = `${path}.foreign-${found.ranges[0]!.offset}-${n}`;
         }
       }
-      const tmp = `${path}.repair-${process.pid}.tmp`;
-      writeSynced(tmp, found.kept, 'w');
       renameSync(tmp, path);
       syncDir(path);
     }
     if (headMissing && found.last !== null) await head.write(headOfLine(found.last));
   } finally {
+    rmSync(tmp, { force: true });
+    head.close();
     lock.release();
   }
   const bytes = found.bad.reduce((n, b) => n + b.length, 0);

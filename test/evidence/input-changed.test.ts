@@ -78,7 +78,12 @@ const rows = (root: string): Row[] => [
   },
 ];
 
-function records(bytes: Buffer): Array<{ seq: number; event: { type: string }; flags?: string[] }> {
+function records(bytes: Buffer): Array<{
+  seq: number;
+  event: { type: string };
+  flags?: string[];
+  decision?: { decision: string; by: string };
+}> {
   const lines = packageLines(bytes);
   return lines.slice(1, -1).map((line) => {
     const envelope = JSON.parse(line.toString()) as { payload: string };
@@ -145,8 +150,15 @@ describe('a tool.after that reports another input than its tool.before', () => {
       });
       const bytes = readFileSync(closed.packagePath);
       const afterRecord = records(bytes).find((x) => x.event.type === 'tool.after')!;
-      if (r.verdict === 'allowed') assert.equal(afterRecord.flags, undefined);
-      else assert.deepEqual(afterRecord.flags, ['input_changed']);
+      if (r.verdict === 'allowed') {
+        assert.equal(afterRecord.flags, undefined);
+        assert.equal(afterRecord.decision, undefined);
+      } else {
+        assert.deepEqual(afterRecord.flags, ['input_changed']);
+        // The executed input is judged live too: the certificate would have denied it.
+        assert.equal(afterRecord.decision?.decision, 'deny');
+        assert.equal(afterRecord.decision?.by, 'dev.tally.certificate');
+      }
 
       const result = await verifyPackage(bytes, {
         trusted: [fx.signer.key.publicKey],
