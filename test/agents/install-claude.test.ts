@@ -25,7 +25,8 @@ describe('tally install claude-code (real CLI, scripted model)', () => {
         PATH: process.env.PATH ?? '',
         HOME: home,
         TALLY_HOME: join(home, 'tally'),
-        TALLY_RECORDER_IDLE_MS: '4000',
+        // Long enough for a loaded machine's gaps between hooks (nothing restarts it here); stopped below.
+        TALLY_RECORDER_IDLE_MS: '30000',
       };
       try {
         for (const args of [
