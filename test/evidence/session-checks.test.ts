@@ -57,7 +57,15 @@ before(async () => {
   records = packageRecords(genuine);
   assert.deepEqual(
     records.map((r) => r.event.type),
-    ['session.start', 'tool.before', 'tool.after', 'tool.before', 'tool.after', 'session.end'],
+    [
+      'session.start',
+      'tool.before',
+      'tool.after',
+      'tool.before',
+      'tool.after',
+      'tally.reconcile.summary',
+      'session.end',
+    ],
   );
 });
 

@@ -101,6 +101,7 @@ describe('session repair', () => {
       'tool.after',
       'tally.log.repaired',
       'tool.before',
+      'tally.reconcile.summary',
       'session.end',
     ]);
     const repairedRecord = packageRecords(bytes)[5]!;
