@@ -164,18 +164,24 @@ export class McpRelay {
     this.o.onWarning?.(message);
   }
 
-  private write(to: Writable, bytes: Buffer, newline: boolean): void {
+  /** Writes, and stops reading `source` while `to` is full (a slow reader slows the writer, as a pipe would). */
+  private write(to: Writable, bytes: Buffer, newline: boolean, source: Readable): void {
     if (to.destroyed || to.writableEnded) return;
-    to.write(bytes);
-    if (newline) to.write(NEWLINE);
+    let room = to.write(bytes);
+    if (newline) room = to.write(NEWLINE) && room;
+    if (!room && !source.isPaused()) {
+      source.pause();
+      to.once('drain', () => source.resume());
+    }
   }
 
   private toServer(bytes: Buffer): void {
-    this.write(this.o.serverIn, bytes, true);
+    this.write(this.o.serverIn, bytes, true, this.o.clientIn);
   }
 
-  private toClient(bytes: Buffer, newline = false): void {
-    this.write(this.o.clientOut, bytes, newline);
+  /** Bytes for the client: the server's (`fromServer`), or the gateway's own answers to client lines. */
+  private toClient(bytes: Buffer, newline = false, fromServer = false): void {
+    this.write(this.o.clientOut, bytes, newline, fromServer ? this.o.serverOut : this.o.clientIn);
   }
 
   private enqueue(bytes: Buffer): void {
@@ -333,8 +339,7 @@ export class McpRelay {
 
   /** One server line: forwarded first, then read for what it answers. */
   private fromServer(bytes: Buffer, newline: boolean): void {
-    this.toClient(bytes);
-    if (newline) this.toClient(NEWLINE);
+    this.toClient(bytes, newline, true);
     const arrived = process.hrtime.bigint();
     if (this.pending.size === 0 && this.listing.size === 0) return;
     let message: unknown;
