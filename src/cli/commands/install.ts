@@ -20,6 +20,7 @@ import {
   tallyCommand,
 } from '../agent-hooks.js';
 import { type Command, parseFlags, printJson, UsageError } from '../command.js';
+import { installMcpServers } from '../mcp-servers.js';
 import { placesOf } from '../session-context.js';
 
 const install: Command = {
@@ -40,6 +41,7 @@ const install: Command = {
     '  --transport    http: Claude Code posts straight to the recorder (needs TALLY_RECORDER_SECRET in its',
     '                 environment: eval "$(tally recorder env)"); command: every hook through the shim',
     '                 (slower, needs nothing); auto (default): http when TALLY_RECORDER_SECRET is set here',
+    '  --mcp          instead: put the project’s .mcp.json stdio servers behind `tally mcp` (docs/mcp.md)',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
@@ -49,8 +51,10 @@ const install: Command = {
       transport: { type: 'string' },
       'dry-run': { type: 'boolean' },
       json: { type: 'boolean' },
+      mcp: { type: 'boolean' },
     });
     agentOf(positionals);
+    if (values.mcp) return installMcpServers(ctx, values['dry-run'] === true, values.json === true);
     const transport = values.transport ?? 'auto';
     if (!['auto', 'http', 'command'].includes(transport))
       throw new UsageError('--transport must be auto, http or command');

@@ -4,17 +4,21 @@ import { parseSettings, withoutTallyHooks } from '../../capture/claude-code/sett
 import { writeAtomic } from '../../session/store.js';
 import { agentOf, settingsTarget } from '../agent-hooks.js';
 import { type Command, parseFlags, printJson } from '../command.js';
+import { uninstallMcpServers } from '../mcp-servers.js';
 
 export const command: Command = {
   summary: 'remove only the hooks Tally added to the agent’s settings',
-  usage: 'usage: tally uninstall claude-code [--scope project|user|managed] [--dry-run] [--json]',
+  usage:
+    'usage: tally uninstall claude-code [--scope project|user|managed] [--dry-run] [--json]\n       tally uninstall claude-code --mcp   (put the .mcp.json servers back as they were)',
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
       scope: { type: 'string' },
       'dry-run': { type: 'boolean' },
       json: { type: 'boolean' },
+      mcp: { type: 'boolean' },
     });
     agentOf(positionals);
+    if (values.mcp) return uninstallMcpServers(ctx, values['dry-run'] === true, values.json === true);
     const { scope, path } = settingsTarget(ctx, values.scope);
     const existed = existsSync(path);
     const before = parseSettings(existed ? readFileSync(path, 'utf8') : undefined, path);
