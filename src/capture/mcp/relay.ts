@@ -68,7 +68,7 @@ interface Pending extends McpCall {
 }
 
 /** The map key of a JSON-RPC id; undefined for anything that is not a valid id. */
-function idKey(id: unknown): string | undefined {
+export function idKey(id: unknown): string | undefined {
   if (typeof id === 'string') return `s${id}`;
   if (typeof id === 'number' && Number.isFinite(id)) return `n${id}`;
   return undefined;
@@ -81,6 +81,20 @@ function line(value: unknown): Buffer {
 /** A JSON-RPC error response (protocol errors: malformed requests). */
 export function protocolError(id: unknown, code: number, message: string): Buffer {
   return line({ jsonrpc: '2.0', id: idKey(id) === undefined ? null : id, error: { code, message } });
+}
+
+/** A `tools/call` request's tool and arguments, or the protocol error a malformed one gets. */
+export function readCall(
+  message: JsonObject,
+): { toolName: string; input: JsonObject } | { error: [code: number, message: string] } {
+  if (idKey(message.id) === undefined)
+    return { error: [-32600, 'invalid request: id must be a string or a number'] };
+  const params = message.params;
+  if (!isJsonObject(params) || typeof params.name !== 'string' || params.name === '')
+    return { error: [-32602, 'invalid params: tools/call needs params.name, a non-empty string'] };
+  if (params.arguments !== undefined && !isJsonObject(params.arguments))
+    return { error: [-32602, 'invalid params: params.arguments must be an object'] };
+  return { toolName: params.name, input: params.arguments ?? {} };
 }
 
 /** The answer to a denied call: a tool result the model reads, not a protocol error. */
@@ -286,24 +300,22 @@ export class McpRelay {
   private async judge(message: JsonObject): Promise<JsonObject | 'answered'> {
     const id = message.id;
     const key = idKey(id);
-    const params = message.params;
+    const params = message.params as JsonObject;
     const fail = (code: number, text: string): 'answered' => {
       this.toClient(protocolError(id, code, text));
       return 'answered';
     };
-    if (key === undefined) return fail(-32600, 'invalid request: id must be a string or a number');
-    if (this.pending.has(key)) return fail(-32600, `invalid request: id ${JSON.stringify(id)} is in use`);
-    if (!isJsonObject(params) || typeof params.name !== 'string' || params.name === '')
-      return fail(-32602, 'invalid params: tools/call needs params.name, a non-empty string');
-    if (params.arguments !== undefined && !isJsonObject(params.arguments))
-      return fail(-32602, 'invalid params: params.arguments must be an object');
+    if (key !== undefined && this.pending.has(key))
+      return fail(-32600, `invalid request: id ${JSON.stringify(id)} is in use`);
+    const read = readCall(message);
+    if ('error' in read) return fail(...read.error);
     this.calls += 1;
     const call: Pending = {
       callId: `${this.o.harnessSession}-${this.calls}`,
       requestId: id as string | number,
-      toolName: params.name,
-      input: params.arguments ?? {},
-      ...(this.kindOf(params.name) ? { kind: this.kindOf(params.name)! } : {}),
+      toolName: read.toolName,
+      input: read.input,
+      ...(this.kindOf(read.toolName) ? { kind: this.kindOf(read.toolName)! } : {}),
       started: 0n,
     };
     let verdict: GatewayVerdict;
@@ -326,7 +338,7 @@ export class McpRelay {
     }
     call.started = process.hrtime.bigint();
     if (verdict.input !== undefined) call.input = verdict.input;
-    this.pending.set(key, call);
+    this.pending.set(key!, call);
     return verdict.input === undefined
       ? message
       : { ...message, params: { ...params, arguments: verdict.input } };
