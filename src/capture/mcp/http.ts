@@ -24,7 +24,8 @@ import {
   qualifiedName,
   toolsEvent,
 } from './events.js';
-import { type GatewaySink, idKey, readCall } from './relay.js';
+import { idKey, readCall } from './messages.js';
+import type { GatewaySink } from './relay.js';
 
 const MAX_BODY = 64 * 1024 * 1024;
 const HOP_BY_HOP = new Set([
