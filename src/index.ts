@@ -7,11 +7,13 @@
 export * from './ahp/index.js';
 export * from './boundary/index.js';
 export { McpGatewayError, type McpGatewayErrorCode } from './capture/mcp/gateway.js';
+export { ReconcileError, type ReconcileErrorCode } from './capture/reconcile/workspace.js';
 export { type Captured, CaptureError, type CaptureErrorCode, type HarnessAgent } from './capture/types.js';
 export * from './core/index.js';
 export * from './evidence/index.js';
 // The hub's error classes (the server itself is reached only through the CLI).
 export { HubIdentityError } from './hub/identity.js';
+export { PagesError } from './hub/pages/errors.js';
 export { HubHttpError } from './hub/server/errors.js';
 export { HubStoreError } from './hub/store/hub-store.js';
 export * from './hub-client/index.js';

@@ -26,7 +26,9 @@ import type {
   PolicyDecision,
   ResolvedPath,
 } from '../evidence/record/record.js';
-import { certificateTransportHandler, withCertificateJudge } from './certificate-backend.js';
+import { redactValue } from '../evidence/redact.js';
+import { CallInputs } from './call-inputs.js';
+import { certificateTransportHandler, judgeEvent, withCertificateJudge } from './certificate-backend.js';
 import { resolveLinks } from './links.js';
 import { BoundaryError, firstIssue, prepareEvent, type Rejection, rejectedEvent } from './prepare.js';
 
@@ -180,6 +182,20 @@ export function openBoundary(options: BoundaryOptions): Boundary {
         });
   let failure: Error | null = null;
   let closed = false;
+  const calls = new CallInputs();
+  /**
+   * What the certificate says of the input a changed tool.after reports it ran: recorded as the
+   * after's decision when it is not allow (the call already ran; the verifier counts it too).
+   */
+  const judgeExecuted = (event: CanonicalEvent): PolicyDecision | undefined => {
+    if (certificate === null) return undefined;
+    const verdict = judgeEvent({ certificate, frame, now: () => clock.now() }, event);
+    if (verdict === undefined || verdict.decision === 'allow') return undefined;
+    return {
+      ...verdict,
+      reason: `the call ran with another input than the one judged: ${verdict.reason ?? verdict.decision}`,
+    };
+  };
 
   /** One record, durable before this resolves. A store failure stops the boundary. */
   async function append(input: AppendInput): Promise<Recorded> {
@@ -199,9 +215,11 @@ export function openBoundary(options: BoundaryOptions): Boundary {
   }
 
   const agentOf = (context: EventContext) => context.agent ?? session.agent;
+  // An attribution is input like any other (a name typed on a command line, a harness's field):
+  // redacted before it is recorded.
   const withAgent = (context: EventContext) => {
     const agent = agentOf(context);
-    return agent ? { agent } : {};
+    return agent ? { agent: redactValue(agent) as AgentAttribution } : {};
   };
 
   async function reject(rejection: Rejection, context: EventContext): Promise<{ recorded: Recorded }> {
@@ -281,6 +299,9 @@ export function openBoundary(options: BoundaryOptions): Boundary {
         };
       }
       const event = ready.event;
+      if (event.type === 'tool.before') calls.before(event);
+      // A harness may let a tool.after be intercepted (Claude Code's PostToolUse): compared the same.
+      const changed = event.type === 'tool.after' && calls.changed(event);
       const call = event.type.startsWith('tool.') ? normalizeCall(event, frame) : undefined;
       const resolved = call ? resolveLinks(call) : [];
       if (resolved.length > 0) resolvedByEvent.set(event.id, resolved);
@@ -298,12 +319,17 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       const answers = outcome
         ? outcome.subscriptions.map(answerOf).filter((a): a is BackendAnswer => a !== undefined)
         : [];
-      const decision: PolicyDecision | undefined =
+      const settledDecision: PolicyDecision | undefined =
         failureReason !== undefined
           ? { decision: 'deny', by: 'dev.tally.boundary', reason: failureReason }
           : outcome
             ? settled(outcome, answers, event.id)
             : undefined;
+      const executed = changed ? judgeExecuted(event) : undefined;
+      const decision =
+        executed !== undefined && (settledDecision === undefined || settledDecision.decision === 'allow')
+          ? executed
+          : settledDecision;
       judged.delete(event.id);
       const recorded = await append({
         source: context.source,
@@ -312,10 +338,17 @@ export function openBoundary(options: BoundaryOptions): Boundary {
         ...(decision ? { decision } : {}),
         ...(answers.length > 0 ? { answers } : {}),
         ...(resolved.length > 0 ? { resolved } : {}),
+        ...(changed ? { flags: ['input_changed' as const] } : {}),
       });
       const permission = decision?.decision ?? 'none';
       // The input is the channel's to change only when an accepted answer modified it.
       const modified = answers.some((a) => a.status === 'accepted' && a.effects?.includes('modify'));
+      // A backend's modification is what the call will run with: the after is compared with it.
+      if (modified && outcome?.input !== undefined && event.type === 'tool.before')
+        calls.before({
+          ...event,
+          tool: { ...(event.tool as Record<string, unknown>), input: outcome.input },
+        });
       const effects: BoundaryEffects = outcome
         ? {
             ...(modified && outcome.input !== undefined ? { input: outcome.input } : {}),
@@ -341,14 +374,18 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       const ready = await prepared(raw, context);
       if ('error' in ready) throw Object.assign(ready.error, { recorded: ready.recorded });
       const event: CanonicalEvent = ready.event;
+      if (event.type === 'tool.before') calls.before(event);
+      const changed = event.type === 'tool.after' && calls.changed(event);
       const call = event.type.startsWith('tool.') ? normalizeCall(event, frame) : undefined;
       const resolved = call ? resolveLinks(call) : [];
+      const decision = context.answered ?? (changed ? judgeExecuted(event) : undefined);
       const recorded = await append({
         source: context.source,
         event,
         ...withAgent(context),
-        ...(context.answered ? { decision: context.answered } : {}),
+        ...(decision ? { decision } : {}),
         ...(resolved.length > 0 ? { resolved } : {}),
+        ...(changed ? { flags: ['input_changed' as const] } : {}),
       });
       // Observers hear of it after it is recorded; their delivery is best effort.
       if (harness !== null) await harness.notify(event).catch(() => undefined);

@@ -87,7 +87,8 @@ describe('tally mcp in front of @modelcontextprotocol/server-filesystem', () => 
       const written = (receipt.files_written as { path: string; sources: string[] }[]).find(
         (f) => f.path === 'notes.txt',
       );
-      assert.deepEqual(written?.sources, ['mcp'], JSON.stringify(receipt.files_written));
+      // Witnessed by the gateway (and by the close's reconciliation, which found the same file).
+      assert.ok(written?.sources.includes('mcp'), JSON.stringify(receipt.files_written));
       assert.equal(
         (receipt.files_written as { path: string }[]).some((f) => f.path.startsWith('secret')),
         false,

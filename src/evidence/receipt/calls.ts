@@ -309,6 +309,13 @@ export class CallTable {
       if (!call.inputSeen && tool.input !== undefined) {
         call.inputSeen = true;
         call.pendingInput = tool.input;
+      } else if (isAfter && tool.input !== undefined && call.name !== undefined) {
+        // What ran is what the end reports: its target, when it names one, is the call's.
+        const ran = toolArgument(call.mcpToolName ?? call.name, tool.input, call.kindHint);
+        if (Object.keys(ran).length > 0) {
+          call.arg = ran;
+          call.pendingInput = undefined;
+        }
       }
       if (call.pendingInput !== undefined && call.name !== undefined) callArgument(call);
     }

@@ -7,6 +7,7 @@ import type { Handler } from './context.js';
 import * as artifacts from './handlers/artifacts.js';
 import * as identity from './handlers/identity.js';
 import * as log from './handlers/log.js';
+import * as pages from './handlers/pages.js';
 
 export interface Route {
   method: 'GET' | 'PUT' | 'POST';
@@ -139,6 +140,16 @@ export const ROUTES: readonly Route[] = [
     handler: log.checkpoint,
   },
   { method: 'GET', path: '/log/tile/{path*}', operationId: 'getTile', signed: false, handler: log.tile },
+  { method: 'GET', path: '/', operationId: 'homePage', signed: false, handler: pages.home },
+  { method: 'GET', path: '/receipt/{id}', operationId: 'receiptPage', signed: false, handler: pages.receipt },
+  { method: 'GET', path: '/agent/{slug}', operationId: 'agentPage', signed: false, handler: pages.agent },
+  {
+    method: 'GET',
+    path: '/pages/verifier.js',
+    operationId: 'getVerifierScript',
+    signed: false,
+    handler: pages.verifierJs,
+  },
 ];
 
 const SEGMENT = /^[A-Za-z0-9._:-]{1,200}$/;

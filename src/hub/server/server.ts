@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HubStoreError } from '../store/hub-store.js';
 import type { Exchange, Hub } from './context.js';
-import { HubHttpError, sendError } from './errors.js';
+import { HUB_ERRORS, HubHttpError, sendError } from './errors.js';
+import { isPagePath, sendPageError } from './handlers/pages.js';
 import { rateLimit } from './limits.js';
 import { matchRoute } from './routes.js';
 
@@ -72,7 +73,9 @@ export function createHubServer(hub: Hub, options: HubServerOptions = {}): http.
           // A refused upload may still be arriving: answer, then close rather than read it all.
           if (!req.complete) headers.connection = 'close';
           if (!req.complete) res.once('finish', () => req.destroy());
-          sendError(res, httpError, headers);
+          if (req.method === 'GET' && isPagePath(url.pathname) && !res.headersSent)
+            sendPageError(res, HUB_ERRORS[httpError.code], httpError.message);
+          else sendError(res, httpError, headers);
         }
       })();
     },
