@@ -17,9 +17,12 @@ export const MCP_EXTENSION = 'dev.tally.mcp';
 /** The server the gateway fronts: its name (the `mcp__<name>__` prefix) and how it was started. */
 export interface McpServerIdentity {
   name: string;
+  /** A stdio server's command line and working directory. */
   command: string;
   args: string[];
   cwd: string;
+  /** A remote server's endpoint (streamable HTTP): then the connection is `http`. */
+  url?: string;
 }
 
 /** One `tools/call` the gateway let through (or is judging). */
@@ -53,7 +56,10 @@ function toolOf(server: McpServerIdentity, call: McpCall): JsonObject {
       server: { id: server.name },
       toolName: call.toolName,
       provenance: 'runtime',
-      connection: { transport: 'stdio', command: server.command, args: server.args, cwd: server.cwd },
+      connection:
+        server.url !== undefined
+          ? { transport: 'http', url: server.url }
+          : { transport: 'stdio', command: server.command, args: server.args, cwd: server.cwd },
     },
   };
 }

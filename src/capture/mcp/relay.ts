@@ -23,6 +23,9 @@ import {
   qualifiedName,
   toolsEvent,
 } from './events.js';
+import { deniedResult, idKey, line, protocolError, readCall } from './messages.js';
+
+export { deniedResult, idKey, protocolError, readCall } from './messages.js';
 
 /** What the boundary answered about a call, as the relay acts on it. */
 export interface GatewayVerdict {
@@ -65,27 +68,6 @@ const DEFAULT_MAX_LINE = 64 * 1024 * 1024;
 
 interface Pending extends McpCall {
   started: bigint;
-}
-
-/** The map key of a JSON-RPC id; undefined for anything that is not a valid id. */
-function idKey(id: unknown): string | undefined {
-  if (typeof id === 'string') return `s${id}`;
-  if (typeof id === 'number' && Number.isFinite(id)) return `n${id}`;
-  return undefined;
-}
-
-function line(value: unknown): Buffer {
-  return Buffer.from(`${JSON.stringify(value)}\n`);
-}
-
-/** A JSON-RPC error response (protocol errors: malformed requests). */
-export function protocolError(id: unknown, code: number, message: string): Buffer {
-  return line({ jsonrpc: '2.0', id: idKey(id) === undefined ? null : id, error: { code, message } });
-}
-
-/** The answer to a denied call: a tool result the model reads, not a protocol error. */
-export function deniedResult(id: unknown, reason: string): Buffer {
-  return line({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: reason }], isError: true } });
 }
 
 export class McpRelay {
@@ -164,18 +146,24 @@ export class McpRelay {
     this.o.onWarning?.(message);
   }
 
-  private write(to: Writable, bytes: Buffer, newline: boolean): void {
+  /** Writes, and stops reading `source` while `to` is full (a slow reader slows the writer, as a pipe would). */
+  private write(to: Writable, bytes: Buffer, newline: boolean, source: Readable): void {
     if (to.destroyed || to.writableEnded) return;
-    to.write(bytes);
-    if (newline) to.write(NEWLINE);
+    let room = to.write(bytes);
+    if (newline) room = to.write(NEWLINE) && room;
+    if (!room && !source.isPaused()) {
+      source.pause();
+      to.once('drain', () => source.resume());
+    }
   }
 
   private toServer(bytes: Buffer): void {
-    this.write(this.o.serverIn, bytes, true);
+    this.write(this.o.serverIn, bytes, true, this.o.clientIn);
   }
 
-  private toClient(bytes: Buffer, newline = false): void {
-    this.write(this.o.clientOut, bytes, newline);
+  /** Bytes for the client: the server's (`fromServer`), or the gateway's own answers to client lines. */
+  private toClient(bytes: Buffer, newline = false, fromServer = false): void {
+    this.write(this.o.clientOut, bytes, newline, fromServer ? this.o.serverOut : this.o.clientIn);
   }
 
   private enqueue(bytes: Buffer): void {
@@ -280,24 +268,22 @@ export class McpRelay {
   private async judge(message: JsonObject): Promise<JsonObject | 'answered'> {
     const id = message.id;
     const key = idKey(id);
-    const params = message.params;
+    const params = message.params as JsonObject;
     const fail = (code: number, text: string): 'answered' => {
       this.toClient(protocolError(id, code, text));
       return 'answered';
     };
-    if (key === undefined) return fail(-32600, 'invalid request: id must be a string or a number');
-    if (this.pending.has(key)) return fail(-32600, `invalid request: id ${JSON.stringify(id)} is in use`);
-    if (!isJsonObject(params) || typeof params.name !== 'string' || params.name === '')
-      return fail(-32602, 'invalid params: tools/call needs params.name, a non-empty string');
-    if (params.arguments !== undefined && !isJsonObject(params.arguments))
-      return fail(-32602, 'invalid params: params.arguments must be an object');
+    if (key !== undefined && this.pending.has(key))
+      return fail(-32600, `invalid request: id ${JSON.stringify(id)} is in use`);
+    const read = readCall(message);
+    if ('error' in read) return fail(...read.error);
     this.calls += 1;
     const call: Pending = {
       callId: `${this.o.harnessSession}-${this.calls}`,
       requestId: id as string | number,
-      toolName: params.name,
-      input: params.arguments ?? {},
-      ...(this.kindOf(params.name) ? { kind: this.kindOf(params.name)! } : {}),
+      toolName: read.toolName,
+      input: read.input,
+      ...(this.kindOf(read.toolName) ? { kind: this.kindOf(read.toolName)! } : {}),
       started: 0n,
     };
     let verdict: GatewayVerdict;
@@ -320,7 +306,7 @@ export class McpRelay {
     }
     call.started = process.hrtime.bigint();
     if (verdict.input !== undefined) call.input = verdict.input;
-    this.pending.set(key, call);
+    this.pending.set(key!, call);
     return verdict.input === undefined
       ? message
       : { ...message, params: { ...params, arguments: verdict.input } };
@@ -333,8 +319,7 @@ export class McpRelay {
 
   /** One server line: forwarded first, then read for what it answers. */
   private fromServer(bytes: Buffer, newline: boolean): void {
-    this.toClient(bytes);
-    if (newline) this.toClient(NEWLINE);
+    this.toClient(bytes, newline, true);
     const arrived = process.hrtime.bigint();
     if (this.pending.size === 0 && this.listing.size === 0) return;
     let message: unknown;

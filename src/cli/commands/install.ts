@@ -13,6 +13,7 @@ import { writeAtomic } from '../../session/store.js';
 import { agentOf, projectRegistration, settingsTarget, tallyCommand } from '../agent-hooks.js';
 import { type Command, parseFlags, printJson, UsageError } from '../command.js';
 import { INSTALLERS } from '../installers.js';
+import { installMcpServers } from '../mcp-servers.js';
 import { placesOf } from '../session-context.js';
 
 const install: Command = {
@@ -39,6 +40,8 @@ const install: Command = {
     '                 trust; install trusts Tally’s own through Codex itself (its app-server), never',
     '                 the user’s. Codex hooks are user ($CODEX_HOME/hooks.json, default) or managed',
     '                 (/etc/codex/hooks.json, which needs no trust).',
+    '  --mcp          Claude Code: instead of hooks, put the project’s .mcp.json stdio servers behind',
+    '                 `tally mcp` (docs/mcp.md); `tally uninstall claude-code --mcp` puts them back',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
@@ -49,8 +52,14 @@ const install: Command = {
       'agent-bin': { type: 'string' },
       'dry-run': { type: 'boolean' },
       json: { type: 'boolean' },
+      mcp: { type: 'boolean' },
     });
     const installer = agentOf(positionals);
+    if (values.mcp) {
+      if (installer.agent !== 'claude-code')
+        throw new UsageError('--mcp: only claude-code (its .mcp.json) so far');
+      return installMcpServers(ctx, values['dry-run'] === true, values.json === true);
+    }
     const transport = values.transport ?? 'auto';
     if (!['auto', 'http', 'command'].includes(transport))
       throw new UsageError('--transport must be auto, http or command');

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { basename, resolve } from 'node:path';
 import type { BoundaryDecision } from '../../boundary/boundary.js';
 import { runGateway } from '../../capture/mcp/gateway.js';
+import { createHttpGateway } from '../../capture/mcp/http.js';
 import type { GatewaySink } from '../../capture/mcp/relay.js';
 import { boundarySink, verdictOf } from '../../capture/mcp/sink.js';
 import { tallyHome } from '../../core/home.js';
@@ -33,6 +34,7 @@ export const command: Command = {
   summary: 'MCP gateway: relay an MCP stdio server, judging and recording every tool call',
   usage: [
     'usage: tally mcp [--name SERVER] [--agent NAME] -- <server command…>',
+    '       tally mcp --http URL [--port N] [--name SERVER] [--agent NAME]',
     '',
     'Runs the MCP server and relays its stdio transport unchanged, byte for byte. Every tools/call is',
     'judged first (tool.before, named mcp__SERVER__TOOL): a denied call is answered with an isError',
@@ -43,10 +45,14 @@ export const command: Command = {
     '                 client gives the server, so certificates read the same names',
     '  --agent NAME   the certificate a session opened by the gateway runs under',
     '',
+    'With --http: a local streamable-HTTP endpoint (127.0.0.1, --port or a free one; its URL printed on',
+    'stdout) in front of the remote MCP server at URL, judging and recording the same way until stopped.',
+    '',
     'Records through the recorder when it holds the project’s session (or TALLY_SESSION); otherwise',
     'into the project’s open session, or a session of its own, sealed when the server exits.',
   ].join('\n'),
   async run(argv, ctx) {
+    if (argv.includes('--http') && !argv.includes('--')) return runHttp(argv, ctx);
     const split = argv.indexOf('--');
     if (split < 0 || split === argv.length - 1)
       throw new UsageError('expected the server command after --: tally mcp [--name S] -- <command…>');
@@ -86,6 +92,61 @@ export const command: Command = {
     }
   },
 };
+
+async function runHttp(argv: string[], ctx: CommandContext): Promise<number> {
+  const { values, positionals } = parseFlags(argv, {
+    http: { type: 'string' },
+    port: { type: 'string' },
+    name: { type: 'string' },
+    agent: { type: 'string' },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  let upstream: URL;
+  try {
+    upstream = new URL(values.http ?? '');
+  } catch {
+    throw new UsageError(`--http: '${values.http}' is not a URL`);
+  }
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:')
+    throw new UsageError('--http: the URL must be http:// or https://');
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError('--port: expected a port number (0 for a free one)');
+  const name =
+    values.name ?? (upstream.hostname.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '') || 'server');
+  if (!SERVER_NAME.test(name) || name.includes('__'))
+    throw new UsageError(`--name: '${name}' is not a server name (letters, digits, '_' and '-', no '__')`);
+  const harnessSession = `mcp-${name}-${randomBytes(4).toString('hex')}`;
+  const target = await recordingTarget(ctx, values.agent);
+  const gateway = createHttpGateway({
+    upstream,
+    server: { name, command: upstream.href, args: [], cwd: ctx.cwd, url: upstream.href },
+    harnessSession,
+    sink: target.sink(harnessSession),
+    onWarning: (message) => ctx.stderr(`tally mcp: ${message}\n`),
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      gateway.server.once('error', reject);
+      gateway.server.listen(port, '127.0.0.1', () => resolve());
+    });
+    const address = gateway.server.address();
+    const local = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/mcp`;
+    ctx.stdout(`${local}\n`);
+    ctx.stderr(`tally mcp: ${local} → ${upstream.href}\n`);
+    await new Promise<void>((resolve) => {
+      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+    });
+    await new Promise<void>((resolve) => {
+      gateway.server.close(() => resolve());
+      gateway.server.closeAllConnections();
+    });
+    await gateway.drain();
+    return 0;
+  } finally {
+    await target.close(ctx);
+  }
+}
 
 /** The server's name from its command: the command's base name, or a launcher's first operand. */
 function serverName(command: string, args: readonly string[]): string {

@@ -64,19 +64,21 @@ const FILE_EFFECTS: Partial<Record<ToolKind, { reads: boolean; writes: boolean }
 };
 
 /**
- * The kind an MCP or unknown tool's `tool.kind` hint names (the MCP gateway's, read from the
- * tool's input schema), when it names one that acts: such a hint widens what the call is judged as.
+ * An MCP or unknown tool's kind: what its name and input say, or, when they say nothing, what its
+ * `tool.kind` hint names (the MCP gateway's, read from the tool's input schema). A hint only ever
+ * widens what a call is judged as: it cannot turn a call its input shows to be a shell into a read.
  */
-function hintedKind(hint: string | undefined): ToolKind | undefined {
+function widened(inferred: ToolKind, hint: string | undefined): ToolKind {
+  if (inferred !== 'other') return inferred;
   const kind = kindFromHint(hint);
-  return kind === undefined || kind === 'mcp' || kind === 'other' ? undefined : kind;
+  return kind === undefined || kind === 'mcp' ? inferred : kind;
 }
 
 export function factsOf(call: ActionCall): CallFacts {
   const identity = canonicalTool(call.tool, call.kind);
   const kind =
     identity.kind === 'mcp' || identity.kind === 'other'
-      ? (hintedKind(call.kind) ?? inferToolKind(call.tool, call.input))
+      ? widened(inferToolKind(call.tool, call.input), call.kind)
       : identity.kind;
   const argument = toolArgument(call.tool, call.input, call.kind);
   const paths = argument.paths ?? [];

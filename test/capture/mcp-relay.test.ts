@@ -1,0 +1,123 @@
+/**
+ * The relay's protocol logic with no processes: in-memory pipes on both sides and the real
+ * boundary (a real certificate over a memory store, its judge slowed to hold calls in flight).
+ * Oracles: the JSON-RPC and MCP rules — nothing overtakes a call being judged (a cancellation
+ * reaches the server after the request it cancels), a batch keeps what may pass, a call the server
+ * never answered is recorded as not finished.
+ */
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { describe, it } from 'node:test';
+import { McpRelay } from '../../src/capture/mcp/relay.js';
+import { boundarySink } from '../../src/capture/mcp/sink.js';
+import { certificateFor, openFixture } from '../boundary/fixture.js';
+
+const server = { name: 'fs', command: 'mcp-server', args: [], cwd: '/repo' };
+
+/** Lines written to a pipe, as they arrive. */
+function lines(stream: PassThrough): string[] {
+  const out: string[] = [];
+  let rest = '';
+  stream.on('data', (d: Buffer) => {
+    const parts = (rest + d.toString('utf8')).split('\n');
+    rest = parts.pop() ?? '';
+    out.push(...parts);
+  });
+  return out;
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(check(), 'the condition never held');
+}
+
+async function relayWith(slowMs: number) {
+  const slow = (handler: (m: never, s: AbortSignal) => unknown) => (message: never, signal: AbortSignal) =>
+    new Promise((resolve) => setTimeout(() => resolve(handler(message, signal)), slowMs));
+  const f = await openFixture(
+    certificateFor({ allow: ['mcp__fs__*'], forbid: ['Write(secret/**)'] }),
+    null,
+    slowMs > 0 ? { wrapJudge: slow as never } : {},
+  );
+  const pipes = {
+    clientIn: new PassThrough(),
+    clientOut: new PassThrough(),
+    serverIn: new PassThrough(),
+    serverOut: new PassThrough(),
+  };
+  const relay = new McpRelay({
+    server,
+    harnessSession: 'mcp-test',
+    sink: boundarySink(f.boundary, { source: 'mcp' }),
+    ...pipes,
+    afterDelayMs: 1,
+  });
+  relay.start();
+  return { f, relay, ...pipes, toServer: lines(pipes.serverIn), toClient: lines(pipes.clientOut) };
+}
+
+const call = (id: number, path: string) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'write_file', arguments: { path, content: 'x' } },
+  });
+
+describe('the MCP relay (in memory, the real boundary)', () => {
+  it('holds the lines after a call until it is judged: a cancellation never overtakes its request', async () => {
+    const r = await relayWith(150);
+    try {
+      const cancel = '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}';
+      r.clientIn.write(`${call(1, '/repo/notes.txt')}\n${cancel}\n`);
+      await until(() => r.toServer.length === 2);
+      assert.deepEqual(r.toServer, [call(1, '/repo/notes.txt'), cancel]);
+      // The cancelled call is recorded as such; the server's late answer changes nothing.
+      r.serverOut.write('{"jsonrpc":"2.0","id":1,"result":{"content":[]}}\n');
+      await until(() => r.toClient.length === 1);
+      await r.relay.drain();
+      const after = (await r.f.records()).find((x) => x.event.type === 'tool.after');
+      assert.equal(after?.event.outcome, 'cancelled');
+      assert.equal(after?.source, 'mcp');
+    } finally {
+      await r.f.close();
+    }
+  });
+
+  it('judges every call in a batch: the denied one is answered, the rest forwarded together', async () => {
+    const r = await relayWith(0);
+    try {
+      const ping = { jsonrpc: '2.0', id: 3, method: 'ping' };
+      const batch = [JSON.parse(call(1, '/repo/a.txt')), JSON.parse(call(2, '/repo/secret/k')), ping];
+      r.clientIn.write(`${JSON.stringify(batch)}\n`);
+      await until(() => r.toServer.length === 1 && r.toClient.length === 1);
+      assert.deepEqual(JSON.parse(r.toServer[0]!), [batch[0], ping]);
+      const denied = JSON.parse(r.toClient[0]!) as { id: number; result: { isError: boolean } };
+      assert.equal(denied.id, 2);
+      assert.equal(denied.result.isError, true);
+    } finally {
+      await r.f.close();
+    }
+  });
+
+  it('records a call the server never answered as cancelled when the server goes', async () => {
+    const r = await relayWith(0);
+    try {
+      r.clientIn.write(`${call(7, '/repo/a.txt')}\n`);
+      await until(() => r.toServer.length === 1);
+      r.relay.serverGone('the server exited (1)');
+      await r.relay.drain();
+      const events = (await r.f.records()).map((x) => x.event);
+      const before = events.find((e) => e.type === 'tool.before')!;
+      const after = events.find((e) => e.type === 'tool.after')!;
+      assert.equal(after.outcome, 'cancelled');
+      assert.deepEqual(after.call, before.call);
+      assert.equal(
+        (after.extensions as Record<string, { cancelled: string }>)['dev.tally.mcp']!.cancelled,
+        'the server exited (1)',
+      );
+    } finally {
+      await r.f.close();
+    }
+  });
+});
