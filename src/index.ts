@@ -11,7 +11,7 @@ export * from './core/index.js';
 export * from './evidence/index.js';
 // The hub's error classes (the server itself is reached only through the CLI).
 export { HubIdentityError } from './hub/identity.js';
-export { PagesError } from './hub/pages/script.js';
+export { PagesError } from './hub/pages/errors.js';
 export { HubHttpError } from './hub/server/errors.js';
 export { HubStoreError } from './hub/store/hub-store.js';
 export * from './hub-client/index.js';

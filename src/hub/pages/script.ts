@@ -4,9 +4,7 @@
  * offline receipts.
  */
 import { readFileSync } from 'node:fs';
-import { TallyError } from '../../core/errors.js';
-
-export class PagesError extends TallyError<'no-verifier'> {}
+import { PagesError } from './errors.js';
 
 let cached: string | null = null;
 
