@@ -165,9 +165,14 @@ async function throughput(
   return done / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-function timeProcess(argv: string[], input: Buffer, env: NodeJS.ProcessEnv): number {
+function timeProcess(
+  argv: string[],
+  input: Buffer,
+  env: NodeJS.ProcessEnv,
+  program: string = process.execPath,
+): number {
   const t = process.hrtime.bigint();
-  spawnSync(process.execPath, argv, { input, env, stdio: ['pipe', 'ignore', 'ignore'] });
+  spawnSync(program, argv, { input, env, stdio: ['pipe', 'ignore', 'ignore'] });
   return Number(process.hrtime.bigint() - t) / 1e6;
 }
 
@@ -251,6 +256,24 @@ const bench: BenchModule = {
         shim.push(timeProcess([TALLY, 'hook', 'claude-code', '--fail', 'open'], shimInput, shimEnv));
         bare.push(timeProcess(['-e', '0'], Buffer.alloc(0), shimEnv));
       }
+      // The POSIX sh shim (one dash, one curl) vs the anchor's hook shape at its cheapest: `sh -c`
+      // running two process spawns per tool call, here two curl posts to the floor server (each
+      // signed and fdatasync'd), the least two CLI calls that record could cost.
+      const shShim = join(here, '..', '..', 'bin', 'tally-hook');
+      const anchor = `curl -s -o /dev/null --data-binary @- http://127.0.0.1:${floor.port}/ </dev/null; curl -s -o /dev/null --data-binary @- http://127.0.0.1:${floor.port}/ </dev/null`;
+      const sh: number[] = [];
+      const twoSpawns: number[] = [];
+      for (let i = 0; i < 25; i++) {
+        sh.push(timeProcess([shShim, 'claude-code', '--fail', 'open'], shimInput, shimEnv, 'dash'));
+        twoSpawns.push(timeProcess(['-c', anchor], shimInput, shimEnv, 'sh'));
+      }
+      results.push({
+        name: '`bin/tally-hook` (POSIX sh + curl), whole, median of 25',
+        measured: `${median(sh).toFixed(1)} ms`,
+        baseline: `sh -c with two curl posts to the floor ${median(twoSpawns).toFixed(1)} ms`,
+        ratio: median(sh) / median(twoSpawns),
+        target: '<= 1.2',
+      });
       results.push({
         name: '`tally hook claude-code`, whole (start, request, answer), median of 25',
         measured: `${median(shim).toFixed(1)} ms`,

@@ -130,9 +130,9 @@ describe('module dependencies', () => {
   it('nothing but the CLI imports the hub server (the package root only its error classes)', () => {
     const errorModules = [
       'hub/identity.js',
+      'hub/pages/errors.js',
       'hub/server/errors.js',
       'hub/store/hub-store.js',
-      'hub/pages/errors.js',
     ];
     const importers = sources(SRC).flatMap((file) => {
       const area = relative(SRC, file).split('/')[0]!;

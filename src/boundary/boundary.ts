@@ -26,6 +26,8 @@ import type {
   PolicyDecision,
   ResolvedPath,
 } from '../evidence/record/record.js';
+import { redactValue } from '../evidence/redact.js';
+import { CallInputs } from './call-inputs.js';
 import { certificateTransportHandler, withCertificateJudge } from './certificate-backend.js';
 import { resolveLinks } from './links.js';
 import { BoundaryError, firstIssue, prepareEvent, type Rejection, rejectedEvent } from './prepare.js';
@@ -180,6 +182,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
         });
   let failure: Error | null = null;
   let closed = false;
+  const calls = new CallInputs();
 
   /** One record, durable before this resolves. A store failure stops the boundary. */
   async function append(input: AppendInput): Promise<Recorded> {
@@ -199,9 +202,11 @@ export function openBoundary(options: BoundaryOptions): Boundary {
   }
 
   const agentOf = (context: EventContext) => context.agent ?? session.agent;
+  // An attribution is input like any other (a name typed on a command line, a harness's field):
+  // redacted before it is recorded.
   const withAgent = (context: EventContext) => {
     const agent = agentOf(context);
-    return agent ? { agent } : {};
+    return agent ? { agent: redactValue(agent) as AgentAttribution } : {};
   };
 
   async function reject(rejection: Rejection, context: EventContext): Promise<{ recorded: Recorded }> {
@@ -281,6 +286,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
         };
       }
       const event = ready.event;
+      if (event.type === 'tool.before') calls.before(event);
       const call = event.type.startsWith('tool.') ? normalizeCall(event, frame) : undefined;
       const resolved = call ? resolveLinks(call) : [];
       if (resolved.length > 0) resolvedByEvent.set(event.id, resolved);
@@ -316,6 +322,12 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       const permission = decision?.decision ?? 'none';
       // The input is the channel's to change only when an accepted answer modified it.
       const modified = answers.some((a) => a.status === 'accepted' && a.effects?.includes('modify'));
+      // A backend's modification is what the call will run with: the after is compared with it.
+      if (modified && outcome?.input !== undefined && event.type === 'tool.before')
+        calls.before({
+          ...event,
+          tool: { ...(event.tool as Record<string, unknown>), input: outcome.input },
+        });
       const effects: BoundaryEffects = outcome
         ? {
             ...(modified && outcome.input !== undefined ? { input: outcome.input } : {}),
@@ -341,6 +353,8 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       const ready = await prepared(raw, context);
       if ('error' in ready) throw Object.assign(ready.error, { recorded: ready.recorded });
       const event: CanonicalEvent = ready.event;
+      if (event.type === 'tool.before') calls.before(event);
+      const changed = event.type === 'tool.after' && calls.changed(event);
       const call = event.type.startsWith('tool.') ? normalizeCall(event, frame) : undefined;
       const resolved = call ? resolveLinks(call) : [];
       const recorded = await append({
@@ -349,6 +363,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
         ...withAgent(context),
         ...(context.answered ? { decision: context.answered } : {}),
         ...(resolved.length > 0 ? { resolved } : {}),
+        ...(changed ? { flags: ['input_changed' as const] } : {}),
       });
       // Observers hear of it after it is recorded; their delivery is best effort.
       if (harness !== null) await harness.notify(event).catch(() => undefined);

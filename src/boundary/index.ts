@@ -16,3 +16,4 @@ export {
   withCertificateJudge,
 } from './certificate-backend.js';
 export { BoundaryError, type BoundaryErrorCode, prepareEvent, REJECTED_EVENT_TYPE } from './prepare.js';
+export { toolKindHint } from './tool-kind.js';

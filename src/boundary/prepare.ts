@@ -15,6 +15,7 @@ import type { CanonicalEvent } from '../core/event.js';
 import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
 import { isRfc3339DateTime } from '../core/time.js';
+import { APPROVAL_EXTENSION, approvalEnvelope, recordableApproval } from '../evidence/approval.js';
 import { redactText, redactValue } from '../evidence/redact.js';
 
 /** Tally's own event source URI (AHP `source`), for events Tally makes or fills in. */
@@ -53,6 +54,13 @@ export function prepareEvent(raw: unknown, sessionId: string, now: Date): Prepar
   };
   if (filled.session === undefined) filled.session = { id: sessionId };
   const event = redactValue(filled) as CanonicalEvent;
+  // A signed approval is evidence, recorded as signed (its payload is checked for secrets).
+  const approval = approvalEnvelope(filled);
+  if (approval !== undefined)
+    (event.extensions as Record<string, unknown>)[APPROVAL_EXTENSION] = recordableApproval(
+      approval,
+      redactValue,
+    );
   const found = validateEvent(event);
   const issues = found.filter((i) => !KEPT_UNKNOWNS.has(i.rule));
   if (!isRfc3339DateTime(String(event.time)) && !issues.some((i) => i.pointer === '/time')) {

@@ -8,12 +8,10 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseRegistrationText, RegistrationError } from '../ahp/registration/registration.js';
 import type { Registration } from '../ahp/registration/types.js';
-import { withCertificateJudge } from '../boundary/certificate-backend.js';
-import { type HookPlan, planHooks } from '../capture/claude-code/hooks.js';
-import { type Scope, settingsPath } from '../capture/claude-code/settings.js';
 import { projectRegistrationPath } from '../session/lifecycle.js';
 import { type Places, projectRootFor } from '../session/paths.js';
 import { type CommandContext, UsageError } from './command.js';
+import { INSTALLERS, type Installer, type InstallScope } from './installers.js';
 import { placesOf } from './session-context.js';
 
 const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
@@ -46,29 +44,28 @@ export function projectRegistration(
   }
 }
 
-/** The hook plan for Claude Code: the registration as the recorder dispatches it, judge included. */
-export function claudeCodePlan(registration: Registration | null): HookPlan[] {
-  return planHooks(withCertificateJudge(registration));
-}
-
-const AGENTS = ['claude-code'];
-const SCOPES: Scope[] = ['project', 'user', 'managed'];
+const SCOPES: InstallScope[] = ['project', 'user', 'managed'];
 
 export function settingsTarget(
   ctx: CommandContext,
+  installer: Installer,
   scope: string | undefined,
-): { scope: Scope; path: string } {
-  const chosen = (scope ?? 'project') as Scope;
+): { scope: InstallScope; path: string } {
+  const chosen = (scope ?? installer.scopes[0]) as InstallScope;
   if (!SCOPES.includes(chosen)) throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`);
+  if (!installer.scopes.includes(chosen))
+    throw new UsageError(
+      `--scope ${chosen}: ${installer.label} hooks can be installed for ${installer.scopes.join(' or ')}`,
+    );
   const where = placesOf(ctx);
   const root = where.project ? projectRootFor(where.project) : projectRootFor(ctx.cwd);
-  return { scope: chosen, path: settingsPath(chosen, root, ctx.env.HOME ?? '') };
+  return { scope: chosen, path: installer.path(chosen, root, ctx.env.HOME ?? '', ctx.env) };
 }
 
-export function agentOf(positionals: string[]): string {
+export function agentOf(positionals: string[]): Installer {
   const agent = positionals[0];
-  if (agent === undefined || !AGENTS.includes(agent))
-    throw new UsageError(`name the agent: ${AGENTS.join(', ')} (the others come with their adapters)`);
+  if (agent === undefined || !Object.hasOwn(INSTALLERS, agent))
+    throw new UsageError(`name the agent: ${Object.keys(INSTALLERS).join(', ')}`);
   if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
-  return agent;
+  return INSTALLERS[agent]!;
 }

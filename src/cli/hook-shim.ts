@@ -24,7 +24,17 @@ function eventId(): string {
     .padStart(12, '0')}`;
 }
 
-const CHANNELS = new Set(['claude-code']);
+/**
+ * The agents the shim serves, and how each is told "no" when the recorder cannot be reached: the
+ * native events that can still be stopped (a tool call, a prompt) and the answer format it honours.
+ * Kept here, not in the adapters, so a hook loads nothing else.
+ */
+const CHANNELS: Record<string, { tool: string; prompt: string; style: 'claude' | 'gemini' }> = {
+  'claude-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
+  'qwen-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
+  'gemini-cli': { tool: 'BeforeTool', prompt: 'BeforeAgent', style: 'gemini' },
+  codex: { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
+};
 
 export interface ShimIo {
   stdin: () => Promise<Buffer>;
@@ -42,10 +52,12 @@ function hookEventOf(bytes: Buffer): string | undefined {
   }
 }
 
-/** The failure policy's answer, as Claude Code reads it. */
-function failureAnswer(event: string | undefined, failClosed: boolean, why: string): string {
-  if (!failClosed) return '{}';
+/** The failure policy's answer, as the agent reads it. */
+function failureAnswer(channel: string, event: string | undefined, failClosed: boolean, why: string): string {
+  const c = CHANNELS[channel]!;
+  if (!failClosed || (event !== c.tool && event !== c.prompt)) return '{}';
   const reason = `Tally's recorder is unreachable and this hook fails closed (${why})`;
+  if (c.style === 'gemini') return JSON.stringify({ decision: 'deny', reason });
   if (event === 'PreToolUse')
     return JSON.stringify({
       hookSpecificOutput: {
@@ -60,8 +72,8 @@ function failureAnswer(event: string | undefined, failClosed: boolean, why: stri
 
 export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
   const [channel, ...flags] = argv;
-  if (channel === undefined || !CHANNELS.has(channel)) {
-    io.stderr(`tally hook: expected an agent (${[...CHANNELS].join(', ')})\n`);
+  if (channel === undefined || !Object.hasOwn(CHANNELS, channel)) {
+    io.stderr(`tally hook: expected an agent (${Object.keys(CHANNELS).join(', ')})\n`);
     return 2;
   }
   const failClosed = flags.includes('--fail') ? flags[flags.indexOf('--fail') + 1] !== 'open' : true;
@@ -114,7 +126,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
     channel,
     ...(session ? { session } : {}),
     payload: safeParse(bytes),
-    ...(failClosed && (event === 'PreToolUse' || event === 'UserPromptSubmit')
+    ...(failClosed && (event === CHANNELS[channel]!.tool || event === CHANNELS[channel]!.prompt)
       ? {
           answered: {
             decision: 'deny' as const,
@@ -125,7 +137,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
       : {}),
   });
   io.stderr(`tally hook: ${why}; the event was spooled\n`);
-  io.stdout(failureAnswer(event, failClosed, why));
+  io.stdout(failureAnswer(channel, event, failClosed, why));
   return 0;
 }
 

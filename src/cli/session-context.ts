@@ -40,7 +40,17 @@ export async function passphrase(
     }
     return handedOver;
   }
-  if (!process.stdin.isTTY || !ctx.isTTY) return undefined;
+  if (!atTerminal(ctx)) return undefined;
+  return askAtTerminal(prompt, { echo: false });
+}
+
+/** True when a person can answer: both stdin and the command's stderr are a terminal. */
+export function atTerminal(ctx: CommandContext): boolean {
+  return Boolean(process.stdin.isTTY) && ctx.isTTY;
+}
+
+/** One line typed at the terminal (stdin), the prompt on stderr; `echo: false` for secrets. */
+export function askAtTerminal(prompt: string, options: { echo: boolean }): Promise<string> {
   let muted = false;
   const output = new Writable({
     write(chunk, _encoding, done) {
@@ -52,10 +62,10 @@ export async function passphrase(
   return new Promise((resolve) => {
     rl.question(prompt, (answer) => {
       rl.close();
-      process.stderr.write('\n');
+      if (!options.echo) process.stderr.write('\n');
       resolve(answer);
     });
-    muted = true;
+    muted = !options.echo;
   });
 }
 

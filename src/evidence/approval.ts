@@ -11,6 +11,7 @@ import type { KeyObject } from 'node:crypto';
 import { canonicalBytes, parseJson } from '../core/canonical.js';
 import { type Envelope, signEnvelope, type TrustedKeys, verifyEnvelope } from '../core/dsse.js';
 import { TallyError } from '../core/errors.js';
+import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
 import { keyId, type PublicKeyInput } from '../core/keys.js';
 
@@ -29,6 +30,11 @@ export interface Approval {
   /** The approver key that signed. */
   approver: string;
   time: string;
+  /**
+   * The digest (`sha256:<hex>` of the canonical JSON) of the tool input the person saw: the approval
+   * covers that input only. Absent in approvals that name the call alone.
+   */
+  input?: string;
   reason?: string;
 }
 
@@ -67,12 +73,55 @@ export function verifyApproval(
     typeof value.call !== 'string' ||
     (value.decision !== 'allow' && value.decision !== 'deny') ||
     typeof value.approver !== 'string' ||
-    typeof value.time !== 'string'
+    typeof value.time !== 'string' ||
+    (value.input !== undefined && typeof value.input !== 'string')
   )
     throw new ApprovalError('invalid', 'the approval is not {type, session, call, decision, approver, time}');
   if (!verified.keyIds.includes(value.approver))
     throw new ApprovalError('signature', 'the approval is not signed by the approver it names');
   return value as unknown as Approval;
+}
+
+/** The digest an approval binds: SHA-256 of the canonical JSON of the tool input (`null` when none). */
+export function approvedInputDigest(input: unknown): string {
+  return digest(canonicalBytes(input === undefined ? null : input));
+}
+
+/**
+ * What the record keeps of an approval envelope. A well-formed one (one Ed25519 signature over an
+ * approval document) that redaction would leave unchanged is kept byte for byte: redacting its
+ * signature would destroy the evidence it is. Any other is kept with its payload decoded, redacted
+ * and encoded again (so a secret in it is not recorded, even base64-encoded) — and no longer verifies.
+ */
+export function recordableApproval(value: unknown, redact: (v: unknown) => unknown): unknown {
+  if (!isJsonObject(value) || typeof value.payload !== 'string') return redact(value);
+  let document: unknown;
+  try {
+    document = parseJson(Buffer.from(value.payload, 'base64'));
+  } catch {
+    return redact({ ...value, payload: '[UNREADABLE]' });
+  }
+  const clean = canonicalBytes(redact(document)).equals(canonicalBytes(document));
+  const { signatures } = value;
+  const [signature] = Array.isArray(signatures) ? signatures : [];
+  if (
+    clean &&
+    isJsonObject(document) &&
+    document.type === APPROVAL_TYPE &&
+    value.payloadType === APPROVAL_PAYLOAD_TYPE &&
+    Object.keys(value).length === 3 &&
+    Array.isArray(signatures) &&
+    signatures.length === 1 &&
+    isJsonObject(signature) &&
+    Object.keys(signature).length === 2 &&
+    typeof signature.keyid === 'string' &&
+    redact(signature.keyid) === signature.keyid &&
+    typeof signature.sig === 'string' &&
+    /^[A-Za-z0-9+/]{86}==$/.test(signature.sig)
+  )
+    return value;
+  const redacted = redact({ ...value, payload: '' }) as Record<string, unknown>;
+  return { ...redacted, payload: canonicalBytes(redact(document)).toString('base64') };
 }
 
 /** The approval envelope a `tally.approval` event carries, if it is one. */

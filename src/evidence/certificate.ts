@@ -6,7 +6,7 @@
 
 import type { KeyObject } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { canonicalize, parseJson } from '../core/canonical.js';
+import { canonicalBytes, canonicalize, parseJson } from '../core/canonical.js';
 import {
   asEnvelope,
   decodeBase64,
@@ -16,6 +16,7 @@ import {
   verifyEnvelope,
 } from '../core/dsse.js';
 import { TallyError } from '../core/errors.js';
+import { digest } from '../core/hash.js';
 import { keyId, type PublicKeyInput, rawPublicKey, shipId } from '../core/keys.js';
 import { type OpaqueShell, parsePattern } from './policy/patterns.js';
 
@@ -236,4 +237,12 @@ export function readCertificateUnverified(envelope: unknown): AgentCertificate {
     throw new CertificateError('invalid', `not a certificate envelope: ${(error as Error).message}`);
   }
   return parseCertificate(payload);
+}
+
+/**
+ * The digest that binds a certificate to a session: SHA-256 of its envelope's canonical JSON, as
+ * `session.start` records it (docs/formats.md#event-record).
+ */
+export function certificateDigest(envelope: unknown): string {
+  return digest(canonicalBytes(envelope));
 }

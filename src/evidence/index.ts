@@ -14,6 +14,7 @@ export {
   verifyCertificate,
 } from './certificate.js';
 export { FileRecordStore, StoreError, type TornTail } from './log/file-store.js';
+export { HeadFile, HeadFileError, headFilePath, type StoredHead } from './log/head-file.js';
 export { LockError } from './log/lock.js';
 export { ChainVerifier, type CheckedRecord, LineTooLong, readLogLines, verifyLogFile } from './log/reader.js';
 export { MemoryRecordStore, type RecordStore } from './log/store.js';

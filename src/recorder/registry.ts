@@ -279,6 +279,8 @@ export class SessionRegistry {
     if (!held) throw new RecorderError('refused', `session ${id} is not held by this recorder`);
     this.held.delete(id);
     for (const h of held.harnessSessions) if (this.byHarness.get(h) === id) this.byHarness.delete(h);
+    // The head the recorder holds in memory: a log cut while it was held is refused at the seal.
+    const expectedHead = held.open.boundary.head;
     await held.open.close();
     const signer = await this.signer(held.where);
     const witness = held.witness;
@@ -286,6 +288,7 @@ export class SessionRegistry {
       state: held.where.state,
       session: readSessionInfo(held.where.state, id),
       signer,
+      expectedHead,
       ...(witness ? { onRecorded: witnessHook(witness) } : {}),
     });
     const summary = await this.flushWitness(held, closed);

@@ -2,8 +2,8 @@
  * The recorder's endpoints on 127.0.0.1. Every request carries the per-user secret as a bearer
  * token (else 401, nothing recorded). A hook is answered only after its record is durable.
  *
- *   POST /hooks/claude-code   Claude Code's http hooks (and the command shim): native payload in,
- *                             native answer out
+ *   POST /hooks/<harness>     an agent's http hooks or its command shim (claude-code, gemini-cli,
+ *                             qwen-code, …): native payload in, native answer out
  *   POST /ingest              a canonical event from a shim, the MCP gateway or `tally wrap`
  *   POST /sessions            start a session for a project ({cwd, agent?, registration?, witness?})
  *   POST /sessions/close      seal a held session ({session}) → {package, records}
@@ -15,8 +15,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from '../ahp/transports/options.js';
 import type { BoundaryDecision } from '../boundary/boundary.js';
 import { BoundaryError } from '../boundary/prepare.js';
-import { claudeCodeAnswer } from '../capture/claude-code/answer.js';
-import { translateClaudeCode } from '../capture/claude-code/translate.js';
+import { adapterOf, type NativeAdapter } from '../capture/adapters.js';
 import { type Captured, CaptureError } from '../capture/types.js';
 import { parseJson } from '../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
@@ -135,47 +134,96 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
   async function rejectPayload(
     value: unknown,
     bytes: Buffer,
-    error: CaptureError,
+    reason: string,
+    at: { pointer?: string; offset?: number },
     hint: SessionHint,
   ): Promise<void> {
     if (!isJsonObject(value) || typeof value.session_id !== 'string' || typeof value.cwd !== 'string') return;
     const held = await registry.forEvent({ harnessSession: value.session_id, cwd: value.cwd }, hint);
-    await held.open.boundary.reject(
-      {
-        received: bytes,
-        reason: error.message,
-        source: 'hook',
-        ...(error.detail?.pointer !== undefined ? { pointer: String(error.detail.pointer) } : {}),
-      },
-      { source: 'hook' },
-    );
+    await held.open.boundary.reject({ received: bytes, reason, source: 'hook', ...at }, { source: 'hook' });
   }
 
-  async function claudeCode(req: IncomingMessage, url: URL): Promise<JsonObject> {
-    const { bytes, value } = await parsedBody(req);
+  /**
+   * A payload Tally cannot judge: recorded as rejected, and answered as the adapter answers a deny
+   * for that native event — a tool call or prompt is stopped (a 400 alone would let a fail-open hook
+   * through); an event a deny cannot stop is a 400.
+   */
+  async function refuse(
+    adapter: NativeAdapter,
+    value: unknown,
+    bytes: Buffer,
+    reason: string,
+    at: { pointer?: string; offset?: number },
+    hint: SessionHint,
+  ): Promise<JsonObject> {
+    await rejectPayload(value, bytes, reason, at, hint).catch(() => undefined);
+    const nativeEvent = isJsonObject(value) ? value.hook_event_name : undefined;
+    const denied: BoundaryDecision = {
+      decision: 'deny',
+      permission: 'deny',
+      reason: `Tally could not judge this event: ${reason}`,
+      by: 'dev.tally.recorder',
+      unknownFields: [],
+      effects: { messages: [], injections: [] },
+      answers: [],
+      recorded: { seq: -1, digest: '' },
+      rejected: true,
+    };
+    const answer = typeof nativeEvent === 'string' ? adapter.answer(nativeEvent, denied) : {};
+    if (Object.keys(answer).length === 0) throw new HttpProblem(400, reason);
+    return answer;
+  }
+
+  async function nativeHook(adapter: NativeAdapter, req: IncomingMessage, url: URL): Promise<JsonObject> {
     const hint = hintOf(req, url);
+    const bytes = await readBody(req);
+    const bad = firstBadUtf8Byte(bytes);
+    if (bad !== undefined) {
+      // Read with the bad bytes replaced only to find the session and the event; the record keeps
+      // the digest of the bytes as received and the offset of the first bad one.
+      let located: unknown;
+      try {
+        located = parseJson(Buffer.from(bytes.toString('utf8')));
+      } catch {
+        located = undefined;
+      }
+      return refuse(adapter, located, bytes, `the body is not UTF-8 at byte ${bad}`, { offset: bad }, hint);
+    }
+    let value: unknown;
+    try {
+      value = parseJson(bytes);
+    } catch (error) {
+      throw new HttpProblem(400, `the body is not JSON: ${(error as Error).message}`);
+    }
     let captured: Captured;
     try {
       const id = req.headers['x-tally-event-id'];
-      captured = translateClaudeCode(
+      captured = adapter.translate(
         value,
         typeof id === 'string' && /^[A-Za-z0-9_-]{1,80}$/.test(id) ? id : undefined,
       );
     } catch (error) {
       if (!(error instanceof CaptureError)) throw error;
-      await rejectPayload(value, bytes, error, hint).catch(() => undefined);
-      throw new HttpProblem(400, error.message);
+      const pointer = error.detail?.pointer;
+      return refuse(
+        adapter,
+        value,
+        bytes,
+        error.message,
+        pointer !== undefined ? { pointer: String(pointer) } : {},
+        hint,
+      );
     }
-    const { held, decision } = await capture(captured, hint, 'claude-code', 'hook');
+    const { held, decision } = await capture(captured, hint, adapter.harness, 'hook');
     // A session the recorder opened for this harness session ends with it.
-    if (captured.nativeEvent === 'SessionEnd' && held.implicit) {
+    if (captured.nativeEvent === adapter.endEvent && held.implicit) {
       setImmediate(() => {
         registry
           .close(held.id)
           .catch((e: Error) => options.logger('error', `closing ${held.id}: ${e.message}`));
       });
     }
-    return claudeCodeAnswer(captured.nativeEvent, decision);
+    return adapter.answer(captured.nativeEvent, decision);
   }
 
   async function ingest(req: IncomingMessage, url: URL): Promise<JsonObject> {
@@ -219,7 +267,9 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     const key = `${req.method} ${url.pathname}`;
     if (key === 'GET /status')
       return send(res, 200, { pid: process.pid, started_at: options.started, sessions: registry.list() });
-    if (key === 'POST /hooks/claude-code') return send(res, 200, await claudeCode(req, url));
+    const hooked = /^POST \/hooks\/([a-z0-9-]+)$/.exec(key);
+    const adapter = hooked ? adapterOf(hooked[1]!) : undefined;
+    if (adapter) return send(res, 200, await nativeHook(adapter, req, url));
     if (key === 'POST /ingest') return send(res, 200, await ingest(req, url));
     if (key === 'POST /sessions') {
       const { value } = await parsedBody(req);

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../ahp/transports/options.js';
-import { translateClaudeCode } from '../capture/claude-code/translate.js';
+import { adapterOf } from '../capture/adapters.js';
 import { readLogLines } from '../evidence/log/reader.js';
 import { logPath } from '../session/store.js';
 import type { RecorderPaths } from './config.js';
@@ -46,8 +46,9 @@ export async function ingestSpool(
       if (line.trim() === '') continue;
       try {
         const entry = JSON.parse(line) as SpoolEntry;
-        if (entry.channel !== 'claude-code') throw new Error(`no translator for channel ${entry.channel}`);
-        const captured = translateClaudeCode(entry.payload, entry.id);
+        const adapter = adapterOf(entry.channel);
+        if (adapter === undefined) throw new Error(`no translator for channel ${entry.channel}`);
+        const captured = adapter.translate(entry.payload, entry.id);
         const held = await registry.forEvent(captured, entry.session ? { session: entry.session } : {});
         if (!loaded.has(held.id)) {
           loaded.add(held.id);

@@ -8,17 +8,14 @@
 import { readFileSync } from 'node:fs';
 import { parseRegistrationText, RegistrationError } from '../ahp/registration/registration.js';
 import type { Registration } from '../ahp/registration/types.js';
-import { canonicalBytes, parseJson } from '../core/canonical.js';
+import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
-import { type AgentCertificate, verifyCertificate } from '../evidence/certificate.js';
+import { type AgentCertificate, certificateDigest, verifyCertificate } from '../evidence/certificate.js';
 import type { Signer } from '../evidence/record/codec.js';
 import type { SessionBinding } from '../evidence/record/record.js';
 import { SessionError } from './store.js';
 
-/** The digest that binds a certificate: SHA-256 of its envelope's canonical JSON. */
-export function certificateDigest(envelope: unknown): string {
-  return digest(canonicalBytes(envelope));
-}
+export { certificateDigest };
 
 /** The digest that binds a registration: SHA-256 of the document's bytes. */
 export function registrationDigest(bytes: Uint8Array): string {

@@ -22,6 +22,8 @@ import type { Signer } from '../evidence/record/codec.js';
 import type { Places } from './paths.js';
 
 export const SHIP_KEY = 'ship';
+/** The person's approver key, in `TALLY_HOME/keys/` beside the ship key (always encrypted). */
+export const APPROVER_KEY = 'approver';
 
 /** Where the user's ship key is kept: the Tally home, never a project tree. */
 export function shipKeyDir(where: Places): string {
@@ -42,6 +44,8 @@ export function shipKeyDir(where: Places): string {
 export interface ShipSigner extends Signer {
   key: StoredKey;
   privateKey: KeyObject;
+  /** The Tally home the key was loaded from: where the chain heads of its sessions are kept. */
+  home?: string;
 }
 
 /** The project's committed public key, when it has one. */
@@ -79,7 +83,7 @@ export async function loadShipSigner(
       `this project's committed ship key is ${committed.keyId} (${committed.path}), but your ship key is ${loaded.key.keyId}: sessions here would be signed by another ship. Use the ship the project names, or, if the project now belongs to your ship, replace its public key deliberately ('tally init --adopt')`,
     );
   }
-  return { key: loaded.key, privateKey: loaded.privateKey, keyId: loaded.key.keyId };
+  return { key: loaded.key, privateKey: loaded.privateKey, keyId: loaded.key.keyId, home: where.home };
 }
 
 export function trustDir(home: string): string {

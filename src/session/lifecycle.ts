@@ -19,17 +19,20 @@ import {
   type Recorded,
 } from '../boundary/boundary.js';
 import { BoundaryError, eventId, TALLY_SOURCE_URI } from '../boundary/prepare.js';
+import { captureBaseline } from '../capture/reconcile/baseline.js';
 import { trustKeys } from '../core/dsse.js';
 import type { CanonicalEvent } from '../core/event.js';
+import { tallyHome } from '../core/home.js';
 import { toPublicKey } from '../core/keys.js';
 import { TALLY_VERSION } from '../core/version.js';
 import type { AgentCertificate } from '../evidence/certificate.js';
-import { FileRecordStore, type TornTail } from '../evidence/log/file-store.js';
+import { FileRecordStore, StoreError, type TornTail } from '../evidence/log/file-store.js';
+import { HeadFile, headFilePath } from '../evidence/log/head-file.js';
 import { checkLine } from '../evidence/log/reader.js';
 import { PackageError } from '../evidence/package/grammar.js';
 import { sealLog } from '../evidence/package/seal.js';
+import type { ChainHead } from '../evidence/record/chain.js';
 import type { AgentAttribution, EventRecord, SessionBinding } from '../evidence/record/record.js';
-import { captureBaseline } from './baseline.js';
 import {
   boundCertificate,
   boundRegistration,
@@ -39,6 +42,7 @@ import {
   registrationDigest,
 } from './binding.js';
 import type { ShipSigner } from './identity.js';
+import { keepTreeBaseline, reconcileSession } from './reconcile.js';
 import {
   currentSession,
   logPath,
@@ -58,6 +62,11 @@ export { eventId, TALLY_SOURCE_URI };
 
 const systemClock: Clock = { now: () => new Date() };
 
+/** The chain head of a session, kept under the Tally home of its ship key (never in the project). */
+function headOf(signer: ShipSigner, session: string): HeadFile {
+  return new HeadFile(headFilePath(signer.home ?? tallyHome(process.env), session), session, signer);
+}
+
 /** The project's hook registration, when it has one: `<state>/hooks.json`. */
 export function projectRegistrationPath(state: string): string {
   return join(state, 'hooks.json');
@@ -75,6 +84,8 @@ export interface StartOptions {
   clock?: Clock;
   /** Told of session.start once it is durable (the live witness's first head). */
   onRecorded?: BoundaryOptions['onRecorded'];
+  /** Files hashed at most for the baseline and the close's reconciliation (the rest counted). */
+  reconcileLimit?: number;
 }
 
 export async function startSession(options: StartOptions): Promise<{ info: SessionInfo; seq: number }> {
@@ -116,7 +127,8 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     copyFileSync(registrationPath, info.registration);
   }
   writeSessionInfo(options.state, info);
-  const baseline = captureBaseline(options.root);
+  const { baseline, snapshotBytes } = captureBaseline(options.root, options.reconcileLimit);
+  if (snapshotBytes !== undefined) keepTreeBaseline(options.state, id, snapshotBytes);
   const event: CanonicalEvent = {
     id: eventId(),
     type: 'session.start',
@@ -130,7 +142,7 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     items: [],
     extensions: { 'dev.tally.workspace': { root: options.root, baseline } },
   };
-  const store = await FileRecordStore.open(logPath(options.state, id));
+  const store = await FileRecordStore.open(logPath(options.state, id), { head: headOf(options.signer, id) });
   try {
     const boundary = openBoundary(
       boundaryOptions(info, store, options.signer, null, null, { env: {} }, clock, options.onRecorded),
@@ -169,6 +181,17 @@ function boundaryOptions(
     clock,
     ...(onRecorded ? { onRecorded } : {}),
   };
+}
+
+/** Every record of the log, each verified with the ship key. */
+async function* logRecords(store: FileRecordStore, signer: ShipSigner): AsyncGenerator<EventRecord> {
+  const keys = trustKeys([toPublicKey(signer.privateKey)]);
+  for await (const line of store.lines(0)) {
+    const checked = checkLine(line, keys);
+    if (!checked.ok)
+      throw new SessionError('corrupt', `a record of the session log does not verify: ${checked.message}`);
+    yield checked.record;
+  }
 }
 
 /** The session's first record, `session.start`, verified with the ship key: it holds the bindings. */
@@ -217,7 +240,9 @@ export async function openSession(options: {
   const info = options.session;
   if (info.state === 'closed')
     throw new SessionError('already-closed', `session ${info.id} is closed; start a new one`);
-  const store = await FileRecordStore.open(logPath(options.state, info.id));
+  const store = await FileRecordStore.open(logPath(options.state, info.id), {
+    head: headOf(options.signer, info.id),
+  });
   try {
     const start = await startRecord(store, options.signer);
     const binding = start?.binding;
@@ -365,6 +390,10 @@ export async function closeSession(options: {
   onProgress?: (records: number, total: number) => void;
   /** Told of every record the close appends (the live witness sees session.end). */
   onRecorded?: BoundaryOptions['onRecorded'];
+  /** The head the recorder held in memory: a log that ends before it is refused. */
+  expectedHead?: ChainHead | null;
+  /** Paths looked at most by the reconciliation (the rest counted in its summary). */
+  reconcileLimit?: number;
 }): Promise<CloseResult> {
   const clock = options.clock ?? systemClock;
   const { state, session, signer } = options;
@@ -377,7 +406,7 @@ export async function closeSession(options: {
   const path = logPath(state, session.id);
   // The log's lock is held until session.json says closed, so two closes (or a close and an event)
   // cannot interleave: the second sees the first's result and changes nothing.
-  const store = await FileRecordStore.open(path);
+  const store = await FileRecordStore.open(path, { head: headOf(signer, session.id) });
   const out = packagePath(state, session.id);
   let records: number;
   let closed: SessionInfo;
@@ -385,6 +414,14 @@ export async function closeSession(options: {
     const boundary = openBoundary(
       boundaryOptions(session, store, signer, null, null, { env: {} }, clock, options.onRecorded),
     );
+    const expected = options.expectedHead;
+    const found = boundary.head?.seq ?? -1;
+    if (expected && found < expected.seq)
+      throw new StoreError(
+        'truncated-log',
+        `${path} ends at record ${found} but the recorder holding it appended up to record ${expected.seq}: records ${found + 1}–${expected.seq} were removed from the log; nothing was sealed`,
+        { path, missing: { from: found + 1, to: expected.seq }, head_digest: expected.digest },
+      );
     const current = readSessionInfo(state, session.id);
     if (current.state === 'closed') {
       throw new SessionError(
@@ -392,7 +429,16 @@ export async function closeSession(options: {
         `session ${session.id} is already closed; its package is ${current.package ?? out}`,
       );
     }
-    if (boundary.lastRecord?.event.type !== 'session.end') {
+    const ended = boundary.lastRecord?.event.type === 'session.end';
+    await reconcileSession({
+      state,
+      session: session.id,
+      records: logRecords(store, signer),
+      boundary,
+      now: () => clock.now(),
+      ...(options.reconcileLimit ? { limit: options.reconcileLimit } : {}),
+    });
+    if (!ended) {
       await boundary.note({
         source: 'cli',
         event: {

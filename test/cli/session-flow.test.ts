@@ -254,7 +254,7 @@ describe('concurrent session event processes', () => {
       Array.from({ length: 40 }, (_, i) => i + 1),
     );
     const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
-    assert.equal(closed.records, 42);
+    assert.equal(closed.records, 43); // start, 40 events, the reconcile summary, end
     const bytes = readFileSync(closed.package as string);
     const records = bytes
       .toString()
@@ -264,7 +264,7 @@ describe('concurrent session event processes', () => {
       .map((l) => JSON.parse(Buffer.from(JSON.parse(l).payload, 'base64').toString()) as { seq: number });
     assert.deepEqual(
       records.map((r) => r.seq),
-      Array.from({ length: 42 }, (_, i) => i),
+      Array.from({ length: 43 }, (_, i) => i),
     );
     const calls = new Set(
       records
@@ -310,7 +310,7 @@ describe('session start with a certificate, and recovery from a killed writer', 
     assert.equal(recovered.offset, intact);
     assert.equal(recovered.bytes, torn.length);
     assert.equal(readFileSync(recovered.quarantinePath, 'utf8'), torn);
-    assert.equal(closed.records, 3);
+    assert.equal(closed.records, 4); // start, one event, the reconcile summary, end
     assert.equal((await p.tally(['verify', closed.package as string])).code, 0);
   });
 });

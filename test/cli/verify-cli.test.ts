@@ -181,7 +181,7 @@ describe('tally verify', () => {
     assert.equal(late.code, 1);
     assert.deepEqual(
       failing(late).map((c) => c.check),
-      ['within_validity_window'],
+      ['certificate_bound', 'within_validity_window'],
     );
   });
 

@@ -12,7 +12,7 @@ import { before, describe, it } from 'node:test';
 import { canonicalize } from '../../src/core/canonical.js';
 import type { Envelope } from '../../src/core/dsse.js';
 import { generateKeyPair } from '../../src/core/keys.js';
-import { signApproval } from '../../src/evidence/approval.js';
+import { approvedInputDigest, signApproval } from '../../src/evidence/approval.js';
 import { issueCertificate } from '../../src/evidence/certificate.js';
 import { type CheckedRecord, readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
 import { LogWriter } from '../../src/evidence/log/writer.js';
@@ -239,6 +239,26 @@ describe('cross-verification across agents', () => {
       },
     });
     await append(ran('p5', 'e'));
+    // p6: signed by the pinned approver for another input than the one that ran: not approved.
+    // p7: signed for exactly the input that ran (its digest, as `tally approve` signs): approved.
+    for (const [id, seen] of [
+      ['p6', 'git push origin elsewhere'],
+      ['p7', 'git push origin g'],
+    ] as const) {
+      await append(push(id, 'g'));
+      const signed = signApproval(
+        {
+          session,
+          call: id,
+          decision: 'allow',
+          time: base.time,
+          input: approvedInputDigest({ command: seen }),
+        },
+        approverKey,
+      );
+      await append({ type: 'tally.approval', extensions: { 'dev.tally.approval': signed.envelope } });
+      await append(ran(id, 'g'));
+    }
     await log.close();
     const checked: CheckedRecord[] = [];
     await verifyLogFile(path, { trusted: [fx.signer.privateKey], onRecord: (c) => checked.push(c) });
@@ -261,10 +281,12 @@ describe('cross-verification across agents', () => {
         [true, 'harness', false],
         [false, null, true],
         [false, null, false],
+        [false, null, false],
+        [true, 'approver', false],
       ],
     );
     assert.equal(escalations.ok, false);
-    assert.equal(escalations.detail.unapproved, 2, 'p1 and p5 ran without an approval that counts');
+    assert.equal(escalations.detail.unapproved, 3, 'p1, p5 and p6 ran without an approval that counts');
   });
 
   it('never_called lists every allowed pattern when no tool was called', async () => {

@@ -31,6 +31,7 @@ function event(i: number): CanonicalEvent {
   const base = { id: `e${i}`, time: '2026-01-01T00:00:00Z', source: 'urn:test', session: { cwd: '/repo' } };
   if (i === 0)
     return { ...base, type: 'session.start', session: { cwd: '/repo', workspaceRoots: ['/repo'] } };
+  if (i === RECORDS - 1) return { ...base, type: 'session.end', outcome: 'completed' };
   const call = { id: `c${Math.floor(i / 2)}` };
   if (i % 2 === 1)
     return {

@@ -69,6 +69,54 @@ describe('tally hub serve, push, ls, audit', () => {
     assert.equal(jsonOut(await p.tally(['push', pkg, '--hub', served.url, '--json'])).status, 'exists');
   });
 
+  it('verify --hub proves the pushed package is in the log; an unpushed one fails hub_inclusion', async () => {
+    const hubRows = (ran: { stdout: string }) =>
+      (jsonOut(ran as never).checks as { check: string; ok: boolean; code: string }[])
+        .filter((c) => c.check === 'hub_inclusion' || c.check === 'witness_consistent')
+        .map((c) => [c.check, c.ok, c.code]);
+    const unpinned = await p.tally(['verify', pkg, '--hub', served.url]);
+    assert.equal(unpinned.code, 2, 'no hub key pinned yet');
+    assert.match(unpinned.stderr, /--hub-key KEY .*tally hub audit/);
+    const pinned = await p.tally([
+      'verify',
+      pkg,
+      '--hub',
+      served.url,
+      '--hub-key',
+      served.verifierKey,
+      '--json',
+    ]);
+    assert.equal(pinned.code, 0, pinned.stdout);
+    assert.deepEqual(hubRows(pinned), [
+      ['hub_inclusion', true, 'ok'],
+      ['witness_consistent', true, 'info'],
+    ]);
+    assert.equal((await p.tally(['session', 'start'])).code, 0);
+    const other = jsonOut(await p.tally(['session', 'close', '--json'])).package as string;
+    const absent = await p.tally([
+      'verify',
+      other,
+      '--hub',
+      served.url,
+      '--hub-key',
+      served.verifierKey,
+      '--json',
+    ]);
+    assert.equal(absent.code, 1);
+    assert.deepEqual(hubRows(absent)[0], ['hub_inclusion', false, 'not-on-hub']);
+    const wrongKey = await p.tally([
+      'verify',
+      pkg,
+      '--hub',
+      served.url,
+      '--hub-key',
+      served.verifierKey.replace(/\+[^+]+$/, `+${Buffer.alloc(33, 1).toString('base64')}`),
+      '--json',
+    ]);
+    assert.equal(wrongKey.code, 1, 'a checkpoint the pinned key did not sign proves nothing');
+    assert.equal(hubRows(wrongKey)[0]![2], 'untrusted-checkpoint');
+  });
+
   it('a tampered package is refused: exit 1, the failing check on stdout', async () => {
     const bytes = readFileSync(pkg, 'utf8').split('\n');
     bytes[1] = bytes[1]!
@@ -95,6 +143,8 @@ describe('tally hub serve, push, ls, audit', () => {
       await p.tally(['hub', 'audit', served.url, '--hub-key', served.verifierKey, '--json']),
     );
     assert.deepEqual([second.trust, second.consistent], ['pinned', true]);
+    // The key recorded on first use now pins the hub for verify as well.
+    assert.equal((await p.tally(['verify', pkg, '--hub', served.url])).code, 0);
     const usage = await p.tally(['hub', 'nothing']);
     assert.equal(usage.code, 2);
   });

@@ -82,6 +82,16 @@ function records(pkg: string): {
     .map((l) => JSON.parse(Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64').toString()));
 }
 
+/** The package of a session the recorder seals just after it answered SessionEnd. */
+async function sealedPackage(p: Project, session: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const st = jsonOut(await p.tally(['session', 'status', '--session', session, '--json']));
+    if (st.package) return String(st.package);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`session ${session} was not sealed`);
+}
+
 async function setUp(p: Project): Promise<void> {
   for (const args of [
     ['init'],
@@ -126,18 +136,61 @@ describe('the session recorder', () => {
     const { session } = (await status(p)).sessions[0]!;
     await hook(p, payload(p, 'SessionEnd', { reason: 'other' }));
     // The seal happens just after SessionEnd is answered.
-    let pkg = '';
-    for (let i = 0; i < 100 && pkg === ''; i++) {
-      const st = jsonOut(await p.tally(['session', 'status', '--session', session, '--json']));
-      if (st.package) pkg = String(st.package);
-      else await new Promise((r) => setTimeout(r, 100));
-    }
+    const pkg = await sealedPackage(p, session);
     const recs = records(pkg);
     assert.deepEqual(
       recs.filter((r) => r.event.type === 'tool.before').map((r) => r.decision?.decision),
       ['deny', 'allow'],
     );
     assert.equal((await p.tally(['verify', pkg, '--certificate', 'coder'])).code, 0);
+  });
+
+  it('a payload that is not UTF-8 is recorded as rejected at its byte, and the tool call it carries is denied', async () => {
+    const p = project();
+    await setUp(p);
+    await hook(p, payload(p, 'SessionStart', { source: 'startup' }), ['--agent', 'coder']);
+    const s = await status(p);
+    const secret = readFileSync(join(p.home, 'run', 'recorder.secret'), 'utf8').trim();
+    const [head, tail] = JSON.stringify(pre(p, 't-bad', 'ls MARK')).split('MARK') as [string, string];
+    const body = Buffer.concat([Buffer.from(head), Buffer.from([0x66, 0xff, 0x6f]), Buffer.from(tail)]);
+    const offset = body.indexOf(0xff);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: s.port,
+          path: '/hooks/claude-code',
+          method: 'POST',
+          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => {
+            text += d;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    assert.equal(answer.status, 200, answer.body);
+    const out = JSON.parse(answer.body).hookSpecificOutput;
+    assert.equal(out.permissionDecision, 'deny');
+    assert.match(out.permissionDecisionReason, new RegExp(`not UTF-8 at byte ${offset}\\b`));
+    const { session } = (await status(p)).sessions[0]!;
+    await hook(p, payload(p, 'SessionEnd', { reason: 'other' }));
+    const pkg = await sealedPackage(p, session);
+    const rejected = records(pkg).filter((r) => r.event.type === 'tally.ingest.rejected');
+    assert.equal(rejected.length, 1);
+    const detail = (rejected[0]!.event as unknown as { extensions: Record<string, Record<string, unknown>> })
+      .extensions['dev.tally.rejected']!;
+    assert.equal(detail.offset, offset);
+    assert.equal(detail.bytes, body.length);
+    assert.ok(
+      !records(pkg).some((r) => r.event.type === 'tool.before'),
+      'the call itself was not recorded as judged',
+    );
   });
 
   it('two projects at once get two sessions, each with its own records only', async () => {

@@ -113,7 +113,7 @@ describe('recorder live witness', () => {
     const held = await r.start({ cwd: p.root, witness: { hub: 'http://127.0.0.1:9/', every: 2 } });
     await noteEvents(r, held.id, 3);
     const closed = await r.close(held.id);
-    assert.equal(closed.records, 5);
+    assert.equal(closed.records, 6); // start, 3 events, the reconcile summary, end
     assert.ok(closed.witness && closed.witness.failures.length >= 1, JSON.stringify(closed.witness));
     assert.ok(logs.some((l) => l.startsWith('warn: witness:')));
   });

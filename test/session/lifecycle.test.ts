@@ -60,7 +60,7 @@ describe('session start baseline', () => {
     });
   });
 
-  it('has no commit in a repository without one, and is empty outside git', async () => {
+  it('has no commit in a repository without one, and is a tree snapshot outside git', async () => {
     const fx = await makeFixture('tally-baseline-');
     const fresh = join(fx.dir, 'fresh');
     mkdirSync(fresh);
@@ -77,8 +77,11 @@ describe('session start baseline', () => {
     };
     assert.deepEqual(await baselineOf(fresh), { dirty: { 'f.txt': sha256sum(join(fresh, 'f.txt')) } });
     // Outside any repository (the temp dir may still sit inside one: only check when it does not).
-    if (gitTopLevel(plain) === null) assert.deepEqual((await baselineOf(plain)) as object, { dirty: {} });
-    else assert.equal(typeof ((await baselineOf(plain)) as { commit?: unknown }).commit, 'string');
+    if (gitTopLevel(plain) === null) {
+      // Outside git the baseline is a tree snapshot kept beside the session: one file hashed.
+      const tree = ((await baselineOf(plain)) as { tree?: { files: number; skipped: number } }).tree;
+      assert.deepEqual({ files: tree?.files, skipped: tree?.skipped }, { files: 1, skipped: 0 });
+    } else assert.equal(typeof ((await baselineOf(plain)) as { commit?: unknown }).commit, 'string');
   });
 });
 
@@ -163,7 +166,7 @@ describe('closing', () => {
     assert.equal(closed.recovered.offset, intact);
     assert.equal(closed.recovered.bytes, torn.length);
     assert.ok(readFileSync(closed.recovered.quarantinePath).equals(torn));
-    assert.equal(closed.records, 3); // start, the read, end
+    assert.equal(closed.records, 4); // start, the read, the reconcile summary, end
     const result = await verifyPackage(readFileSync(closed.packagePath), {
       trusted: trustedOf(fx),
       now: new Date(),

@@ -9,7 +9,7 @@ import type { BoundaryDecision } from '../../boundary/boundary.js';
 import type { JsonObject } from '../../core/json.js';
 
 /** Context the model should see, from the decision's messages and text injections. */
-function contextOf(decision: BoundaryDecision): string | undefined {
+export function contextOf(decision: BoundaryDecision): string | undefined {
   const texts = [...decision.effects.messages];
   for (const injection of decision.effects.injections) {
     if (typeof injection === 'string') texts.push(injection);

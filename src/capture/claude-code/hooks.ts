@@ -9,10 +9,9 @@
  * judge always is, at tool.before.
  */
 
-import { matchingSubscriptions } from '../../ahp/harness/matching.js';
-import { effectiveTimeout } from '../../ahp/protocol/capabilities.js';
 import type { Registration } from '../../ahp/registration/types.js';
 import type { JsonObject } from '../../core/json.js';
+import { isShimCommand, type NativeEventSpec, planNativeHooks, shimCommand } from '../plan.js';
 import { CLAUDE_CODE_EVENTS, type ClaudeCodeEvent } from './translate.js';
 
 /** The AHP event each native event becomes (what subscriptions select). */
@@ -40,10 +39,13 @@ const TOOL_EVENTS = new Set<ClaudeCodeEvent>([
 ]);
 /** Events Claude Code does not send to http hooks, and one the shim needs to restart the recorder. */
 const COMMAND_EVENTS = new Set<ClaudeCodeEvent>(['SessionStart']);
-/** Seconds added to an event's deadline for the recorder's own work (record, fdatasync). */
-const MARGIN_S = 5;
-/** The deadline of an event no interceptor subscribes to: recording only. */
-const RECORD_ONLY_S = 10;
+
+const SPECS = Object.fromEntries(
+  (Object.keys(CLAUDE_CODE_EVENTS) as ClaudeCodeEvent[]).map((e) => [
+    e,
+    { ahp: AHP_EVENT_OF[e], tool: TOOL_EVENTS.has(e) },
+  ]),
+) as Record<ClaudeCodeEvent, NativeEventSpec>;
 
 export interface HookPlan {
   event: ClaudeCodeEvent;
@@ -67,23 +69,10 @@ export interface HookOptions {
 
 /** What each native hook must be, from the registration the recorder dispatches (judge included). */
 export function planHooks(registration: Registration): HookPlan[] {
-  return (Object.keys(CLAUDE_CODE_EVENTS) as ClaudeCodeEvent[]).map((event) => {
-    const ahpEvent = AHP_EVENT_OF[event];
-    const intercepts = matchingSubscriptions(registration, ahpEvent, 'intercept');
-    const observers = matchingSubscriptions(registration, ahpEvent, 'observe');
-    const deadlineMs = intercepts.reduce(
-      (sum, m) => sum + effectiveTimeout(m.subscription.timeoutMs ?? 1000),
-      0,
-    );
-    return {
-      event,
-      ahpEvent,
-      transport: COMMAND_EVENTS.has(event) ? 'command' : 'http',
-      timeoutS: intercepts.length === 0 ? RECORD_ONLY_S : Math.ceil(deadlineMs / 1000) + MARGIN_S,
-      failClosed: intercepts.some((m) => (m.subscription.failurePolicy ?? 'fail-closed') === 'fail-closed'),
-      backends: [...new Set([...intercepts, ...observers].map((m) => m.backend.id))],
-    };
-  });
+  return planNativeHooks(registration, SPECS).map(({ tool: _tool, ...plan }) => ({
+    ...plan,
+    transport: COMMAND_EVENTS.has(plan.event) ? 'command' : 'http',
+  }));
 }
 
 /** The recorder's hook URL (the marker by which Tally's hooks are told apart from the user's). */
@@ -102,7 +91,7 @@ export function claudeCodeHooks(
     const hook: JsonObject = command
       ? {
           type: 'command',
-          command: `${options.tally} hook claude-code --fail ${plan.failClosed ? 'closed' : 'open'}${options.agent ? ` --agent ${options.agent}` : ''}`,
+          command: shimCommand(options.tally, 'claude-code', plan.failClosed, options.agent),
           timeout: plan.timeoutS,
         }
       : {
@@ -124,7 +113,6 @@ export function isTallyHook(hook: unknown): boolean {
   const h = hook as { type?: unknown; url?: unknown; command?: unknown };
   if (h.type === 'http' && typeof h.url === 'string')
     return /^http:\/\/127\.0\.0\.1:\d+\/hooks\/claude-code(\?|$)/.test(h.url);
-  if (h.type === 'command' && typeof h.command === 'string')
-    return /(^|[\s/'"])tally(\.js)?['"]?\s+hook\s+claude-code(\s|$)/.test(h.command);
+  if (h.type === 'command') return isShimCommand(h.command, 'claude-code');
   return false;
 }

@@ -6,8 +6,8 @@
  * not a JSON object is refused rather than overwritten.
  */
 import { join } from 'node:path';
-import { isJsonObject, type JsonObject, jsonErrorMessage } from '../../core/json.js';
-import { CaptureError } from '../types.js';
+import type { JsonObject } from '../../core/json.js';
+import { badField, checkHookGroups, mergeHooks, parseSettings, removeHooks } from '../hook-settings.js';
 import { isTallyHook } from './hooks.js';
 
 export type Scope = 'project' | 'user' | 'managed';
@@ -42,89 +42,31 @@ const KNOWN_EVENTS = new Set([
 
 /** The hooks block as Claude Code validates it; the first problem is named by its JSON pointer. */
 export function checkHooksBlock(hooks: unknown): void {
-  const fail = (pointer: string, message: string): never => {
-    throw new CaptureError('bad-payload', `${pointer}: ${message}`, { pointer });
-  };
-  if (!isJsonObject(hooks)) fail('/hooks', 'must be an object of event → matcher groups');
-  for (const [event, groups] of Object.entries(hooks as JsonObject)) {
-    const at = `/hooks/${event}`;
-    if (!KNOWN_EVENTS.has(event)) fail(at, 'is not a Claude Code hook event');
-    if (!Array.isArray(groups)) fail(at, 'must be an array of matcher groups');
-    (groups as unknown[]).forEach((group, i) => {
-      if (!isJsonObject(group) || !Array.isArray(group.hooks))
-        fail(`${at}/${i}`, 'must be {matcher?, hooks: [...]}');
-      const g = group as JsonObject;
-      if (g.matcher !== undefined && typeof g.matcher !== 'string')
-        fail(`${at}/${i}/matcher`, 'must be a string');
-      (g.hooks as unknown[]).forEach((hook, j) => {
-        const hp = `${at}/${i}/hooks/${j}`;
-        if (!isJsonObject(hook)) fail(hp, 'must be an object');
-        const h = hook as JsonObject;
-        if (h.type === 'command') {
-          if (typeof h.command !== 'string' || h.command === '')
-            fail(`${hp}/command`, 'must be a non-empty string');
-        } else if (h.type === 'http') {
-          if (typeof h.url !== 'string' || !/^https?:\/\//.test(h.url))
-            fail(`${hp}/url`, 'must be an http(s) URL');
-          if (h.onFailure !== undefined && h.onFailure !== 'block' && h.onFailure !== 'continue')
-            fail(`${hp}/onFailure`, "must be 'block' or 'continue'");
-        } else fail(`${hp}/type`, "must be 'command' or 'http'");
-        if (h.timeout !== undefined && !(typeof h.timeout === 'number' && h.timeout > 0))
-          fail(`${hp}/timeout`, 'must be a positive number of seconds');
-      });
-    });
-  }
+  checkHookGroups(hooks, KNOWN_EVENTS, 'Claude Code', (h, hp) => {
+    if (h.type === 'command') {
+      if (typeof h.command !== 'string' || h.command === '')
+        badField(`${hp}/command`, 'must be a non-empty string');
+    } else if (h.type === 'http') {
+      if (typeof h.url !== 'string' || !/^https?:\/\//.test(h.url))
+        badField(`${hp}/url`, 'must be an http(s) URL');
+      if (h.onFailure !== undefined && h.onFailure !== 'block' && h.onFailure !== 'continue')
+        badField(`${hp}/onFailure`, "must be 'block' or 'continue'");
+    } else badField(`${hp}/type`, "must be 'command' or 'http'");
+    if (h.timeout !== undefined && !(typeof h.timeout === 'number' && h.timeout > 0))
+      badField(`${hp}/timeout`, 'must be a positive number of seconds');
+  });
 }
 
 /** Every hook that is not Tally's, kept in place; groups and events left empty are dropped. */
 export function withoutTallyHooks(settings: JsonObject): JsonObject {
-  if (!isJsonObject(settings.hooks)) return settings;
-  const hooks: JsonObject = {};
-  for (const [event, groups] of Object.entries(settings.hooks)) {
-    if (!Array.isArray(groups)) {
-      hooks[event] = groups;
-      continue;
-    }
-    const kept = groups
-      .map((group) =>
-        isJsonObject(group) && Array.isArray(group.hooks)
-          ? { ...group, hooks: group.hooks.filter((h) => !isTallyHook(h)) }
-          : group,
-      )
-      .filter((group) => !(isJsonObject(group) && Array.isArray(group.hooks) && group.hooks.length === 0));
-    if (kept.length > 0) hooks[event] = kept;
-  }
-  const out: JsonObject = { ...settings, hooks };
-  if (Object.keys(hooks).length === 0) delete out.hooks;
-  return out;
+  return removeHooks(settings, isTallyHook);
 }
 
 /** Settings with Tally's hooks replaced by `ours`; the user's hooks and every other key kept. */
 export function withTallyHooks(settings: JsonObject, ours: Record<string, JsonObject[]>): JsonObject {
-  const base = withoutTallyHooks(settings);
-  const hooks: JsonObject = isJsonObject(base.hooks) ? { ...base.hooks } : {};
-  for (const [event, groups] of Object.entries(ours)) {
-    const existing = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
-    hooks[event] = [...existing, ...groups];
-  }
-  const out = { ...base, hooks };
+  const out = mergeHooks(settings, ours, isTallyHook);
   checkHooksBlock(out.hooks);
   return out;
 }
 
-/** Parses a settings file's text; an empty or missing file is `{}`, anything but an object is refused. */
-export function parseSettings(text: string | undefined, path: string): JsonObject {
-  if (text === undefined || text.trim() === '') return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new CaptureError(
-      'bad-payload',
-      `${path} is not JSON (${jsonErrorMessage(error)}); fix it before installing, nothing was changed`,
-    );
-  }
-  if (!isJsonObject(value))
-    throw new CaptureError('bad-payload', `${path} is not a JSON object; nothing was changed`);
-  return value;
-}
+export { parseSettings };

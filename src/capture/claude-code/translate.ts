@@ -40,11 +40,24 @@ const KINDS: Record<string, string> = {
   WebFetch: 'fetch',
 };
 
-function text(payload: JsonObject, field: string, required = true): string | undefined {
+/**
+ * One agent of the Claude Code hook family (Claude Code itself, Qwen Code, Codex): the same event
+ * names and payload shape, its own tool names and its own way of reporting changed files.
+ */
+export interface ClaudeDialect {
+  harness: string;
+  /** The agent's name in error messages. */
+  label: string;
+  source: string;
+  kinds: Readonly<Record<string, string>>;
+  fileChanges: (payload: JsonObject) => JsonObject[];
+}
+
+export function text(payload: JsonObject, field: string, required = true): string | undefined {
   const value = payload[field];
   if (typeof value === 'string' && value !== '') return value;
   if (required)
-    throw new CaptureError('bad-payload', `/${field}: Claude Code's payload needs a non-empty string here`, {
+    throw new CaptureError('bad-payload', `/${field}: the hook payload needs a non-empty string here`, {
       pointer: `/${field}`,
     });
   return undefined;
@@ -58,7 +71,7 @@ function agentOf(payload: JsonObject, sessionId: string): HarnessAgent {
 }
 
 /** The AHP tool of a payload: MCP tools (`mcp__server__tool`) keep their origin. */
-function toolOf(payload: JsonObject): JsonObject {
+function toolOf(payload: JsonObject, d: ClaudeDialect): JsonObject {
   const name = text(payload, 'tool_name')!;
   const input = isJsonObject(payload.tool_input) ? payload.tool_input : {};
   const mcp = /^mcp__(.+?)__(.+)$/.exec(name);
@@ -78,7 +91,7 @@ function toolOf(payload: JsonObject): JsonObject {
       },
     };
   }
-  return { origin: 'native', name, ...(KINDS[name] ? { kind: KINDS[name] } : {}), input };
+  return { origin: 'native', name, ...(d.kinds[name] ? { kind: d.kinds[name] } : {}), input };
 }
 
 function callOf(payload: JsonObject): JsonObject {
@@ -87,7 +100,7 @@ function callOf(payload: JsonObject): JsonObject {
 }
 
 /** Files a tool reports having changed: Write/Edit's `filePath`, Bash's `bashEditDiff`. */
-function fileChanges(payload: JsonObject): JsonObject[] {
+function claudeFileChanges(payload: JsonObject): JsonObject[] {
   const response = payload.tool_response;
   if (!isJsonObject(response)) return [];
   const out: JsonObject[] = [];
@@ -106,7 +119,7 @@ function fileChanges(payload: JsonObject): JsonObject[] {
 }
 
 /** What of a tool response the record keeps: its size and shape, never its content. */
-function responseSummary(payload: JsonObject): JsonObject {
+export function responseSummary(payload: JsonObject): JsonObject {
   const response = payload.tool_response;
   const summary: JsonObject = {};
   if (typeof response === 'string') summary.text_bytes = Buffer.byteLength(response);
@@ -121,14 +134,14 @@ function responseSummary(payload: JsonObject): JsonObject {
   return summary;
 }
 
-function base(payload: JsonObject, type: string, id?: string): JsonObject {
+function base(payload: JsonObject, type: string, d: ClaudeDialect, id?: string): JsonObject {
   const sessionId = text(payload, 'session_id')!;
   const cwd = text(payload, 'cwd', false);
   const agent = agentOf(payload, sessionId);
   return {
     ...(id ? { id } : {}),
     type,
-    source: CLAUDE_CODE_SOURCE,
+    source: d.source,
     session: {
       id: sessionId,
       ...(cwd ? { cwd } : {}),
@@ -137,8 +150,8 @@ function base(payload: JsonObject, type: string, id?: string): JsonObject {
   };
 }
 
-function native(event: string, extra: JsonObject = {}): JsonObject {
-  return { 'dev.tally.native': { harness: 'claude-code', event, ...extra } };
+function native(d: ClaudeDialect, event: string, extra: JsonObject = {}): JsonObject {
+  return { 'dev.tally.native': { harness: d.harness, event, ...extra } };
 }
 
 function content(idBase: string, role: string, body: string): JsonObject[] {
@@ -151,123 +164,137 @@ function content(idBase: string, role: string, body: string): JsonObject[] {
   ];
 }
 
-type Builder = (payload: JsonObject, id?: string) => JsonObject;
+type Builder = (payload: JsonObject, id: string | undefined, d: ClaudeDialect) => JsonObject;
 
 const BUILDERS: Record<ClaudeCodeEvent, Builder> = {
-  SessionStart: (p, id) => ({
-    ...base(p, 'session.start', id),
+  SessionStart: (p, id, d) => ({
+    ...base(p, 'session.start', d, id),
     trigger: text(p, 'source', false) ?? 'startup',
-    harness: { name: 'claude-code', version: 'unreported' },
+    harness: { name: d.harness, version: 'unreported' },
     permissionMode: text(p, 'permission_mode', false) ?? 'default',
     manifest: capabilityManifest(),
     items: [],
-    extensions: native('SessionStart', { adapter: `tally ${TALLY_VERSION}` }),
+    extensions: native(d, 'SessionStart', { adapter: `tally ${TALLY_VERSION}` }),
   }),
-  UserPromptSubmit: (p, id) => {
+  UserPromptSubmit: (p, id, d) => {
     const turn = text(p, 'prompt_id', false) ?? `turn-${text(p, 'session_id')}`;
     return {
-      ...base(p, 'turn.start', id),
+      ...base(p, 'turn.start', d, id),
       turn: { id: turn },
       trigger: 'user',
       items: content(`${turn}-prompt`, 'user', typeof p.prompt === 'string' ? p.prompt : ''),
-      extensions: native('UserPromptSubmit'),
+      extensions: native(d, 'UserPromptSubmit'),
     };
   },
-  PreToolUse: (p, id) => ({
-    ...base(p, 'tool.before', id),
+  PreToolUse: (p, id, d) => ({
+    ...base(p, 'tool.before', d, id),
     call: callOf(p),
     path: 'native',
-    tool: toolOf(p),
-    extensions: native('PreToolUse'),
+    tool: toolOf(p, d),
+    extensions: native(d, 'PreToolUse'),
   }),
-  PermissionRequest: (p, id) => ({
-    ...base(p, 'tool.permission.request', id),
+  PermissionRequest: (p, id, d) => ({
+    ...base(p, 'tool.permission.request', d, id),
     call: { id: `permission-${text(p, 'session_id')}-${text(p, 'tool_name')}`, synthesized: true },
     path: 'native',
-    tool: toolOf(p),
+    tool: toolOf(p, d),
     suggestions: [],
     sandboxBypass: false,
-    extensions: native('PermissionRequest'),
+    extensions: native(d, 'PermissionRequest'),
   }),
-  PostToolUse: (p, id) => {
-    const changes = fileChanges(p);
+  PostToolUse: (p, id, d) => {
+    const changes = d.fileChanges(p);
     return {
-      ...base(p, 'tool.after', id),
+      ...base(p, 'tool.after', d, id),
       call: callOf(p),
       path: 'native',
-      tool: toolOf(p),
+      tool: toolOf(p, d),
       outcome: 'ok',
       execution: { status: 'executed' },
       items: [],
       gaps: [{ path: 'items', reason: 'the tool output is summarised, not recorded' }],
       ...(typeof p.duration_ms === 'number' && p.duration_ms >= 0 ? { durationMs: p.duration_ms } : {}),
       ...(changes.length > 0 ? { fileChanges: changes } : {}),
-      extensions: native('PostToolUse', { response: responseSummary(p) }),
+      extensions: native(d, 'PostToolUse', { response: responseSummary(p) }),
     };
   },
-  PostToolUseFailure: (p, id) => ({
-    ...base(p, 'tool.after', id),
+  PostToolUseFailure: (p, id, d) => ({
+    ...base(p, 'tool.after', d, id),
     call: callOf(p),
     path: 'native',
-    tool: toolOf(p),
+    tool: toolOf(p, d),
     outcome: p.is_interrupt === true ? 'cancelled' : 'error',
     execution: { status: 'executed' },
     items: [],
     error: { message: text(p, 'error', false) ?? 'the tool failed', class: 'tool' },
     ...(typeof p.duration_ms === 'number' && p.duration_ms >= 0 ? { durationMs: p.duration_ms } : {}),
-    extensions: native('PostToolUseFailure'),
+    extensions: native(d, 'PostToolUseFailure'),
   }),
-  SubagentStart: (p, id) => ({
-    ...base(p, 'dev.tally.agent.start', id),
-    extensions: native('SubagentStart'),
+  SubagentStart: (p, id, d) => ({
+    ...base(p, 'dev.tally.agent.start', d, id),
+    extensions: native(d, 'SubagentStart'),
   }),
-  SubagentStop: (p, id) => ({
-    ...base(p, 'dev.tally.agent.stop', id),
-    extensions: native('SubagentStop', {
+  SubagentStop: (p, id, d) => ({
+    ...base(p, 'dev.tally.agent.stop', d, id),
+    extensions: native(d, 'SubagentStop', {
       ...(text(p, 'agent_transcript_path', false)
         ? { transcript_path: text(p, 'agent_transcript_path', false) }
         : {}),
     }),
   }),
-  Stop: (p, id) => {
+  Stop: (p, id, d) => {
     const turn = text(p, 'prompt_id', false) ?? `turn-${text(p, 'session_id')}`;
     return {
-      ...base(p, 'turn.end', id),
+      ...base(p, 'turn.end', d, id),
       turn: { id: turn },
       outcome: 'completed',
       continuationCount: 0,
       items: [],
-      extensions: native('Stop'),
+      extensions: native(d, 'Stop'),
     };
   },
-  PreCompact: (p, id) => ({
-    ...base(p, 'context.compact.before', id),
+  PreCompact: (p, id, d) => ({
+    ...base(p, 'context.compact.before', d, id),
     trigger: text(p, 'trigger', false) ?? 'auto',
     items: [],
-    extensions: native('PreCompact'),
+    extensions: native(d, 'PreCompact'),
   }),
-  Notification: (p, id) => ({
-    ...base(p, 'user.attention', id),
+  Notification: (p, id, d) => ({
+    ...base(p, 'user.attention', d, id),
     attention: {
       reason: text(p, 'notification_type', false) ?? 'notification',
       message: text(p, 'message', false) ?? '',
     },
-    extensions: native('Notification'),
+    extensions: native(d, 'Notification'),
   }),
-  SessionEnd: (p, id) => ({
-    ...base(p, 'session.end', id),
+  SessionEnd: (p, id, d) => ({
+    ...base(p, 'session.end', d, id),
     outcome: 'completed',
     reason: text(p, 'reason', false) ?? 'other',
-    extensions: native('SessionEnd'),
+    extensions: native(d, 'SessionEnd'),
   }),
 };
 
-/** A Claude Code hook payload as the canonical event the boundary takes. */
-export function translateClaudeCode(payload: unknown, id?: string): Captured {
+export const CLAUDE_CODE_DIALECT: ClaudeDialect = {
+  harness: 'claude-code',
+  label: 'Claude Code',
+  source: CLAUDE_CODE_SOURCE,
+  kinds: KINDS,
+  fileChanges: claudeFileChanges,
+};
+
+/** A hook payload of the Claude Code family as the canonical event the boundary takes. */
+export function translateClaudeFamily(
+  payload: unknown,
+  d: ClaudeDialect,
+  id?: string,
+  events: Readonly<Record<string, 'decide' | 'observe'>> = CLAUDE_CODE_EVENTS,
+  renamed?: string,
+): Captured {
   if (!isJsonObject(payload))
-    throw new CaptureError('bad-payload', '/: a Claude Code hook payload is a JSON object', { pointer: '' });
+    throw new CaptureError('bad-payload', `/: a ${d.label} hook payload is a JSON object`, { pointer: '' });
   const name = text(payload, 'hook_event_name')!;
-  if (!Object.hasOwn(CLAUDE_CODE_EVENTS, name))
+  if (!Object.hasOwn(events, name) || !Object.hasOwn(BUILDERS, name))
     throw new CaptureError(
       'unknown-event',
       `/hook_event_name: '${name}' is not an event this channel translates`,
@@ -276,17 +303,28 @@ export function translateClaudeCode(payload: unknown, id?: string): Captured {
       },
     );
   const nativeEvent = name as ClaudeCodeEvent;
-  const event = BUILDERS[nativeEvent](payload, id);
+  const event = BUILDERS[nativeEvent](payload, id, d);
+  const nativeName = renamed ?? nativeEvent;
+  if (renamed !== undefined) {
+    // The event keeps the name the agent itself used.
+    const ext = (event.extensions as JsonObject)['dev.tally.native'] as JsonObject;
+    ext.event = renamed;
+  }
   const sessionId = text(payload, 'session_id')!;
   const cwd = text(payload, 'cwd', false);
   const transcriptPath = text(payload, 'transcript_path', false);
   return {
-    mode: CLAUDE_CODE_EVENTS[nativeEvent],
+    mode: events[nativeEvent]!,
     event,
     harnessSession: sessionId,
     ...(cwd ? { cwd } : {}),
     ...(transcriptPath ? { transcriptPath } : {}),
     agent: agentOf(payload, sessionId),
-    nativeEvent,
+    nativeEvent: nativeName,
   };
+}
+
+/** A Claude Code hook payload as the canonical event the boundary takes. */
+export function translateClaudeCode(payload: unknown, id?: string): Captured {
+  return translateClaudeFamily(payload, CLAUDE_CODE_DIALECT, id);
 }

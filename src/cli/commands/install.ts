@@ -1,45 +1,44 @@
 /**
  * `tally install <agent>`: the agent's native hooks, computed from the portable registration, merged
- * into its settings without touching anything else (only Claude Code so far). `tally uninstall
- * <agent>` removes only what Tally added.
+ * into its settings without touching anything else. `tally uninstall <agent>` removes only what
+ * Tally added.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { CLAUDE_CODE_GAPS } from '../../capture/claude-code/answer.js';
-import { claudeCodeHooks } from '../../capture/claude-code/hooks.js';
-import { parseSettings, withTallyHooks } from '../../capture/claude-code/settings.js';
+import { parseSettings } from '../../capture/hook-settings.js';
 import { tallyHome } from '../../core/home.js';
 import { RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV } from '../../recorder/config.js';
 import { writeAtomic } from '../../session/store.js';
-import {
-  agentOf,
-  claudeCodePlan,
-  projectRegistration,
-  settingsTarget,
-  tallyCommand,
-} from '../agent-hooks.js';
+import { agentOf, projectRegistration, settingsTarget, tallyCommand } from '../agent-hooks.js';
 import { type Command, parseFlags, printJson, UsageError } from '../command.js';
+import { INSTALLERS } from '../installers.js';
 import { placesOf } from '../session-context.js';
 
 const install: Command = {
   summary: "write the agent's native hooks for the recorder, from the registration",
   usage: [
-    'usage: tally install claude-code [--registration FILE] [--scope project|user|managed] [--agent NAME]',
-    '                                 [--transport auto|http|command] [--dry-run] [--json]',
+    `usage: tally install ${Object.keys(INSTALLERS).join('|')} [--registration FILE]`,
+    '                     [--scope project|user|managed] [--agent NAME] [--transport auto|http|command]',
+    '                     [--agent-bin PATH] [--dry-run] [--json]',
     '',
-    'One native hook per Claude Code event, pointing at this user’s recorder; each one’s timeout is the',
-    "event's whole intercept deadline plus a margin, and it fails closed (onFailure: block) exactly",
-    'when an intercept subscription there is fail-closed (Tally’s certificate judge is, at PreToolUse).',
-    'Merged into the scope’s settings file; everything else in it is kept.',
+    'One native hook per covered event, pointing at this user’s recorder; each one’s timeout is the',
+    "event's whole intercept deadline plus a margin, and it fails closed exactly when an intercept",
+    'subscription there is fail-closed (Tally’s certificate judge is, at the tool-call event).',
+    'Merged into the scope’s settings file; everything else in it is kept. What the agent cannot',
+    'express is printed. docs/agents.md lists each agent’s events, answers and files.',
     '',
-    '  --scope        project (.claude/settings.json, default), user (~/.claude/settings.json), or',
-    '                 managed (/etc/claude-code/managed-settings.d/tally.json: root-owned, the one scope',
-    '                 the agent cannot rewrite — see docs/security.md)',
-    '  --agent NAME   sessions the recorder opens for Claude Code run under this agent’s certificate',
-    '  --transport    http: Claude Code posts straight to the recorder (needs TALLY_RECORDER_SECRET in its',
-    '                 environment: eval "$(tally recorder env)"); command: every hook through the shim',
-    '                 (slower, needs nothing); auto (default): http when TALLY_RECORDER_SECRET is set here',
+    '  --scope        project (the project’s settings, default), user (the home’s), or managed (the',
+    '                 system file: root-owned, the one scope the agent cannot rewrite — docs/security.md)',
+    '  --agent NAME   sessions the recorder opens for the agent run under this agent’s certificate',
+    '  --transport    Claude Code only. http: it posts straight to the recorder (needs TALLY_RECORDER_SECRET',
+    '                 in its environment: eval "$(tally recorder env)"); command: every hook through the',
+    '                 shim (slower, needs nothing); auto (default): http when TALLY_RECORDER_SECRET is set.',
+    '                 Gemini CLI, Qwen Code and Codex always use the command shim (tally hook <agent>).',
+    '  --agent-bin    Codex: the codex executable (default: codex on PATH). Codex skips hooks it does not',
+    '                 trust; install trusts Tally’s own through Codex itself (its app-server), never',
+    '                 the user’s. Codex hooks are user ($CODEX_HOME/hooks.json, default) or managed',
+    '                 (/etc/codex/hooks.json, which needs no trust).',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
@@ -47,38 +46,52 @@ const install: Command = {
       scope: { type: 'string' },
       agent: { type: 'string' },
       transport: { type: 'string' },
+      'agent-bin': { type: 'string' },
       'dry-run': { type: 'boolean' },
       json: { type: 'boolean' },
     });
-    agentOf(positionals);
+    const installer = agentOf(positionals);
     const transport = values.transport ?? 'auto';
     if (!['auto', 'http', 'command'].includes(transport))
       throw new UsageError('--transport must be auto, http or command');
-    const chosen =
-      transport === 'auto' ? (ctx.env[SECRET_ENV] ? 'http' : 'command') : (transport as 'http' | 'command');
-    const { scope, path } = settingsTarget(ctx, values.scope);
+    if (transport !== 'auto' && !installer.transports.includes(transport as 'http' | 'command'))
+      throw new UsageError(
+        `--transport ${transport}: ${installer.label} hooks can only be ${installer.transports.join(' or ')}`,
+      );
+    const chosen: 'http' | 'command' =
+      transport === 'auto'
+        ? installer.transports.includes('http') && ctx.env[SECRET_ENV]
+          ? 'http'
+          : 'command'
+        : (transport as 'http' | 'command');
+    const { scope, path } = settingsTarget(ctx, installer, values.scope);
     const where = placesOf(ctx);
     const { registration, path: registrationPath } = projectRegistration(where, ctx.cwd, values.registration);
     const client = await RecorderClient.of(tallyHome(ctx.env), ctx.env);
-    const plans = claudeCodePlan(registration);
-    const hooks = claudeCodeHooks(plans, {
+    const plans = installer.plan(registration, chosen);
+    const hooks = installer.hooks(registration, {
       port: client.port,
       tally: tallyCommand(),
       transport: chosen,
       ...(values.agent ? { agent: values.agent } : {}),
     });
-    const before =
-      scope === 'managed'
-        ? {}
-        : parseSettings(existsSync(path) ? readFileSync(path, 'utf8') : undefined, path);
-    const after = withTallyHooks(before, hooks);
+    const own = scope === 'managed' && installer.ownManagedFile;
+    const before = own ? {} : parseSettings(existsSync(path) ? readFileSync(path, 'utf8') : undefined, path);
+    const after = installer.merge(before, hooks);
     const text = `${JSON.stringify(after, null, 2)}\n`;
+    let after_write: Record<string, unknown> | undefined;
     if (!values['dry-run']) {
       mkdirSync(dirname(path), { recursive: true });
       writeAtomic(path, text, scope === 'managed' ? 0o644 : 0o600);
+      if (installer.afterWrite)
+        after_write = await installer.afterWrite(path, {
+          bin: values['agent-bin'] ?? installer.agent,
+          env: ctx.env,
+          cwd: ctx.cwd,
+        });
     }
     const report = {
-      agent: 'claude-code',
+      agent: installer.agent,
       scope,
       path,
       transport: chosen,
@@ -89,33 +102,43 @@ const install: Command = {
         ahp_event: p.ahpEvent,
         timeout_s: p.timeoutS,
         fail_closed: p.failClosed,
-        transport: chosen === 'command' ? 'command' : p.transport,
+        transport: p.transport,
         backends: p.backends,
       })),
-      cannot_express: CLAUDE_CODE_GAPS,
+      cannot_express: installer.gaps,
+      ...(after_write ? after_write : {}),
     };
+    const untrusted = after_write?.trust === 'untrusted';
     if (values.json) printJson(ctx, values['dry-run'] ? { ...report, settings: after } : report);
     else {
       ctx.stderr(
-        `${values['dry-run'] ? 'would write' : 'wrote'} ${plans.length} Claude Code hooks (${chosen}) to ${path}\n`,
+        `${values['dry-run'] ? 'would write' : 'wrote'} ${plans.length} ${installer.label} hooks (${chosen}) to ${path}\n`,
       );
       for (const p of report.hooks)
         ctx.stderr(
           `  ${p.event.padEnd(19)} → ${p.ahp_event.padEnd(24)} ${p.transport.padEnd(7)} timeout ${p.timeout_s}s ${p.fail_closed ? 'fails closed' : 'fails open'}\n`,
         );
-      ctx.stderr('what Claude Code cannot express:\n');
-      for (const gap of CLAUDE_CODE_GAPS) ctx.stderr(`  - ${gap}\n`);
+      ctx.stderr(`what ${installer.label} cannot express:\n`);
+      for (const gap of installer.gaps) ctx.stderr(`  - ${gap}\n`);
       if (chosen === 'http')
         ctx.stderr(
-          `Claude Code sends the recorder's secret from its environment: run it where ${SECRET_ENV} is set (eval "$(tally recorder env)"), or use tally run.\n`,
+          `${installer.label} sends the recorder's secret from its environment: run it where ${SECRET_ENV} is set (eval "$(tally recorder env)"), or use tally run.\n`,
         );
       if (scope !== 'managed')
         ctx.stderr(
           'note: the agent can edit this file and disable the hooks for its next session; only --scope managed is out of its reach\n',
         );
+      if (after_write?.trust === 'trusted')
+        ctx.stderr(
+          `trusted Tally's ${String(after_write.hooks_trusted)} hooks through ${installer.label} itself\n`,
+        );
+      if (untrusted)
+        ctx.stderr(
+          `${installer.label} does not trust the hooks written (${String(after_write?.hooks_trusted)} of ${String(after_write?.hooks_listed)} trusted): it will skip them without a word. Review them in its /hooks screen, or rerun with --agent-bin <path to ${installer.agent}>\n`,
+        );
       if (values['dry-run']) ctx.stdout(text);
     }
-    return 0;
+    return untrusted ? 1 : 0;
   },
 };
 

@@ -7,9 +7,7 @@
  * package. Exit: the agent's code, or 1 when the package could not be sealed or did not verify.
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { claudeCodeHooks } from '../../capture/claude-code/hooks.js';
+import { basename } from 'node:path';
 import { tallyHome } from '../../core/home.js';
 import { loadPrivateKey } from '../../core/keystore.js';
 import { readLogLines } from '../../evidence/log/reader.js';
@@ -17,15 +15,22 @@ import { verifyPackageLines } from '../../evidence/package/verify.js';
 import { expectOk, RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV, SESSION_ENV } from '../../recorder/config.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
-import { defaultTrustedKeys, SHIP_KEY, shipKeyDir } from '../../session/identity.js';
+import { defaultTrustedKeys, pinnedApprovers, SHIP_KEY, shipKeyDir } from '../../session/identity.js';
 import type { Places } from '../../session/paths.js';
 import { sessionDir } from '../../session/store.js';
-import { claudeCodePlan, projectRegistration, tallyCommand } from '../agent-hooks.js';
+import { projectRegistration, tallyCommand } from '../agent-hooks.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
+import { wireRun } from '../run-wiring.js';
 import { passphrase, placesOf } from '../session-context.js';
 
-const HARNESSES: Record<string, string> = { claude: 'claude-code', 'claude.exe': 'claude-code' };
-const SUPPORTED = new Set(['claude-code']);
+const HARNESSES: Record<string, string> = {
+  claude: 'claude-code',
+  'claude.exe': 'claude-code',
+  gemini: 'gemini-cli',
+  qwen: 'qwen-code',
+  codex: 'codex',
+};
+const SUPPORTED = new Set(['claude-code', 'gemini-cli', 'qwen-code', 'codex']);
 
 function harnessOf(command: string, flag: string | undefined): string {
   const harness = flag ?? HARNESSES[basename(command)];
@@ -118,7 +123,11 @@ export const command: Command = {
     '',
     'Starts a session (under NAME’s certificate) and the recorder, wires the agent’s hooks for this run',
     'only, runs the agent, then closes the session, seals and verifies the package. The harness is',
-    'taken from the command’s name (claude) or --harness (claude-code).',
+    'taken from the command’s name (claude, gemini, qwen, codex) or --harness (claude-code, gemini-cli,',
+    'qwen-code, codex).',
+    'Claude Code gets --settings <file>; Gemini CLI and Qwen Code a config home of the run’s own',
+    '(GEMINI_CLI_HOME, QWEN_HOME, CODEX_HOME: the user’s, linked, with Tally’s hooks; Codex trusts them',
+    'in a copy of config.toml). Nothing of the user’s is edited.',
     'With --witness, the recorder sends the chain head to HUB every N records (default 32) while the',
     'agent runs, and the last one at close, so records dropped or rewritten later are caught by',
     '`tally verify --hub HUB`.',
@@ -139,7 +148,7 @@ export const command: Command = {
     if (positionals.length > 0)
       throw new UsageError(`unexpected argument '${positionals[0]}' (the agent command goes after --)`);
     const agentArgv = argv.slice(dash + 1);
-    harnessOf(agentArgv[0]!, values.harness);
+    const harness = harnessOf(agentArgv[0]!, values.harness);
     const where = placesOf(ctx);
     const { registration, path: registrationPath } = projectRegistration(where, ctx.cwd, values.registration);
     const clock = { start: performance.now(), marks: {} as Record<string, number> };
@@ -162,21 +171,23 @@ export const command: Command = {
       'starting the session',
     ) as { session: string; state: string; root: string };
     ctx.stderr(`tally run: session ${started.session}${values.agent ? ` for ${values.agent}` : ''}\n`);
-    const settings = join(sessionDir(started.state, started.session), 'claude-code-settings.json');
-    const hooks = claudeCodeHooks(claudeCodePlan(registration), {
+    const wired = await wireRun(harness, agentArgv, {
+      dir: sessionDir(started.state, started.session),
+      registration,
       port: client.port,
       tally: tallyCommand(),
-      transport: 'http',
+      env: ctx.env,
+      cwd: ctx.cwd,
     });
-    writeFileSync(settings, `${JSON.stringify({ hooks }, null, 2)}\n`, { mode: 0o600 });
-    const env = { ...ctx.env, [SECRET_ENV]: client.secret, [SESSION_ENV]: started.session };
+    const env = { ...ctx.env, ...wired.env, [SECRET_ENV]: client.secret, [SESSION_ENV]: started.session };
     mark('session');
     const stop = watchdog(client, ctx, secret);
     let code: number;
     try {
-      code = await runAgent([agentArgv[0]!, '--settings', settings, ...agentArgv.slice(1)], env, ctx.cwd);
+      code = await runAgent(wired.argv, env, ctx.cwd);
     } finally {
       stop();
+      wired.restore();
     }
     mark('agent');
     // The agent is done: its session is sealed, whatever its exit code.
@@ -197,6 +208,7 @@ export const command: Command = {
       : undefined;
     const result = await verifyPackageLines(readLogLines(sealed.package), {
       trusted: defaultTrustedKeys(where).map((k) => k.publicKey),
+      approvers: pinnedApprovers(where.home).map((k) => k.publicKey),
       now: new Date(),
       ...(certificate ? { certificate } : {}),
     });

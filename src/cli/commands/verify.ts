@@ -1,5 +1,5 @@
 /** `tally verify PKG`: offline, deterministic verification with an explicit `now`. */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isRfc3339DateTime } from '../../ahp/messages/index.js';
 import { decodeBase64 } from '../../core/dsse.js';
@@ -7,8 +7,10 @@ import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
 import { readPublicKeyFile } from '../../core/keystore.js';
 import { readLogLines } from '../../evidence/log/reader.js';
 import { type VerifyResult, verifyPackageLines } from '../../evidence/package/verify.js';
+import { recordedHubKey } from '../../hub-client/audit.js';
+import { hubChecks } from '../../hub-client/verify-hub.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
-import { defaultTrustedKeys, repositoryKeys } from '../../session/identity.js';
+import { defaultTrustedKeys, pinnedApprovers, repositoryKeys } from '../../session/identity.js';
 import {
   type Command,
   type CommandContext,
@@ -20,20 +22,20 @@ import {
 import { placesOf } from '../session-context.js';
 
 /** A pinned key: a Tally key file (public or private), or a raw key as 64 hex / base64 characters. */
-export function readTrustedKey(ctx: CommandContext, text: string): PublicKeyInput {
+export function readTrustedKey(ctx: CommandContext, text: string, flag = '--trust'): PublicKeyInput {
   const path = resolve(ctx.cwd, text);
   if (existsSync(path)) {
     try {
       return readPublicKeyFile(path);
     } catch (error) {
-      throw new UsageError(`--trust ${text}: not a Tally key file (${(error as Error).message})`);
+      throw new UsageError(`${flag} ${text}: not a Tally key file (${(error as Error).message})`);
     }
   }
   if (/^[0-9a-f]{64}$/i.test(text)) return toPublicKey(Buffer.from(text, 'hex'));
   try {
-    return toPublicKey(decodeBase64(text, '--trust'));
+    return toPublicKey(decodeBase64(text, flag));
   } catch {
-    throw new UsageError(`--trust ${text}: no such file, and not a 32-byte public key in hex or base64`);
+    throw new UsageError(`${flag} ${text}: no such file, and not a 32-byte public key in hex or base64`);
   }
 }
 
@@ -66,19 +68,31 @@ function summarize(detail: Record<string, unknown>): string {
 export const command: Command = {
   summary: 'verify a session package offline, optionally against an agent certificate',
   usage: [
-    'usage: tally verify PKG [--certificate CERT|NAME] [--trust KEY_OR_FILE…] [--now RFC3339] [--json]',
+    'usage: tally verify PKG [--certificate CERT|NAME] [--trust KEY_OR_FILE…] [--approver KEY_OR_FILE…]',
+    '                        [--hub URL [--hub-key KEY]] [--now RFC3339] [--json]',
     '',
-    'Checks every record signature, the chain and sequence, that no record is later than --now, the',
-    'Merkle root, the receipt recomputed from the records byte for byte, the receipt signature and',
-    'that the signer is pinned. With --certificate also: ship_id_match, within_validity_window,',
+    'Checks every record signature, the chain and sequence, that no record is later than --now, that',
+    'timestamps never run backwards, that the session ended (session.end), that no call id is used',
+    'twice, the Merkle root, the receipt recomputed from the records byte for byte, the receipt',
+    'signature and that the signer is pinned; calls that never ended (unfinished_call) and repaired',
+    'logs (log_repaired) are reported. With --certificate also: certificate_bound (the certificate',
+    'is the one the session started under), ship_id_match, within_validity_window,',
     'certificate_at_now (informational), unauthorized_calls, escalations, never_called. Without',
     '--trust, the ship keys of this project and of $TALLY_HOME are pinned. Packages of format v1 and',
-    'v2 verify; the format is reported. No network. Exit 0 verified, 1 a check failed, 2 usage error.',
+    'v2 verify; the format is reported. An escalated call counts as approved by a signed approval only',
+    'when a pinned approver key signed it ($TALLY_HOME/trust/approvers/, or --approver instead). No',
+    "network, unless --hub: then also hub_inclusion (the package is in the hub's log, proven against a",
+    'checkpoint signed by the hub key: --hub-key, else the one tally hub audit recorded on first use)',
+    'and witness_consistent (the package extends every head the hub witnessed while it ran). Exit 0',
+    'verified, 1 a check failed, 2 usage error.',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
       certificate: { type: 'string' },
       trust: { type: 'string', multiple: true },
+      approver: { type: 'string', multiple: true },
+      hub: { type: 'string' },
+      'hub-key': { type: 'string' },
       now: { type: 'string' },
       json: { type: 'boolean' },
     });
@@ -110,8 +124,23 @@ export const command: Command = {
       repositoryKeys: repositoryKeys(placesOf(ctx)).map((k) => k.keyId),
       now,
       ...(certificate !== undefined ? { certificate } : {}),
+      // Signed approvals count when a pinned approver key (or one given here) signed them.
+      approvers: values.approver?.length
+        ? values.approver.map((t) => readTrustedKey(ctx, t, '--approver'))
+        : pinnedApprovers(placesOf(ctx).home).map((k) => k.publicKey),
       onProgress: (done, total) => ctx.stderr(`  verified ${done}/${total} records\n`),
     });
+    if (values.hub !== undefined) {
+      const hubKey = values['hub-key'] ?? recordedHubKey(placesOf(ctx).home, values.hub);
+      if (hubKey === null)
+        throw new UsageError(
+          `--hub ${values.hub}: no hub key is pinned; pass --hub-key KEY (tally hub serve prints it) or run 'tally hub audit ${values.hub}' once to record it`,
+        );
+      const added = await hubChecks(readFileSync(path), { hub: values.hub, hubKey, trusted });
+      // Named checks of their own, reported after the package's.
+      result.checks.push(...(added as unknown as VerifyResult['checks']));
+      result.ok = result.ok && added.every((c) => c.ok);
+    }
     if (values.json) {
       const { receipt: _receipt, cross: _cross, ...rest } = result;
       printJson(ctx, { package: path, ...rest, trusted_from: values.trust?.length ? 'flag' : 'default' });

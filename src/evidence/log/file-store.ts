@@ -21,6 +21,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TallyError } from '../../core/errors.js';
 import { MAX_LINE_BYTES, RecordError } from '../record/codec.js';
+import { type HeadFile, headOfLine, type StoredHead } from './head-file.js';
 import { acquireLock, type FileLock } from './lock.js';
 import { readLogLines } from './reader.js';
 import type { RecordStore } from './store.js';
@@ -33,10 +34,55 @@ export interface TornTail {
 
 export interface OpenStoreOptions {
   lockTimeoutMs?: number;
+  /**
+   * The chain head kept outside the log (./head-file.ts): checked against the log on open, and
+   * rewritten after every group commit.
+   */
+  head?: HeadFile;
 }
 
-/** `closed`: appended after close; `write-failed`: the file is in an unknown state until reopened. */
-export class StoreError extends TallyError<'closed' | 'write-failed'> {}
+/**
+ * `closed`: appended after close; `write-failed`: the file is in an unknown state until reopened;
+ * `truncated-log`: the log ends before its head; `head-missing`: a non-empty log without its head
+ * file; `head-mismatch`: the log's last record is not the one its head names.
+ */
+export class StoreError extends TallyError<
+  'closed' | 'write-failed' | 'truncated-log' | 'head-missing' | 'head-mismatch'
+> {}
+
+/** The log's last line agrees with the head kept outside it, or the open is refused. */
+function checkHead(path: string, head: HeadFile, last: Buffer | null): void {
+  const stored = head.read();
+  let found: StoredHead | null = null;
+  try {
+    found = last === null ? null : headOfLine(last);
+  } catch {
+    return; // not a record at all: resuming the chain reports it (tally session repair sets it aside)
+  }
+  if (stored === null) {
+    if (found === null) return;
+    throw new StoreError(
+      'head-missing',
+      `the chain head of ${path} (${head.path}) is missing: the log cannot be shown to be whole, so it is not continued; nothing was recorded (tally session repair re-establishes the head and records that it did)`,
+      { path, head: head.path, last: found.seq },
+    );
+  }
+  const lastSeq = found?.seq ?? -1;
+  if (lastSeq < stored.seq) {
+    const from = lastSeq + 1;
+    throw new StoreError(
+      'truncated-log',
+      `${path} ends at record ${lastSeq} but its chain head (${head.path}) is record ${stored.seq}: records ${from}–${stored.seq} were removed from the log; nothing was recorded`,
+      { path, head: head.path, missing: { from, to: stored.seq }, head_digest: stored.digest },
+    );
+  }
+  if (lastSeq === stored.seq && found?.digest !== stored.digest)
+    throw new StoreError(
+      'head-mismatch',
+      `the last record of ${path} (seq ${lastSeq}, ${found?.digest}) is not the one its chain head names (${stored.digest}); nothing was recorded`,
+      { path, head: head.path, seq: lastSeq, found: found?.digest, expected: stored.digest },
+    );
+}
 
 interface Pending {
   lines: readonly Buffer[];
@@ -132,6 +178,7 @@ export class FileRecordStore implements RecordStore {
     private readonly last: Buffer | null,
     /** Set when a torn tail was found and quarantined on open. */
     readonly recovered: TornTail | null,
+    private readonly head: HeadFile | undefined,
   ) {}
 
   static async open(path: string, options: OpenStoreOptions = {}): Promise<FileRecordStore> {
@@ -145,8 +192,9 @@ export class FileRecordStore implements RecordStore {
       } finally {
         closeSync(fd);
       }
+      if (options.head) checkHead(path, options.head, last);
       const handle = await open(path, 'a', 0o600);
-      return new FileRecordStore(path, handle, lock, last, recovered);
+      return new FileRecordStore(path, handle, lock, last, recovered, options.head);
     } catch (error) {
       lock.release();
       throw error;
@@ -212,8 +260,13 @@ export class FileRecordStore implements RecordStore {
         const batch = this.queue;
         this.queue = [];
         try {
-          await this.handle.write(Buffer.concat(batch.flatMap((p) => p.lines)));
+          const lines = batch.flatMap((p) => p.lines);
+          await this.handle.write(Buffer.concat(lines));
           await this.handle.datasync();
+          // Once per group commit, after the log is durable: the head never names a record the log lacks.
+          const lastLine = lines[lines.length - 1];
+          if (this.head && lastLine !== undefined)
+            await this.head.write(headOfLine(lastLine.subarray(0, lastLine.length - 1)));
           for (const p of batch) p.resolve();
         } catch (error) {
           this.failure = new StoreError(
@@ -236,6 +289,7 @@ export class FileRecordStore implements RecordStore {
     this.closed = true;
     while (this.flushing) await this.flushing;
     await this.handle.close();
+    this.head?.close();
     this.lock.release();
   }
 }

@@ -8,6 +8,7 @@ import { type AppendInput, type ChainHead, RecordChain } from '../record/chain.j
 import type { Signer } from '../record/codec.js';
 import type { EventRecord } from '../record/record.js';
 import { FileRecordStore, StoreError, type TornTail } from './file-store.js';
+import type { HeadFile } from './head-file.js';
 import type { RecordStore } from './store.js';
 
 export type { AppendInput, ChainHead, TornTail };
@@ -26,6 +27,8 @@ export interface OpenLogOptions {
   lockTimeoutMs?: number;
   /** The longest line an append may write (default MAX_LINE_BYTES, the readers' limit). */
   maxLineBytes?: number;
+  /** The chain head kept outside the log, checked on open and rewritten once per group commit. */
+  head?: HeadFile;
 }
 
 export class LogWriter {
@@ -46,6 +49,7 @@ export class LogWriter {
   static async open(path: string, options: OpenLogOptions): Promise<LogWriter> {
     const store = await FileRecordStore.open(path, {
       ...(options.lockTimeoutMs ? { lockTimeoutMs: options.lockTimeoutMs } : {}),
+      ...(options.head ? { head: options.head } : {}),
     });
     try {
       return LogWriter.over(store, options, path, store.recovered);

@@ -14,10 +14,16 @@ export type CheckName =
   | 'record_chain'
   | 'record_count'
   | 'not_after_now'
+  | 'timestamps_ordered'
+  | 'session_complete'
+  | 'call_ids_unique'
+  | 'unfinished_call'
+  | 'log_repaired'
   | 'merkle_root'
   | 'receipt_signature'
   | 'receipt_recomputed'
   | 'certificate_signature'
+  | 'certificate_bound'
   | 'ship_id_match'
   | 'within_validity_window'
   | 'certificate_at_now'
@@ -44,10 +50,16 @@ export const CHECK_ORDER: readonly CheckName[] = [
   'record_chain',
   'record_count',
   'not_after_now',
+  'timestamps_ordered',
+  'session_complete',
+  'call_ids_unique',
+  'unfinished_call',
+  'log_repaired',
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',
   'certificate_signature',
+  'certificate_bound',
   'ship_id_match',
   'within_validity_window',
   'certificate_at_now',

@@ -4,9 +4,11 @@
  * forbidden territory, which needed escalation and whether approval was recorded. Tool names go
  * through the alias table, so a certificate written for one agent checks a session of another.
  */
+
+import { canonicalize } from '../../core/canonical.js';
 import { trustKeys } from '../../core/dsse.js';
 import type { PublicKeyInput } from '../../core/keys.js';
-import { approvalEnvelope, verifyApproval } from '../approval.js';
+import { approvalEnvelope, approvedInputDigest, verifyApproval } from '../approval.js';
 import type { AgentCertificate } from '../certificate.js';
 import { certificatePolicy } from '../policy/judge.js';
 import { type ActionVerdict, evaluateAction, matchAction, parsePattern } from '../policy/patterns.js';
@@ -25,11 +27,26 @@ export interface ToolCallFact {
   decidedBy?: string;
   /** A `tool.after` reports the call as executed (not skipped). */
   executed: boolean;
+  /**
+   * Every distinct (tool, kind, input) the call's records reported, in order, when there is more
+   * than one: a `tool.after` that reports another input than its `tool.before` (`input_changed`).
+   */
+  reports?: CallReport[];
+}
+
+/** One tool and input a call reported. */
+export interface CallReport {
+  seq: number;
+  tool: string;
+  kind?: string;
+  input?: unknown;
 }
 
 export interface JudgedCall extends ToolCallFact {
   verdict: ActionVerdict['verdict'];
   pattern?: string;
+  /** The call reported more than one input; the verdict is the worst of them. */
+  inputChanged?: true;
   /**
    * A deny was recorded and no `tool.after` shows the call executing. This rests on the harness
    * honouring the deny (Tally's AHP dispatcher does); it is reported as such, not as proof.
@@ -62,6 +79,8 @@ export interface ApprovalFact {
   /** `approver`: signed with a pinned approver key; `harness`: the call ran after the harness asked (asserted by the harness). */
   kind: 'approver' | 'harness';
   by: string;
+  /** The input digest a signed approval covers, when it names one. */
+  input?: string;
 }
 
 export interface CrossOptions {
@@ -97,7 +116,11 @@ export function toolCallFacts(
       try {
         const approval = verifyApproval(envelope, approvers);
         if (approval.session === session && approval.decision === 'allow')
-          approvals.set(approval.call, { kind: 'approver', by: approval.approver });
+          approvals.set(approval.call, {
+            kind: 'approver',
+            by: approval.approver,
+            ...(approval.input !== undefined ? { input: approval.input } : {}),
+          });
       } catch {
         // Not signed by a pinned approver: recorded, and counts for nothing.
       }
@@ -116,7 +139,8 @@ export function toolCallFacts(
       if (tool.input !== undefined) fact.input = tool.input;
       calls.push(fact);
       if (key !== undefined) byId.set(key, fact);
-    }
+    } else if (tool !== undefined && (tool.input !== undefined || typeof tool.name === 'string'))
+      addReport(fact, record.seq, tool);
     if (event.type === 'tool.after') {
       if (asRecord(event.execution)?.status !== 'skipped') {
         fact.executed = true;
@@ -135,6 +159,41 @@ export function toolCallFacts(
   return { calls, approvals };
 }
 
+/** Adds what a later record of a call reported, when it is not what the call already reported. */
+function addReport(fact: ToolCallFact, seq: number, tool: Record<string, unknown>): void {
+  const first: CallReport = {
+    seq: fact.seq,
+    tool: fact.tool,
+    ...(fact.kind ? { kind: fact.kind } : {}),
+    ...(fact.input !== undefined ? { input: fact.input } : {}),
+  };
+  const report: CallReport = {
+    seq,
+    tool: typeof tool.name === 'string' ? tool.name : fact.tool,
+    ...(typeof tool.kind === 'string' ? { kind: tool.kind } : fact.kind ? { kind: fact.kind } : {}),
+    // An after that omits the input reports the input the call started with.
+    ...(tool.input !== undefined
+      ? { input: tool.input }
+      : fact.input !== undefined
+        ? { input: fact.input }
+        : {}),
+  };
+  const same = (a: CallReport, b: CallReport) =>
+    canonicalize([a.tool, a.kind ?? null, a.input ?? null]) ===
+    canonicalize([b.tool, b.kind ?? null, b.input ?? null]);
+  const reports = fact.reports ?? [first];
+  if (reports.some((r) => same(r, report))) return;
+  fact.reports = [...reports, report];
+}
+
+/** Worst first: a call is judged by the worst thing it reported. */
+const VERDICT_RANK: Record<ActionVerdict['verdict'], number> = {
+  forbidden: 0,
+  outside: 1,
+  escalate: 2,
+  allowed: 3,
+};
+
 export function crossVerify(
   certificate: AgentCertificate,
   records: readonly EventRecord[],
@@ -147,14 +206,27 @@ export function crossVerify(
   const unauthorized: JudgedCall[] = [];
   const escalations: EscalatedCall[] = [];
   for (const fact of calls) {
-    const verdict = evaluateAction(policy, {
-      tool: fact.tool,
-      input: fact.input,
-      ...(fact.kind ? { kind: fact.kind } : {}),
-      ...(cwd ? { cwd } : {}),
-    });
+    // Every input the call reported is judged; the worst verdict is the call's.
+    let verdict: ActionVerdict | undefined;
+    let worst: CallReport | undefined;
+    for (const report of fact.reports ?? [fact]) {
+      const v = evaluateAction(policy, {
+        tool: report.tool,
+        input: report.input,
+        ...(report.kind ? { kind: report.kind } : {}),
+        ...(cwd ? { cwd } : {}),
+      });
+      if (verdict === undefined || VERDICT_RANK[v.verdict] < VERDICT_RANK[verdict.verdict]) {
+        verdict = v;
+        worst = report;
+      }
+    }
+    if (verdict === undefined || worst === undefined) continue;
     const judged: JudgedCall = {
       ...fact,
+      tool: worst.tool,
+      ...(worst.input !== undefined ? { input: worst.input } : {}),
+      ...(fact.reports ? { inputChanged: true as const } : {}),
       verdict: verdict.verdict,
       ...(verdict.pattern ? { pattern: verdict.pattern } : {}),
       // A call denied (or asked, and never run: headless harnesses refuse an ask) did not happen.
@@ -164,7 +236,10 @@ export function crossVerify(
     };
     if (verdict.verdict === 'forbidden' || verdict.verdict === 'outside') unauthorized.push(judged);
     if (verdict.verdict === 'escalate') {
-      const approval = fact.call ? approvals.get(fact.call) : undefined;
+      const found = fact.call ? approvals.get(fact.call) : undefined;
+      // A signed approval covers the input the person saw: another input under the same call id is not approved.
+      const approval =
+        found?.input !== undefined && found.input !== approvedInputDigest(fact.input) ? undefined : found;
       escalations.push({
         ...judged,
         approved: approval !== undefined,

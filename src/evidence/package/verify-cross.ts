@@ -5,7 +5,7 @@
  */
 import type { TrustedKeys } from '../../core/dsse.js';
 import { type PublicKeyInput, shipId, toPublicKey } from '../../core/keys.js';
-import { type AgentCertificate, verifyCertificate } from '../certificate.js';
+import { type AgentCertificate, certificateDigest, verifyCertificate } from '../certificate.js';
 import { certificateStateAt } from '../policy/judge.js';
 import type { Checks } from './checks.js';
 import { type CrossVerification, crossVerify } from './cross-verify.js';
@@ -27,6 +27,7 @@ export function crossChecks(
     checks.fail('certificate_signature', 'bad-certificate', (error as Error).message);
     return null;
   }
+  checkBound(checks, options.certificate, records);
   // The receipt signer's identity must be the one the certificate was issued for.
   const signerShips = receiptSigners.map((id) => shipId(toPublicKey(trusted.byId.get(id)!)));
   if (signerShips.includes(certificate.ship_id)) {
@@ -62,6 +63,7 @@ export function crossChecks(
     tool: c.tool,
     verdict: c.verdict,
     ...(c.pattern ? { pattern: c.pattern } : {}),
+    ...(c.inputChanged ? { input_changed: true } : {}),
     blocked: c.blocked,
   }));
   if (executed.length === 0)
@@ -81,6 +83,7 @@ export function crossChecks(
     seq: c.seq,
     tool: c.tool,
     pattern: c.pattern,
+    ...(c.inputChanged ? { input_changed: true } : {}),
     approved: c.approved,
     // Who approved, and how much that proves: signed by an approver key, or asserted by the harness.
     ...(c.approval ? { approval: c.approval, approved_by: c.approvedBy } : {}),
@@ -96,4 +99,32 @@ export function crossChecks(
     });
   checks.pass('never_called', { patterns: cross.neverCalled }, 'info');
   return cross;
+}
+
+/**
+ * The certificate given is the one the session ran under: its digest is the one the signed
+ * `session.start` record bound. A session that bound none (no certificate at start, or a v1 log)
+ * is reported, not failed: its calls are still judged against the certificate given.
+ */
+function checkBound(checks: Checks, envelope: unknown, records: CrossRecords): void {
+  const given = certificateDigest(envelope);
+  const start = records.records.find((r) => r.seq === 0 && r.event.type === 'session.start');
+  const bound = start?.binding?.certificate;
+  if (bound === undefined) {
+    checks.pass(
+      'certificate_bound',
+      { given, bound: null, message: 'the session did not bind a certificate at its start' },
+      'info',
+    );
+    return;
+  }
+  if (bound.digest === given) checks.pass('certificate_bound', { digest: given, serial: bound.serial });
+  else
+    checks.fail('certificate_bound', 'other-certificate', {
+      given,
+      bound: bound.digest,
+      bound_serial: bound.serial,
+      bound_agent: bound.agent,
+      message: `the session ran under certificate ${bound.serial} (${bound.digest}), not the one given`,
+    });
 }

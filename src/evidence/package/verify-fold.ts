@@ -40,12 +40,65 @@ export class CrossRecords {
   }
 }
 
+/**
+ * Facts about the session as a whole that its signatures and chain do not establish — a key holder
+ * can re-sign any log, so these are what make a forged one visible: timestamps that run backwards,
+ * no `session.end`, a call id used twice, a call that started and never ended. Memory grows with
+ * the number of calls (their ids), not with their content.
+ */
+export class SessionFacts {
+  /** The first record timestamped before the one before it. */
+  backwards: { seq: number; time: string; previous: string } | null = null;
+  /** The seq of the first `session.end`, if any. */
+  end: number | null = null;
+  /** The first call id reported twice by the same kind of event. */
+  duplicate: { seq: number; call: string; type: string; first: number } | null = null;
+  /** Calls whose tool.before was answered by no deny or ask and that have no tool.after yet: key → seq. */
+  readonly open = new Map<string, { seq: number; call: string }>();
+  /** `tally.log.repaired` records: seq and what each says was set aside. */
+  readonly repairs: Array<{ seq: number; repaired: unknown }> = [];
+  private readonly seen = new Map<string, number>();
+  private previous: { ms: number; time: string } | null = null;
+
+  add(record: EventRecord): void {
+    const ms = Date.parse(record.time);
+    if (this.backwards === null && this.previous !== null && ms < this.previous.ms)
+      this.backwards = { seq: record.seq, time: record.time, previous: this.previous.time };
+    this.previous = { ms, time: record.time };
+    const event = record.event;
+    if (event.type === 'session.end' && this.end === null) this.end = record.seq;
+    if (event.type === 'tally.log.repaired' && this.repairs.length < 100) {
+      const extensions = event.extensions as Record<string, unknown> | undefined;
+      this.repairs.push({ seq: record.seq, repaired: extensions?.['dev.tally.repaired'] ?? null });
+    }
+    if (event.type !== 'tool.before' && event.type !== 'tool.after') return;
+    const call = event.call;
+    const id =
+      typeof call === 'object' && call !== null && typeof (call as { id?: unknown }).id === 'string'
+        ? (call as { id: string }).id
+        : undefined;
+    if (id === undefined) return;
+    const key = `${String(event.source)}\u0000${id}`;
+    const typed = `${event.type}\u0000${key}`;
+    const first = this.seen.get(typed);
+    if (first !== undefined) {
+      this.duplicate ??= { seq: record.seq, call: id, type: event.type, first };
+      return;
+    }
+    this.seen.set(typed, record.seq);
+    if (event.type === 'tool.after') this.open.delete(key);
+    else if (record.decision?.decision !== 'deny' && record.decision?.decision !== 'ask')
+      this.open.set(key, { seq: record.seq, call: id });
+  }
+}
+
 export class RecordFold {
   readonly merkle = new MerkleAccumulator();
   readonly composer = new ReceiptComposer();
   composeError: Error | null = null;
   head: Buffer | null = null;
   readonly cross: CrossRecords | null;
+  readonly session = new SessionFacts();
   /** The first record timestamped after `now`, if any. */
   afterNow: { seq: number; time: string } | null = null;
   private readonly nowMs: number;
@@ -66,6 +119,7 @@ export class RecordFold {
     if (this.afterNow === null && Date.parse(record.time) > this.nowMs)
       this.afterNow = { seq: record.seq, time: record.time };
     this.cross?.add(record);
+    this.session.add(record);
     if (this.composeError !== null) return;
     try {
       this.composer.add(record);

@@ -34,6 +34,7 @@ import {
 import { crossChecks } from './verify-cross.js';
 import { RecordFold } from './verify-fold.js';
 import { checkReceipt } from './verify-receipt.js';
+import { sessionChecks } from './verify-session.js';
 
 export { CHECK_ORDER, type CheckName, type CheckResult };
 
@@ -249,6 +250,7 @@ function checkSeal(checks: Checks, read: ReadOutcome): { seal: PackageSeal; root
       ...fold.afterNow,
       message: `record ${fold.afterNow.seq} is timestamped ${fold.afterNow.time}, after the verification time`,
     });
+  sessionChecks(checks, fold.session, count);
   const root = fold.merkle.root().toString('hex');
   if (seal.merkle.root !== root || seal.merkle.size !== count) {
     checks.fail('merkle_root', 'root-mismatch', {

@@ -8,7 +8,7 @@
 import { posix } from 'node:path';
 import { globMatches } from '../../core/glob.js';
 import type { ActionCall, ActionPattern } from './action.js';
-import { canonicalTool, type ToolKind, toolArgument } from './aliases.js';
+import { canonicalTool, kindFromHint, type ToolKind, toolArgument } from './aliases.js';
 import { inferToolKind } from './kinds.js';
 import { pathMatches, shellPathMatch } from './paths.js';
 import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
@@ -63,11 +63,20 @@ const FILE_EFFECTS: Partial<Record<ToolKind, { reads: boolean; writes: boolean }
   edit: { reads: true, writes: true },
 };
 
+/**
+ * The kind an MCP or unknown tool's `tool.kind` hint names (the MCP gateway's, read from the
+ * tool's input schema), when it names one that acts: such a hint widens what the call is judged as.
+ */
+function hintedKind(hint: string | undefined): ToolKind | undefined {
+  const kind = kindFromHint(hint);
+  return kind === undefined || kind === 'mcp' || kind === 'other' ? undefined : kind;
+}
+
 export function factsOf(call: ActionCall): CallFacts {
   const identity = canonicalTool(call.tool, call.kind);
   const kind =
     identity.kind === 'mcp' || identity.kind === 'other'
-      ? inferToolKind(call.tool, call.input)
+      ? (hintedKind(call.kind) ?? inferToolKind(call.tool, call.input))
       : identity.kind;
   const argument = toolArgument(call.tool, call.input, call.kind);
   const paths = argument.paths ?? [];

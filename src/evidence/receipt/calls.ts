@@ -15,7 +15,13 @@ import {
   toolFileChangeOperation,
   type WorkspaceFrame,
 } from '../normalize.js';
-import { canonicalTool, type ToolArgument, type ToolKind, toolArgument } from '../policy/aliases.js';
+import {
+  canonicalTool,
+  kindFromHint,
+  type ToolArgument,
+  type ToolKind,
+  toolArgument,
+} from '../policy/aliases.js';
 import type { EventRecord } from '../record/record.js';
 import { addSeq, CALL_WINDOW, type WitnessSet } from './bounds.js';
 import type { DecisionRow, Verdict, WriteWitness } from './types.js';
@@ -135,6 +141,9 @@ export function identify(call: CallState): ToolIdentityFacts {
       const innerKind = canonicalTool(inner).kind;
       if (innerKind !== 'mcp' && innerKind !== 'other') effectKind = innerKind;
     }
+    // The gateway's kind, read from the tool's input schema, when the inner name says nothing.
+    const hinted = kindFromHint(call.kindHint);
+    if ((effectKind === 'mcp' || effectKind === 'other') && hinted !== undefined) effectKind = hinted;
   }
   return { canonical, kind, effectKind, native };
 }
@@ -300,6 +309,13 @@ export class CallTable {
       if (!call.inputSeen && tool.input !== undefined) {
         call.inputSeen = true;
         call.pendingInput = tool.input;
+      } else if (isAfter && tool.input !== undefined && call.name !== undefined) {
+        // What ran is what the end reports: its target, when it names one, is the call's.
+        const ran = toolArgument(call.mcpToolName ?? call.name, tool.input, call.kindHint);
+        if (Object.keys(ran).length > 0) {
+          call.arg = ran;
+          call.pendingInput = undefined;
+        }
       }
       if (call.pendingInput !== undefined && call.name !== undefined) callArgument(call);
     }

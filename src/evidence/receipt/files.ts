@@ -6,6 +6,7 @@
 
 import { compareCodeUnits, type FileOperation, type NormalPath, sortedUnique } from '../normalize.js';
 import { seqFields, Witnesses, type WitnessSet } from './bounds.js';
+import { groupsByRow, netOperation, RECONCILE_SOURCES } from './net.js';
 import type { WriteWitness } from './types.js';
 
 export interface FileReadRow {
@@ -44,8 +45,6 @@ const JOINS: Record<FileOperation, readonly FileOperation[]> = {
   deleted: ['deleted'],
   renamed: ['renamed'],
 };
-
-export const RECONCILE_SOURCE = 'git-reconcile';
 
 function rowKey(path: string, operation: FileOperation, from: string | undefined): string {
   return JSON.stringify([path, operation, from ?? null]);
@@ -109,6 +108,10 @@ interface WriteGroup {
   agentCausedTrue: boolean;
   agentCausedFalse: boolean;
   w: Witnesses;
+  /** A reconcile pass reported this (path, operation, from): its operation is the net one. */
+  reconciled: boolean;
+  firstSeq: number;
+  lastSeq: number;
 }
 
 function newGroup(path: string, operation: FileOperation, from: string | undefined): WriteGroup {
@@ -119,6 +122,9 @@ function newGroup(path: string, operation: FileOperation, from: string | undefin
     agentCausedTrue: false,
     agentCausedFalse: false,
     w: new Witnesses(),
+    reconciled: false,
+    firstSeq: Number.POSITIVE_INFINITY,
+    lastSeq: -1,
   };
   if (from !== undefined) group.from = from;
   return group;
@@ -137,14 +143,50 @@ function addDefinite(group: WriteGroup, w: WriteWitness): void {
     if (w.deletions !== undefined) lines.value.deletions = w.deletions;
     if (group.lines === undefined || w.seq >= group.lines.seq) group.lines = lines;
     if (
-      w.source === RECONCILE_SOURCE &&
+      RECONCILE_SOURCES.has(w.source) &&
       (group.reconcileLines === undefined || w.seq >= group.reconcileLines.seq)
     )
       group.reconcileLines = lines;
   }
   if (w.agentCaused === true) group.agentCausedTrue = true;
   else if (w.agentCaused === false) group.agentCausedFalse = true;
+  if (RECONCILE_SOURCES.has(w.source)) group.reconciled = true;
+  span(group, w.seq);
   group.w.add(w.seq, w.source, w.agent);
+}
+
+function span(group: WriteGroup, seq: number): void {
+  if (seq < group.firstSeq) group.firstSeq = seq;
+  if (seq > group.lastSeq) group.lastSeq = seq;
+}
+
+function laterDated<T>(a: Dated<T> | undefined, b: Dated<T> | undefined): Dated<T> | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return b.seq >= a.seq ? b : a;
+}
+
+/** One path's groups as one group of its net operation, every witness kept. */
+function mergeNet(path: string, groups: WriteGroup[]): WriteGroup {
+  if (groups.length === 1) return groups[0]!;
+  const net = netOperation(path, groups);
+  const merged = newGroup(path, net.operation, net.from);
+  for (const g of groups) {
+    if (g.outside && g.path === path) merged.outside = true;
+    if (g.before !== undefined && (merged.before === undefined || g.before.seq < merged.before.seq))
+      merged.before = g.before;
+    merged.after = laterDated(merged.after, g.after);
+    merged.lines = laterDated(merged.lines, g.lines);
+    merged.reconcileLines = laterDated(merged.reconcileLines, g.reconcileLines);
+    if (g.agentCausedTrue) merged.agentCausedTrue = true;
+    if (g.agentCausedFalse) merged.agentCausedFalse = true;
+    if (g.reconciled) merged.reconciled = true;
+    span(merged, g.firstSeq);
+    span(merged, g.lastSeq);
+    merged.w.join(g.w);
+  }
+  if (merged.operation === 'deleted') delete merged.after;
+  return merged;
 }
 
 function rowOf(group: WriteGroup): FileWriteRow {
@@ -211,11 +253,16 @@ export class WriteLedger {
     }
     if (path.outside) group.outside = true;
     group.agentCausedTrue = true;
+    for (const seq of witnesses.seqs) span(group, seq);
     group.w.join(witnesses);
   }
 
-  build(baselineDirty: ReadonlyMap<string, string | null>): FoldedWrites {
-    const groups: WriteGroup[] = [...this.definite.values()];
+  /**
+   * The rows. `net` (receipt v2): one row per path with its net operation (./net.ts); otherwise
+   * (v1) one row per (path, operation, rename source).
+   */
+  build(baselineDirty: ReadonlyMap<string, string | null>, net = false): FoldedWrites {
+    let groups: WriteGroup[] = [...this.definite.values()];
     for (const gathered of this.inferred.values()) {
       const candidates = this.definiteByPath.get(gathered.path) ?? [];
       const target = JOINS[gathered.operation]
@@ -231,15 +278,18 @@ export class WriteLedger {
       }
       if (gathered.outside) target.outside = true;
       target.agentCausedTrue = true;
+      span(target, gathered.firstSeq);
+      span(target, gathered.lastSeq);
       target.w.join(gathered.w);
     }
+    if (net) groups = [...groupsByRow(groups).entries()].map(([path, list]) => mergeNet(path, list));
     const rows: FileWriteRow[] = [];
     const unchangedSinceStart: string[] = [];
     for (const group of groups) {
       const row = rowOf(group);
       if (baselineDirty.has(row.path)) {
         const atStart = baselineDirty.get(row.path);
-        const onlyReconcile = row.sources.length === 1 && row.sources[0] === RECONCILE_SOURCE;
+        const onlyReconcile = row.sources.every((s) => RECONCILE_SOURCES.has(s));
         const same =
           row.after !== undefined ? row.after === atStart : row.operation === 'deleted' && atStart === null;
         if (onlyReconcile && same) {

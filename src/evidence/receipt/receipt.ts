@@ -31,7 +31,14 @@ import {
 } from './calls.js';
 import { type FileReadRow, type FileWriteRow, ReadLedger, WriteLedger } from './files.js';
 import { type ProcessesOmitted, ProcessLedger, sortedCounts, ToolLedger } from './rows.js';
-import { fileChangedWitnesses, NetworkLedger, type NetworkRow, networkEvent } from './sources.js';
+import {
+  fileChangedWitnesses,
+  NetworkLedger,
+  type NetworkRow,
+  networkEvent,
+  RECONCILE_SUMMARY_TYPE,
+  reconcileSummaryWitnesses,
+} from './sources.js';
 import {
   pendingEntry,
   resolveEntry,
@@ -253,6 +260,8 @@ export class ReceiptComposer {
     this.timeline.add(pendingEntry(record, frame));
     if (type === 'file.changed')
       for (const w of fileChangedWitnesses(record, frame)) this.writes.addDefinite(w);
+    else if (type === RECONCILE_SUMMARY_TYPE && this.version === 2)
+      for (const w of reconcileSummaryWitnesses(record, frame)) this.writes.addDefinite(w);
     else if (type === NETWORK_EVENT_TYPE) {
       const destination = networkEvent(record);
       if (destination !== undefined) this.network.addEvent(destination, record);
@@ -312,7 +321,7 @@ export class ReceiptComposer {
     const session = this.sessionSection();
     if (frame.root !== undefined) session.root = frame.root;
     if (frame.cwd !== undefined) session.cwd = frame.cwd;
-    const writes = this.writes.build(workspace.baselineDirty);
+    const writes = this.writes.build(workspace.baselineDirty, this.version === 2);
     if (workspace.baselineCommit !== undefined || workspace.baselineDirty.size > 0) {
       session.baseline = {
         dirty_at_start: sortedUnique(workspace.baselineDirty.keys()),

@@ -2,6 +2,7 @@
  * Side effects reported outside tool calls: `file.changed` events (a harness, `wrap`, the reconcile
  * pass) and Tally's own network events; and the folding of network witnesses into rows.
  */
+import { isDigest } from '../../core/hash.js';
 import { isJsonObject } from '../../core/json.js';
 import {
   changeFacts,
@@ -59,6 +60,43 @@ export function fileChangedWitnesses(record: EventRecord, frame: WorkspaceFrame)
     out.push(w);
   }
   return out.filter((w) => !(w.operation === 'deleted' && renamedFrom.has(w.path)));
+}
+
+export const RECONCILE_SUMMARY_TYPE = 'tally.reconcile.summary';
+
+const NET_OPERATIONS: ReadonlySet<string> = new Set(['created', 'modified', 'deleted', 'renamed']);
+
+/**
+ * The paths a reconcile pass corroborated (`extensions["dev.tally.reconcile"].corroborated`): it saw
+ * them too, with their net operation, so they are witnesses of its source like its own reports.
+ */
+export function reconcileSummaryWitnesses(record: EventRecord, frame: WorkspaceFrame): WriteWitness[] {
+  const extensions = record.event.extensions;
+  const summary = isJsonObject(extensions) ? extensions['dev.tally.reconcile'] : undefined;
+  const entries = isJsonObject(summary) && Array.isArray(summary.corroborated) ? summary.corroborated : [];
+  const out: WriteWitness[] = [];
+  for (const entry of entries) {
+    const rawPath = stringField(entry, 'path');
+    const operation = stringField(entry, 'operation');
+    if (rawPath === undefined || operation === undefined || !NET_OPERATIONS.has(operation)) continue;
+    const normal = normalizePath(rawPath, rootFrame(frame), undefined);
+    if (normal === undefined) continue;
+    const w: WriteWitness = {
+      ...normal,
+      operation: operation as WriteWitness['operation'],
+      definite: true,
+      source: record.source,
+      seq: record.seq,
+    };
+    const rawFrom = stringField(entry, 'from');
+    const from = rawFrom === undefined ? undefined : normalizePath(rawFrom, rootFrame(frame), undefined);
+    if (operation === 'renamed' && from === undefined) continue;
+    if (from !== undefined) w.from = from.path;
+    const after = isJsonObject(entry) ? entry.after : undefined;
+    if (isDigest(after)) w.after = after;
+    out.push(w);
+  }
+  return out;
 }
 
 /** A destination seen outside a tool call (`dev.tally.network.connect`). */

@@ -76,6 +76,7 @@ const INTERPRETED: Readonly<Record<string, readonly string[]>> = {
   'tool.progress': [...TOOL, 'partialOutput', 'backgrounded'],
   'tool.batch.after': ['batch', 'calls'],
   'file.changed': ['changes'],
+  'tally.reconcile.summary': [],
   'model.request.before': ['model', 'attempt', 'params'],
   'model.response.after': [...MODEL, 'finishReason'],
   'model.error': [...MODEL, 'error', 'recovery'],

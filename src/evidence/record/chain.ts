@@ -129,10 +129,14 @@ export class RecordChain {
    */
   next(input: AppendInput, time: Date): ChainLink {
     const v2 = this.version === 2;
+    // Record times never run backwards (the verifier's timestamps_ordered): a clock stepped back
+    // dates a record at its predecessor's time.
+    const last = this.last === null ? Number.NEGATIVE_INFINITY : Date.parse(this.last.time);
+    const at = time.getTime() < last ? new Date(last) : time;
     const record: EventRecord = {
       v: this.version,
       seq: this.nextSeq,
-      time: time.toISOString(),
+      time: at.toISOString(),
       session: this.options.session,
       source: input.source,
       ...(input.agent ? { agent: input.agent } : {}),

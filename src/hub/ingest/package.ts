@@ -21,6 +21,9 @@ export const POLICY_CHECKS: ReadonlySet<string> = new Set([
   'unauthorized_calls',
   'escalations',
   'never_called',
+  // Informational: reported with the session, never a reason to refuse it.
+  'unfinished_call',
+  'log_repaired',
 ]);
 
 /** The first check that failed and makes the package unacceptable (skipped checks are not causes). */

@@ -1,5 +1,4 @@
-/** The pages' one error class. */
+/** The pages' error class, apart so the package root can export it without loading the pages. */
 import { TallyError } from '../../core/errors.js';
 
-/** `no-verifier`: the browser verifier was not built (`npm run build`). */
 export class PagesError extends TallyError<'no-verifier'> {}

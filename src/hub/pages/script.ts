@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { PagesError } from './errors.js';
 
+export { PagesError };
+
 let cached: string | null = null;
 
 export function verifierScript(): string {

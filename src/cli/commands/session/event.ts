@@ -4,17 +4,14 @@
  * exit code; any other is recorded.
  */
 
-import { catalogueEntry } from '../../../ahp/protocol/catalogue.js';
-import type { BoundaryDecision } from '../../../boundary/boundary.js';
 import { BoundaryError } from '../../../boundary/prepare.js';
 import { parseJson } from '../../../core/canonical.js';
-import { tallyHome } from '../../../core/home.js';
 import { firstBadUtf8Byte } from '../../../core/utf8.js';
-import { expectOk, RecorderClient } from '../../../recorder/client.js';
-import { openSession, recordEvent } from '../../../session/lifecycle.js';
+import { openSession } from '../../../session/lifecycle.js';
 import { resolveSession } from '../../../session/store.js';
 import { type Command, parseFlags, printJson, UsageError } from '../../command.js';
 import { harnessLogger } from '../../harness-logger.js';
+import { type CliRecorded, recordFromCli } from '../../record-event.js';
 import { placesOf, signerOf } from '../../session-context.js';
 
 const SOURCE = /^[a-z][a-z0-9-]{0,31}$/;
@@ -49,8 +46,6 @@ export const command: Command = {
     const bytes = await ctx.stdin();
     if (bytes.toString('utf8').trim().length === 0)
       throw new UsageError('expected one AHP canonical event as JSON on stdin');
-    const signer = await signerOf(ctx, where);
-    const harness = { env: ctx.env, logger: harnessLogger(ctx) };
     // Another agent named here (a subagent, a second tool) does not inherit the session agent's model.
     const agent = values.agent
       ? session.agent?.name === values.agent
@@ -64,7 +59,12 @@ export const command: Command = {
       raw = parseJson(bytes);
     } catch (error) {
       // Input that is not even JSON is still recorded, as rejected: nothing is dropped silently.
-      const open = await openSession({ state: where.state, session, signer, harness });
+      const open = await openSession({
+        state: where.state,
+        session,
+        signer: await signerOf(ctx, where),
+        harness: { env: ctx.env, logger: harnessLogger(ctx) },
+      });
       try {
         const offset = badByte ?? (error as { detail?: { byte?: number } }).detail?.byte;
         await open.boundary.reject(
@@ -81,21 +81,9 @@ export const command: Command = {
       }
       throw new UsageError(`stdin is not a JSON event (recorded as rejected): ${(error as Error).message}`);
     }
-    let result: Awaited<ReturnType<typeof recordEvent>>;
-    // A session the recorder holds is written by the recorder alone: the event goes through it.
-    const recorder = await RecorderClient.holding(tallyHome(ctx.env), session.id, ctx.env);
+    let result: CliRecorded;
     try {
-      result = recorder
-        ? await ingestThroughRecorder(recorder, session.id, raw, source, ctx.cwd)
-        : await recordEvent({
-            state: where.state,
-            session,
-            signer,
-            event: raw,
-            source,
-            harness,
-            ...(agent ? { agent } : {}),
-          });
+      result = await recordFromCli(ctx, where, session, raw, { source, ...(agent ? { agent } : {}) });
     } catch (error) {
       if (error instanceof BoundaryError && error.code === 'bad-event') throw new UsageError(error.message);
       throw error;
@@ -131,34 +119,3 @@ export const command: Command = {
     return 0;
   },
 };
-
-async function ingestThroughRecorder(
-  recorder: RecorderClient,
-  session: string,
-  event: unknown,
-  source: string,
-  cwd: string,
-): Promise<Awaited<ReturnType<typeof recordEvent>>> {
-  const type = (event as { type?: unknown } | null)?.type;
-  const mode = typeof type === 'string' && catalogueEntry(type)?.interceptable ? 'decide' : 'observe';
-  const reply = expectOk(
-    await recorder.request('POST', '/ingest', {
-      source,
-      mode,
-      event,
-      cwd,
-      session,
-      harness_session: `cli-${session}`,
-    }),
-    'recording the event',
-  ) as { decision: BoundaryDecision | null; recorded: { seq: number; digest: string } | null };
-  const decision = reply.decision ?? undefined;
-  const recorded = reply.recorded ?? decision?.recorded ?? { seq: -1, digest: '' };
-  return {
-    seq: recorded.seq,
-    unknownFields: decision?.unknownFields ?? [],
-    event: event as { id?: unknown; type?: unknown },
-    recorded,
-    ...(decision ? { decision } : {}),
-  };
-}

@@ -1,10 +1,9 @@
 /** `tally trust add FILE`: pin another ship's public key (a .pub.json or .key.json file). */
-import { resolve } from 'node:path';
 import { tallyHome } from '../../../core/home.js';
 import { keyId, shipId } from '../../../core/keys.js';
-import { readPublicKeyFile } from '../../../core/keystore.js';
 import { pinKey } from '../../../session/identity.js';
-import { type Command, parseFlags, printJson, UsageError } from '../../command.js';
+import { type Command, parseFlags, printJson } from '../../command.js';
+import { publicKeyFromFile } from '../../key-arg.js';
 
 export const command: Command = {
   summary: "pin a ship's public key: verify trusts what it signed",
@@ -17,14 +16,7 @@ export const command: Command = {
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } });
-    if (positionals.length !== 1) throw new UsageError('give exactly one key file');
-    const file = resolve(ctx.cwd, positionals[0]!);
-    let publicKey: ReturnType<typeof readPublicKeyFile>;
-    try {
-      publicKey = readPublicKeyFile(file);
-    } catch (error) {
-      throw new UsageError(`${file} is not a tally key file: ${(error as Error).message}`);
-    }
+    const publicKey = publicKeyFromFile(ctx, positionals);
     const path = pinKey(tallyHome(ctx.env), publicKey);
     const out = { key_id: keyId(publicKey), ship_id: shipId(publicKey), pinned: path };
     if (values.json) printJson(ctx, out);

@@ -1,0 +1,88 @@
+/**
+ * Gemini CLI's hook payloads → canonical AHP events. Gemini's payloads have Claude Code's shape
+ * (`session_id, transcript_path, cwd, hook_event_name` + `tool_name, tool_input, tool_response`,
+ * `prompt`, `source`, `reason`) under other event names, so each is renamed to its Claude Code
+ * counterpart and built by the same builders; the event keeps Gemini's own name. Gemini reports
+ * no tool call id: BeforeTool and AfterTool of one call are paired by a digest of the session, the
+ * tool and its input (the same on both sides), which two identical calls in one session share.
+ *
+ * The per-model-turn events (BeforeModel, AfterModel, BeforeToolSelection) are not covered: they
+ * carry the model request, not an action, and each would cost a hook process per turn.
+ */
+import { canonicalize } from '../../core/canonical.js';
+import { sha256Hex } from '../../core/hash.js';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { type ClaudeCodeEvent, type ClaudeDialect, translateClaudeFamily } from '../claude-code/translate.js';
+import { type Captured, CaptureError } from '../types.js';
+
+export const GEMINI_CLI_SOURCE = 'urn:tally:gemini-cli';
+
+/** Every native event this channel translates, whether it can still be stopped, and its Claude Code twin. */
+export const GEMINI_CLI_EVENTS = {
+  SessionStart: { mode: 'decide', as: 'SessionStart' },
+  BeforeAgent: { mode: 'decide', as: 'UserPromptSubmit' },
+  BeforeTool: { mode: 'decide', as: 'PreToolUse' },
+  AfterTool: { mode: 'decide', as: 'PostToolUse' },
+  AfterAgent: { mode: 'observe', as: 'Stop' },
+  PreCompress: { mode: 'observe', as: 'PreCompact' },
+  Notification: { mode: 'observe', as: 'Notification' },
+  SessionEnd: { mode: 'observe', as: 'SessionEnd' },
+} as const satisfies Record<string, { mode: 'decide' | 'observe'; as: ClaudeCodeEvent }>;
+export type GeminiCliEvent = keyof typeof GEMINI_CLI_EVENTS;
+
+/** AHP tool kinds for the tools Gemini CLI (and Qwen Code, its fork) ships. */
+export const GEMINI_FAMILY_KINDS: Readonly<Record<string, string>> = {
+  run_shell_command: 'shell',
+  write_file: 'file_write',
+  replace: 'file_edit',
+  edit: 'file_edit',
+  read_file: 'file_read',
+  read_many_files: 'file_read',
+  web_fetch: 'fetch',
+};
+
+/** Files a tool reports having changed: write_file / replace put `filePath` in `returnDisplay`. */
+export function geminiFamilyFileChanges(payload: JsonObject): JsonObject[] {
+  const response = payload.tool_response;
+  if (!isJsonObject(response) || !isJsonObject(response.returnDisplay)) return [];
+  const shown = response.returnDisplay;
+  if (typeof shown.filePath !== 'string' || shown.filePath === '') return [];
+  const created = shown.isNewFile === true || shown.originalContent === '' || shown.originalContent === null;
+  return [{ path: shown.filePath, change: created ? 'created' : 'modified' }];
+}
+
+export const GEMINI_CLI_DIALECT: ClaudeDialect = {
+  harness: 'gemini-cli',
+  label: 'Gemini CLI',
+  source: GEMINI_CLI_SOURCE,
+  kinds: GEMINI_FAMILY_KINDS,
+  fileChanges: geminiFamilyFileChanges,
+};
+
+/** The id both halves of one tool call get: Gemini reports none. */
+function callId(payload: JsonObject): string {
+  const basis = canonicalize([payload.session_id, payload.tool_name, payload.tool_input ?? null]);
+  return `gemini-${sha256Hex(basis).slice(0, 32)}`;
+}
+
+export function translateGeminiCli(payload: unknown, id?: string): Captured {
+  if (!isJsonObject(payload))
+    throw new CaptureError('bad-payload', '/: a Gemini CLI hook payload is a JSON object', { pointer: '' });
+  const name = payload.hook_event_name;
+  if (typeof name !== 'string' || !Object.hasOwn(GEMINI_CLI_EVENTS, name))
+    throw new CaptureError(
+      'unknown-event',
+      `/hook_event_name: '${String(name)}' is not an event this channel translates`,
+      { pointer: '/hook_event_name' },
+    );
+  const spec = GEMINI_CLI_EVENTS[name as GeminiCliEvent];
+  const twin: JsonObject = { ...payload, hook_event_name: spec.as };
+  if (spec.as === 'PreToolUse' || spec.as === 'PostToolUse') {
+    if (typeof payload.tool_name !== 'string' || payload.tool_name === '')
+      throw new CaptureError('bad-payload', '/tool_name: the hook payload needs a non-empty string here', {
+        pointer: '/tool_name',
+      });
+    twin.tool_use_id = callId(payload);
+  }
+  return translateClaudeFamily(twin, GEMINI_CLI_DIALECT, id, { [spec.as]: spec.mode }, name);
+}

@@ -1,0 +1,100 @@
+/**
+ * Merging Tally's hooks into an agent's settings file, and out again, touching nothing else. Every
+ * agent with a Claude-Code-shaped hooks block (`{hooks: {Event: [{matcher?, hooks: [hook]}]}}` —
+ * Claude Code, Qwen Code, Gemini CLI, Codex's hooks.json) shares this; each says which hooks are
+ * Tally's and checks the block the way its pinned version validates it.
+ */
+import { isJsonObject, type JsonObject, jsonErrorMessage } from '../core/json.js';
+import { CaptureError } from './types.js';
+
+export type HookPredicate = (hook: unknown) => boolean;
+
+/** Every hook that is not Tally's, kept in place; groups and events left empty are dropped. */
+export function removeHooks(settings: JsonObject, ours: HookPredicate): JsonObject {
+  if (!isJsonObject(settings.hooks)) return settings;
+  const hooks: JsonObject = {};
+  for (const [event, groups] of Object.entries(settings.hooks)) {
+    if (!Array.isArray(groups)) {
+      hooks[event] = groups;
+      continue;
+    }
+    const kept = groups
+      .map((group) =>
+        isJsonObject(group) && Array.isArray(group.hooks)
+          ? { ...group, hooks: group.hooks.filter((h) => !ours(h)) }
+          : group,
+      )
+      .filter((group) => !(isJsonObject(group) && Array.isArray(group.hooks) && group.hooks.length === 0));
+    if (kept.length > 0) hooks[event] = kept;
+  }
+  const out: JsonObject = { ...settings, hooks };
+  if (Object.keys(hooks).length === 0) delete out.hooks;
+  return out;
+}
+
+/** Settings with Tally's hooks replaced by `added`; the user's hooks and every other key kept. */
+export function mergeHooks(
+  settings: JsonObject,
+  added: Record<string, JsonObject[]>,
+  ours: HookPredicate,
+): JsonObject {
+  const base = removeHooks(settings, ours);
+  const hooks: JsonObject = isJsonObject(base.hooks) ? { ...base.hooks } : {};
+  for (const [event, groups] of Object.entries(added)) {
+    const existing = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
+    hooks[event] = [...existing, ...groups];
+  }
+  return { ...base, hooks };
+}
+
+/** A checker's failure: the field at fault by its JSON pointer. */
+export function badField(pointer: string, message: string): never {
+  throw new CaptureError('bad-payload', `${pointer}: ${message}`, { pointer });
+}
+
+/**
+ * The common shape of a hooks block: known events → arrays of `{matcher?, hooks: [...]}`, each
+ * hook checked by `hook`. The first problem is named by its JSON pointer.
+ */
+export function checkHookGroups(
+  hooks: unknown,
+  events: ReadonlySet<string>,
+  agent: string,
+  hook: (h: JsonObject, pointer: string) => void,
+): void {
+  if (!isJsonObject(hooks)) badField('/hooks', 'must be an object of event → matcher groups');
+  for (const [event, groups] of Object.entries(hooks as JsonObject)) {
+    const at = `/hooks/${event}`;
+    if (!events.has(event)) badField(at, `is not a ${agent} hook event`);
+    if (!Array.isArray(groups)) badField(at, 'must be an array of matcher groups');
+    (groups as unknown[]).forEach((group, i) => {
+      if (!isJsonObject(group) || !Array.isArray(group.hooks))
+        badField(`${at}/${i}`, 'must be {matcher?, hooks: [...]}');
+      const g = group as JsonObject;
+      if (g.matcher !== undefined && typeof g.matcher !== 'string')
+        badField(`${at}/${i}/matcher`, 'must be a string');
+      (g.hooks as unknown[]).forEach((h, j) => {
+        const hp = `${at}/${i}/hooks/${j}`;
+        if (!isJsonObject(h)) badField(hp, 'must be an object');
+        hook(h as JsonObject, hp);
+      });
+    });
+  }
+}
+
+/** Parses a settings file's text; an empty or missing file is `{}`, anything but an object is refused. */
+export function parseSettings(text: string | undefined, path: string): JsonObject {
+  if (text === undefined || text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CaptureError(
+      'bad-payload',
+      `${path} is not JSON (${jsonErrorMessage(error)}); fix it before installing, nothing was changed`,
+    );
+  }
+  if (!isJsonObject(value))
+    throw new CaptureError('bad-payload', `${path} is not a JSON object; nothing was changed`);
+  return value;
+}

@@ -1,0 +1,407 @@
+/**
+ * The MCP gateway's relay: newline-delimited JSON-RPC (the MCP stdio transport) between a client
+ * and a server, every line forwarded as the bytes that arrived. Only `tools/call` requests are
+ * held: each is judged at the boundary (`tool.before`) before the server sees it, and a denied
+ * call is answered here with an `isError` tool result and never forwarded. Answers to calls are
+ * recorded (`tool.after`) after they are forwarded, so recording never delays a result.
+ *
+ * Client lines are read with the strict parser and kept in order: a line that is not JSON, or is
+ * ambiguous JSON (duplicate keys), is answered with a protocol error and not forwarded, because a
+ * laxer server parser could read a call the gateway never judged.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { toolKindHint } from '../../boundary/tool-kind.js';
+import { parseJson } from '../../core/canonical.js';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { LineSplitter } from '../../core/lines.js';
+import {
+  afterEvent,
+  beforeEvent,
+  type McpCall,
+  type McpCallEnd,
+  type McpServerIdentity,
+  qualifiedName,
+  toolsEvent,
+} from './events.js';
+
+/** What the boundary answered about a call, as the relay acts on it. */
+export interface GatewayVerdict {
+  allow: boolean;
+  /** Why not, shown to the model in the denial. */
+  reason?: string;
+  /** Arguments a backend replaced the client's with (the call is forwarded with these). */
+  input?: JsonObject;
+  /** A result a backend supplied: the call does not reach the server; this is its answer. */
+  result?: unknown;
+}
+
+/** Where the relay's events go: the boundary in this process, or the recorder. */
+export interface GatewaySink {
+  /** Judges and records an event that can still be stopped; resolves once it is durable. */
+  decide(event: JsonObject): Promise<GatewayVerdict>;
+  /** Records an event that already happened. */
+  observe(event: JsonObject): Promise<void>;
+}
+
+export interface RelayOptions {
+  server: McpServerIdentity;
+  /** The id this gateway run gives the boundary as the harness's session. */
+  harnessSession: string;
+  sink: GatewaySink;
+  clientIn: Readable;
+  clientOut: Writable;
+  serverIn: Writable;
+  serverOut: Readable;
+  /** The longest line either side may send (default 64 MiB). */
+  maxLineBytes?: number;
+  /** Answers recorded in one batch at most (default 32), and the longest they wait (default 100 ms). */
+  afterBatch?: number;
+  afterDelayMs?: number;
+  onWarning?: (message: string) => void;
+}
+
+const NEWLINE = Buffer.from('\n');
+const DEFAULT_MAX_LINE = 64 * 1024 * 1024;
+
+interface Pending extends McpCall {
+  started: bigint;
+}
+
+/** The map key of a JSON-RPC id; undefined for anything that is not a valid id. */
+function idKey(id: unknown): string | undefined {
+  if (typeof id === 'string') return `s${id}`;
+  if (typeof id === 'number' && Number.isFinite(id)) return `n${id}`;
+  return undefined;
+}
+
+function line(value: unknown): Buffer {
+  return Buffer.from(`${JSON.stringify(value)}\n`);
+}
+
+/** A JSON-RPC error response (protocol errors: malformed requests). */
+export function protocolError(id: unknown, code: number, message: string): Buffer {
+  return line({ jsonrpc: '2.0', id: idKey(id) === undefined ? null : id, error: { code, message } });
+}
+
+/** The answer to a denied call: a tool result the model reads, not a protocol error. */
+export function deniedResult(id: unknown, reason: string): Buffer {
+  return line({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: reason }], isError: true } });
+}
+
+export class McpRelay {
+  private readonly pending = new Map<string, Pending>();
+  private readonly listing = new Set<string>();
+  private readonly kinds = new Map<string, string | undefined>();
+  private readonly queue: Buffer[] = [];
+  private readonly afters: JsonObject[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private afterTimer: NodeJS.Timeout | null = null;
+  private busy = false;
+  private clientEnded = false;
+  private calls = 0;
+  private readonly batch: number;
+  private readonly delayMs: number;
+  /** Resolves when the client has finished sending and every held line is forwarded or answered. */
+  readonly clientDone: Promise<void>;
+  private resolveClientDone!: () => void;
+
+  constructor(private readonly o: RelayOptions) {
+    this.batch = o.afterBatch ?? 32;
+    this.delayMs = o.afterDelayMs ?? 100;
+    this.clientDone = new Promise((resolve) => {
+      this.resolveClientDone = resolve;
+    });
+  }
+
+  /** Starts reading both sides. */
+  start(): void {
+    const limit = this.o.maxLineBytes ?? DEFAULT_MAX_LINE;
+    const fromClient = new LineSplitter(limit);
+    const fromServer = new LineSplitter(limit);
+    this.o.clientIn.on('data', (chunk: Buffer) => {
+      try {
+        fromClient.push(chunk, (l) => this.enqueue(Buffer.from(l)));
+      } catch (error) {
+        this.warn(`client: ${(error as Error).message}; the connection is closed`);
+        this.o.clientIn.destroy();
+      }
+    });
+    this.o.clientIn.on('end', () => {
+      const rest = fromClient.end();
+      if (rest) this.enqueue(rest.line);
+      this.clientEnded = true;
+      this.pump();
+    });
+    this.o.serverOut.on('data', (chunk: Buffer) => {
+      try {
+        fromServer.push(chunk, (l) => this.fromServer(l, true));
+      } catch (error) {
+        this.warn(`server: ${(error as Error).message}; the connection is closed`);
+        this.o.serverOut.destroy();
+      }
+    });
+    this.o.serverOut.on('end', () => {
+      const rest = fromServer.end();
+      if (rest) this.fromServer(rest.line, false);
+    });
+  }
+
+  /** The server is gone: calls it never answered are recorded as cancelled. */
+  serverGone(why: string): void {
+    for (const [key, call] of this.pending) {
+      this.pending.delete(key);
+      this.finish(call, { type: 'cancelled', why });
+    }
+  }
+
+  /** Records every answer still held and waits until all are recorded. */
+  async drain(): Promise<void> {
+    this.flushAfters();
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private warn(message: string): void {
+    this.o.onWarning?.(message);
+  }
+
+  private write(to: Writable, bytes: Buffer, newline: boolean): void {
+    if (to.destroyed || to.writableEnded) return;
+    to.write(bytes);
+    if (newline) to.write(NEWLINE);
+  }
+
+  private toServer(bytes: Buffer): void {
+    this.write(this.o.serverIn, bytes, true);
+  }
+
+  private toClient(bytes: Buffer, newline = false): void {
+    this.write(this.o.clientOut, bytes, newline);
+  }
+
+  private enqueue(bytes: Buffer): void {
+    this.queue.push(bytes);
+    this.pump();
+  }
+
+  /** Forwards held client lines in order; a line being judged holds the ones after it. */
+  private pump(): void {
+    while (!this.busy && this.queue.length > 0) {
+      const next = this.queue.shift()!;
+      const held = this.fromClient(next);
+      if (held) {
+        this.busy = true;
+        held
+          .catch((error: Error) => this.warn(`a call could not be handled: ${error.message}`))
+          .finally(() => {
+            this.busy = false;
+            this.pump();
+          });
+      }
+    }
+    if (!this.busy && this.queue.length === 0 && this.clientEnded) {
+      this.o.serverIn.end();
+      this.resolveClientDone();
+    }
+  }
+
+  /** One client line: forwarded now, or a promise while a call is judged. */
+  private fromClient(bytes: Buffer): Promise<void> | undefined {
+    let message: unknown;
+    try {
+      message = parseJson(bytes);
+    } catch (error) {
+      if (bytes.toString('utf8').trim() === '') {
+        this.toServer(bytes);
+        return undefined;
+      }
+      this.toClient(protocolError(null, -32700, `parse error: ${(error as Error).message}`));
+      return undefined;
+    }
+    if (Array.isArray(message)) return this.batchFromClient(bytes, message);
+    if (!isJsonObject(message)) {
+      this.toClient(protocolError(null, -32600, 'invalid request: a JSON-RPC message is an object'));
+      return undefined;
+    }
+    if (message.method === 'tools/call' && 'id' in message) return this.call(message, bytes);
+    this.noteClientMessage(message);
+    this.toServer(bytes);
+    return undefined;
+  }
+
+  private noteClientMessage(message: JsonObject): void {
+    if (message.method === 'tools/list') {
+      const key = idKey(message.id);
+      if (key !== undefined) this.listing.add(key);
+    } else if (message.method === 'notifications/cancelled' && isJsonObject(message.params)) {
+      const key = idKey(message.params.requestId);
+      const call = key === undefined ? undefined : this.pending.get(key);
+      if (key !== undefined && call) {
+        this.pending.delete(key);
+        this.finish(call, { type: 'cancelled', why: 'the client cancelled the request' });
+      }
+    }
+  }
+
+  /**
+   * A batch (JSON-RPC arrays, from protocol revisions that allowed them): every call in it judged;
+   * the original bytes forwarded when nothing was held back, else the rest re-serialised.
+   */
+  private async batchFromClient(bytes: Buffer, messages: unknown[]): Promise<void> {
+    const forward: unknown[] = [];
+    let changed = false;
+    for (const message of messages) {
+      if (isJsonObject(message) && message.method === 'tools/call' && 'id' in message) {
+        const outcome = await this.judge(message);
+        if (outcome === 'answered') {
+          changed = true;
+          continue;
+        }
+        if (outcome !== message) changed = true;
+        forward.push(outcome);
+      } else {
+        if (isJsonObject(message)) this.noteClientMessage(message);
+        forward.push(message);
+      }
+    }
+    if (!changed) this.toServer(bytes);
+    else if (forward.length > 0) this.toServer(Buffer.from(JSON.stringify(forward)));
+  }
+
+  private async call(message: JsonObject, bytes: Buffer): Promise<void> {
+    const outcome = await this.judge(message);
+    if (outcome === 'answered') return;
+    this.toServer(outcome === message ? bytes : Buffer.from(JSON.stringify(outcome)));
+  }
+
+  /**
+   * Judges one `tools/call`: 'answered' when the gateway answered it (malformed, denied, or a
+   * supplied result), else the request to forward (the same object, or one with new arguments).
+   */
+  private async judge(message: JsonObject): Promise<JsonObject | 'answered'> {
+    const id = message.id;
+    const key = idKey(id);
+    const params = message.params;
+    const fail = (code: number, text: string): 'answered' => {
+      this.toClient(protocolError(id, code, text));
+      return 'answered';
+    };
+    if (key === undefined) return fail(-32600, 'invalid request: id must be a string or a number');
+    if (this.pending.has(key)) return fail(-32600, `invalid request: id ${JSON.stringify(id)} is in use`);
+    if (!isJsonObject(params) || typeof params.name !== 'string' || params.name === '')
+      return fail(-32602, 'invalid params: tools/call needs params.name, a non-empty string');
+    if (params.arguments !== undefined && !isJsonObject(params.arguments))
+      return fail(-32602, 'invalid params: params.arguments must be an object');
+    this.calls += 1;
+    const call: Pending = {
+      callId: `${this.o.harnessSession}-${this.calls}`,
+      requestId: id as string | number,
+      toolName: params.name,
+      input: params.arguments ?? {},
+      ...(this.kindOf(params.name) ? { kind: this.kindOf(params.name)! } : {}),
+      started: 0n,
+    };
+    let verdict: GatewayVerdict;
+    try {
+      verdict = await this.o.sink.decide(beforeEvent(this.o.server, this.o.harnessSession, call, new Date()));
+    } catch (error) {
+      verdict = {
+        allow: false,
+        reason: `the call could not be judged and recorded: ${(error as Error).message}`,
+      };
+      this.warn(verdict.reason!);
+    }
+    if (!verdict.allow) {
+      this.toClient(deniedResult(id, verdict.reason ?? 'denied by policy'));
+      return 'answered';
+    }
+    if (verdict.result !== undefined) {
+      this.toClient(line({ jsonrpc: '2.0', id, result: verdict.result }));
+      return 'answered';
+    }
+    call.started = process.hrtime.bigint();
+    if (verdict.input !== undefined) call.input = verdict.input;
+    this.pending.set(key, call);
+    return verdict.input === undefined
+      ? message
+      : { ...message, params: { ...params, arguments: verdict.input } };
+  }
+
+  /** The kind learned from `tools/list`, else undefined (the judge infers it from the input). */
+  private kindOf(tool: string): string | undefined {
+    return this.kinds.get(tool);
+  }
+
+  /** One server line: forwarded first, then read for what it answers. */
+  private fromServer(bytes: Buffer, newline: boolean): void {
+    this.toClient(bytes);
+    if (newline) this.toClient(NEWLINE);
+    const arrived = process.hrtime.bigint();
+    if (this.pending.size === 0 && this.listing.size === 0) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      return;
+    }
+    const messages = Array.isArray(message) ? message : [message];
+    for (const m of messages) if (isJsonObject(m)) this.answer(m, bytes.length, arrived);
+  }
+
+  private answer(message: JsonObject, bytes: number, arrived: bigint): void {
+    if (message.method !== undefined) return;
+    const key = idKey(message.id);
+    if (key === undefined) return;
+    const call = this.pending.get(key);
+    if (call) {
+      this.pending.delete(key);
+      const end: McpCallEnd =
+        'error' in message
+          ? {
+              type: 'error',
+              code: isJsonObject(message.error) ? message.error.code : undefined,
+              message:
+                isJsonObject(message.error) && typeof message.error.message === 'string'
+                  ? message.error.message
+                  : '',
+              bytes,
+            }
+          : { type: 'result', result: message.result, bytes };
+      this.finish(call, end, arrived);
+      return;
+    }
+    if (this.listing.delete(key) && isJsonObject(message.result) && Array.isArray(message.result.tools))
+      this.learn(message.result.tools);
+  }
+
+  private learn(tools: unknown[]): void {
+    for (const tool of tools) {
+      if (!isJsonObject(tool) || typeof tool.name !== 'string') continue;
+      this.kinds.set(tool.name, toolKindHint(qualifiedName(this.o.server.name, tool.name), tool.inputSchema));
+    }
+    this.track(this.o.sink.observe(toolsEvent(this.o.server, this.o.harnessSession, tools, new Date())));
+  }
+
+  private finish(call: Pending, end: McpCallEnd, at = process.hrtime.bigint()): void {
+    const ms = call.started === 0n ? 0 : Number(at - call.started) / 1e6;
+    this.afters.push(afterEvent(this.o.server, this.o.harnessSession, call, end, ms, new Date()));
+    // Answers are recorded in batches, off the path of the next call (one commit for many).
+    if (this.afters.length >= this.batch) this.flushAfters();
+    else if (this.afterTimer === null) {
+      this.afterTimer = setTimeout(() => this.flushAfters(), this.delayMs);
+      this.afterTimer.unref();
+    }
+  }
+
+  private flushAfters(): void {
+    if (this.afterTimer !== null) clearTimeout(this.afterTimer);
+    this.afterTimer = null;
+    for (const event of this.afters.splice(0)) this.track(this.o.sink.observe(event));
+  }
+
+  private track(promise: Promise<void>): void {
+    const tracked = promise
+      .catch((error: Error) => this.warn(`a record could not be written: ${error.message}`))
+      .finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The start-of-session baseline. In a git repository: HEAD and the content digest of every file
+ * already dirty or untracked (`.gitignore` respected), so the close blames the session only for
+ * what changed after it. Outside git: a snapshot of every file's content hash, kept beside the
+ * session, its digest in the signed start record.
+ */
+import { canonicalize } from '../../core/canonical.js';
+import { digest } from '../../core/hash.js';
+import {
+  compareRaw,
+  DEFAULT_FILE_LIMIT,
+  gitBuffer,
+  identify,
+  nulList,
+  objectFormat,
+  pathOut,
+  snapshotJson,
+  snapshotTree,
+  type TreeSnapshot,
+} from './workspace.js';
+
+/** What `session.start` records in `extensions["dev.tally.workspace"].baseline`. */
+export interface Baseline {
+  commit?: string;
+  /** repo-relative POSIX path → "sha256:<hex>" of the content, or null when the file is deleted. */
+  dirty: Record<string, string | null>;
+  /** The same for paths that are not UTF-8: base64 of the path's bytes → digest or null. */
+  dirty_b64?: Record<string, string | null>;
+  /** Outside git: the tree snapshot the close compares with (its file is beside the session). */
+  tree?: { digest: string; files: number; skipped: number; limit: number };
+  /** Dirty files past the limit, not recorded (the close cannot tell their changes apart). */
+  skipped?: number;
+  limit?: number;
+}
+
+export interface CapturedBaseline {
+  baseline: Baseline;
+  /** Outside git: the snapshot, to keep beside the session as `snapshotBytes`. */
+  snapshot?: TreeSnapshot;
+  snapshotBytes?: string;
+}
+
+/** Whether `root` is the top of a git work tree with git available. */
+export function isGitRoot(root: string): boolean {
+  try {
+    return gitBuffer(root, ['rev-parse', '--is-inside-work-tree']).toString('utf8').trim() === 'true';
+  } catch {
+    return false;
+  }
+}
+
+function headOf(root: string): string | undefined {
+  try {
+    const out = gitBuffer(root, ['rev-parse', '--verify', '--quiet', 'HEAD']).toString('utf8').trim();
+    return out === '' ? undefined : out;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Raw paths that differ from HEAD or are untracked, `.tally/` left out, in byte order. */
+export function dirtyPaths(root: string): string[] {
+  const status = gitBuffer(root, [
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=all',
+    '--no-renames',
+    '--ignore-submodules=all',
+  ]);
+  return nulList(status)
+    .filter((entry) => entry.length > 3)
+    .map((entry) => entry.slice(3))
+    .filter((path) => path !== '.tally' && !path.startsWith('.tally/'))
+    .sort(compareRaw);
+}
+
+export function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): CapturedBaseline {
+  if (!isGitRoot(root)) {
+    const snapshot = snapshotTree(root, false, limit);
+    const snapshotBytes = `${canonicalize(snapshotJson(snapshot))}\n`;
+    return {
+      baseline: {
+        dirty: {},
+        tree: { digest: digest(snapshotBytes), files: snapshot.files.size, skipped: snapshot.skipped, limit },
+      },
+      snapshot,
+      snapshotBytes,
+    };
+  }
+  const baseline: Baseline = { dirty: {} };
+  const head = headOf(root);
+  if (head) baseline.commit = head;
+  const format = objectFormat(root);
+  const paths = dirtyPaths(root);
+  for (const raw of paths.slice(0, limit)) {
+    const id = identify(root, raw, format);
+    const out = pathOut(raw);
+    if (out.path_b64 === undefined) baseline.dirty[out.path] = id?.sha256 ?? null;
+    else {
+      baseline.dirty_b64 ??= {};
+      baseline.dirty_b64[out.path_b64] = id?.sha256 ?? null;
+    }
+  }
+  if (paths.length > limit) {
+    baseline.skipped = paths.length - limit;
+    baseline.limit = limit;
+  }
+  return { baseline };
+}

@@ -1,0 +1,231 @@
+/**
+ * What a working tree holds, file by file: the listing (git's own, so `.gitignore` is respected, or a
+ * walk of the tree outside git), and a content identity per file (SHA-256, plus git's blob id so a
+ * file can be compared with a commit without reading the commit's blobs). Paths are kept as raw
+ * bytes (a latin1 string, one code unit per byte) so a name that is not UTF-8 survives; `pathOut`
+ * turns one into what a record can carry.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { TallyError } from '../../core/errors.js';
+import { digest } from '../../core/hash.js';
+
+export type ReconcileErrorCode = 'git' | 'baseline' | 'bad-option';
+
+/** The working tree could not be read as the baseline says it was; `detail` names what. */
+export class ReconcileError extends TallyError<ReconcileErrorCode> {}
+
+/** Files hashed at most per snapshot unless the caller says otherwise; the rest are counted. */
+export const DEFAULT_FILE_LIMIT = 100_000;
+
+/** Directories never looked into: Tally's own state and git's. */
+const SKIPPED_DIRS = new Set(['.tally', '.git']);
+
+export interface FileIdentity {
+  /** "sha256:<hex>" of the content (of the link text for a symbolic link). */
+  sha256: string;
+  /** git's object id of the same bytes (`blob <n>\0…`), in the repository's hash. */
+  blob: string;
+}
+
+/** A raw path (latin1 string of its bytes) as a record carries it: text, and the bytes when not UTF-8. */
+export interface PathOut {
+  path: string;
+  path_b64?: string;
+  non_utf8?: true;
+}
+
+export function rawPath(bytes: Buffer): string {
+  return bytes.toString('latin1');
+}
+
+export function pathOut(raw: string): PathOut {
+  const bytes = Buffer.from(raw, 'latin1');
+  try {
+    return { path: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+  } catch {
+    return { path: bytes.toString('utf8'), path_b64: bytes.toString('base64'), non_utf8: true };
+  }
+}
+
+/** The raw form of a UTF-8 path as written in a record. */
+export function rawOfText(path: string): string {
+  return rawPath(Buffer.from(path, 'utf8'));
+}
+
+export function gitBuffer(root: string, args: string[], input?: string): Buffer {
+  try {
+    return execFileSync('git', args, {
+      cwd: root,
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      maxBuffer: 1024 * 1024 * 1024,
+      ...(input === undefined ? {} : { input }),
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+    });
+  } catch (error) {
+    throw new ReconcileError('git', `git ${args[0]} failed in ${root}`, { args }, { cause: error });
+  }
+}
+
+/** NUL-separated git output as raw paths. */
+export function nulList(output: Buffer): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let i = 0; i < output.length; i++) {
+    if (output[i] !== 0) continue;
+    if (i > start) out.push(rawPath(output.subarray(start, i)));
+    start = i + 1;
+  }
+  if (start < output.length) out.push(rawPath(output.subarray(start)));
+  return out;
+}
+
+/** The repository's object hash: sha1, or sha256 in a repository created with that format. */
+export function objectFormat(root: string): 'sha1' | 'sha256' {
+  try {
+    return gitBuffer(root, ['rev-parse', '--show-object-format']).toString('utf8').trim() === 'sha256'
+      ? 'sha256'
+      : 'sha1';
+  } catch {
+    return 'sha1';
+  }
+}
+
+/**
+ * The identity of the file at `root/raw`, or null when there is none (absent, a directory such as
+ * a submodule, or unreadable). A symbolic link is identified by its target text, as git stores it.
+ */
+export function identify(root: string, raw: string, format: 'sha1' | 'sha256'): FileIdentity | null {
+  const native = nativePath(root, raw);
+  let bytes: Buffer;
+  try {
+    const stat = lstatSync(native);
+    if (stat.isSymbolicLink()) bytes = readlinkSync(native, { encoding: 'buffer' });
+    else if (stat.isFile()) bytes = readFileSync(native);
+    else return null;
+  } catch {
+    return null;
+  }
+  const blob = createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+  return { sha256: digest(bytes), blob };
+}
+
+/** The file system's name of a raw path under `root` (bytes, so no name is re-encoded). */
+export function nativePath(root: string, raw: string): Buffer {
+  return Buffer.concat([Buffer.from(root, 'utf8'), Buffer.from('/'), Buffer.from(raw, 'latin1')]);
+}
+
+export interface Listing {
+  /** Raw paths, sorted by byte order, at most `limit` of them. */
+  paths: string[];
+  /** Files past the limit, not listed. */
+  skipped: number;
+}
+
+function bounded(all: string[], limit: number): Listing {
+  const sorted = [...new Set(all)].sort(compareRaw);
+  return { paths: sorted.slice(0, limit), skipped: Math.max(0, sorted.length - limit) };
+}
+
+/** Byte order of two raw paths (latin1 strings: one code unit per byte). */
+export function compareRaw(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function insideTally(raw: string): boolean {
+  return raw === '.tally' || raw.startsWith('.tally/');
+}
+
+/**
+ * Every file of the tree that git would show — tracked and untracked, `.gitignore` and the other
+ * exclude files respected — or, outside a repository, every file under `root` but Tally's and git's
+ * own directories. Symbolic links are not followed.
+ */
+export function listTree(root: string, inGit: boolean, limit = DEFAULT_FILE_LIMIT): Listing {
+  if (inGit) {
+    const out = gitBuffer(root, ['ls-files', '-z', '--cached', '--others', '--exclude-standard']);
+    return bounded(
+      nulList(out).filter((p) => !insideTally(p)),
+      limit,
+    );
+  }
+  const found: string[] = [];
+  let skipped = 0;
+  const rootBytes = Buffer.from(root, 'utf8');
+  const walk = (dir: Buffer, prefix: string): void => {
+    let entries: import('node:fs').Dirent<Buffer>[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true, encoding: 'buffer' });
+    } catch {
+      return;
+    }
+    // Byte order, so which files a limit keeps depends only on the tree.
+    entries.sort((a, b) => Buffer.compare(a.name, b.name));
+    for (const entry of entries) {
+      const name = rawPath(entry.name);
+      const rel = prefix === '' ? name : `${prefix}/${name}`;
+      if (entry.isDirectory()) {
+        if (prefix === '' && SKIPPED_DIRS.has(name)) continue;
+        walk(Buffer.concat([dir, Buffer.from('/'), entry.name]), rel);
+      } else if (entry.isFile() || entry.isSymbolicLink()) {
+        if (found.length < limit) found.push(rel);
+        else skipped++;
+      }
+    }
+  };
+  walk(rootBytes, '');
+  return { paths: found.sort(compareRaw), skipped };
+}
+
+export interface TreeSnapshot {
+  /** Raw path → identity. */
+  files: Map<string, FileIdentity>;
+  skipped: number;
+  limit: number;
+}
+
+/** Every listed file with its identity: what `wrap` and reconciliation outside git compare. */
+export function snapshotTree(root: string, inGit: boolean, limit = DEFAULT_FILE_LIMIT): TreeSnapshot {
+  const listing = listTree(root, inGit, limit);
+  const format = inGit ? objectFormat(root) : 'sha1';
+  const files = new Map<string, FileIdentity>();
+  for (const raw of listing.paths) {
+    const id = identify(root, raw, format);
+    if (id !== null) files.set(raw, id);
+  }
+  return { files, skipped: listing.skipped, limit };
+}
+
+/** A snapshot as JSON (kept beside the session, its digest in the signed start record). */
+export function snapshotJson(snapshot: TreeSnapshot): {
+  limit: number;
+  skipped: number;
+  files: [string, string, string][];
+} {
+  return {
+    limit: snapshot.limit,
+    skipped: snapshot.skipped,
+    files: [...snapshot.files.entries()].map(([raw, id]) => [
+      Buffer.from(raw, 'latin1').toString('base64'),
+      id.sha256,
+      id.blob,
+    ]),
+  };
+}
+
+export function snapshotOfJson(value: unknown): TreeSnapshot {
+  const v = value as { limit?: unknown; skipped?: unknown; files?: unknown };
+  if (typeof v?.limit !== 'number' || typeof v.skipped !== 'number' || !Array.isArray(v.files))
+    throw new ReconcileError('baseline', 'the tree baseline is not a snapshot', { field: 'files' });
+  const files = new Map<string, FileIdentity>();
+  for (const [i, entry] of v.files.entries()) {
+    if (!Array.isArray(entry) || entry.length !== 3 || !entry.every((x) => typeof x === 'string'))
+      throw new ReconcileError('baseline', `tree baseline entry ${i} is not [path, sha256, blob]`, {
+        field: `files/${i}`,
+      });
+    const [b64, sha, blob] = entry as [string, string, string];
+    files.set(rawPath(Buffer.from(b64, 'base64')), { sha256: sha, blob });
+  }
+  return { files, skipped: v.skipped, limit: v.limit };
+}

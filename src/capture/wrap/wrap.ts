@@ -1,0 +1,120 @@
+/**
+ * `tally wrap -- <cmd…>`: a command run with inherited stdio, captured as one shell tool call
+ * (`tool.before`, judged before it runs; `tool.after` with its exit code and duration) and the file
+ * changes it made, found by comparing content-hash snapshots of the tree taken before and after.
+ * The channel translates; the caller records through the boundary.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:os';
+import { eventId } from '../../boundary/prepare.js';
+import type { CanonicalEvent } from '../../core/event.js';
+
+/** The event source URI of everything `wrap` records. */
+export const WRAP_URI = 'urn:tally:wrap';
+/** The record source label. */
+export const WRAP_SOURCE = 'wrap';
+/** The tool name the call is recorded under; its kind makes the certificate judge it as a shell. */
+export const WRAP_TOOL = 'wrap';
+
+const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/** The argv as one POSIX shell command line (each word quoted only when it needs it). */
+export function commandLine(argv: readonly string[]): string {
+  return argv
+    .map((word) => (word !== '' && PLAIN.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`))
+    .join(' ');
+}
+
+export interface Ran {
+  /** The command's exit code; 128 + n when signal n ended it; 127 when it could not start. */
+  code: number;
+  signal?: string;
+  durationMs: number;
+  /** Why it could not start (`ENOENT`, …). */
+  startError?: string;
+}
+
+/** Runs `argv` with inherited stdio, forwarding SIGINT and SIGTERM to it. */
+export function runInherited(
+  argv: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<Ran> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit', cwd: options.cwd, env: options.env });
+    const onInt = () => child.kill('SIGINT');
+    const onTerm = () => child.kill('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+    const done = (ran: Omit<Ran, 'durationMs'>) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve({ ...ran, durationMs: Math.round(performance.now() - started) });
+    };
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      done({ code: 127, startError: error.code ?? error.message }),
+    );
+    child.once('exit', (code, signal) => {
+      if (signal !== null) {
+        const n = (constants.signals as Record<string, number>)[signal] ?? 1;
+        done({ code: 128 + n, signal });
+      } else done({ code: code ?? 1 });
+    });
+  });
+}
+
+export function wrapCallId(): string {
+  return `wrap_${randomBytes(8).toString('hex')}`;
+}
+
+function tool(command: string): Record<string, unknown> {
+  return { name: WRAP_TOOL, kind: 'shell', origin: 'native', input: { command } };
+}
+
+/** The call before it runs: judged (the certificate may forbid the command). */
+export function beforeEvent(call: string, command: string, cwd: string, session: string): CanonicalEvent {
+  return {
+    id: eventId(),
+    type: 'tool.before',
+    time: new Date().toISOString(),
+    source: WRAP_URI,
+    session: { id: session, cwd },
+    call: { id: call },
+    path: 'native',
+    tool: tool(command),
+  };
+}
+
+/** The call once it ran: exit code and duration (`dev.tally.process`), outcome ok only for 0. */
+export function afterEvent(
+  call: string,
+  command: string,
+  cwd: string,
+  session: string,
+  ran: Ran,
+): CanonicalEvent {
+  const process: Record<string, unknown> = { exitCode: ran.code, durationMs: ran.durationMs };
+  if (ran.signal !== undefined) process.signal = ran.signal;
+  const event: CanonicalEvent = {
+    id: eventId(),
+    type: 'tool.after',
+    time: new Date().toISOString(),
+    source: WRAP_URI,
+    session: { id: session, cwd },
+    call: { id: call },
+    path: 'native',
+    tool: tool(command),
+    outcome: ran.code === 0 ? 'ok' : 'error',
+    execution: { status: 'executed' },
+    items: [],
+    durationMs: ran.durationMs,
+    extensions: { 'dev.tally.process': process },
+  };
+  if (ran.code !== 0)
+    event.error = {
+      class: 'operation',
+      message: ran.startError ?? (ran.signal ? `ended by ${ran.signal}` : `exit code ${ran.code}`),
+    };
+  return event;
+}

@@ -1,0 +1,186 @@
+/**
+ * `tally wrap [--agent NAME] [--max-files N] [--json] -- <cmd…>`: runs a command with inherited
+ * stdio and records what it did — one shell call (judged before it runs: a forbidden command does
+ * not run), its exit code and duration, and the files it created, modified, deleted or renamed,
+ * found by comparing content-hash snapshots of the project's tree (`.gitignore` respected) taken
+ * before and after. Inside the project's open session it records into it (through the recorder
+ * when the recorder holds it); otherwise it records a session of its own and seals it.
+ * Exit: the command's own code (a signal as 128+n); 1 when the command was forbidden.
+ */
+import { catalogueEntry } from '../../ahp/protocol/catalogue.js';
+import type { BoundaryDecision } from '../../boundary/boundary.js';
+import { isGitRoot } from '../../capture/reconcile/baseline.js';
+import { fileChangedEvent } from '../../capture/reconcile/events.js';
+import { diffSnapshots } from '../../capture/reconcile/reconcile.js';
+import { DEFAULT_FILE_LIMIT, snapshotTree, type TreeSnapshot } from '../../capture/reconcile/workspace.js';
+import {
+  afterEvent,
+  beforeEvent,
+  commandLine,
+  runInherited,
+  WRAP_SOURCE,
+  WRAP_URI,
+  wrapCallId,
+} from '../../capture/wrap/wrap.js';
+import type { CanonicalEvent } from '../../core/event.js';
+import { tallyHome } from '../../core/home.js';
+import { expectOk, RecorderClient } from '../../recorder/client.js';
+import { certificatePathFor } from '../../session/agents.js';
+import { closeSession, recordEvent, startSession } from '../../session/lifecycle.js';
+import { projectRootFor } from '../../session/paths.js';
+import { currentSession, readSessionInfo, type SessionInfo } from '../../session/store.js';
+import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
+import { harnessLogger } from '../harness-logger.js';
+import { placesOf, signerOf } from '../session-context.js';
+
+/** Where the events go: the recorder holding the session, or the session's log directly. */
+type Sink = (event: CanonicalEvent) => Promise<BoundaryDecision | undefined>;
+
+function interceptable(event: CanonicalEvent): boolean {
+  return catalogueEntry(event.type)?.interceptable === true;
+}
+
+async function sinkFor(ctx: CommandContext, state: string, session: SessionInfo): Promise<Sink> {
+  const recorder = await RecorderClient.holding(tallyHome(ctx.env), session.id, ctx.env);
+  if (recorder) {
+    return async (event) => {
+      const reply = expectOk(
+        await recorder.request('POST', '/ingest', {
+          source: WRAP_SOURCE,
+          mode: interceptable(event) ? 'decide' : 'observe',
+          event,
+          cwd: ctx.cwd,
+          session: session.id,
+          harness_session: `wrap-${session.id}`,
+        }),
+        'recording the command',
+      ) as { decision: BoundaryDecision | null };
+      return reply.decision ?? undefined;
+    };
+  }
+  const signer = await signerOf(ctx);
+  return async (event) =>
+    (
+      await recordEvent({
+        state,
+        session: readSessionInfo(state, session.id),
+        signer,
+        event,
+        source: WRAP_SOURCE,
+        harness: { env: ctx.env, logger: harnessLogger(ctx) },
+      })
+    ).decision;
+}
+
+function positiveInteger(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100_000_000)
+    throw new UsageError(`${flag}: '${value}' is not a whole number from 1 to 100000000`);
+  return Number(value);
+}
+
+export const command: Command = {
+  summary: 'run a command and record what it did (process, file changes)',
+  usage: [
+    'usage: tally wrap [--agent NAME] [--max-files N] [--json] -- <command…>',
+    '',
+    'Runs the command with inherited stdio and records it: the command (redacted), cwd, exit code and',
+    'duration, and every file it created, modified, deleted or renamed (content hashes of the tree',
+    'before and after; .gitignore respected; at most N files hashed, default 100000, the rest counted).',
+    "Inside the project's open session it records into it; otherwise into a session of its own, sealed",
+    "at the end (under NAME's certificate with --agent). A command the certificate forbids does not run.",
+    'Exit: the command’s own code (a signal as 128+n), 1 when it was forbidden.',
+  ].join('\n'),
+  async run(argv, ctx) {
+    const dash = argv.indexOf('--');
+    if (dash < 0 || dash === argv.length - 1) throw new UsageError('give the command after --');
+    const { values, positionals } = parseFlags(argv.slice(0, dash), {
+      agent: { type: 'string' },
+      'max-files': { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    if (positionals.length > 0)
+      throw new UsageError(`unexpected argument '${positionals[0]}' (the command goes after --)`);
+    const limit = positiveInteger(values['max-files'], '--max-files', DEFAULT_FILE_LIMIT);
+    const cmd = argv.slice(dash + 1);
+    const where = placesOf(ctx);
+    const root = projectRootFor(ctx.cwd);
+    const inGit = isGitRoot(root);
+    const openId = currentSession(where.state);
+    const open = openId ? readSessionInfo(where.state, openId) : undefined;
+    let session: SessionInfo;
+    let own = false;
+    if (open?.state === 'open') session = open;
+    else {
+      const signer = await signerOf(ctx, where);
+      const certificatePath = values.agent ? certificatePathFor(where, ctx.cwd, values.agent) : undefined;
+      ({ info: session } = await startSession({
+        state: where.state,
+        root,
+        signer,
+        ...(values.agent ? { agent: { name: values.agent } } : {}),
+        ...(certificatePath ? { certificatePath } : {}),
+        reconcileLimit: limit,
+      }));
+      own = true;
+    }
+    const sink = await sinkFor(ctx, where.state, session);
+    const text = commandLine(cmd);
+    const call = wrapCallId();
+    const before = snapshotTree(root, inGit, limit);
+    const decision = await sink(beforeEvent(call, text, ctx.cwd, session.id));
+    let code: number;
+    let changes = 0;
+    let skipped = before.skipped;
+    let durationMs: number | null = null;
+    const denied = decision?.decision === 'deny';
+    if (denied) {
+      ctx.stderr(
+        `tally wrap: not run: denied by ${decision.by}${decision.reason ? ` (${decision.reason})` : ''}\n`,
+      );
+      code = 1;
+    } else {
+      const ran = await runInherited(cmd, { cwd: ctx.cwd, env: ctx.env });
+      if (ran.startError) ctx.stderr(`tally wrap: cannot start ${cmd[0]}: ${ran.startError}\n`);
+      code = ran.code;
+      durationMs = ran.durationMs;
+      await sink(afterEvent(call, text, ctx.cwd, session.id, ran));
+      const after: TreeSnapshot = snapshotTree(root, inGit, limit);
+      skipped = Math.max(skipped, after.skipped);
+      for (const change of diffSnapshots(before, after)) {
+        await sink(
+          fileChangedEvent(change, { session: session.id, time: new Date().toISOString(), source: WRAP_URI }),
+        );
+        changes++;
+      }
+    }
+    let pkg: string | undefined;
+    if (own) {
+      const closed = await closeSession({
+        state: where.state,
+        session: readSessionInfo(where.state, session.id),
+        signer: await signerOf(ctx, where),
+        reconcileLimit: limit,
+      });
+      pkg = closed.packagePath;
+    }
+    if (values.json)
+      printJson(ctx, {
+        session: session.id,
+        exit_code: code,
+        denied,
+        duration_ms: durationMs,
+        changes,
+        skipped,
+        limit,
+        ...(pkg ? { package: pkg } : {}),
+      });
+    else {
+      ctx.stderr(
+        `tally wrap: ${changes} file changes recorded in session ${session.id}${skipped > 0 ? ` (${skipped} files past the limit of ${limit} not compared)` : ''}\n`,
+      );
+      if (pkg) ctx.stderr(`tally wrap: sealed ${pkg}\n`);
+    }
+    return code;
+  },
+};

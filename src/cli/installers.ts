@@ -1,0 +1,211 @@
+/**
+ * What `tally install`, `tally uninstall` and `tally run` need to know about each agent: where its
+ * settings live per scope, the hooks Tally writes there (computed from the registration), how they
+ * merge in and out, and what the agent cannot express.
+ */
+import type { Registration } from '../ahp/registration/types.js';
+import { withCertificateJudge } from '../boundary/certificate-backend.js';
+import { CLAUDE_CODE_GAPS } from '../capture/claude-code/answer.js';
+import { claudeCodeHooks, planHooks } from '../capture/claude-code/hooks.js';
+import { settingsPath, withoutTallyHooks, withTallyHooks } from '../capture/claude-code/settings.js';
+import { CODEX_GAPS } from '../capture/codex/answer.js';
+import {
+  codexHooksPath,
+  planCodexHooks,
+  withCodexTallyHooks,
+  withoutCodexTallyHooks,
+} from '../capture/codex/hooks.js';
+import { type CodexHookEntry, trustCodexHooks } from '../capture/codex/trust.js';
+import { GEMINI_CLI_GAPS } from '../capture/gemini-cli/answer.js';
+import {
+  geminiSettingsPath,
+  planGeminiCliHooks,
+  withGeminiTallyHooks,
+  withoutGeminiTallyHooks,
+} from '../capture/gemini-cli/hooks.js';
+import { isShimCommand, shimHooksBlock } from '../capture/plan.js';
+import {
+  planQwenCodeHooks,
+  QWEN_CODE_GAPS,
+  qwenSettingsPath,
+  withoutQwenTallyHooks,
+  withQwenTallyHooks,
+} from '../capture/qwen-code/hooks.js';
+import type { JsonObject } from '../core/json.js';
+
+export type InstallScope = 'project' | 'user' | 'managed';
+
+/** One planned native hook, as install reports it. */
+export interface PlannedHook {
+  event: string;
+  ahpEvent: string;
+  timeoutS: number;
+  failClosed: boolean;
+  transport: 'http' | 'command';
+  backends: string[];
+}
+
+export interface HookWiring {
+  port: number;
+  tally: string;
+  agent?: string;
+  transport: 'http' | 'command';
+}
+
+export interface Installer {
+  agent: string;
+  label: string;
+  /** Transports the agent's hooks can use (the first is what `auto` falls back to). */
+  transports: readonly ('http' | 'command')[];
+  path(scope: InstallScope, root: string, home: string, env: NodeJS.ProcessEnv): string;
+  /** A managed scope that is a file of Tally's own (removed whole), not merged into. */
+  ownManagedFile: boolean;
+  plan(registration: Registration | null, transport: 'http' | 'command'): PlannedHook[];
+  hooks(registration: Registration | null, wiring: HookWiring): Record<string, JsonObject[]>;
+  merge(settings: JsonObject, hooks: Record<string, JsonObject[]>): JsonObject;
+  remove(settings: JsonObject): JsonObject;
+  gaps: readonly string[];
+  /** The scopes it has, the first the default. */
+  scopes: readonly InstallScope[];
+  /** Runs after the file is written (Codex: trusting Tally's hooks through Codex itself). */
+  afterWrite?: (path: string, context: AfterWrite) => Promise<JsonObject>;
+}
+
+export interface AfterWrite {
+  /** The agent's executable, for installers that must ask the agent. */
+  bin: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+function shimPlans(
+  plans: readonly {
+    event: string;
+    ahpEvent: string;
+    timeoutS: number;
+    failClosed: boolean;
+    backends: string[];
+  }[],
+): PlannedHook[] {
+  return plans.map((p) => ({
+    event: p.event,
+    ahpEvent: p.ahpEvent,
+    timeoutS: p.timeoutS,
+    failClosed: p.failClosed,
+    transport: 'command',
+    backends: p.backends,
+  }));
+}
+
+const claudeCode: Installer = {
+  agent: 'claude-code',
+  label: 'Claude Code',
+  transports: ['command', 'http'],
+  path: (scope, root, home) => settingsPath(scope, root, home),
+  ownManagedFile: true,
+  plan: (registration, transport) =>
+    planHooks(withCertificateJudge(registration)).map((p) => ({
+      event: p.event,
+      ahpEvent: p.ahpEvent,
+      timeoutS: p.timeoutS,
+      failClosed: p.failClosed,
+      transport: transport === 'command' ? 'command' : p.transport,
+      backends: p.backends,
+    })),
+  hooks: (registration, wiring) =>
+    claudeCodeHooks(planHooks(withCertificateJudge(registration)), {
+      port: wiring.port,
+      tally: wiring.tally,
+      transport: wiring.transport,
+      ...(wiring.agent ? { agent: wiring.agent } : {}),
+    }),
+  merge: withTallyHooks,
+  remove: withoutTallyHooks,
+  gaps: CLAUDE_CODE_GAPS,
+  scopes: ['project', 'user', 'managed'],
+};
+
+const geminiCli: Installer = {
+  agent: 'gemini-cli',
+  label: 'Gemini CLI',
+  transports: ['command'],
+  path: geminiSettingsPath,
+  ownManagedFile: false,
+  plan: (registration) => shimPlans(planGeminiCliHooks(withCertificateJudge(registration))),
+  hooks: (registration, wiring) =>
+    shimHooksBlock(planGeminiCliHooks(withCertificateJudge(registration)), {
+      tally: wiring.tally,
+      channel: 'gemini-cli',
+      timeoutUnit: 'ms',
+      ...(wiring.agent ? { agent: wiring.agent } : {}),
+    }),
+  merge: withGeminiTallyHooks,
+  remove: withoutGeminiTallyHooks,
+  gaps: GEMINI_CLI_GAPS,
+  scopes: ['project', 'user', 'managed'],
+};
+
+const qwenCode: Installer = {
+  agent: 'qwen-code',
+  label: 'Qwen Code',
+  transports: ['command'],
+  path: qwenSettingsPath,
+  ownManagedFile: false,
+  plan: (registration) => shimPlans(planQwenCodeHooks(withCertificateJudge(registration))),
+  hooks: (registration, wiring) =>
+    shimHooksBlock(planQwenCodeHooks(withCertificateJudge(registration)), {
+      tally: wiring.tally,
+      channel: 'qwen-code',
+      timeoutUnit: 's',
+      ...(wiring.agent ? { agent: wiring.agent } : {}),
+    }),
+  merge: withQwenTallyHooks,
+  remove: withoutQwenTallyHooks,
+  gaps: QWEN_CODE_GAPS,
+  scopes: ['project', 'user', 'managed'],
+};
+
+/** Codex's own hooks in the file Tally wrote: trusted by Tally, never the user's. */
+function ownCodexHook(path: string): (hook: CodexHookEntry) => boolean {
+  return (hook) =>
+    hook.key.startsWith(`${path}:`) && (hook.command === undefined || isShimCommand(hook.command, 'codex'));
+}
+
+const codex: Installer = {
+  agent: 'codex',
+  label: 'Codex',
+  transports: ['command'],
+  path: (scope, _root, home, env) => codexHooksPath(scope, home, env),
+  ownManagedFile: false,
+  plan: (registration) => shimPlans(planCodexHooks(withCertificateJudge(registration))),
+  hooks: (registration, wiring) =>
+    shimHooksBlock(planCodexHooks(withCertificateJudge(registration)), {
+      tally: wiring.tally,
+      channel: 'codex',
+      timeoutUnit: 's',
+      ...(wiring.agent ? { agent: wiring.agent } : {}),
+    }),
+  merge: withCodexTallyHooks,
+  remove: withoutCodexTallyHooks,
+  gaps: CODEX_GAPS,
+  scopes: ['user', 'managed'],
+  afterWrite: async (path, context) => {
+    // Managed hooks (/etc/codex) need no trust.
+    if (path.startsWith('/etc/')) return { trust: 'managed' };
+    const listed = await trustCodexHooks(context.bin, context.env, context.cwd, ownCodexHook(path));
+    const ours = listed.filter(ownCodexHook(path));
+    const untrusted = ours.filter((h) => h.trustStatus !== 'trusted');
+    return {
+      trust: untrusted.length === 0 && ours.length > 0 ? 'trusted' : 'untrusted',
+      hooks_trusted: ours.length - untrusted.length,
+      hooks_listed: ours.length,
+    };
+  },
+};
+
+export const INSTALLERS: Readonly<Record<string, Installer>> = {
+  'claude-code': claudeCode,
+  'gemini-cli': geminiCli,
+  'qwen-code': qwenCode,
+  codex,
+};

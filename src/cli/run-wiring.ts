@@ -1,0 +1,158 @@
+/**
+ * How `tally run` wires an agent's hooks for one run without editing the user's files. Claude
+ * Code takes `--settings <file>`. Gemini CLI, Qwen Code and Codex take their config home from an
+ * environment variable (`GEMINI_CLI_HOME`, `QWEN_HOME`, `CODEX_HOME`): the run gets a config home
+ * of its own in the session's directory whose hooks file is the user's with Tally's hooks merged
+ * in, and whose every other entry is a link to the user's own (credentials, history, memory).
+ * What the agent created there during the run is moved back afterwards. Codex keeps hook trust in
+ * config.toml, so the run gets a copy of the user's, in which Codex itself records the trust of
+ * this run's hooks. (A system settings file would need no copying, but Gemini CLI skips one whose
+ * directories are not all root-owned and closed to others, which a session directory is not.)
+ */
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import type { Registration } from '../ahp/registration/types.js';
+import { parseSettings } from '../capture/hook-settings.js';
+import { FailureError } from './command.js';
+import { INSTALLERS } from './installers.js';
+
+export interface RunWiring {
+  argv: string[];
+  env: Record<string, string>;
+  /** Undoes what the wiring set up, after the agent exited. */
+  restore: () => void;
+}
+
+interface ConfigHome {
+  variable: string;
+  /** The user's config directory. */
+  dir: (env: NodeJS.ProcessEnv) => string;
+  /** The config directory inside what the variable names ('' when it names the directory itself). */
+  inner: string;
+  /** The file holding the hooks. */
+  hooks: string;
+  /** Files copied rather than linked (the agent writes to them for this run). */
+  copied?: string[];
+}
+
+const CONFIG_HOMES: Record<string, ConfigHome> = {
+  // GEMINI_CLI_HOME stands for the home directory: the config is its `.gemini`.
+  'gemini-cli': {
+    variable: 'GEMINI_CLI_HOME',
+    dir: (env) => join(env.GEMINI_CLI_HOME || env.HOME || '', '.gemini'),
+    inner: '.gemini',
+    hooks: 'settings.json',
+  },
+  'qwen-code': {
+    variable: 'QWEN_HOME',
+    dir: (env) => env.QWEN_HOME || join(env.HOME || '', '.qwen'),
+    inner: '',
+    hooks: 'settings.json',
+  },
+  codex: {
+    variable: 'CODEX_HOME',
+    dir: (env) => env.CODEX_HOME || join(env.HOME || '', '.codex'),
+    inner: '',
+    hooks: 'hooks.json',
+    copied: ['config.toml'],
+  },
+};
+
+/** The run's config home: links to every entry of the user's but the files of its own, written anew. */
+function overlay(userDir: string, runDir: string, own: Record<string, string>): void {
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  if (existsSync(userDir))
+    for (const name of readdirSync(userDir))
+      if (!Object.hasOwn(own, name)) symlinkSync(join(userDir, name), join(runDir, name));
+  for (const [name, text] of Object.entries(own)) writeFileSync(join(runDir, name), text, { mode: 0o600 });
+}
+
+/** What the agent created in the run's config home goes back to the user's; the rest is dropped. */
+function unlay(userDir: string, runDir: string, own: Record<string, string>): void {
+  if (!existsSync(runDir)) return;
+  for (const name of readdirSync(runDir)) {
+    const at = join(runDir, name);
+    if (Object.hasOwn(own, name) || lstatSync(at).isSymbolicLink()) continue;
+    mkdirSync(userDir, { recursive: true });
+    if (!existsSync(join(userDir, name))) renameSync(at, join(userDir, name));
+  }
+}
+
+export async function wireRun(
+  harness: string,
+  agentArgv: string[],
+  options: {
+    dir: string;
+    registration: Registration | null;
+    port: number;
+    tally: string;
+    env: NodeJS.ProcessEnv;
+    cwd: string;
+    agent?: string;
+  },
+): Promise<RunWiring> {
+  const installer = INSTALLERS[harness]!;
+  const wiring = {
+    port: options.port,
+    tally: options.tally,
+    ...(options.agent ? { agent: options.agent } : {}),
+  };
+  if (harness === 'claude-code') {
+    const settings = join(options.dir, 'claude-code-settings.json');
+    const hooks = installer.hooks(options.registration, { ...wiring, transport: 'http' });
+    writeFileSync(settings, `${JSON.stringify({ hooks }, null, 2)}\n`, { mode: 0o600 });
+    return {
+      argv: [agentArgv[0]!, '--settings', settings, ...agentArgv.slice(1)],
+      env: {},
+      restore: () => {},
+    };
+  }
+  const home = CONFIG_HOMES[harness]!;
+  const userDir = home.dir(options.env);
+  const userHooks = join(userDir, home.hooks);
+  const base = parseSettings(existsSync(userHooks) ? readFileSync(userHooks, 'utf8') : undefined, userHooks);
+  const merged = installer.merge(
+    base,
+    installer.hooks(options.registration, { ...wiring, transport: 'command' }),
+  );
+  const own: Record<string, string> = { [home.hooks]: `${JSON.stringify(merged, null, 2)}\n` };
+  for (const name of home.copied ?? [])
+    own[name] = existsSync(join(userDir, name)) ? readFileSync(join(userDir, name), 'utf8') : '';
+  const runHome = join(options.dir, `${harness}-home`);
+  const runDir = home.inner ? join(runHome, home.inner) : runHome;
+  overlay(userDir, runDir, own);
+  const restore = () => {
+    unlay(userDir, runDir, own);
+    rmSync(runHome, { recursive: true, force: true });
+  };
+  const env = { [home.variable]: runHome };
+  if (installer.afterWrite) {
+    const after = await installer
+      .afterWrite(join(runDir, home.hooks), {
+        bin: agentArgv[0]!,
+        env: { ...options.env, ...env },
+        cwd: options.cwd,
+      })
+      .catch((error: Error) => {
+        restore();
+        throw error;
+      });
+    if (after.trust === 'untrusted') {
+      restore();
+      throw new FailureError(
+        `${installer.label} would not trust this run's hooks: it would skip them without a word`,
+      );
+    }
+  }
+  return { argv: agentArgv, env, restore };
+}

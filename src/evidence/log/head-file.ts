@@ -1,0 +1,167 @@
+/**
+ * The chain head kept outside the log: a signed file (`<home>/heads/<session>.head.json`, under the
+ * Tally home, not in the project tree) naming the last durable record's seq and digest, rewritten
+ * once per group commit after the log's own fdatasync. Deleting the last lines of a log needs no
+ * key; making the head agree with the shorter log does. So a log shorter than its head is refused
+ * (`truncated-log`, naming the missing range), and a non-empty log whose head file is gone is
+ * `head-missing`, never resumed as if nothing happened.
+ *
+ * Each of the file's two slots holds the DSSE envelope of the chain-head payload the hub witnesses
+ * (docs/formats.md#hub-formats), `{digest, seq, session, time, type: "tally/chain-head/v1"}`, and
+ * a newline, padded with zero bytes.
+ */
+import { closeSync, fdatasync, fsyncSync, mkdirSync, openSync, readFileSync, write } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { canonicalBytes, canonicalize, parseJson } from '../../core/canonical.js';
+import { signEnvelope, verifyEnvelope } from '../../core/dsse.js';
+import { TallyError } from '../../core/errors.js';
+import { sha256 } from '../../core/hash.js';
+import { toPublicKey } from '../../core/keys.js';
+import { digestRef, parseEnvelopeLine, type Signer } from '../record/codec.js';
+
+export const HEAD_FILE_TYPE = 'tally/chain-head/v1';
+export const HEAD_FILE_PAYLOAD_TYPE = 'application/vnd.tally.head+json';
+
+/** `head-invalid`: the head file exists but is not a head this signer signed for this session. */
+export class HeadFileError extends TallyError<'head-invalid'> {}
+
+export interface StoredHead {
+  seq: number;
+  digest: string;
+}
+
+/** Where the head of session `session` is kept under the Tally home `home`. */
+export function headFilePath(home: string, session: string): string {
+  return join(home, 'heads', `${session}.head.json`);
+}
+
+/** The seq and digest of a log line (a record envelope the store just made durable). */
+export function headOfLine(line: Buffer): StoredHead {
+  const envelope = parseEnvelopeLine(line);
+  const payload = Buffer.from(envelope.payload, 'base64');
+  const record = JSON.parse(payload.toString('utf8')) as { seq: number };
+  return { seq: record.seq, digest: digestRef(sha256(payload)) };
+}
+
+/**
+ * Bytes per slot: one page each. The file holds two slots, written alternately (slot = seq mod 2)
+ * in place, with the file kept open: a write torn by a crash spoils at most its own page, and the
+ * other slot still holds the head before it. Only the first write (which creates the file) is
+ * synced. A later head lost in a crash leaves an older one, which only lags the log — the safe
+ * direction: a log is refused only when it is *shorter* than its head — while a cut made on a
+ * running system meets the latest head, which the page cache holds. So a group commit pays one
+ * signature and one in-place write for the head, not a second sync.
+ */
+export const HEAD_SLOT_BYTES = 4096;
+
+export class HeadFile {
+  private fd: number | null = null;
+  private created = false;
+
+  constructor(
+    readonly path: string,
+    private readonly session: string,
+    private readonly signer: Signer,
+  ) {}
+
+  /** The stored head (the later of the two slots that verify); null when there is no head file. */
+  read(): StoredHead | null {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(this.path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    if (bytes.length === 0) return null; // created, never written: no head was ever durable
+    let best: StoredHead | null = null;
+    let why = 'no slot holds a head';
+    for (let at = 0; at < bytes.length; at += HEAD_SLOT_BYTES) {
+      const slot = bytes.subarray(at, Math.min(bytes.length, at + HEAD_SLOT_BYTES));
+      const end = slot.indexOf(0x0a);
+      if (end <= 0) continue;
+      try {
+        const head = this.parse(slot.subarray(0, end));
+        if (best === null || head.seq > best.seq) best = head;
+      } catch (error) {
+        why = (error as Error).message;
+      }
+    }
+    if (best === null)
+      throw new HeadFileError(
+        'head-invalid',
+        `the head file ${this.path} is not a chain head of session ${this.session} signed by this ship (${why})`,
+        { path: this.path },
+      );
+    return best;
+  }
+
+  private parse(line: Buffer): StoredHead {
+    const { payload, payloadType } = verifyEnvelope(parseJson(line), [toPublicKey(this.signer.privateKey)], {
+      strict: true,
+    });
+    if (payloadType !== HEAD_FILE_PAYLOAD_TYPE) throw new Error(`payloadType ${payloadType}`);
+    const head = parseJson(payload) as Record<string, unknown>;
+    if (head.type !== HEAD_FILE_TYPE || head.session !== this.session) throw new Error('not this session');
+    if (!Number.isSafeInteger(head.seq) || typeof head.digest !== 'string')
+      throw new Error('no seq or digest');
+    return { seq: head.seq as number, digest: head.digest };
+  }
+
+  /** Writes the head into its slot and syncs it; the file is created (and its directory synced) once. */
+  async write(head: StoredHead, time = new Date()): Promise<void> {
+    const payload = canonicalBytes({
+      digest: head.digest,
+      seq: head.seq,
+      session: this.session,
+      time: time.toISOString(),
+      type: HEAD_FILE_TYPE,
+    });
+    const envelope = signEnvelope(payload, HEAD_FILE_PAYLOAD_TYPE, {
+      privateKey: this.signer.privateKey,
+      keyid: this.signer.keyId,
+    });
+    const line = Buffer.from(`${canonicalize(envelope)}\n`);
+    if (line.length > HEAD_SLOT_BYTES)
+      throw new HeadFileError('head-invalid', `a chain head of ${line.length} bytes does not fit its slot`);
+    const slot = Buffer.alloc(HEAD_SLOT_BYTES, 0);
+    line.copy(slot);
+    if (this.fd === null) {
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+      let created = false;
+      try {
+        this.fd = openSync(this.path, 'r+');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        this.fd = openSync(this.path, 'w+', 0o600);
+        created = true;
+      }
+      this.created = created;
+    }
+    const fd = this.fd;
+    await new Promise<void>((resolve, reject) =>
+      write(fd, slot, 0, slot.length, (head.seq % 2) * HEAD_SLOT_BYTES, (error) =>
+        error ? reject(error) : resolve(),
+      ),
+    );
+    if (this.created) {
+      // A new head file is durable, name and first head, before the append is acknowledged.
+      await new Promise<void>((resolve, reject) =>
+        fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+      );
+      const dir = openSync(dirname(this.path), 'r');
+      try {
+        fsyncSync(dir);
+      } finally {
+        closeSync(dir);
+      }
+      this.created = false;
+    }
+  }
+
+  /** Releases the open file, if any. */
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}

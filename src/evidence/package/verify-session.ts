@@ -1,0 +1,39 @@
+/**
+ * The checks of the session as a whole (./verify-fold.ts SessionFacts): a key holder can re-sign
+ * any log, so signatures and chain prove nothing against one; these make the inconsistencies a
+ * forgery or a cut leaves visible. `unfinished_call` is informational: a session may end while a
+ * call runs, or a harness may not report every end.
+ */
+import type { Checks } from './checks.js';
+import type { SessionFacts } from './verify-fold.js';
+
+/** Calls listed in `unfinished_call` at most; the count is always whole. */
+export const UNFINISHED_LISTED = 100;
+
+export function sessionChecks(checks: Checks, facts: SessionFacts, records: number): void {
+  if (facts.backwards === null) checks.pass('timestamps_ordered', { records });
+  else
+    checks.fail('timestamps_ordered', 'time-backwards', {
+      ...facts.backwards,
+      message: `record ${facts.backwards.seq} is timestamped ${facts.backwards.time}, before the record before it (${facts.backwards.previous})`,
+    });
+  if (facts.end !== null) checks.pass('session_complete', { end: facts.end });
+  else
+    checks.fail('session_complete', 'incomplete', {
+      records,
+      message: 'the session has no session.end record: it was never closed, or its end was cut off',
+    });
+  if (facts.duplicate === null) checks.pass('call_ids_unique', { records });
+  else
+    checks.fail('call_ids_unique', 'duplicate-call-id', {
+      ...facts.duplicate,
+      message: `call id ${facts.duplicate.call} has a second ${facts.duplicate.type} at seq ${facts.duplicate.seq} (the first is at seq ${facts.duplicate.first})`,
+    });
+  const open = [...facts.open.values()];
+  if (open.length === 0) checks.pass('unfinished_call', { count: 0 });
+  else
+    checks.pass('unfinished_call', { count: open.length, calls: open.slice(0, UNFINISHED_LISTED) }, 'info');
+  // Informational: a repair is the recorder's own signed account of bytes it set aside.
+  if (facts.repairs.length === 0) checks.pass('log_repaired', { count: 0 });
+  else checks.pass('log_repaired', { count: facts.repairs.length, repairs: facts.repairs }, 'info');
+}

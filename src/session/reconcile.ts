@@ -1,0 +1,160 @@
+/**
+ * Reconciliation at close: the working tree against the baseline the session recorded at its
+ * start. Every net change no other channel reported becomes a `file.changed` record of the
+ * reconcile source; one `tally.reconcile.summary` record lists the paths it corroborated (seen by
+ * another channel too) with their net operation, and what a limit left out.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Boundary } from '../boundary/boundary.js';
+import { eventId } from '../boundary/prepare.js';
+import type { Baseline } from '../capture/reconcile/baseline.js';
+import { fileChangedEvent } from '../capture/reconcile/events.js';
+import { diffWorkspace, type WorkspaceDiff } from '../capture/reconcile/reconcile.js';
+import { pathOut, snapshotOfJson, type TreeSnapshot } from '../capture/reconcile/workspace.js';
+import { parseJson } from '../core/canonical.js';
+import { digest } from '../core/hash.js';
+import { isJsonObject } from '../core/json.js';
+import { ReceiptComposer } from '../evidence/receipt/receipt.js';
+import type { EventRecord } from '../evidence/record/record.js';
+import { sessionDir } from './store.js';
+
+export const RECONCILE_SUMMARY_TYPE = 'tally.reconcile.summary';
+export const RECONCILE_URI = 'urn:tally:reconcile';
+/** The record source of each mode: git's view of the tree, or the tree snapshot outside git. */
+export const RECONCILE_SOURCES = { git: 'git-reconcile', tree: 'tree-reconcile' } as const;
+
+const TREE_FILE = 'baseline-tree.json';
+
+/** Keeps an outside-git start snapshot beside the session (its digest is in the start record). */
+export function keepTreeBaseline(state: string, id: string, bytes: string): void {
+  writeFileSync(join(sessionDir(state, id), TREE_FILE), bytes, { mode: 0o600 });
+}
+
+function readTreeBaseline(state: string, id: string, expected: string): TreeSnapshot | 'altered' {
+  const path = join(sessionDir(state, id), TREE_FILE);
+  if (!existsSync(path)) return 'altered';
+  const bytes = readFileSync(path);
+  if (digest(bytes) !== expected) return 'altered';
+  return snapshotOfJson(parseJson(bytes.toString('utf8')));
+}
+
+/** The baseline and root `session.start` recorded, or null when it recorded none. */
+export function recordedBaseline(start: EventRecord): { root: string; baseline: Baseline } | null {
+  const extensions = start.event.extensions;
+  const workspace = isJsonObject(extensions) ? extensions['dev.tally.workspace'] : undefined;
+  if (!isJsonObject(workspace) || typeof workspace.root !== 'string' || !isJsonObject(workspace.baseline))
+    return null;
+  const baseline = workspace.baseline as unknown as Baseline;
+  if (!isJsonObject(baseline.dirty)) return null;
+  return { root: workspace.root, baseline };
+}
+
+/**
+ * One pass over the records: the start record, whether a pass already ran, and what the records
+ * already say was written (paths, rename sources included) — composed by the receipt itself, so
+ * "seen" means what the receipt would show.
+ */
+async function readLog(
+  records: AsyncIterable<EventRecord> | Iterable<EventRecord>,
+): Promise<{ start?: EventRecord; done: boolean; seen: Set<string> }> {
+  const composer = new ReceiptComposer();
+  let start: EventRecord | undefined;
+  let done = false;
+  for await (const record of records) {
+    if (record.event.type === RECONCILE_SUMMARY_TYPE) done = true;
+    if (start === undefined && record.event.type === 'session.start') start = record;
+    composer.add(record);
+  }
+  const seen = new Set<string>();
+  if (composer.records === 0) return { done, seen };
+  for (const row of composer.finish('0'.repeat(64)).files_written) {
+    if (row.outside_repo) continue;
+    seen.add(row.path);
+    if (row.from !== undefined) seen.add(row.from);
+  }
+  return { ...(start ? { start } : {}), done, seen };
+}
+
+export interface ReconcileOutcome {
+  mode: WorkspaceDiff['mode'] | 'none';
+  reported: number;
+  corroborated: number;
+  skipped: number;
+}
+
+/**
+ * Runs the pass once per session (a close that crashed after it does not run it again) and
+ * records what it found through the session's boundary.
+ */
+export async function reconcileSession(options: {
+  state: string;
+  session: string;
+  records: AsyncIterable<EventRecord> | Iterable<EventRecord>;
+  boundary: Boundary;
+  now: () => Date;
+  limit?: number;
+}): Promise<ReconcileOutcome | null> {
+  const { boundary } = options;
+  const { start, done, seen } = await readLog(options.records);
+  if (done) return null;
+  const recorded = start === undefined ? null : recordedBaseline(start);
+  if (recorded === null) return null;
+  const { root, baseline } = recorded;
+  const mode = baseline.tree === undefined ? 'git' : 'tree';
+  const source = RECONCILE_SOURCES[mode];
+  const summary: Record<string, unknown> = { mode };
+  let diff: WorkspaceDiff | null = null;
+  if (baseline.tree !== undefined) {
+    const tree = readTreeBaseline(options.state, options.session, baseline.tree.digest);
+    if (tree === 'altered') summary.baseline = 'altered';
+    else
+      diff = diffWorkspace(root, baseline, {
+        startTree: tree,
+        ...(options.limit ? { limit: options.limit } : {}),
+      });
+  } else {
+    diff = diffWorkspace(root, baseline, options.limit ? { limit: options.limit } : {});
+  }
+  const corroborated: Record<string, unknown>[] = [];
+  let reported = 0;
+  for (const change of diff?.changes ?? []) {
+    const path = pathOut(change.raw).path;
+    const from = change.fromRaw === undefined ? undefined : pathOut(change.fromRaw).path;
+    if (seen.has(path) && (from === undefined || seen.has(from))) {
+      const entry: Record<string, unknown> = { path, operation: change.operation };
+      if (from !== undefined) entry.from = from;
+      if (change.after !== undefined) entry.after = change.after;
+      corroborated.push(entry);
+      continue;
+    }
+    await boundary.note({
+      source,
+      event: fileChangedEvent(change, {
+        session: options.session,
+        time: options.now().toISOString(),
+        source: RECONCILE_URI,
+      }),
+    });
+    reported++;
+  }
+  if (diff !== null) {
+    summary.limit = diff.limit;
+    summary.skipped = diff.skipped;
+    if (diff.commit !== undefined) summary.commit = diff.commit;
+  }
+  summary.reported = reported;
+  summary.corroborated = corroborated;
+  await boundary.note({
+    source,
+    event: {
+      id: eventId(),
+      type: RECONCILE_SUMMARY_TYPE,
+      time: options.now().toISOString(),
+      source: RECONCILE_URI,
+      session: { id: options.session },
+      extensions: { 'dev.tally.reconcile': summary },
+    },
+  });
+  return { mode, reported, corroborated: corroborated.length, skipped: diff?.skipped ?? 0 };
+}

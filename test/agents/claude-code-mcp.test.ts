@@ -1,0 +1,102 @@
+/**
+ * The real Claude Code with `--mcp-config` pointing at `tally mcp -- <filesystem server>`: the
+ * scripted model writes a file through `mcp__fs__write_file` (it lands on disk) and then one the
+ * certificate forbids (Claude Code's tool result carries Tally's reason, the file never appears);
+ * the session's package verifies against the certificate, with the write witnessed by `mcp`.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { FS_SERVER } from '../capture/mcp-fixture.js';
+import { jsonOut, runTally, TALLY_BIN } from '../cli/tally-process.js';
+import { call, text } from './model/script.js';
+import { asArray, asRecord } from './model/server.js';
+import { makeRepo } from './repo.js';
+import { runAgent } from './runner.js';
+import { leftovers, makeTempDir, removeTempDir } from './temp.js';
+
+function toolResults(body: unknown): Record<string, unknown>[] {
+  return asArray(asRecord(body)?.messages)
+    .flatMap((m) => asArray(asRecord(m)?.content))
+    .map((b) => asRecord(b) ?? {})
+    .filter((b) => b.type === 'tool_result');
+}
+
+describe('Claude Code through the MCP gateway (real CLI, scripted model)', () => {
+  after(() => assert.deepEqual(leftovers(), { dirs: [], processes: [] }));
+
+  it('writes through mcp__fs__write_file, is denied a forbidden write, and the receipt verifies', async (t) => {
+    const repo = makeRepo({ files: { 'README.md': '# demo\n', 'secret/.keep': '' } });
+    const home = makeTempDir('tally-home');
+    const env = { PATH: process.env.PATH ?? '', HOME: home, TALLY_HOME: join(home, 'tally') };
+    try {
+      for (const args of [
+        ['init'],
+        ['agent', 'register', '--name', 'coder', '--allow', 'mcp__fs__*', '--forbid', 'Write(secret/**)'],
+        ['session', 'start', '--agent', 'coder'],
+      ]) {
+        const ran = await runTally(args, { cwd: repo.dir, env });
+        assert.equal(ran.code, 0, ran.stderr);
+      }
+      const config = join(home, 'mcp.json');
+      writeFileSync(
+        config,
+        JSON.stringify({
+          mcpServers: {
+            fs: {
+              type: 'stdio',
+              command: process.execPath,
+              args: [TALLY_BIN, 'mcp', '--name', 'fs', '--', process.execPath, FS_SERVER, repo.dir],
+              env: { TALLY_HOME: env.TALLY_HOME },
+            },
+          },
+        }),
+      );
+      const run = await runAgent({
+        agent: 'claude-code',
+        cwd: repo.dir,
+        prompt: 'Write the notes, then the key.',
+        script: [
+          call('mcp__fs__write_file', { path: join(repo.dir, 'notes.txt'), content: 'from claude\n' }),
+          call('mcp__fs__write_file', { path: join(repo.dir, 'secret/key.txt'), content: 'leak\n' }),
+          text('Done.'),
+        ],
+        env: { TALLY_HOME: env.TALLY_HOME },
+        args: ['--mcp-config', config, '--strict-mcp-config'],
+      });
+      t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-400)}`);
+      assert.equal(run.exitCode, 0, run.stderr);
+      assert.equal(readFileSync(join(repo.dir, 'notes.txt'), 'utf8'), 'from claude\n');
+      assert.equal(existsSync(join(repo.dir, 'secret/key.txt')), false, 'the forbidden write did not happen');
+      const results = toolResults(run.requests.at(-1)?.body);
+      assert.equal(results.length, 2, JSON.stringify(results));
+      assert.notEqual(results[0]!.is_error, true, JSON.stringify(results[0]));
+      assert.equal(results[1]!.is_error, true, JSON.stringify(results[1]));
+      assert.match(JSON.stringify(results[1]!.content), /Write\(secret\/\*\*\)/);
+
+      const closed = jsonOut(await runTally(['session', 'close', '--json'], { cwd: repo.dir, env }));
+      const pkg = String(closed.package);
+      const verify = await runTally(['verify', pkg, '--certificate', 'coder', '--json'], {
+        cwd: repo.dir,
+        env,
+      });
+      assert.equal(verify.code, 0, verify.stdout);
+      const receipt = jsonOut(await runTally(['receipt', 'show', pkg, '--json'], { cwd: repo.dir, env }));
+      const written = (receipt.files_written as { path: string; sources: string[] }[]).find(
+        (f) => f.path === 'notes.txt',
+      );
+      assert.ok(written?.sources.includes('mcp'), JSON.stringify(receipt.files_written));
+      const denied = (receipt.decisions as { decision: string; rule?: string; tool?: string }[]).filter(
+        (d) => d.decision === 'deny',
+      );
+      assert.deepEqual(
+        denied.map((d) => [d.tool, d.rule]),
+        [['mcp__fs__write_file', 'Write(secret/**)']],
+      );
+    } finally {
+      repo.cleanup();
+      removeTempDir(home);
+    }
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * Codex under Tally, the real pinned CLI against a scripted model. `tally install codex` writes
+ * hooks and has Codex itself trust them (its app-server, as its /hooks screen does — never the
+ * bypass flag); `tally run -- codex` does the same for one run in a config home of its own. Every
+ * file an apply_patch adds, updates, moves or deletes is a judged and recorded write; a forbidden
+ * patch and a forbidden redirection are stopped before they run, with Tally's reason in what the
+ * model sees; the package verifies and its receipt matches the disk.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { runTally, TALLY_BIN } from '../cli/tally-process.js';
+import { call, text } from './model/script.js';
+import { makeRepo } from './repo.js';
+import { runAgent } from './runner.js';
+import {
+  asArray,
+  asRecord,
+  packageRecords,
+  receiptOf,
+  runSummary,
+  tallyProject,
+  toolResults,
+  underTallyRun,
+} from './tally-flow.js';
+import { leftovers, makeTempDir, removeTempDir } from './temp.js';
+
+const REASON = 'forbidden pattern';
+const ADD = '*** Begin Patch\n*** Add File: a.txt\n+alpha\n*** Add File: c.txt\n+gamma\n*** End Patch\n';
+const MOVE =
+  '*** Begin Patch\n*** Update File: c.txt\n*** Move to: d.txt\n@@\n-gamma\n+delta\n*** Delete File: old.txt\n*** End Patch\n';
+const FORBIDDEN = '*** Begin Patch\n*** Add File: protected/p.txt\n+nope\n*** End Patch\n';
+
+function script(dir: string) {
+  return [
+    call('apply_patch', ADD),
+    call('apply_patch', MOVE),
+    call('exec_command', { cmd: 'echo beta > b.txt', workdir: dir }),
+    call('exec_command', { cmd: 'echo x > protected/a', workdir: dir }),
+    call('apply_patch', FORBIDDEN),
+    text('Done.'),
+  ];
+}
+
+function assertDisk(dir: string): void {
+  assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'alpha\n');
+  assert.equal(readFileSync(join(dir, 'd.txt'), 'utf8'), 'delta\n');
+  assert.equal(existsSync(join(dir, 'c.txt')), false, 'moved away');
+  assert.equal(existsSync(join(dir, 'old.txt')), false, 'deleted');
+  assert.equal(readFileSync(join(dir, 'b.txt'), 'utf8'), 'beta\n');
+  assert.equal(existsSync(join(dir, 'protected/a')), false, 'the forbidden redirection did not run');
+  assert.equal(existsSync(join(dir, 'protected/p.txt')), false, 'the forbidden patch did not run');
+}
+
+describe('Codex under Tally (real CLI, scripted model)', () => {
+  after(() => assert.deepEqual(leftovers(), { dirs: [], processes: [] }));
+
+  it('tally run -- codex: trusted hooks for the run only; patches judged and recorded file by file', async (t) => {
+    const repo = makeRepo({
+      files: { 'README.md': '# demo\n', 'old.txt': 'old\n', 'protected/keep.txt': 'k\n' },
+    });
+    const home = makeTempDir('tally-home');
+    try {
+      const project = await tallyProject(repo.dir, home);
+      const run = await runAgent({
+        agent: 'codex',
+        cwd: repo.dir,
+        prompt: 'Patch, move, write, then protected.',
+        script: script(repo.dir),
+        env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
+        wrap: underTallyRun,
+        collect: ['.codex'],
+      });
+      t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-800)}`);
+      assert.equal(run.exitCode, 0, run.stderr);
+      assert.doesNotMatch(run.stdout, /Enabled hooks may run without review/, 'no bypass');
+      // The user's Codex config was not edited: no trust recorded in it.
+      assert.doesNotMatch(run.collected['.codex/config.toml'] ?? '', /trusted_hash/);
+      assert.equal(run.collected['.codex/hooks.json'], undefined, 'no hooks file left in the user’s home');
+      const summary = runSummary(run.stdout);
+      assert.equal(summary.verified, true, JSON.stringify(summary));
+      assertDisk(repo.dir);
+      const results = toolResults(run);
+      t.diagnostic(`tool results: ${results.join(' | ').slice(0, 900)}`);
+      assert.equal(results.filter((r) => r.includes(REASON)).length, 2, results.join('\n'));
+      const records = packageRecords(String(summary.package));
+      const denied = records.filter((r) => asRecord(r.decision)?.decision === 'deny');
+      assert.deepEqual(
+        denied.map((r) => asRecord(r.decision)?.rule),
+        ['Write(protected/**)', 'Write(protected/**)'],
+      );
+      const receipt = await receiptOf(project, String(summary.package));
+      const written = asArray(receipt.files_written).map((f) => {
+        const row = asRecord(f) ?? {};
+        return `${String(row.operation)} ${String(row.path)}${row.from ? ` from ${String(row.from)}` : ''}`;
+      });
+      t.diagnostic(`files_written ${JSON.stringify(written)}`);
+      for (const row of ['created a.txt', 'created c.txt', 'renamed d.txt from c.txt', 'deleted old.txt'])
+        assert.ok(written.includes(row), `${row} in ${JSON.stringify(written)}`);
+      assert.ok(!written.some((w) => w.includes('protected/')), JSON.stringify(written));
+      const commands = asArray(receipt.processes).map((p) => String(asRecord(p)?.command));
+      assert.deepEqual(commands, ['echo beta > b.txt']);
+      const verify = await project.tally([
+        'verify',
+        String(summary.package),
+        '--certificate',
+        'coder',
+        '--json',
+      ]);
+      assert.equal(verify.code, 0, verify.stdout);
+    } finally {
+      await stopRecorder(repo.dir, home);
+      repo.cleanup();
+      removeTempDir(home);
+    }
+  });
+
+  it('tally install codex trusts only its own hooks through Codex; they fire and deny; uninstall removes only them', async (t) => {
+    const repo = makeRepo({
+      files: { 'README.md': '# demo\n', 'old.txt': 'old\n', 'protected/keep.txt': 'k\n' },
+    });
+    const home = makeTempDir('tally-home');
+    try {
+      const project = await tallyProject(repo.dir, home);
+      // The user's own hook: Tally must not trust it behind their back.
+      const mine = { hooks: { Stop: [{ hooks: [{ type: 'command', command: 'true' }] }] } };
+      // Install into the run's own CODEX_HOME (where the scripted provider is configured), run
+      // Codex, then uninstall: each step's output kept in the run's home for the checks below.
+      const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+      const tally = `${q(process.execPath)} ${q(TALLY_BIN)}`;
+      const steps = [
+        'mkdir -p "$HOME/out"',
+        `${tally} install codex --agent coder --agent-bin "$0" --json > "$HOME/out/install.json" 2> "$HOME/out/install.err" || exit 90`,
+        'cp "$CODEX_HOME/config.toml" "$HOME/out/config.toml"',
+        '"$0" "$@"; code=$?',
+        `${tally} uninstall codex > /dev/null 2>&1 || exit 91`,
+        'exit $code',
+      ].join('\n');
+      const run = await runAgent({
+        agent: 'codex',
+        cwd: repo.dir,
+        prompt: 'Patch, move, write, then protected.',
+        script: script(repo.dir),
+        env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
+        files: { '.codex/hooks.json': JSON.stringify(mine) },
+        wrap: (bin, argv) => ['/bin/sh', ['-c', steps, bin, ...argv]],
+        collect: ['out', '.codex'],
+      });
+      t.diagnostic(`exit ${run.exitCode}; install: ${run.collected['out/install.err']?.slice(0, 600)}`);
+      assert.equal(run.exitCode, 0, `${run.stderr}\n${run.collected['out/install.err']}`);
+      const report = JSON.parse(run.collected['out/install.json']!) as { trust: string; hooks: unknown[] };
+      assert.equal(report.trust, 'trusted');
+      const config = run.collected['out/config.toml']!;
+      // Codex recorded one trusted hash per Tally hook (six events) and none for the user's hook
+      // (its Stop hook is group 0; Tally's Stop hook comes after it, group 1).
+      assert.equal(config.match(/trusted_hash/g)?.length, report.hooks.length, config);
+      assert.doesNotMatch(config, /:stop:0:0"/);
+      assert.match(config, /:stop:1:0"/);
+      assert.doesNotMatch(run.stdout, /Enabled hooks may run without review/, 'no bypass');
+      assertDisk(repo.dir);
+      assert.equal(toolResults(run).filter((r) => r.includes(REASON)).length, 2);
+      // Uninstall left the user's hooks file as it was.
+      assert.deepEqual(JSON.parse(run.collected['.codex/hooks.json']!), mine);
+    } finally {
+      await stopRecorder(repo.dir, home);
+      repo.cleanup();
+      removeTempDir(home);
+    }
+  });
+});
+
+async function stopRecorder(dir: string, home: string): Promise<void> {
+  await runTally(['recorder', 'stop'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', HOME: home, TALLY_HOME: join(home, 'tally') },
+  });
+}

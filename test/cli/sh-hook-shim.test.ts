@@ -1,0 +1,114 @@
+/**
+ * The POSIX sh hook shim (bin/tally-hook) answers exactly as the Node shim does, through the real
+ * recorder, with the secret never in a process's arguments; when it cannot reach the recorder it
+ * hands the payload to the Node shim, which applies the failure policy and spools.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { makeProject, type Project, type Ran, runTally } from './tally-process.js';
+
+const SH_SHIM = fileURLToPath(new URL('../../../bin/tally-hook', import.meta.url));
+const projects: Project[] = [];
+after(async () => {
+  for (const p of projects) await p.tally(['recorder', 'stop']);
+});
+
+function shShim(p: Project, payload: unknown, env: NodeJS.ProcessEnv = p.env): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('dash', [SH_SHIM, 'claude-code', '--fail', 'closed'], { cwd: p.root, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(JSON.stringify(payload));
+  });
+}
+
+function pre(p: Project, id: string, command: string) {
+  return {
+    session_id: 'harness-sh',
+    transcript_path: join(p.dir, 't.jsonl'),
+    cwd: p.root,
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Bash',
+    tool_input: { command },
+    tool_use_id: id,
+  };
+}
+
+async function started(): Promise<Project> {
+  const p = makeProject('tally-shshim-');
+  p.env.TALLY_RECORDER_IDLE_MS = '5000';
+  projects.push(p);
+  for (const args of [
+    ['init'],
+    ['agent', 'register', '--name', 'coder', '--allow', 'Bash(ls*)', '--forbid', 'Bash(rm -rf *)'],
+  ])
+    assert.equal((await p.tally(args)).code, 0);
+  const start = await runTally(['hook', 'claude-code', '--agent', 'coder'], {
+    cwd: p.root,
+    env: p.env,
+    stdin: JSON.stringify({ ...pre(p, 'x', 'ls'), hook_event_name: 'SessionStart', source: 'startup' }),
+  });
+  assert.equal(start.code, 0, start.stderr);
+  return p;
+}
+
+describe('the POSIX sh hook shim', () => {
+  it('answers as the Node shim does: a forbidden call denied, an allowed one allowed', async () => {
+    const p = await started();
+    for (const [id, command, decision] of [
+      ['s1', 'rm -rf /', 'deny'],
+      ['s2', 'ls -la', 'allow'],
+    ] as const) {
+      const sh = await shShim(p, pre(p, id, command));
+      assert.equal(sh.code, 0, sh.stderr);
+      const node = await runTally(['hook', 'claude-code', '--fail', 'closed'], {
+        cwd: p.root,
+        env: p.env,
+        stdin: JSON.stringify(pre(p, `${id}-node`, command)),
+      });
+      const [a, b] = [JSON.parse(sh.stdout), JSON.parse(node.stdout)];
+      assert.equal(a.hookSpecificOutput.permissionDecision, decision);
+      assert.deepEqual(a, b, 'the same native answer as the Node shim');
+    }
+  });
+
+  it('never puts the secret in an argument; a failing curl hands over to the Node shim', async () => {
+    const p = await started();
+    const stubs = join(p.dir, 'stub-bin');
+    mkdirSync(stubs);
+    const argvFile = join(p.dir, 'curl-argv');
+    writeFileSync(join(stubs, 'curl'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\nexit 7\n`);
+    chmodSync(join(stubs, 'curl'), 0o755);
+    const env = { ...p.env, PATH: `${stubs}:${p.env.PATH}` };
+    const denied = await shShim(p, pre(p, 's3', 'rm -rf /'), env);
+    assert.equal(JSON.parse(denied.stdout).hookSpecificOutput.permissionDecision, 'deny');
+    assert.match(JSON.parse(denied.stdout).hookSpecificOutput.permissionDecisionReason, /forbidden/);
+    const secret = readFileSync(join(p.home, 'run', 'recorder.secret'), 'utf8').trim();
+    const argv = readFileSync(argvFile, 'utf8');
+    assert.match(argv, /\/hooks\/claude-code/, 'curl was called');
+    assert.ok(!argv.includes(secret), 'the secret is not in curl’s arguments');
+  });
+
+  it('with the recorder stopped, fails closed through the Node shim and spools the payload', async () => {
+    const p = await started();
+    assert.equal((await p.tally(['recorder', 'stop'])).code, 0);
+    const ran = await shShim(p, pre(p, 's4', 'ls'));
+    const answer = JSON.parse(ran.stdout).hookSpecificOutput;
+    assert.equal(answer.permissionDecision, 'deny');
+    assert.match(answer.permissionDecisionReason, /unreachable/);
+    const spool = join(p.home, 'spool', 'claude-code.jsonl');
+    assert.ok(existsSync(spool) && readFileSync(spool, 'utf8').includes('"s4"'));
+  });
+});

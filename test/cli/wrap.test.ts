@@ -1,0 +1,113 @@
+/**
+ * `tally wrap -- <cmd…>` as a real process around real commands in a real git repository.
+ * Oracles: the shell's own exit status (and 128+n for a signal, as POSIX shells report it), the
+ * files the command really changed (written by the test's own shell script), git's `.gitignore`
+ * (an ignored file is not reported), the certificate (a forbidden command does not run), and the
+ * package verifier.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { Receipt } from '../../src/evidence/receipt/receipt.js';
+import { decodedPayloads, jsonOut, makeProject, type Project } from './tally-process.js';
+
+function receiptOf(pkg: string): Receipt {
+  const lines = readFileSync(pkg, 'utf8').trimEnd().split('\n');
+  const seal = JSON.parse(lines.at(-1)!) as { receipt: { payload: string } };
+  return JSON.parse(Buffer.from(seal.receipt.payload, 'base64').toString('utf8')) as Receipt;
+}
+
+async function ok(p: Project, args: string[]) {
+  const ran = await p.tally(args);
+  assert.equal(ran.code, 0, `tally ${args.join(' ')} exited ${ran.code}:\n${ran.stderr}`);
+  return ran;
+}
+
+const SCRIPT = [
+  'set -e',
+  'mkdir -p build/out/deep',
+  'echo generated > build/out/deep/gen.js',
+  "sed -i 's/1/2/' src/app.js",
+  'rm README.md',
+  'mv keep.txt moved.txt',
+  'echo ignored > cache.log',
+].join('\n');
+
+describe('tally wrap', () => {
+  it('outside a session: records the command and every change it made in a session of its own, sealed', async () => {
+    const p = makeProject('tally-wrap-');
+    await ok(p, ['init']);
+    writeFileSync(join(p.root, '.gitignore'), '*.log\n.tally/\n');
+    writeFileSync(join(p.root, 'keep.txt'), 'kept\n');
+    writeFileSync(join(p.root, 'run.sh'), SCRIPT);
+    const ran = await p.tally(['wrap', '--json', '--', 'sh', 'run.sh']);
+    assert.equal(ran.code, 0, ran.stderr);
+    const out = jsonOut(ran);
+    assert.equal(out.exit_code, 0);
+    assert.equal(out.skipped, 0);
+    const receipt = receiptOf(String(out.package));
+    const rows = receipt.files_written.map((r) => [r.path, r.operation, r.from ?? null]);
+    assert.deepEqual(rows, [
+      ['README.md', 'deleted', null],
+      ['build/out/deep/gen.js', 'created', null],
+      ['moved.txt', 'renamed', 'keep.txt'],
+      ['src/app.js', 'modified', null],
+    ]);
+    for (const row of receipt.files_written) assert.ok(row.sources.includes('wrap'), JSON.stringify(row));
+    assert.equal(receipt.processes.length, 1);
+    assert.equal(receipt.processes[0]!.exit_code, 0);
+    assert.equal(receipt.processes[0]!.command, 'sh run.sh');
+    const verified = await p.tally(['verify', String(out.package), '--json']);
+    assert.equal(verified.code, 0, verified.stdout);
+  });
+
+  it('propagates the exit code, and a signal as 128+n', async () => {
+    const p = makeProject('tally-wrap-exit-');
+    await ok(p, ['init']);
+    await ok(p, ['session', 'start']);
+    const secret = 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789';
+    const failed = await p.tally(['wrap', '--', 'sh', '-c', `exit 7 # ${secret}`]);
+    assert.equal(failed.code, 7);
+    const killed = await p.tally(['wrap', '--', 'sh', '-c', 'kill -TERM $$']);
+    assert.equal(killed.code, 128 + 15);
+    const missing = await p.tally(['wrap', '--', 'no-such-command-anywhere']);
+    assert.equal(missing.code, 127);
+    // Inside the open session: recorded into it, not sealed by wrap.
+    const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
+    const receipt = receiptOf(String(closed.package));
+    assert.deepEqual(
+      receipt.processes.map((r) => r.exit_code),
+      [7, 143, 127],
+    );
+    // The command is recorded redacted: the key is in neither the records nor the receipt.
+    const payloads = decodedPayloads(readFileSync(String(closed.package)));
+    assert.ok(payloads.includes('exit 7'), 'the command was not recorded');
+    assert.ok(!payloads.includes(secret), 'a secret was recorded unredacted');
+  });
+
+  it('a command the certificate forbids does not run and is recorded as denied', async () => {
+    const p = makeProject('tally-wrap-deny-');
+    await ok(p, ['init']);
+    await ok(p, ['agent', 'register', '--name', 'coder', '--allow', 'Bash', '--forbid', 'Bash(rm -rf *)']);
+    await ok(p, ['session', 'start', '--agent', 'coder']);
+    mkdirSync(join(p.root, 'precious'));
+    writeFileSync(join(p.root, 'precious/x'), 'x');
+    const denied = await p.tally(['wrap', '--', 'rm', '-rf', 'precious']);
+    assert.equal(denied.code, 1, denied.stderr);
+    assert.ok(existsSync(join(p.root, 'precious/x')), 'the forbidden command ran');
+    const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
+    const receipt = receiptOf(String(closed.package));
+    assert.equal(receipt.processes.length, 0);
+    assert.equal(receipt.decisions.filter((d) => d.decision === 'deny').length, 1);
+  });
+
+  it('refuses a missing command and a bad --max-files, naming the flag', async () => {
+    const p = makeProject('tally-wrap-usage-');
+    const none = await p.tally(['wrap']);
+    assert.equal(none.code, 2);
+    const bad = await p.tally(['wrap', '--max-files', 'lots', '--', 'true']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--max-files/);
+  });
+});
