@@ -207,19 +207,14 @@ function timeline(rows: Json[], omitted: Json): Html {
 }
 
 function panel(data: VerifyData, signers: PackageView['keys']): Html {
-  const offline = data.mode === 'offline';
   return html`<section id="verify" class="panel" aria-labelledby="verify-title" data-verdict="pending">
 <h2 id="verify-title">Verification</h2>
 <p id="verify-status" role="status" aria-live="polite">Verifying this package in your browser…</p>
 <noscript><p>This check runs in the browser: enable JavaScript to verify the package here, or run <code>tally verify</code>.</p></noscript>
-<p class="muted">Signed by key ${signers.map((k, i) => html`${i > 0 ? ', ' : ''}<span class="mono">${k.id}</span>`)}${offline ? '' : ' (the key the hub registered for the uploading ship is pinned)'}.</p>
+<p class="muted">The package names its signer key ${signers.map((k, i) => html`${i > 0 ? ', ' : ''}<span class="mono">${k.id}</span>`)}.</p>
 <ul class="checks" id="verify-checks"></ul>
-${
-  offline
-    ? html`<div class="pin"><label for="pin-key">Pin the signer's key id</label><input id="pin-key" type="text" autocomplete="off" spellcheck="false" placeholder="key_…"><button type="button" id="pin-apply">Verify with this key</button></div>
-<div class="drop" id="pin-drop"><label for="pin-file">Or drop or choose a public key file (.pub)</label> <input id="pin-file" type="file"></div>`
-    : null
-}
+${html`<div class="pin"><label for="pin-key">Pin the signer's key id</label><input id="pin-key" type="text" autocomplete="off" spellcheck="false" placeholder="key_…"><button type="button" id="pin-apply">Verify with this key</button></div>
+<div class="drop" id="pin-drop"><label for="pin-file">Or drop or choose a public key file (.pub)</label> <input id="pin-file" type="file"></div>`}
 <script type="application/json" id="tally-verify-data">${jsonScript(data)}</script>
 </section>`;
 }
