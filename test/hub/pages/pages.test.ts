@@ -223,6 +223,25 @@ for (const store of STORES) {
       );
     });
 
+    it('loads nothing from anywhere but the hub: no font, style sheet, script or CDN elsewhere', async () => {
+      for (const path of ['/', `/receipt/${sessions.coder!.session}`, '/agent/coder']) {
+        const page = await browser.newPage();
+        const requests: string[] = [];
+        page.on('request', (request) => requests.push(request.url()));
+        await page.goto(new URL(path, hub.url).toString());
+        if (path.startsWith('/receipt/')) await panelVerdict(page);
+        const origin = new URL(hub.url).origin;
+        assert.deepEqual(
+          requests.filter((url) => new URL(url).origin !== origin),
+          [],
+          path,
+        );
+        if (path.startsWith('/receipt/'))
+          assert.ok(requests.some((url) => url.endsWith('/pages/verifier.js')));
+        await page.close();
+      }
+    });
+
     it('shows hostile package content as text and runs none of it', async () => {
       const page = await open(`/receipt/${sessions.hostile!.session}`);
       const verdict = await panelVerdict(page);
