@@ -143,6 +143,29 @@ async function lockedUpdateRate(url: string, clients: number, total: number): Pr
   return rate;
 }
 
+/** Latencies (ms) of GETs of `paths`, `concurrency` at a time, each path `rounds` times. */
+async function getLatencies(
+  base: string,
+  paths: readonly string[],
+  rounds: number,
+  concurrency: number,
+): Promise<number[]> {
+  const queue = Array.from({ length: rounds }, () => paths).flat();
+  const latencies: number[] = [];
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let path = queue.pop(); path !== undefined; path = queue.pop()) {
+        const start = process.hrtime.bigint();
+        const response = await fetch(new URL(path, base));
+        await response.arrayBuffer();
+        if (response.status !== 200) throw new Error(`GET ${path}: ${response.status}`);
+        latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+      }
+    }),
+  );
+  return latencies.sort((a, b) => a - b);
+}
+
 function p99(run: LoadRun): number {
   return percentile(
     [...run.latencies].sort((a, b) => a - b),
@@ -200,6 +223,28 @@ const bench: BenchModule = {
             baseline: `verifier alone ${smallFloor.toFixed(0)} packages/s`,
             ratio: smallRate / smallFloor,
             target: 'report (fixed costs)',
+          });
+          // The receipt page of a 1,000-record package (rendered from the stored bytes) against
+          // serving those bytes raw: what rendering adds to a read.
+          const sessions = big.slice(0, 16).map((p) => encodeURIComponent(p.session));
+          const pages = await getLatencies(
+            hub.url,
+            sessions.map((s) => `/receipt/${s}`),
+            20,
+            4,
+          );
+          const raws = await getLatencies(
+            hub.url,
+            sessions.map((s) => `/v1/packages/${s}/raw`),
+            20,
+            4,
+          );
+          results.push({
+            name: `receipt page, 1,000-record packages, ${store}`,
+            measured: `p99 ${percentile(pages, 99).toFixed(1)} ms, p50 ${percentile(pages, 50).toFixed(1)} ms (4 concurrent, ${pages.length} GETs)`,
+            baseline: `the package bytes raw: p99 ${percentile(raws, 99).toFixed(1)} ms`,
+            ratio: percentile(raws, 99) / percentile(pages, 99),
+            target: 'report',
           });
         } finally {
           await hub.stop();

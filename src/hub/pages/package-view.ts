@@ -15,10 +15,16 @@ export interface PackageView {
   problem: string | null;
 }
 
+/** The first or the last non-empty line, found without decoding the records between them. */
 function lineAt(bytes: Buffer, which: 'first' | 'last'): string {
-  const text = bytes.toString('utf8');
-  const lines = text.split('\n').filter((l) => l.length > 0);
-  return (which === 'first' ? lines[0] : lines[lines.length - 1]) ?? '';
+  if (which === 'first') {
+    const nl = bytes.indexOf(0x0a);
+    return bytes.subarray(0, nl < 0 ? bytes.length : nl).toString('utf8');
+  }
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0x0a) end--;
+  const start = bytes.lastIndexOf(0x0a, end - 1) + 1;
+  return bytes.subarray(start, end).toString('utf8');
 }
 
 export function viewPackage(bytes: Buffer): PackageView {

@@ -5,6 +5,7 @@
  * verifying the package itself (./verifier/panel.ts). The same markup is served by the hub at
  * `/receipt/<id>` and written as one offline file by `tally receipt render`.
  */
+import { unauthorizedBadge } from './agent-page.js';
 import { type Html, html, jsonScript } from './html.js';
 import { page } from './layout.js';
 import type { PackageView } from './package-view.js';
@@ -29,7 +30,15 @@ export interface ReceiptPageInput {
   view: PackageView;
   data: VerifyData;
   /** Facts the hub knows about the upload (absent offline). */
-  hub?: { ship_id: string; agent: string | null; digest: string; log_index: number; received_at: string };
+  hub?: {
+    ship_id: string;
+    agent: string | null;
+    digest: string;
+    log_index: number;
+    received_at: string;
+    /** The checks the hub ran on arrival (for the certificate's policy facts). */
+    checks: Json;
+  };
   scriptSrc?: string;
   inlineScript?: string;
 }
@@ -198,19 +207,14 @@ function timeline(rows: Json[], omitted: Json): Html {
 }
 
 function panel(data: VerifyData, signers: PackageView['keys']): Html {
-  const offline = data.mode === 'offline';
   return html`<section id="verify" class="panel" aria-labelledby="verify-title" data-verdict="pending">
 <h2 id="verify-title">Verification</h2>
 <p id="verify-status" role="status" aria-live="polite">Verifying this package in your browser…</p>
 <noscript><p>This check runs in the browser: enable JavaScript to verify the package here, or run <code>tally verify</code>.</p></noscript>
-<p class="muted">Signed by key ${signers.map((k, i) => html`${i > 0 ? ', ' : ''}<span class="mono">${k.id}</span>`)}${offline ? '' : ' (the key the hub registered for the uploading ship is pinned)'}.</p>
+<p class="muted">The package names its signer key ${signers.map((k, i) => html`${i > 0 ? ', ' : ''}<span class="mono">${k.id}</span>`)}.</p>
 <ul class="checks" id="verify-checks"></ul>
-${
-  offline
-    ? html`<div class="pin"><label for="pin-key">Pin the signer's key id</label><input id="pin-key" type="text" autocomplete="off" spellcheck="false" placeholder="key_…"><button type="button" id="pin-apply">Verify with this key</button></div>
-<div class="drop" id="pin-drop"><label for="pin-file">Or drop or choose a public key file (.pub)</label> <input id="pin-file" type="file"></div>`
-    : null
-}
+${html`<div class="pin"><label for="pin-key">Pin the signer's key id</label><input id="pin-key" type="text" autocomplete="off" spellcheck="false" placeholder="key_…"><button type="button" id="pin-apply">Verify with this key</button></div>
+<div class="drop" id="pin-drop"><label for="pin-file">Or drop or choose a public key file (.pub)</label> <input id="pin-file" type="file"></div>`}
 <script type="application/json" id="tally-verify-data">${jsonScript(data)}</script>
 </section>`;
 }
@@ -231,7 +235,7 @@ ${str(harness.name) ? html`<dt>Harness</dt><dd>${str(harness.name)} ${str(harnes
 ${str(obj(s.certificate).agent) ? html`<dt>Certificate</dt><dd>${str(obj(s.certificate).agent)} <span class="mono">${str(obj(s.certificate).serial) ?? ''}</span></dd>` : null}
 <dt>Records</dt><dd>${num(r.record_count) ?? '?'}</dd>
 <dt>Merkle root</dt><dd class="mono">${str(r.merkle_root) ?? '?'}</dd>
-${hub ? html`<dt>Ship</dt><dd class="mono">${hub.ship_id}</dd><dt>Agent</dt><dd>${hub.agent ? html`<a href="/agent/${encodeURIComponent(hub.agent)}">${hub.agent}</a>` : 'not indexed under an agent'}</dd><dt>Package digest</dt><dd class="mono">${hub.digest}</dd><dt>Log entry</dt><dd>${hub.log_index} <span class="muted">received ${hub.received_at}</span></dd>` : null}
+${hub ? html`<dt>Ship</dt><dd class="mono">${hub.ship_id}</dd><dt>Agent</dt><dd>${hub.agent ? html`<a href="/agent/${encodeURIComponent(hub.agent)}">${hub.agent}</a>` : 'not indexed under an agent'}</dd><dt>Package digest</dt><dd class="mono">${hub.digest}</dd><dt>Log entry</dt><dd>${hub.log_index} <span class="muted">received ${hub.received_at}</span></dd><dt>Policy</dt><dd>${unauthorizedBadge(hub.checks)} <span class="muted">(checked by the hub on arrival against the certificate)</span></dd>` : null}
 </dl>
 ${panel(input.data, input.view.keys)}
 <h2>Agents</h2>${agentGraph(obj(r.agent_graph))}

@@ -57,7 +57,9 @@ describe('offline receipt page', { skip: skipWithoutChromium() }, () => {
     });
     const page = await context.newPage();
     page.on('request', (request) => requests.push(request.url()));
-    page.on('close', () => void context.close());
+    page.on('close', () => {
+      context.close().catch(() => undefined);
+    });
     await page.goto(pathToFileURL(file).toString());
     return { page, requests };
   }

@@ -152,7 +152,7 @@ for (const store of STORES) {
       if (ship) removeShip(ship);
     });
 
-    it('the receipt page shows the session and turns green: the browser verified the package and its log inclusion', async () => {
+    it("the receipt page shows the session, is self-consistent under the hub's keys, and turns green once the signer key is pinned", async () => {
       const { session, bytes } = sessions.coder!;
       const page = await open(`/receipt/${session}`);
       const verdict = await panelVerdict(page);
@@ -161,8 +161,20 @@ for (const store of STORES) {
         now: new Date(),
       });
       assert.equal(cli.ok, true);
-      assert.equal(verdict.verdict, 'verified', verdict.status);
+      // Every check passes under the key the hub serves; the hub also served that key and the
+      // script, so the page says no more than "self-consistent" until the reader pins a key.
+      assert.equal(verdict.verdict, 'self-consistent', verdict.status);
       assert.deepEqual(verdict.checks, [...cli.checks.map((c) => `✓ ${c.check}`), '✓ hub_inclusion']);
+      await page.fill('#pin-key', ship.fx.signer.keyId);
+      await page.click('#pin-apply');
+      await page.waitForFunction(
+        () => document.getElementById('verify')?.dataset.verdict !== 'self-consistent',
+      );
+      const pinned = await panelVerdict(page);
+      assert.equal(pinned.verdict, 'verified', pinned.status);
+      assert.deepEqual(pinned.checks, verdict.checks);
+      const green = await page.evaluate(() => document.getElementById('verify')?.classList.contains('ok'));
+      assert.equal(green, true, 'the panel is green');
       const text = await mainText(page);
       for (const shown of [
         session,
@@ -211,10 +223,29 @@ for (const store of STORES) {
       );
     });
 
+    it('loads nothing from anywhere but the hub: no font, style sheet, script or CDN elsewhere', async () => {
+      for (const path of ['/', `/receipt/${sessions.coder!.session}`, '/agent/coder']) {
+        const page = await browser.newPage();
+        const requests: string[] = [];
+        page.on('request', (request) => requests.push(request.url()));
+        await page.goto(new URL(path, hub.url).toString());
+        if (path.startsWith('/receipt/')) await panelVerdict(page);
+        const origin = new URL(hub.url).origin;
+        assert.deepEqual(
+          requests.filter((url) => new URL(url).origin !== origin),
+          [],
+          path,
+        );
+        if (path.startsWith('/receipt/'))
+          assert.ok(requests.some((url) => url.endsWith('/pages/verifier.js')));
+        await page.close();
+      }
+    });
+
     it('shows hostile package content as text and runs none of it', async () => {
       const page = await open(`/receipt/${sessions.hostile!.session}`);
       const verdict = await panelVerdict(page);
-      assert.equal(verdict.verdict, 'verified');
+      assert.equal(verdict.verdict, 'self-consistent', verdict.status);
       assert.equal(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned), undefined);
       assert.equal(await page.locator('main img').count(), 0);
       assert.ok((await mainText(page)).includes('<script>window.__pwned=1</script>'));

@@ -2,9 +2,10 @@
 /**
  * The verification panel of a receipt page: reads what the page embeds (#tally-verify-data),
  * verifies the package in this browser and says green or red, naming the failing check. On a hub
- * page the bytes come from the hub's raw endpoint and the hub's registered ship key is pinned; the
- * log inclusion is proven against a checkpoint signed by the hub key. Offline, the file is only
- * "self-consistent" (signed by the key it names) until the viewer pins a key: then "verified".
+ * page the bytes come from the hub's raw endpoint, checked under the key the hub registered for the
+ * ship, and the log inclusion is proven against a checkpoint signed by the hub key; offline, under
+ * the key the file names. Either way the source also served the key (and the script), so the
+ * result is only "self-consistent" until the viewer pins the signer's key: then "verified".
  * Everything is written with textContent: package content never becomes markup.
  */
 import { Buffer } from 'buffer';
@@ -70,15 +71,17 @@ function failure(checks: Shown[]): string {
   return failed ? `Verification failed: ${failed.check} (${failed.code}).` : 'Verification failed.';
 }
 
-async function verifyHub(data: Extract<Data, { mode: 'hub' }>): Promise<void> {
-  const response = await fetch(data.raw);
-  if (!response.ok) throw new Error(`the hub did not serve the package (${response.status})`);
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  const result = await verifyInBrowser(bytes, { keys: [Buffer.from(data.ship_key, 'base64')], now: now() });
-  let inclusion: InclusionResult;
+/** A key the viewer pinned: by id (one of the header's keys, the id being its hash) or from a file. */
+interface Pin {
+  raw: Uint8Array;
+  id: string;
+}
+
+/** hub_inclusion for these bytes, against the checkpoint the hub serves and its verifier key. */
+async function inclusion(bytes: Uint8Array, data: Extract<Data, { mode: 'hub' }>): Promise<InclusionResult> {
   try {
     const checkpoint = await (await fetch(data.checkpoint)).text();
-    inclusion = await inclusionInBrowser(bytes, {
+    return await inclusionInBrowser(bytes, {
       checkpoint,
       verifierKey: data.verifier_key,
       shipId: data.ship_id,
@@ -90,60 +93,59 @@ async function verifyHub(data: Extract<Data, { mode: 'hub' }>): Promise<void> {
       },
     });
   } catch (error) {
-    inclusion = {
+    return {
       check: 'hub_inclusion',
       ok: false,
       code: 'unreachable',
       detail: { message: (error as Error).message },
     };
   }
-  const checks: Shown[] = [...result.checks, inclusion];
-  if (result.ok && inclusion.ok)
-    show(
-      'verified',
-      'Verified in your browser: signatures, chain, Merkle root, receipt and log inclusion.',
-      checks,
-    );
-  else show('failed', failure(checks), checks);
 }
 
-async function verifyOffline(
-  bytes: Uint8Array,
-  pinned: Uint8Array | null,
-  pinnedId: string | null,
-): Promise<void> {
+/**
+ * One verification: under the viewer's pinned key when there is one, else under the key the
+ * source provides (the hub's registered ship key, or the key the offline file names), which only
+ * ever makes the package "self-consistent".
+ */
+async function verifyOnce(bytes: Uint8Array, data: Data, pin: Pin | null): Promise<void> {
   const header = headerKeys(bytes);
-  const keys = pinned !== null ? [pinned] : header.keys.map((k) => k.raw);
-  const result = await verifyInBrowser(bytes, { keys, now: now() });
+  const provided =
+    data.mode === 'hub' ? [Buffer.from(data.ship_key, 'base64')] : header.keys.map((k) => k.raw);
+  const result = await verifyInBrowser(bytes, { keys: pin !== null ? [pin.raw] : provided, now: now() });
+  const checks: Shown[] = [...result.checks];
+  if (data.mode === 'hub') checks.push(await inclusion(bytes, data));
+  const ok = checks.every((c) => c.ok);
   const signers = header.keys.map((k) => k.id).join(', ');
-  if (!result.ok) {
-    const status =
-      pinnedId !== null &&
-      result.checks.some((c) => c.check === 'signer_pinned' && !c.ok && c.code !== 'skipped')
-        ? `Not verified: the package is not signed by the pinned key ${pinnedId}.`
-        : failure(result.checks);
-    show('failed', status, result.checks);
-  } else if (pinned === null)
+  const what =
+    data.mode === 'hub'
+      ? 'signatures, chain, Merkle root, receipt and log inclusion'
+      : 'signatures, chain, Merkle root and receipt';
+  if (!ok) {
+    const unpinned = checks.some((c) => c.check === 'signer_pinned' && !c.ok && c.code !== 'skipped');
+    show(
+      'failed',
+      pin !== null && unpinned
+        ? `Not verified: the package is not signed by the pinned key ${pin.id}.`
+        : failure(checks),
+      checks,
+    );
+  } else if (pin === null)
     show(
       'self-consistent',
-      `Self-consistent: every check passes under the key the file itself names (${signers}). Pin the signer's key to verify who signed it.`,
-      result.checks,
+      data.mode === 'hub'
+        ? `Self-consistent: ${what} check out in your browser under the key this hub registered for the ship (${signers}). The hub also served this script and that key: pin the signer's key to verify who signed it.`
+        : `Self-consistent: ${what} check out under the key the file itself names (${signers}). Pin the signer's key to verify who signed it.`,
+      checks,
     );
   else
     show(
       'verified',
-      `Verified: signed by the pinned key ${pinnedId}, and every check passes.`,
-      result.checks,
+      `Verified: signed by the pinned key ${pin.id}; ${what} check out in your browser.`,
+      checks,
     );
 }
 
-/** A pasted key id names one of the header's keys (the id is a hash of the key); a file carries the key. */
-function pinById(bytes: Uint8Array, id: string): { raw: Uint8Array | null; id: string } {
-  const found = headerKeys(bytes).keys.find((k) => k.id === id.trim());
-  return { raw: found?.raw ?? null, id: id.trim() };
-}
-
-function pinByFile(text: string): { raw: Uint8Array; id: string } {
+function pinByFile(text: string): Pin {
   const file = JSON.parse(text) as { publicKey?: unknown; keyId?: unknown };
   if (typeof file.publicKey !== 'string') throw new Error('not a Tally public key file (no publicKey)');
   const raw = Buffer.from(file.publicKey, 'base64');
@@ -151,32 +153,22 @@ function pinByFile(text: string): { raw: Uint8Array; id: string } {
   return { raw, id: typeof file.keyId === 'string' ? file.keyId : 'from the file' };
 }
 
-function startOffline(data: Extract<Data, { mode: 'offline' }>): Promise<void> {
-  const bytes = Buffer.from(data.package, 'base64');
-  const run = (raw: Uint8Array | null, id: string | null) =>
-    verifyOffline(bytes, raw, id).catch((error: Error) =>
-      show('failed', `Verification failed: ${error.message}`, []),
-    );
+/** Wires the pin controls: a pasted key id, or a chosen or dropped public key file. */
+function wirePins(bytes: Uint8Array, verify: (pin: Pin) => void): void {
   element<HTMLButtonElement>('pin-apply')?.addEventListener('click', () => {
-    const value = element<HTMLInputElement>('pin-key')?.value ?? '';
-    const pin = pinById(bytes, value);
-    if (pin.raw === null)
-      show('failed', `Not verified: the package is not signed by the pinned key ${pin.id}.`, [
-        {
-          check: 'signer_pinned',
-          ok: false,
-          code: 'untrusted-signer',
-          detail: `no signer key has id ${pin.id}`,
-        },
+    const id = (element<HTMLInputElement>('pin-key')?.value ?? '').trim();
+    const found = headerKeys(bytes).keys.find((k) => k.id === id);
+    if (found === undefined)
+      show('failed', `Not verified: the package is not signed by the pinned key ${id}.`, [
+        { check: 'signer_pinned', ok: false, code: 'untrusted-signer', detail: `no signer key has id ${id}` },
       ]);
-    else void run(pin.raw, pin.id);
+    else verify({ raw: found.raw, id });
   });
   const useFile = (file: File | undefined) => {
     if (!file) return;
     void file.text().then((text) => {
       try {
-        const pin = pinByFile(text);
-        void run(pin.raw, pin.id);
+        verify(pinByFile(text));
       } catch (error) {
         show('failed', `That key file cannot be used: ${(error as Error).message}`, []);
       }
@@ -191,7 +183,13 @@ function startOffline(data: Extract<Data, { mode: 'offline' }>): Promise<void> {
     event.preventDefault();
     useFile(event.dataTransfer?.files?.[0]);
   });
-  return run(null, null);
+}
+
+async function packageBytes(data: Data): Promise<Uint8Array> {
+  if (data.mode === 'offline') return Buffer.from(data.package, 'base64');
+  const response = await fetch(data.raw);
+  if (!response.ok) throw new Error(`the hub did not serve the package (${response.status})`);
+  return new Uint8Array(await response.arrayBuffer());
 }
 
 export async function startPanel(): Promise<void> {
@@ -199,8 +197,13 @@ export async function startPanel(): Promise<void> {
   if (!source) return;
   try {
     const data = JSON.parse(source.textContent ?? '') as Data;
-    if (data.mode === 'hub') await verifyHub(data);
-    else await startOffline(data);
+    const bytes = await packageBytes(data);
+    const run = (pin: Pin | null) =>
+      verifyOnce(bytes, data, pin).catch((error: Error) =>
+        show('failed', `Verification failed: ${error.message}`, []),
+      );
+    wirePins(bytes, (pin) => void run(pin));
+    await run(null);
   } catch (error) {
     show('failed', `Verification failed: ${(error as Error).message}`, []);
   }

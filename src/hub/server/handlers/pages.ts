@@ -85,6 +85,7 @@ export const receipt: Handler = async (hub, x) => {
         digest: row.digest,
         log_index: row.log_index,
         received_at: iso(row.received_at) ?? '',
+        checks: checksOf(row),
       },
       scriptSrc: '/pages/verifier.js',
     }),
