@@ -11,6 +11,8 @@ import { codexAnswer } from './codex/answer.js';
 import { translateCodex } from './codex/translate.js';
 import { geminiCliAnswer } from './gemini-cli/answer.js';
 import { translateGeminiCli } from './gemini-cli/translate.js';
+import { openCodeAnswer } from './opencode/answer.js';
+import { translateOpenCode } from './opencode/translate.js';
 import { translateQwenCode } from './qwen-code/translate.js';
 import type { Captured } from './types.js';
 
@@ -43,6 +45,7 @@ export const ADAPTERS: Readonly<Record<string, NativeAdapter>> = {
     endEvent: 'SessionEnd',
   },
   codex: { harness: 'codex', translate: translateCodex, answer: codexAnswer, endEvent: 'SessionEnd' },
+  opencode: { harness: 'opencode', translate: translateOpenCode, answer: openCodeAnswer },
 };
 
 export function adapterOf(harness: string): NativeAdapter | undefined {

@@ -29,12 +29,20 @@ function eventId(): string {
  * native events that can still be stopped (a tool call, a prompt) and the answer format it honours.
  * Kept here, not in the adapters, so a hook loads nothing else.
  */
-const CHANNELS: Record<string, { tool: string; prompt: string; style: 'claude' | 'gemini' }> = {
-  'claude-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
-  'qwen-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
-  'gemini-cli': { tool: 'BeforeTool', prompt: 'BeforeAgent', style: 'gemini' },
-  codex: { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
-};
+const CHANNELS: Record<string, { tool: string; prompt: string; start: string; style: 'claude' | 'gemini' }> =
+  {
+    'claude-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', start: 'SessionStart', style: 'claude' },
+    'qwen-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', start: 'SessionStart', style: 'claude' },
+    'gemini-cli': { tool: 'BeforeTool', prompt: 'BeforeAgent', start: 'SessionStart', style: 'gemini' },
+    codex: { tool: 'PreToolUse', prompt: 'UserPromptSubmit', start: 'SessionStart', style: 'claude' },
+    // OpenCode's plugin answers its tool calls itself; it runs the shim only to start a session.
+    opencode: {
+      tool: 'tool.execute.before',
+      prompt: 'chat.message',
+      start: 'event.session.created',
+      style: 'gemini',
+    },
+  };
 
 export interface ShimIo {
   stdin: () => Promise<Buffer>;
@@ -103,7 +111,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
     try {
       reply = await post();
     } catch (error) {
-      if (!(error instanceof Unreachable) || event !== 'SessionStart') throw error;
+      if (!(error instanceof Unreachable) || event !== CHANNELS[channel]!.start) throw error;
       // The one event that starts the recorder: it is the first of every session. Only now is
       // the rest of the recorder's client loaded.
       const { RecorderClient } = await import('../recorder/client.js');
