@@ -9,6 +9,8 @@ import { claudeCodeAnswer } from './claude-code/answer.js';
 import { translateClaudeCode } from './claude-code/translate.js';
 import { codexAnswer } from './codex/answer.js';
 import { translateCodex } from './codex/translate.js';
+import { cursorAnswer } from './cursor/answer.js';
+import { translateCursor } from './cursor/translate.js';
 import { geminiCliAnswer } from './gemini-cli/answer.js';
 import { translateGeminiCli } from './gemini-cli/translate.js';
 import { openCodeAnswer } from './opencode/answer.js';
@@ -46,6 +48,7 @@ export const ADAPTERS: Readonly<Record<string, NativeAdapter>> = {
   },
   codex: { harness: 'codex', translate: translateCodex, answer: codexAnswer, endEvent: 'SessionEnd' },
   opencode: { harness: 'opencode', translate: translateOpenCode, answer: openCodeAnswer },
+  cursor: { harness: 'cursor', translate: translateCursor, answer: cursorAnswer },
 };
 
 export function adapterOf(harness: string): NativeAdapter | undefined {

@@ -16,6 +16,14 @@ import {
   withoutCodexTallyHooks,
 } from '../capture/codex/hooks.js';
 import { type CodexHookEntry, trustCodexHooks } from '../capture/codex/trust.js';
+import { CURSOR_GAPS } from '../capture/cursor/answer.js';
+import {
+  cursorHooks,
+  cursorHooksPath,
+  planCursorHooks,
+  withCursorTallyHooks,
+  withoutCursorTallyHooks,
+} from '../capture/cursor/hooks.js';
 import { GEMINI_CLI_GAPS } from '../capture/gemini-cli/answer.js';
 import {
   geminiSettingsPath,
@@ -261,10 +269,26 @@ const opencode: Installer = {
   },
 };
 
+const cursor: Installer = {
+  agent: 'cursor',
+  label: 'Cursor',
+  transports: ['command'],
+  path: (scope, root, home) => cursorHooksPath(scope, root, home),
+  ownManagedFile: false,
+  plan: (registration) => shimPlans(planCursorHooks(withCertificateJudge(registration))),
+  hooks: (registration, wiring) =>
+    cursorHooks(planCursorHooks(withCertificateJudge(registration)), wiring.tally, wiring.agent),
+  merge: withCursorTallyHooks,
+  remove: withoutCursorTallyHooks,
+  gaps: CURSOR_GAPS,
+  scopes: ['project', 'user'],
+};
+
 export const INSTALLERS: Readonly<Record<string, Installer>> = {
   'claude-code': claudeCode,
   'gemini-cli': geminiCli,
   'qwen-code': qwenCode,
   codex,
   opencode,
+  cursor,
 };
