@@ -9,8 +9,12 @@ import { claudeCodeAnswer } from './claude-code/answer.js';
 import { translateClaudeCode } from './claude-code/translate.js';
 import { codexAnswer } from './codex/answer.js';
 import { translateCodex } from './codex/translate.js';
+import { cursorAnswer } from './cursor/answer.js';
+import { translateCursor } from './cursor/translate.js';
 import { geminiCliAnswer } from './gemini-cli/answer.js';
 import { translateGeminiCli } from './gemini-cli/translate.js';
+import { openCodeAnswer } from './opencode/answer.js';
+import { translateOpenCode } from './opencode/translate.js';
 import { translateQwenCode } from './qwen-code/translate.js';
 import type { Captured } from './types.js';
 
@@ -43,6 +47,8 @@ export const ADAPTERS: Readonly<Record<string, NativeAdapter>> = {
     endEvent: 'SessionEnd',
   },
   codex: { harness: 'codex', translate: translateCodex, answer: codexAnswer, endEvent: 'SessionEnd' },
+  opencode: { harness: 'opencode', translate: translateOpenCode, answer: openCodeAnswer },
+  cursor: { harness: 'cursor', translate: translateCursor, answer: cursorAnswer },
 };
 
 export function adapterOf(harness: string): NativeAdapter | undefined {

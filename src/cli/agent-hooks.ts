@@ -5,7 +5,6 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseRegistrationText, RegistrationError } from '../ahp/registration/registration.js';
 import type { Registration } from '../ahp/registration/types.js';
 import { projectRegistrationPath } from '../session/lifecycle.js';
@@ -13,8 +12,7 @@ import { type Places, projectRootFor } from '../session/paths.js';
 import { type CommandContext, UsageError } from './command.js';
 import { INSTALLERS, type Installer, type InstallScope } from './installers.js';
 import { placesOf } from './session-context.js';
-
-const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
+import { TALLY_BIN } from './tally-bin.js';
 
 /** `tally` as a shell command that works without it on the PATH: node and the bin, quoted. */
 export function tallyCommand(): string {

@@ -29,11 +29,33 @@ function eventId(): string {
  * native events that can still be stopped (a tool call, a prompt) and the answer format it honours.
  * Kept here, not in the adapters, so a hook loads nothing else.
  */
-const CHANNELS: Record<string, { tool: string; prompt: string; style: 'claude' | 'gemini' }> = {
-  'claude-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
-  'qwen-code': { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
-  'gemini-cli': { tool: 'BeforeTool', prompt: 'BeforeAgent', style: 'gemini' },
-  codex: { tool: 'PreToolUse', prompt: 'UserPromptSubmit', style: 'claude' },
+const CHANNELS: Record<
+  string,
+  { tools: string[]; prompt: string; start: string; style: 'claude' | 'gemini' | 'cursor' }
+> = {
+  'claude-code': {
+    tools: ['PreToolUse'],
+    prompt: 'UserPromptSubmit',
+    start: 'SessionStart',
+    style: 'claude',
+  },
+  'qwen-code': { tools: ['PreToolUse'], prompt: 'UserPromptSubmit', start: 'SessionStart', style: 'claude' },
+  'gemini-cli': { tools: ['BeforeTool'], prompt: 'BeforeAgent', start: 'SessionStart', style: 'gemini' },
+  codex: { tools: ['PreToolUse'], prompt: 'UserPromptSubmit', start: 'SessionStart', style: 'claude' },
+  // OpenCode's plugin answers its tool calls itself; it runs the shim only to start a session.
+  opencode: {
+    tools: ['tool.execute.before'],
+    prompt: 'chat.message',
+    start: 'event.session.created',
+    style: 'gemini',
+  },
+  // Cursor has no session start event: its first prompt starts the recorder.
+  cursor: {
+    tools: ['beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile'],
+    prompt: 'beforeSubmitPrompt',
+    start: 'beforeSubmitPrompt',
+    style: 'cursor',
+  },
 };
 
 export interface ShimIo {
@@ -55,9 +77,15 @@ function hookEventOf(bytes: Buffer): string | undefined {
 /** The failure policy's answer, as the agent reads it. */
 function failureAnswer(channel: string, event: string | undefined, failClosed: boolean, why: string): string {
   const c = CHANNELS[channel]!;
-  if (!failClosed || (event !== c.tool && event !== c.prompt)) return '{}';
+  if (!failClosed || event === undefined || (!c.tools.includes(event) && event !== c.prompt)) return '{}';
   const reason = `Tally's recorder is unreachable and this hook fails closed (${why})`;
   if (c.style === 'gemini') return JSON.stringify({ decision: 'deny', reason });
+  if (c.style === 'cursor')
+    return JSON.stringify(
+      event === c.prompt
+        ? { continue: false, user_message: reason }
+        : { permission: 'deny', user_message: reason, agent_message: reason },
+    );
   if (event === 'PreToolUse')
     return JSON.stringify({
       hookSpecificOutput: {
@@ -103,7 +131,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
     try {
       reply = await post();
     } catch (error) {
-      if (!(error instanceof Unreachable) || event !== 'SessionStart') throw error;
+      if (!(error instanceof Unreachable) || event !== CHANNELS[channel]!.start) throw error;
       // The one event that starts the recorder: it is the first of every session. Only now is
       // the rest of the recorder's client loaded.
       const { RecorderClient } = await import('../recorder/client.js');
@@ -126,7 +154,9 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
     channel,
     ...(session ? { session } : {}),
     payload: safeParse(bytes),
-    ...(failClosed && (event === CHANNELS[channel]!.tool || event === CHANNELS[channel]!.prompt)
+    ...(failClosed &&
+    event !== undefined &&
+    (CHANNELS[channel]!.tools.includes(event) || event === CHANNELS[channel]!.prompt)
       ? {
           answered: {
             decision: 'deny' as const,

@@ -16,6 +16,14 @@ import {
   withoutCodexTallyHooks,
 } from '../capture/codex/hooks.js';
 import { type CodexHookEntry, trustCodexHooks } from '../capture/codex/trust.js';
+import { CURSOR_GAPS } from '../capture/cursor/answer.js';
+import {
+  cursorHooks,
+  cursorHooksPath,
+  planCursorHooks,
+  withCursorTallyHooks,
+  withoutCursorTallyHooks,
+} from '../capture/cursor/hooks.js';
 import { GEMINI_CLI_GAPS } from '../capture/gemini-cli/answer.js';
 import {
   geminiSettingsPath,
@@ -23,7 +31,10 @@ import {
   withGeminiTallyHooks,
   withoutGeminiTallyHooks,
 } from '../capture/gemini-cli/hooks.js';
-import { isShimCommand, shimHooksBlock } from '../capture/plan.js';
+import { OPENCODE_GAPS } from '../capture/opencode/answer.js';
+import { isTallyPlugin, openCodePlugin, openCodePluginPath } from '../capture/opencode/plugin.js';
+import { OPENCODE_EVENTS, type OpenCodeEvent } from '../capture/opencode/translate.js';
+import { isShimCommand, type NativeEventSpec, planNativeHooks, shimHooksBlock } from '../capture/plan.js';
 import {
   planQwenCodeHooks,
   QWEN_CODE_GAPS,
@@ -32,6 +43,8 @@ import {
   withQwenTallyHooks,
 } from '../capture/qwen-code/hooks.js';
 import type { JsonObject } from '../core/json.js';
+import { UsageError } from './command.js';
+import { tallyParts } from './tally-bin.js';
 
 export type InstallScope = 'project' | 'user' | 'managed';
 
@@ -67,6 +80,11 @@ export interface Installer {
   gaps: readonly string[];
   /** The scopes it has, the first the default. */
   scopes: readonly InstallScope[];
+  /** An agent whose hook is a whole file of Tally's own (OpenCode's plugin), not a merged block. */
+  wholeFile?: {
+    render(registration: Registration | null, wiring: HookWiring): string;
+    isOurs(text: string): boolean;
+  };
   /** Runs after the file is written (Codex: trusting Tally's hooks through Codex itself). */
   afterWrite?: (path: string, context: AfterWrite) => Promise<JsonObject>;
 }
@@ -203,9 +221,74 @@ const codex: Installer = {
   },
 };
 
+const OPENCODE_AHP: Record<OpenCodeEvent, string> = {
+  'event.session.created': 'session.start',
+  'chat.message': 'turn.start',
+  'tool.execute.before': 'tool.before',
+  'tool.execute.after': 'tool.after',
+  'event.session.idle': 'turn.end',
+};
+
+const OPENCODE_SPECS = Object.fromEntries(
+  (Object.keys(OPENCODE_EVENTS) as OpenCodeEvent[]).map((e) => [
+    e,
+    { ahp: OPENCODE_AHP[e], tool: e.startsWith('tool.') },
+  ]),
+) as Record<OpenCodeEvent, NativeEventSpec>;
+const notMerged = (): never => {
+  throw new UsageError('OpenCode’s hook is a plugin file of Tally’s own, not a settings block');
+};
+
+const opencode: Installer = {
+  agent: 'opencode',
+  label: 'OpenCode',
+  transports: ['command'],
+  path: openCodePluginPath,
+  ownManagedFile: true,
+  plan: (registration) => shimPlans(planNativeHooks(withCertificateJudge(registration), OPENCODE_SPECS)),
+  hooks: notMerged,
+  merge: notMerged,
+  remove: notMerged,
+  gaps: OPENCODE_GAPS,
+  scopes: ['project', 'user'],
+  wholeFile: {
+    render: (registration, wiring) => {
+      const before = planNativeHooks(withCertificateJudge(registration), OPENCODE_SPECS).find(
+        (p) => p.event === 'tool.execute.before',
+      )!;
+      const [node, bin] = tallyParts();
+      return openCodePlugin({
+        node,
+        tallyBin: bin,
+        failClosed: before.failClosed,
+        timeoutMs: before.timeoutS * 1000,
+        ...(wiring.agent ? { agent: wiring.agent } : {}),
+      });
+    },
+    isOurs: isTallyPlugin,
+  },
+};
+
+const cursor: Installer = {
+  agent: 'cursor',
+  label: 'Cursor',
+  transports: ['command'],
+  path: (scope, root, home) => cursorHooksPath(scope, root, home),
+  ownManagedFile: false,
+  plan: (registration) => shimPlans(planCursorHooks(withCertificateJudge(registration))),
+  hooks: (registration, wiring) =>
+    cursorHooks(planCursorHooks(withCertificateJudge(registration)), wiring.tally, wiring.agent),
+  merge: withCursorTallyHooks,
+  remove: withoutCursorTallyHooks,
+  gaps: CURSOR_GAPS,
+  scopes: ['project', 'user'],
+};
+
 export const INSTALLERS: Readonly<Record<string, Installer>> = {
   'claude-code': claudeCode,
   'gemini-cli': geminiCli,
   'qwen-code': qwenCode,
   codex,
+  opencode,
+  cursor,
 };

@@ -117,6 +117,12 @@ export async function wireRun(
       restore: () => {},
     };
   }
+  if (installer.wholeFile)
+    return openCodeWiring(
+      agentArgv,
+      options,
+      installer.wholeFile.render(options.registration, { ...wiring, transport: 'command' }),
+    );
   const home = CONFIG_HOMES[harness]!;
   const userDir = home.dir(options.env);
   const userHooks = join(userDir, home.hooks);
@@ -155,4 +161,32 @@ export async function wireRun(
     }
   }
   return { argv: agentArgv, env, restore };
+}
+
+/**
+ * OpenCode loads plugins from every config directory it reads, `OPENCODE_CONFIG_DIR` among them:
+ * the run names one of its own holding Tally's plugin (and, when the user had named one, links to
+ * everything in it, their plugins included).
+ */
+function openCodeWiring(
+  agentArgv: string[],
+  options: { dir: string; env: NodeJS.ProcessEnv },
+  plugin: string,
+): RunWiring {
+  const runDir = join(options.dir, 'opencode-config');
+  const user = options.env.OPENCODE_CONFIG_DIR;
+  mkdirSync(join(runDir, 'plugin'), { recursive: true, mode: 0o700 });
+  if (user && existsSync(user))
+    for (const name of readdirSync(user)) {
+      if (name !== 'plugin') symlinkSync(join(user, name), join(runDir, name));
+      else
+        for (const p of readdirSync(join(user, name)))
+          symlinkSync(join(user, name, p), join(runDir, 'plugin', p));
+    }
+  writeFileSync(join(runDir, 'plugin', 'tally-run.js'), plugin, { mode: 0o600 });
+  return {
+    argv: agentArgv,
+    env: { OPENCODE_CONFIG_DIR: runDir },
+    restore: () => rmSync(runDir, { recursive: true, force: true }),
+  };
 }

@@ -103,3 +103,11 @@ export async function receiptOf(project: TallyProject, pkg: string): Promise<Rec
 }
 
 export { asArray, asRecord };
+
+/** The tool results in the agent's last model request (the whole conversation), repeats kept. */
+export function lastToolResults(run: AgentRun): string[] {
+  const out: string[] = [];
+  const last = run.requests.filter((q) => JSON.stringify(q.body ?? '').includes('protected')).at(-1);
+  collect(last?.body, out);
+  return out;
+}

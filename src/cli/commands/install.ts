@@ -11,7 +11,7 @@ import { RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV } from '../../recorder/config.js';
 import { writeAtomic } from '../../session/store.js';
 import { agentOf, projectRegistration, settingsTarget, tallyCommand } from '../agent-hooks.js';
-import { type Command, parseFlags, printJson, UsageError } from '../command.js';
+import { type Command, FailureError, parseFlags, printJson, UsageError } from '../command.js';
 import { INSTALLERS } from '../installers.js';
 import { installMcpServers } from '../mcp-servers.js';
 import { placesOf } from '../session-context.js';
@@ -78,16 +78,29 @@ const install: Command = {
     const { registration, path: registrationPath } = projectRegistration(where, ctx.cwd, values.registration);
     const client = await RecorderClient.of(tallyHome(ctx.env), ctx.env);
     const plans = installer.plan(registration, chosen);
-    const hooks = installer.hooks(registration, {
+    const wiring = {
       port: client.port,
       tally: tallyCommand(),
       transport: chosen,
       ...(values.agent ? { agent: values.agent } : {}),
-    });
-    const own = scope === 'managed' && installer.ownManagedFile;
-    const before = own ? {} : parseSettings(existsSync(path) ? readFileSync(path, 'utf8') : undefined, path);
-    const after = installer.merge(before, hooks);
-    const text = `${JSON.stringify(after, null, 2)}\n`;
+    };
+    let after: unknown;
+    let text: string;
+    if (installer.wholeFile) {
+      // A file of Tally's own: never overwrite one that is someone else's.
+      if (existsSync(path) && !installer.wholeFile.isOurs(readFileSync(path, 'utf8')))
+        throw new FailureError(`${path} exists and is not Tally's; nothing was changed`);
+      text = installer.wholeFile.render(registration, wiring);
+      after = text;
+    } else {
+      const hooks = installer.hooks(registration, wiring);
+      const own = scope === 'managed' && installer.ownManagedFile;
+      const before = own
+        ? {}
+        : parseSettings(existsSync(path) ? readFileSync(path, 'utf8') : undefined, path);
+      after = installer.merge(before, hooks);
+      text = `${JSON.stringify(after, null, 2)}\n`;
+    }
     let after_write: Record<string, unknown> | undefined;
     if (!values['dry-run']) {
       mkdirSync(dirname(path), { recursive: true });

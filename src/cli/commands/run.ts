@@ -29,8 +29,9 @@ const HARNESSES: Record<string, string> = {
   gemini: 'gemini-cli',
   qwen: 'qwen-code',
   codex: 'codex',
+  opencode: 'opencode',
 };
-const SUPPORTED = new Set(['claude-code', 'gemini-cli', 'qwen-code', 'codex']);
+const SUPPORTED = new Set(['claude-code', 'gemini-cli', 'qwen-code', 'codex', 'opencode']);
 
 function harnessOf(command: string, flag: string | undefined): string {
   const harness = flag ?? HARNESSES[basename(command)];
@@ -123,8 +124,9 @@ export const command: Command = {
     '',
     'Starts a session (under NAME’s certificate) and the recorder, wires the agent’s hooks for this run',
     'only, runs the agent, then closes the session, seals and verifies the package. The harness is',
-    'taken from the command’s name (claude, gemini, qwen, codex) or --harness (claude-code, gemini-cli,',
-    'qwen-code, codex).',
+    'taken from the command’s name (claude, gemini, qwen, codex, opencode) or --harness (claude-code,',
+    'gemini-cli, qwen-code, codex, opencode). OpenCode gets a config directory of the run’s own',
+    '(OPENCODE_CONFIG_DIR) holding Tally’s plugin.',
     'Claude Code gets --settings <file>; Gemini CLI and Qwen Code a config home of the run’s own',
     '(GEMINI_CLI_HOME, QWEN_HOME, CODEX_HOME: the user’s, linked, with Tally’s hooks; Codex trusts them',
     'in a copy of config.toml). Nothing of the user’s is edited.',

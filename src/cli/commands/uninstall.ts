@@ -25,6 +25,20 @@ export const command: Command = {
     }
     const { scope, path } = settingsTarget(ctx, installer, values.scope);
     const existed = existsSync(path);
+    if (installer.wholeFile) {
+      const ours = existed && installer.wholeFile.isOurs(readFileSync(path, 'utf8'));
+      if (ours && !values['dry-run']) rmSync(path, { force: true });
+      if (values.json)
+        printJson(ctx, {
+          agent: installer.agent,
+          scope,
+          path,
+          removed: ours,
+          dry_run: values['dry-run'] === true,
+        });
+      else ctx.stderr(ours ? `removed Tally's plugin ${path}\n` : `no Tally plugin at ${path}\n`);
+      return 0;
+    }
     const before = parseSettings(existed ? readFileSync(path, 'utf8') : undefined, path);
     const after = installer.remove(before);
     const removed = JSON.stringify(before) !== JSON.stringify(after);

@@ -1,0 +1,183 @@
+/**
+ * OpenCode's plugin hooks → canonical AHP events. OpenCode has no settings-file hooks; Tally's
+ * plugin (./plugin.ts) posts each hook's own arguments as they are — `{hook_event_name,
+ * session_id, cwd, input, output}` for `tool.execute.before` / `tool.execute.after` /
+ * `chat.message`, `{hook_event_name: "event.<type>", session_id, cwd, event}` for the session
+ * events it forwards. The fields are OpenCode's (test/agents/README.md): `input {tool, sessionID,
+ * callID}`, `output {args}` before a tool, `input.args` and `output {title, output, metadata}`
+ * after it.
+ */
+import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { TALLY_VERSION } from '../../core/version.js';
+import { type Captured, CaptureError } from '../types.js';
+
+export const OPENCODE_SOURCE = 'urn:tally:opencode';
+
+/** What the plugin forwards, and whether it can still be stopped. */
+export const OPENCODE_EVENTS = {
+  'event.session.created': 'observe',
+  'chat.message': 'observe',
+  'tool.execute.before': 'decide',
+  'tool.execute.after': 'observe',
+  'event.session.idle': 'observe',
+} as const;
+export type OpenCodeEvent = keyof typeof OPENCODE_EVENTS;
+
+const KINDS: Record<string, string> = {
+  bash: 'shell',
+  write: 'file_write',
+  edit: 'file_edit',
+  patch: 'file_edit',
+  read: 'file_read',
+  webfetch: 'fetch',
+};
+
+function fail(pointer: string, message: string): never {
+  throw new CaptureError('bad-payload', `${pointer}: ${message}`, { pointer });
+}
+
+function field(value: JsonObject, name: string, at: string): string {
+  const v = value[name];
+  if (typeof v !== 'string' || v === '')
+    fail(`${at}/${name}`, 'the plugin payload needs a non-empty string here');
+  return v;
+}
+
+function object(value: JsonObject, name: string): JsonObject {
+  const v = value[name];
+  if (!isJsonObject(v)) fail(`/${name}`, 'the plugin payload needs an object here');
+  return v;
+}
+
+function native(event: string, extra: JsonObject = {}): JsonObject {
+  return { 'dev.tally.native': { harness: 'opencode', event, ...extra } };
+}
+
+function toolOf(input: JsonObject, args: unknown): JsonObject {
+  const name = field(input, 'tool', '/input');
+  return {
+    origin: name.includes('_') && !KINDS[name] ? 'mcp' : 'native',
+    name,
+    ...(KINDS[name] ? { kind: KINDS[name] } : {}),
+    input: isJsonObject(args) ? args : {},
+  };
+}
+
+function promptText(output: JsonObject): string {
+  const parts = Array.isArray(output.parts) ? output.parts : [];
+  return parts
+    .filter((p): p is JsonObject => isJsonObject(p) && p.type === 'text' && typeof p.text === 'string')
+    .map((p) => p.text as string)
+    .join('\n');
+}
+
+export function translateOpenCode(payload: unknown, id?: string): Captured {
+  if (!isJsonObject(payload))
+    throw new CaptureError('bad-payload', '/: an OpenCode plugin payload is a JSON object', { pointer: '' });
+  const name = payload.hook_event_name;
+  if (typeof name !== 'string' || !Object.hasOwn(OPENCODE_EVENTS, name))
+    throw new CaptureError(
+      'unknown-event',
+      `/hook_event_name: '${String(name)}' is not an event this channel translates`,
+      { pointer: '/hook_event_name' },
+    );
+  const nativeEvent = name as OpenCodeEvent;
+  const sessionId = field(payload, 'session_id', '');
+  const cwd = typeof payload.cwd === 'string' && payload.cwd !== '' ? payload.cwd : undefined;
+  const base: JsonObject = {
+    ...(id ? { id } : {}),
+    source: OPENCODE_SOURCE,
+    session: { id: sessionId, ...(cwd ? { cwd } : {}), agent: { id: sessionId, type: 'primary' } },
+  };
+  let event: JsonObject;
+  if (nativeEvent === 'event.session.created')
+    event = {
+      ...base,
+      type: 'session.start',
+      trigger: 'startup',
+      harness: { name: 'opencode', version: 'unreported' },
+      permissionMode: 'default',
+      manifest: capabilityManifest(),
+      items: [],
+      extensions: native(name, { adapter: `tally ${TALLY_VERSION}` }),
+    };
+  else if (nativeEvent === 'chat.message') {
+    const output = object(payload, 'output');
+    const message = isJsonObject(output.message) ? output.message : {};
+    const turn = typeof message.id === 'string' && message.id !== '' ? message.id : `turn-${sessionId}`;
+    event = {
+      ...base,
+      type: 'turn.start',
+      turn: { id: turn },
+      trigger: 'user',
+      items: [
+        {
+          id: `${turn}-prompt`,
+          role: 'user',
+          parts: [
+            {
+              id: `${turn}-text`,
+              kind: 'text',
+              mediaType: 'text/plain',
+              selection: 'body',
+              text: promptText(output),
+            },
+          ],
+        },
+      ],
+      extensions: native(name),
+    };
+  } else if (nativeEvent === 'tool.execute.before') {
+    const input = object(payload, 'input');
+    const output = object(payload, 'output');
+    event = {
+      ...base,
+      type: 'tool.before',
+      call: { id: field(input, 'callID', '/input') },
+      path: 'native',
+      tool: toolOf(input, output.args),
+      extensions: native(name),
+    };
+  } else if (nativeEvent === 'tool.execute.after') {
+    const input = object(payload, 'input');
+    const output = isJsonObject(payload.output) ? payload.output : {};
+    const metadata = isJsonObject(output.metadata) ? output.metadata : {};
+    const failed = typeof metadata.exit === 'number' && metadata.exit !== 0;
+    event = {
+      ...base,
+      type: 'tool.after',
+      call: { id: field(input, 'callID', '/input') },
+      path: 'native',
+      tool: toolOf(input, input.args),
+      outcome: failed ? 'error' : 'ok',
+      execution: { status: 'executed' },
+      items: [],
+      gaps: [{ path: 'items', reason: 'the tool output is summarised, not recorded' }],
+      ...(failed ? { error: { message: `exit code ${String(metadata.exit)}`, class: 'tool' } } : {}),
+      extensions: native(name, {
+        response: {
+          ...(typeof output.output === 'string' ? { text_bytes: Buffer.byteLength(output.output) } : {}),
+          ...(typeof metadata.exit === 'number' ? { exit: metadata.exit } : {}),
+        },
+      }),
+    };
+  } else
+    event = {
+      ...base,
+      type: 'turn.end',
+      turn: { id: `turn-${sessionId}` },
+      outcome: 'completed',
+      continuationCount: 0,
+      items: [],
+      extensions: native(name),
+    };
+  return {
+    mode: OPENCODE_EVENTS[nativeEvent],
+    event,
+    harnessSession: sessionId,
+    ...(cwd ? { cwd } : {}),
+    agent: { instance: sessionId },
+    nativeEvent,
+  };
+}
