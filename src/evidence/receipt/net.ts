@@ -85,3 +85,18 @@ export function groupsByRow<G extends NetGroup>(groups: readonly G[]): Map<strin
   }
   return byPath;
 }
+
+export const TRANSCRIPT_SOURCE = 'transcript';
+
+/**
+ * True when, of the channels that saw something, only the agent's own transcript did (the reconcile
+ * pass aside): a hook should have reported it and did not. The receipt flags it.
+ */
+export function seenOnlyInTranscript(sources: Iterable<string>): boolean {
+  let transcript = false;
+  for (const source of sources) {
+    if (source === TRANSCRIPT_SOURCE) transcript = true;
+    else if (!RECONCILE_SOURCES.has(source)) return false;
+  }
+  return transcript;
+}
