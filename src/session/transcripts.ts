@@ -78,6 +78,14 @@ function useEvent(
     extensions: { 'dev.tally.transcript': { file: use.file, seen_only_in_transcript: only } },
   };
   if (use.result === undefined) return { ...base, type: 'tool.before' };
+  if (use.result.blockedByHook)
+    return {
+      ...base,
+      type: 'tool.after',
+      outcome: 'denied',
+      execution: { status: 'skipped', reason: 'policy', detail: 'the transcript shows a hook stopped it' },
+      items: [],
+    };
   return {
     ...base,
     type: 'tool.after',
@@ -97,6 +105,7 @@ function useEvent(
 async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecord>) {
   const calls = new Set<string>();
   const ended = new Set<string>();
+  const denied = new Set<string>();
   let done = false;
   let cwd: string | undefined;
   let agent: AgentAttribution | undefined;
@@ -106,13 +115,14 @@ async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecor
     if (isJsonObject(call) && typeof call.id === 'string') {
       calls.add(call.id);
       if (record.event.type === 'tool.after') ended.add(call.id);
+      if (record.decision?.decision === 'deny') denied.add(call.id);
     }
     const session = record.event.session;
     if (cwd === undefined && isJsonObject(session) && typeof session.cwd === 'string') cwd = session.cwd;
     if (agent === undefined && record.source === 'hook' && record.agent?.parent === undefined)
       agent = record.agent;
   }
-  return { calls, ended, done, cwd, agent };
+  return { calls, ended, denied, done, cwd, agent };
 }
 
 export async function reconcileTranscripts(options: {
@@ -132,7 +142,9 @@ export async function reconcileTranscripts(options: {
     let onlyHere = 0;
     for (const use of reading.uses) {
       // A call the hooks reported whole is known; one whose end they lost gets its end from here.
-      if (log.ended.has(use.id) || (log.calls.has(use.id) && use.result === undefined)) continue;
+      // A call the boundary denied did not run: the log already says all there is.
+      if (log.ended.has(use.id) || log.denied.has(use.id)) continue;
+      if (log.calls.has(use.id) && use.result === undefined) continue;
       const only = !log.calls.has(use.id);
       const agent: AgentAttribution | undefined =
         use.agentId !== undefined

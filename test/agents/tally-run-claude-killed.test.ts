@@ -205,6 +205,8 @@ describe('recorder SIGKILLed mid-session (real Claude Code under tally run)', ()
         blockedRecord.event as { extensions: Record<string, { seen_only_in_transcript: boolean }> }
       ).extensions;
       assert.equal(ext['dev.tally.transcript']?.seen_only_in_transcript, true);
+      // Claude Code's own words in the transcript say a hook stopped it: recorded as not run.
+      assert.equal((blockedRecord.event as { outcome?: string }).outcome, 'denied');
       const processRow = receipt.processes.find((p) => p.call === bash);
       assert.deepEqual(processRow?.sources, ['hook', 'transcript']);
 

@@ -16,7 +16,8 @@ export interface TranscriptToolUse {
   input: Record<string, unknown>;
   /** The subagent that used it (`agentId` of a sidechain line), when not the main agent. */
   agentId?: string;
-  result?: { isError: boolean };
+  /** `blockedByHook`: Claude Code's own wording for a call a hook stopped (`PreToolUse:… hook error`). */
+  result?: { isError: boolean; blockedByHook: boolean };
   /** The transcript file it was read from. */
   file: string;
 }
@@ -31,6 +32,18 @@ export interface TranscriptReading {
 
 /** At most this many bytes of one transcript are read (a runaway transcript is not loaded whole). */
 export const TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024;
+
+/** How the pinned Claude Code words a tool result when a PreToolUse hook stopped the call. */
+const HOOK_BLOCK = /^PreToolUse:\S+ hook (error|blocking)/;
+
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter(isJsonObject)
+    .map((part) => (typeof part.text === 'string' ? part.text : ''))
+    .join('');
+}
 
 function blocks(line: Record<string, unknown>): Record<string, unknown>[] {
   const message = line.message;
@@ -74,7 +87,10 @@ function readOne(file: string, out: TranscriptReading): void {
         typeof block.tool_use_id === 'string'
       ) {
         const use = byId.get(block.tool_use_id);
-        if (use !== undefined) use.result = { isError: block.is_error === true };
+        if (use !== undefined) {
+          const isError = block.is_error === true;
+          use.result = { isError, blockedByHook: isError && HOOK_BLOCK.test(resultText(block.content)) };
+        }
       }
     }
   }
