@@ -11,7 +11,12 @@ import { eventId } from '../boundary/prepare.js';
 import type { Baseline } from '../capture/reconcile/baseline.js';
 import { fileChangedEvent } from '../capture/reconcile/events.js';
 import { diffWorkspace, type WorkspaceDiff } from '../capture/reconcile/reconcile.js';
-import { pathOut, snapshotOfJson, type TreeSnapshot } from '../capture/reconcile/workspace.js';
+import {
+  pathOut,
+  ReconcileError,
+  snapshotOfJson,
+  type TreeSnapshot,
+} from '../capture/reconcile/workspace.js';
 import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
@@ -105,16 +110,18 @@ export async function reconcileSession(options: {
   const source = RECONCILE_SOURCES[mode];
   const summary: Record<string, unknown> = { mode };
   let diff: WorkspaceDiff | null = null;
-  if (baseline.tree !== undefined) {
-    const tree = readTreeBaseline(options.state, options.session, baseline.tree.digest);
-    if (tree === 'altered') summary.baseline = 'altered';
-    else
-      diff = diffWorkspace(root, baseline, {
-        startTree: tree,
-        ...(options.limit ? { limit: options.limit } : {}),
-      });
-  } else {
-    diff = diffWorkspace(root, baseline, options.limit ? { limit: options.limit } : {});
+  const limit = options.limit ? { limit: options.limit } : {};
+  try {
+    if (baseline.tree !== undefined) {
+      const tree = readTreeBaseline(options.state, options.session, baseline.tree.digest);
+      if (tree === 'altered') summary.baseline = 'altered';
+      else diff = diffWorkspace(root, baseline, { startTree: tree, ...limit });
+    } else diff = diffWorkspace(root, baseline, limit);
+  } catch (error) {
+    // A tree that cannot be compared (the start commit gone, git missing) must not stop the close:
+    // the summary says why nothing was reconciled.
+    if (!(error instanceof ReconcileError)) throw error;
+    summary.error = { code: error.code, message: error.message };
   }
   const corroborated: Record<string, unknown>[] = [];
   let reported = 0;
