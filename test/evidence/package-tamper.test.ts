@@ -151,8 +151,9 @@ describe('package tampering', () => {
   it('the untouched package verifies (the baseline the other cases break)', async () => {
     const result = await verify(pkg);
     assert.equal(result.ok, true, JSON.stringify(result.checks.filter((c) => !c.ok)));
-    // header + records (start, 8 events, end) + seal, and the file ends with a newline.
-    assert.equal(lines.length, 1 + 10 + 1);
+    // header + records (start, 8 events, the reconcile summary, end) + seal, and the file ends
+    // with a newline.
+    assert.equal(lines.length, 1 + 11 + 1);
     assert.equal(pkg[pkg.length - 1], 0x0a);
   });
 
