@@ -26,8 +26,11 @@ import { sessionDir } from './store.js';
 
 export const RECONCILE_SUMMARY_TYPE = 'tally.reconcile.summary';
 export const RECONCILE_URI = 'urn:tally:reconcile';
-/** The record source of each mode: git's view of the tree, or the tree snapshot outside git. */
-export const RECONCILE_SOURCES = { git: 'git-reconcile', tree: 'tree-reconcile' } as const;
+/**
+ * The record source of the pass in either mode (docs/formats.md's closed vocabulary: git, or a tree
+ * snapshot outside git); the summary's `mode` says which.
+ */
+export const RECONCILE_SOURCE = 'git-reconcile';
 
 const TREE_FILE = 'baseline-tree.json';
 
@@ -107,7 +110,7 @@ export async function reconcileSession(options: {
   if (recorded === null) return null;
   const { root, baseline } = recorded;
   const mode = baseline.tree === undefined ? 'git' : 'tree';
-  const source = RECONCILE_SOURCES[mode];
+  const source = RECONCILE_SOURCE;
   const summary: Record<string, unknown> = { mode };
   let diff: WorkspaceDiff | null = null;
   const limit = options.limit ? { limit: options.limit } : {};

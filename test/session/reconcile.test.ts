@@ -271,10 +271,10 @@ describe('reconciliation at close (outside git)', () => {
     assert.deepEqual(
       receipt.files_written.map((row) => [row.path, row.operation, row.from ?? null, row.sources]),
       [
-        ['a/b/new.txt', 'created', null, ['tree-reconcile']],
-        ['del.txt', 'deleted', null, ['tree-reconcile']],
-        ['mod.txt', 'modified', null, ['tree-reconcile']],
-        ['to.txt', 'renamed', 'from.txt', ['tree-reconcile']],
+        ['a/b/new.txt', 'created', null, ['git-reconcile']],
+        ['del.txt', 'deleted', null, ['git-reconcile']],
+        ['mod.txt', 'modified', null, ['git-reconcile']],
+        ['to.txt', 'renamed', 'from.txt', ['git-reconcile']],
       ],
     );
   });

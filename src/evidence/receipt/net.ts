@@ -19,7 +19,7 @@ export interface NetGroup {
   lastSeq: number;
 }
 
-export const RECONCILE_SOURCES: ReadonlySet<string> = new Set(['git-reconcile', 'tree-reconcile']);
+export const RECONCILE_SOURCES: ReadonlySet<string> = new Set(['git-reconcile']);
 
 function earliest<G extends NetGroup>(groups: readonly G[]): G {
   return groups.reduce((a, b) => (b.firstSeq < a.firstSeq ? b : a));
