@@ -177,14 +177,13 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       throw new HttpProblem(400, error.message);
     }
     const { held, decision } = await capture(captured, hint, 'claude-code', 'hook');
-    // A session the recorder opened for this harness session ends with it.
-    if (captured.nativeEvent === 'SessionEnd' && held.implicit) {
-      setImmediate(() => {
-        registry
-          .close(held.id)
-          .catch((e: Error) => options.logger('error', `closing ${held.id}: ${e.message}`));
-      });
-    }
+    // A session the recorder opened for this harness session ends with it. The answer waits for
+    // the seal (reconciliation included): the agent exits only after its hook is answered, so
+    // nothing it leaves behind as it exits can cut the close short.
+    if (captured.nativeEvent === 'SessionEnd' && held.implicit)
+      await registry
+        .close(held.id)
+        .catch((e: Error) => options.logger('error', `closing ${held.id}: ${e.message}`));
     return claudeCodeAnswer(captured.nativeEvent, decision);
   }
 
