@@ -10,6 +10,7 @@
  *   GET  /status              {pid, port, sessions}
  *   POST /stop                let every session go (each stays open on disk) and exit
  */
+
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../ahp/transports/options.js';
@@ -20,6 +21,7 @@ import { type Captured, CaptureError } from '../capture/types.js';
 import { parseJson } from '../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { firstBadUtf8Byte } from '../core/utf8.js';
+import { rememberTranscript } from '../session/transcripts.js';
 import { RecorderError } from './config.js';
 import {
   DEFAULT_WITNESS_EVERY,
@@ -117,6 +119,14 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     recorded: { seq: number; digest: string } | null;
   }> {
     const held = await registry.forEvent(captured, hint);
+    if (captured.transcriptPath !== undefined)
+      rememberTranscript(held.where.state, held.id, {
+        harness,
+        harness_session: captured.harnessSession,
+        path: captured.transcriptPath,
+        // The calls it shows are the harness's calls: same event source, so the receipt joins them.
+        ...(typeof captured.event.source === 'string' ? { event_source: captured.event.source } : {}),
+      });
     const context = { source, agent: registry.attribution(held, captured.agent, harness) };
     const id = typeof captured.event.id === 'string' ? captured.event.id : undefined;
     if (id !== undefined && held.seen.has(id)) return { held, decision: null, recorded: null };
@@ -215,14 +225,13 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       );
     }
     const { held, decision } = await capture(captured, hint, adapter.harness, 'hook');
-    // A session the recorder opened for this harness session ends with it.
-    if (captured.nativeEvent === adapter.endEvent && held.implicit) {
-      setImmediate(() => {
-        registry
-          .close(held.id)
-          .catch((e: Error) => options.logger('error', `closing ${held.id}: ${e.message}`));
-      });
-    }
+    // A session the recorder opened for this harness session ends with it. The answer waits for
+    // the seal (reconciliation included): the agent exits only after its hook is answered, so
+    // nothing it leaves behind as it exits can cut the close short.
+    if (captured.nativeEvent === adapter.endEvent && held.implicit)
+      await registry
+        .close(held.id)
+        .catch((e: Error) => options.logger('error', `closing ${held.id}: ${e.message}`));
     return adapter.answer(captured.nativeEvent, decision);
   }
 

@@ -56,6 +56,7 @@ import {
   setCurrent,
   writeSessionInfo,
 } from './store.js';
+import { reconcileTranscripts } from './transcripts.js';
 
 export type { Clock };
 export { eventId, TALLY_SOURCE_URI };
@@ -434,6 +435,8 @@ export async function closeSession(options: {
       );
     }
     const ended = boundary.lastRecord?.event.type === 'session.end';
+    // The transcript first: what it alone saw is then a witness the tree's pass corroborates.
+    await reconcileTranscripts({ state, session: session.id, records: logRecords(store, signer), boundary });
     await reconcileSession({
       state,
       session: session.id,

@@ -11,7 +11,12 @@ import { eventId } from '../boundary/prepare.js';
 import type { Baseline } from '../capture/reconcile/baseline.js';
 import { fileChangedEvent } from '../capture/reconcile/events.js';
 import { diffWorkspace, type WorkspaceDiff } from '../capture/reconcile/reconcile.js';
-import { pathOut, snapshotOfJson, type TreeSnapshot } from '../capture/reconcile/workspace.js';
+import {
+  pathOut,
+  ReconcileError,
+  snapshotOfJson,
+  type TreeSnapshot,
+} from '../capture/reconcile/workspace.js';
 import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
@@ -21,8 +26,11 @@ import { sessionDir } from './store.js';
 
 export const RECONCILE_SUMMARY_TYPE = 'tally.reconcile.summary';
 export const RECONCILE_URI = 'urn:tally:reconcile';
-/** The record source of each mode: git's view of the tree, or the tree snapshot outside git. */
-export const RECONCILE_SOURCES = { git: 'git-reconcile', tree: 'tree-reconcile' } as const;
+/**
+ * The record source of the pass in either mode (docs/formats.md's closed vocabulary: git, or a tree
+ * snapshot outside git); the summary's `mode` says which.
+ */
+export const RECONCILE_SOURCE = 'git-reconcile';
 
 const TREE_FILE = 'baseline-tree.json';
 
@@ -102,19 +110,21 @@ export async function reconcileSession(options: {
   if (recorded === null) return null;
   const { root, baseline } = recorded;
   const mode = baseline.tree === undefined ? 'git' : 'tree';
-  const source = RECONCILE_SOURCES[mode];
+  const source = RECONCILE_SOURCE;
   const summary: Record<string, unknown> = { mode };
   let diff: WorkspaceDiff | null = null;
-  if (baseline.tree !== undefined) {
-    const tree = readTreeBaseline(options.state, options.session, baseline.tree.digest);
-    if (tree === 'altered') summary.baseline = 'altered';
-    else
-      diff = diffWorkspace(root, baseline, {
-        startTree: tree,
-        ...(options.limit ? { limit: options.limit } : {}),
-      });
-  } else {
-    diff = diffWorkspace(root, baseline, options.limit ? { limit: options.limit } : {});
+  const limit = options.limit ? { limit: options.limit } : {};
+  try {
+    if (baseline.tree !== undefined) {
+      const tree = readTreeBaseline(options.state, options.session, baseline.tree.digest);
+      if (tree === 'altered') summary.baseline = 'altered';
+      else diff = diffWorkspace(root, baseline, { startTree: tree, ...limit });
+    } else diff = diffWorkspace(root, baseline, limit);
+  } catch (error) {
+    // A tree that cannot be compared (the start commit gone, git missing) must not stop the close:
+    // the summary says why nothing was reconciled.
+    if (!(error instanceof ReconcileError)) throw error;
+    summary.error = { code: error.code, message: error.message };
   }
   const corroborated: Record<string, unknown>[] = [];
   let reported = 0;

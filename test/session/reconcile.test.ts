@@ -215,6 +215,31 @@ describe('reconciliation at close (git)', () => {
   });
 });
 
+describe('reconciliation when the start commit is gone', () => {
+  it('the close still seals, and the summary says why nothing was reconciled', async () => {
+    const fx = await makeFixture('tally-reconcile-gone-');
+    writeFileSync(join(fx.root, 'later.txt'), 'later\n');
+    git(fx.root, 'add', '.');
+    git(fx.root, 'commit', '-qm', 'later');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+    // History rewritten during the session, and the old commit pruned (git's own tools).
+    git(fx.root, 'reset', '-q', '--hard', 'HEAD~1');
+    git(fx.root, 'reflog', 'expire', '--expire=now', '--all');
+    git(fx.root, 'gc', '-q', '--prune=now');
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+    });
+    const summary = records(fx, readFileSync(closed.packagePath)).find(
+      (rec) => rec.event.type === 'tally.reconcile.summary',
+    )!;
+    const ext = (summary.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.reconcile']!;
+    assert.equal((ext.error as { code: string }).code, 'git');
+    assert.equal(closed.info.state, 'closed');
+  });
+});
+
 describe('reconciliation at close (outside git)', () => {
   it('compares tree snapshots: created in a new folder, modified, deleted, renamed', async () => {
     const fx = await makeFixture('tally-reconcile-tree-');
@@ -246,10 +271,10 @@ describe('reconciliation at close (outside git)', () => {
     assert.deepEqual(
       receipt.files_written.map((row) => [row.path, row.operation, row.from ?? null, row.sources]),
       [
-        ['a/b/new.txt', 'created', null, ['tree-reconcile']],
-        ['del.txt', 'deleted', null, ['tree-reconcile']],
-        ['mod.txt', 'modified', null, ['tree-reconcile']],
-        ['to.txt', 'renamed', 'from.txt', ['tree-reconcile']],
+        ['a/b/new.txt', 'created', null, ['git-reconcile']],
+        ['del.txt', 'deleted', null, ['git-reconcile']],
+        ['mod.txt', 'modified', null, ['git-reconcile']],
+        ['to.txt', 'renamed', 'from.txt', ['git-reconcile']],
       ],
     );
   });

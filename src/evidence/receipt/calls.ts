@@ -435,6 +435,8 @@ export interface ProcessRow {
   command: string;
   tool: string;
   call: string;
+  /** Only the agent's transcript saw this call: no hook reported it. */
+  seen_only_in_transcript?: true;
   exit_code?: number;
   duration_ms?: number;
   outcome?: string;

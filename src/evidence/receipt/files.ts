@@ -6,7 +6,7 @@
 
 import { compareCodeUnits, type FileOperation, type NormalPath, sortedUnique } from '../normalize.js';
 import { seqFields, Witnesses, type WitnessSet } from './bounds.js';
-import { groupsByRow, netOperation, RECONCILE_SOURCES } from './net.js';
+import { groupsByRow, netOperation, RECONCILE_SOURCES, seenOnlyInTranscript } from './net.js';
 import type { WriteWitness } from './types.js';
 
 export interface FileReadRow {
@@ -30,6 +30,8 @@ export interface FileWriteRow {
   deletions?: number;
   agent_caused?: boolean;
   dirty_at_start?: true;
+  /** Only the agent's transcript (and the reconcile pass) saw it: no hook reported it. */
+  seen_only_in_transcript?: true;
   sources: string[];
   agents: string[];
   /** At most `SEQS_MAX` (docs/receipt.md#bounds); `seq_count` is present when there are more. */
@@ -209,6 +211,7 @@ function rowOf(group: WriteGroup): FileWriteRow {
   if (group.agentCausedTrue) row.agent_caused = true;
   else if (group.agentCausedFalse) row.agent_caused = false;
   row.sources = sortedUnique(group.w.sources);
+  if (seenOnlyInTranscript(row.sources)) row.seen_only_in_transcript = true;
   row.agents = sortedUnique(group.w.agents);
   Object.assign(row, seqFields(group.w.seqs));
   return row;

@@ -19,7 +19,7 @@ export interface NetGroup {
   lastSeq: number;
 }
 
-export const RECONCILE_SOURCES: ReadonlySet<string> = new Set(['git-reconcile', 'tree-reconcile']);
+export const RECONCILE_SOURCES: ReadonlySet<string> = new Set(['git-reconcile']);
 
 function earliest<G extends NetGroup>(groups: readonly G[]): G {
   return groups.reduce((a, b) => (b.firstSeq < a.firstSeq ? b : a));
@@ -84,4 +84,19 @@ export function groupsByRow<G extends NetGroup>(groups: readonly G[]): Map<strin
     byPath.delete(rename.from!);
   }
   return byPath;
+}
+
+export const TRANSCRIPT_SOURCE = 'transcript';
+
+/**
+ * True when, of the channels that saw something, only the agent's own transcript did (the reconcile
+ * pass aside): a hook should have reported it and did not. The receipt flags it.
+ */
+export function seenOnlyInTranscript(sources: Iterable<string>): boolean {
+  let transcript = false;
+  for (const source of sources) {
+    if (source === TRANSCRIPT_SOURCE) transcript = true;
+    else if (!RECONCILE_SOURCES.has(source)) return false;
+  }
+  return transcript;
 }

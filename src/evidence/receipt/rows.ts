@@ -14,6 +14,7 @@ import {
   type Verdict,
 } from './calls.js';
 import { type GroupsOmitted, KeptGroups } from './groups.js';
+import { seenOnlyInTranscript } from './net.js';
 import type { ToolCallRow } from './types.js';
 
 /** Counts as an object whose keys are in code-unit order (canonical JSON sorts them again anyway). */
@@ -146,6 +147,7 @@ export class ProcessLedger {
     if (call.exitCode !== undefined) row.exit_code = call.exitCode;
     if (call.durationMs !== undefined) row.duration_ms = call.durationMs;
     if (call.outcome !== undefined) row.outcome = call.outcome;
+    if (seenOnlyInTranscript(row.sources)) row.seen_only_in_transcript = true;
     const item: Listed = {
       firstSeq: call.firstSeq,
       lastSeq: call.seqs[call.seqs.length - 1] ?? call.firstSeq,

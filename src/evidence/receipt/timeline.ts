@@ -77,6 +77,7 @@ const INTERPRETED: Readonly<Record<string, readonly string[]>> = {
   'tool.batch.after': ['batch', 'calls'],
   'file.changed': ['changes'],
   'tally.reconcile.summary': [],
+  'tally.transcript.summary': [],
   'model.request.before': ['model', 'attempt', 'params'],
   'model.response.after': [...MODEL, 'finishReason'],
   'model.error': [...MODEL, 'error', 'recovery'],

@@ -1,0 +1,108 @@
+/**
+ * Claude Code's own transcript (`transcript_path`, JSON lines) as a second witness: every tool use
+ * it shows — `assistant` lines whose content holds `{type: "tool_use", id, name, input}` — with its
+ * result when a later `user` line holds the `tool_result` for that id. Subagents' transcripts sit
+ * beside it (`<session>/subagents/agent-<id>.jsonl`, lines with `agentId`). Lines that are not JSON
+ * (a line being written as the agent stopped) are skipped and counted.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { isJsonObject } from '../../core/json.js';
+
+export interface TranscriptToolUse {
+  /** The model's tool-use id: what the hooks report as `tool_use_id`. */
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+  /** The subagent that used it (`agentId` of a sidechain line), when not the main agent. */
+  agentId?: string;
+  /** `blockedByHook`: Claude Code's own wording for a call a hook stopped (`PreToolUse:… hook error`). */
+  result?: { isError: boolean; blockedByHook: boolean };
+  /** The transcript file it was read from. */
+  file: string;
+}
+
+export interface TranscriptReading {
+  uses: TranscriptToolUse[];
+  /** Lines that were not JSON objects. */
+  skippedLines: number;
+  /** Transcript files read. */
+  files: string[];
+}
+
+/** At most this many bytes of one transcript are read (a runaway transcript is not loaded whole). */
+export const TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024;
+
+/** How the pinned Claude Code words a tool result when a PreToolUse hook stopped the call. */
+const HOOK_BLOCK = /^PreToolUse:\S+ hook (error|blocking)/;
+
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter(isJsonObject)
+    .map((part) => (typeof part.text === 'string' ? part.text : ''))
+    .join('');
+}
+
+function blocks(line: Record<string, unknown>): Record<string, unknown>[] {
+  const message = line.message;
+  const content = isJsonObject(message) ? message.content : undefined;
+  return Array.isArray(content) ? content.filter(isJsonObject) : [];
+}
+
+function readOne(file: string, out: TranscriptReading): void {
+  if (!existsSync(file) || statSync(file).size > TRANSCRIPT_MAX_BYTES) return;
+  out.files.push(file);
+  const byId = new Map<string, TranscriptToolUse>();
+  for (const text of readFileSync(file, 'utf8').split('\n')) {
+    if (text.trim() === '') continue;
+    let line: unknown;
+    try {
+      line = JSON.parse(text);
+    } catch {
+      out.skippedLines++;
+      continue;
+    }
+    if (!isJsonObject(line)) {
+      out.skippedLines++;
+      continue;
+    }
+    const agentId = line.isSidechain === true && typeof line.agentId === 'string' ? line.agentId : undefined;
+    for (const block of blocks(line)) {
+      if (line.type === 'assistant' && block.type === 'tool_use' && typeof block.id === 'string') {
+        if (byId.has(block.id) || typeof block.name !== 'string') continue;
+        const use: TranscriptToolUse = {
+          id: block.id,
+          name: block.name,
+          input: isJsonObject(block.input) ? block.input : {},
+          file,
+        };
+        if (agentId !== undefined) use.agentId = agentId;
+        byId.set(block.id, use);
+        out.uses.push(use);
+      } else if (
+        line.type === 'user' &&
+        block.type === 'tool_result' &&
+        typeof block.tool_use_id === 'string'
+      ) {
+        const use = byId.get(block.tool_use_id);
+        if (use !== undefined) {
+          const isError = block.is_error === true;
+          use.result = { isError, blockedByHook: isError && HOOK_BLOCK.test(resultText(block.content)) };
+        }
+      }
+    }
+  }
+}
+
+/** The tool uses of a main transcript and of its subagents' transcripts, in file then line order. */
+export function readTranscript(path: string): TranscriptReading {
+  const out: TranscriptReading = { uses: [], skippedLines: 0, files: [] };
+  readOne(path, out);
+  const subagents = join(path.replace(/\.jsonl$/, ''), 'subagents');
+  if (existsSync(subagents))
+    for (const name of readdirSync(subagents).sort())
+      if (/^agent-[A-Za-z0-9_-]+\.jsonl$/.test(name)) readOne(join(subagents, name), out);
+  return out;
+}

@@ -1,0 +1,183 @@
+/**
+ * The agent's own transcript as a witness at close. The recorder remembers every transcript a
+ * harness named (`sessions/<id>/transcripts.json`, so a restarted recorder still knows them); the
+ * close reads each and records, with source `transcript`, every tool use the transcript shows that
+ * no record of the session has (by its call id, the harness's `tool_use_id`) — what hooks lost
+ * while the recorder was down, or never sent.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Boundary } from '../boundary/boundary.js';
+import { eventId } from '../boundary/prepare.js';
+import { readTranscript, type TranscriptToolUse } from '../capture/claude-code/transcript.js';
+import { canonicalize, parseJson } from '../core/canonical.js';
+import type { CanonicalEvent } from '../core/event.js';
+import { isJsonObject } from '../core/json.js';
+import type { AgentAttribution, EventRecord } from '../evidence/record/record.js';
+import { sessionDir, writeAtomic } from './store.js';
+
+export const TRANSCRIPT_SOURCE = 'transcript';
+export const TRANSCRIPT_SUMMARY_TYPE = 'tally.transcript.summary';
+const FILE = 'transcripts.json';
+const TRANSCRIPT_URI = 'urn:tally:transcript';
+
+interface TranscriptEntry {
+  harness: string;
+  harness_session: string;
+  path: string;
+  /** The harness's event source URI: a call is (source, call id), so the transcript's join the hooks'. */
+  event_source?: string;
+}
+
+interface Known {
+  transcripts: TranscriptEntry[];
+}
+
+const remembered = new Map<string, Set<string>>();
+
+function read(state: string, id: string): Known {
+  const path = join(sessionDir(state, id), FILE);
+  if (!existsSync(path)) return { transcripts: [] };
+  try {
+    const value = parseJson(readFileSync(path, 'utf8')) as Known;
+    return Array.isArray(value.transcripts) ? value : { transcripts: [] };
+  } catch {
+    return { transcripts: [] };
+  }
+}
+
+/** Keeps a transcript path a harness named for this session (once per path). */
+export function rememberTranscript(state: string, id: string, entry: TranscriptEntry): void {
+  const key = `${state}\0${id}`;
+  let paths = remembered.get(key);
+  if (paths === undefined) {
+    paths = new Set(read(state, id).transcripts.map((t) => t.path));
+    remembered.set(key, paths);
+  }
+  if (paths.has(entry.path)) return;
+  const known = read(state, id);
+  known.transcripts.push(entry);
+  writeAtomic(join(sessionDir(state, id), FILE), `${canonicalize(known)}\n`, 0o600);
+  paths.add(entry.path);
+}
+
+function useEvent(
+  use: TranscriptToolUse,
+  entry: TranscriptEntry,
+  cwd: string | undefined,
+  only: boolean,
+): CanonicalEvent {
+  const base = {
+    id: eventId(),
+    time: new Date().toISOString(),
+    source: entry.event_source ?? TRANSCRIPT_URI,
+    session: { id: entry.harness_session, ...(cwd ? { cwd } : {}) },
+    call: { id: use.id },
+    path: 'native',
+    tool: { name: use.name, input: use.input, origin: use.name.startsWith('mcp__') ? 'mcp' : 'native' },
+    extensions: { 'dev.tally.transcript': { file: use.file, seen_only_in_transcript: only } },
+  };
+  if (use.result === undefined) return { ...base, type: 'tool.before' };
+  if (use.result.blockedByHook)
+    return {
+      ...base,
+      type: 'tool.after',
+      outcome: 'denied',
+      execution: { status: 'skipped', reason: 'policy', detail: 'the transcript shows a hook stopped it' },
+      items: [],
+    };
+  return {
+    ...base,
+    type: 'tool.after',
+    outcome: use.result.isError ? 'error' : 'ok',
+    execution: { status: 'executed' },
+    items: [],
+    ...(use.result.isError
+      ? { error: { class: 'tool', message: 'the transcript shows an error result' } }
+      : {}),
+  };
+}
+
+/**
+ * Call ids already recorded (and those with their end recorded), the session's cwd, and whether
+ * this pass already ran.
+ */
+async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecord>) {
+  const calls = new Set<string>();
+  const ended = new Set<string>();
+  const denied = new Set<string>();
+  let done = false;
+  let cwd: string | undefined;
+  let agent: AgentAttribution | undefined;
+  for await (const record of records) {
+    if (record.event.type === TRANSCRIPT_SUMMARY_TYPE) done = true;
+    const call = record.event.call;
+    if (isJsonObject(call) && typeof call.id === 'string') {
+      calls.add(call.id);
+      if (record.event.type === 'tool.after') ended.add(call.id);
+      if (record.decision?.decision === 'deny') denied.add(call.id);
+    }
+    const session = record.event.session;
+    if (cwd === undefined && isJsonObject(session) && typeof session.cwd === 'string') cwd = session.cwd;
+    if (agent === undefined && record.source === 'hook' && record.agent?.parent === undefined)
+      agent = record.agent;
+  }
+  return { calls, ended, denied, done, cwd, agent };
+}
+
+export async function reconcileTranscripts(options: {
+  state: string;
+  session: string;
+  records: AsyncIterable<EventRecord> | Iterable<EventRecord>;
+  boundary: Boundary;
+}): Promise<{ recorded: number } | null> {
+  const known = read(options.state, options.session).transcripts;
+  if (known.length === 0) return null;
+  const log = await readLog(options.records);
+  if (log.done) return null;
+  const summary: Record<string, unknown>[] = [];
+  let recorded = 0;
+  for (const entry of known) {
+    const reading = readTranscript(entry.path);
+    let onlyHere = 0;
+    for (const use of reading.uses) {
+      // A call the hooks reported whole is known; one whose end they lost gets its end from here.
+      // A call the boundary denied did not run: the log already says all there is.
+      if (log.ended.has(use.id) || log.denied.has(use.id)) continue;
+      if (log.calls.has(use.id) && use.result === undefined) continue;
+      const only = !log.calls.has(use.id);
+      const agent: AgentAttribution | undefined =
+        use.agentId !== undefined
+          ? { name: 'subagent', instance: use.agentId, parent: entry.harness_session, harness: entry.harness }
+          : log.agent;
+      await options.boundary.note({
+        source: TRANSCRIPT_SOURCE,
+        event: useEvent(use, entry, log.cwd, only),
+        ...(agent ? { agent } : {}),
+      });
+      log.calls.add(use.id);
+      log.ended.add(use.id);
+      recorded++;
+      if (only) onlyHere++;
+    }
+    summary.push({
+      path: entry.path,
+      files: reading.files.length,
+      tool_uses: reading.uses.length,
+      seen_only_in_transcript: onlyHere,
+      skipped_lines: reading.skippedLines,
+    });
+  }
+  await options.boundary.note({
+    source: TRANSCRIPT_SOURCE,
+    event: {
+      id: eventId(),
+      type: TRANSCRIPT_SUMMARY_TYPE,
+      time: new Date().toISOString(),
+      source: TRANSCRIPT_URI,
+      session: { id: options.session },
+      extensions: { 'dev.tally.transcript': { transcripts: summary } },
+    },
+  });
+  return { recorded };
+}
