@@ -153,6 +153,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
     received_at: new Date().toISOString(),
     channel,
     ...(session ? { session } : {}),
+    ...(agent ? { agent } : {}),
     payload: safeParse(bytes),
     ...(failClosed &&
     event !== undefined &&

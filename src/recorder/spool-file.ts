@@ -14,6 +14,8 @@ export interface SpoolEntry {
   channel: string;
   /** The Tally session the run named, when it named one. */
   session?: string;
+  /** The agent the hook was installed for (`--agent NAME`): a session the spool opens runs under it. */
+  agent?: string;
   payload: unknown;
   /** What the shim answered the agent without the recorder (its failure policy), when it decided. */
   answered?: { decision: 'allow' | 'deny' | 'ask'; by: string; reason?: string };

@@ -49,7 +49,12 @@ export async function ingestSpool(
         const adapter = adapterOf(entry.channel);
         if (adapter === undefined) throw new Error(`no translator for channel ${entry.channel}`);
         const captured = adapter.translate(entry.payload, entry.id);
-        const held = await registry.forEvent(captured, entry.session ? { session: entry.session } : {});
+        const held = await registry.forEvent(captured, {
+          ...(entry.session ? { session: entry.session } : {}),
+          ...(typeof entry.agent === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(entry.agent)
+            ? { agent: entry.agent }
+            : {}),
+        });
         if (!loaded.has(held.id)) {
           loaded.add(held.id);
           await loadSeen(held);

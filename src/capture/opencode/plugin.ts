@@ -62,7 +62,7 @@ function spool(id, body, answered) {
   const dir = join(home(), 'spool');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const session = process.env.TALLY_SESSION;
-  const entry = { id, received_at: new Date().toISOString(), channel: 'opencode', ...(session ? { session } : {}), payload: body, ...(answered ? { answered } : {}) };
+  const entry = { id, received_at: new Date().toISOString(), channel: 'opencode', ...(session ? { session } : {}), ...(CONFIG.agent ? { agent: CONFIG.agent } : {}), payload: body, ...(answered ? { answered } : {}) };
   appendFileSync(join(dir, 'opencode.jsonl'), JSON.stringify(entry) + '\\n', { mode: 0o600 });
 }
 
