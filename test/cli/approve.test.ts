@@ -174,3 +174,13 @@ describe('tally approve', () => {
     assert.equal(calls[0]?.approval, 'harness', 'the forged approval counts for nothing');
   });
 });
+
+describe('what tally approve shows a person', () => {
+  it('escapes terminal controls and direction overrides the agent put in a command', async () => {
+    const { shown } = await import('../../src/cli/commands/approve.js');
+    // Oracle: the escapes spelled out by hand; what remains is plain printable text.
+    assert.equal(shown('rm -rf /\u001b[2K\rls'), 'rm -rf /\\u001b[2K\\u000dls');
+    assert.equal(shown('echo \u202egnp.exe'), 'echo \\u202egnp.exe');
+    assert.equal(shown('git push origin main'), 'git push origin main');
+  });
+});

@@ -86,9 +86,9 @@ export const command: Command = {
       [
         `session  ${session.id}`,
         `call     ${call.call} (seq ${call.seq}, ${call.time})`,
-        `tool     ${call.tool}`,
-        `input    ${JSON.stringify(call.input)}`,
-        `asked    ${call.reason ?? ''}${call.rule ? ` (${call.rule})` : ''}`,
+        `tool     ${shown(call.tool)}`,
+        `input    ${shown(JSON.stringify(call.input))}`,
+        `asked    ${shown(call.reason ?? '')}${call.rule ? ` (${shown(call.rule)})` : ''}`,
         call.decided ? `already  ${call.decided} by a pinned approver` : '',
         '',
       ]
@@ -135,9 +135,21 @@ export const command: Command = {
   },
 };
 
+/**
+ * Text the agent chose, made safe to show a person: control characters (terminal escapes) and the
+ * invisible or direction-changing format characters that could make a command read as another are
+ * shown as \u escapes.
+ */
+export function shown(text: string): string {
+  return text.replace(
+    /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 function line(c: AskedCall): string {
-  const input = JSON.stringify(c.input);
-  return `${c.call}  ${c.tool}  ${input.length > 80 ? `${input.slice(0, 77)}...` : input}  ${c.decided ?? 'waiting'}`;
+  const input = shown(JSON.stringify(c.input));
+  return `${shown(c.call)}  ${shown(c.tool)}  ${input.length > 80 ? `${input.slice(0, 77)}...` : input}  ${c.decided ?? 'waiting'}`;
 }
 
 /**
