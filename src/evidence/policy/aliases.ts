@@ -4,6 +4,8 @@
  * Kimi or any AHP harness. Documented in docs/policy.md.
  */
 
+import { isJsonObject } from '../../core/json.js';
+
 import { isUrlValue, urlsOf } from './urls.js';
 
 /** What a tool does, coarsely. `task` is a subagent, `plan` a todo/plan list, `mcp` any MCP server tool. */
@@ -240,10 +242,6 @@ export const PATH_FIELDS = [
 export const PATHS_FIELDS = ['paths', 'file_paths', 'files'] as const;
 const PATCH_FIELDS = ['input', 'patch', 'command', 'diff'] as const;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function firstString(input: Record<string, unknown>, fields: readonly string[]): string | undefined {
   for (const field of fields) {
     const value = input[field];
@@ -268,13 +266,13 @@ function commandOf(value: unknown): string | undefined {
 
 function shellCommand(input: unknown): string | undefined {
   if (typeof input === 'string' || Array.isArray(input)) return commandOf(input);
-  if (!isRecord(input)) return undefined;
+  if (!isJsonObject(input)) return undefined;
   for (const field of COMMAND_FIELDS) {
     const command = commandOf(input[field]);
     if (command !== undefined) return command;
   }
   // Codex local_shell nests the argv under `action`.
-  return isRecord(input.action) ? shellCommand(input.action) : undefined;
+  return isJsonObject(input.action) ? shellCommand(input.action) : undefined;
 }
 
 const PATCH_HEADER = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$|^\+\+\+ (?:b\/)?(.+)$/gm;
@@ -291,7 +289,7 @@ export function patchPaths(patch: string): string[] {
 
 function filePaths(name: string, input: unknown): string[] {
   if (typeof input === 'string') return name.toLowerCase().includes('patch') ? patchPaths(input) : [input];
-  if (!isRecord(input)) return [];
+  if (!isJsonObject(input)) return [];
   const paths: string[] = [];
   // Every path field: a move names its source and its destination.
   for (const field of PATH_FIELDS) {
@@ -351,7 +349,7 @@ export function toolArgument(name: string, input: unknown, kindHint?: string): T
     case 'fetch':
       return withUrls({}, urlsOf(input));
     default: {
-      if (!isRecord(input)) return {};
+      if (!isJsonObject(input)) return {};
       const out: ToolArgument = {};
       const command = shellCommand(input);
       if (command !== undefined) out.command = command;

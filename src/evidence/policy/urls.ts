@@ -6,6 +6,8 @@
  * A scheme-less URL is read as https; trailing dots go. Semantics: docs/policy.md, "URLs".
  */
 
+import { isJsonObject } from '../../core/json.js';
+
 export interface UrlHosts {
   /** Every host a fetcher could take the URL to mean, normalised. */
   hosts: string[];
@@ -91,7 +93,7 @@ const URL_VALUE = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/|\/\/)\S+$/;
  */
 export function urlsOf(input: unknown): string[] {
   if (typeof input === 'string') return [...input.matchAll(URL_IN_TEXT)].map((m) => m[0]);
-  if (!isRecord(input)) return [];
+  if (!isJsonObject(input)) return [];
   const urls: string[] = [];
   const add = (u: unknown): void => {
     if (typeof u === 'string' && u !== '' && !urls.includes(u)) urls.push(u);
@@ -105,7 +107,8 @@ export function urlsOf(input: unknown): string[] {
     if (typeof value === 'string') {
       if (URL_VALUE.test(value)) add(value);
     } else if (depth < 4 && Array.isArray(value)) for (const item of value) visit(item, depth + 1);
-    else if (depth < 4 && isRecord(value)) for (const item of Object.values(value)) visit(item, depth + 1);
+    else if (depth < 4 && isJsonObject(value))
+      for (const item of Object.values(value)) visit(item, depth + 1);
   };
   visit(input, 0);
   // Gemini CLI's web_fetch takes a prompt with the URLs inside it.
@@ -118,8 +121,4 @@ export function urlsOf(input: unknown): string[] {
 /** True when a string is a URL as a whole (`https://…`, `//host/…`). */
 export function isUrlValue(text: string): boolean {
   return URL_VALUE.test(text);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
