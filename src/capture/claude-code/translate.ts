@@ -7,6 +7,7 @@
 import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { TALLY_VERSION } from '../../core/version.js';
+import { textItems } from '../items.js';
 import { type Captured, CaptureError, type HarnessAgent } from '../types.js';
 
 /** Tally's source URI for events it translated from Claude Code. */
@@ -154,16 +155,6 @@ function native(d: ClaudeDialect, event: string, extra: JsonObject = {}): JsonOb
   return { 'dev.tally.native': { harness: d.harness, event, ...extra } };
 }
 
-function content(idBase: string, role: string, body: string): JsonObject[] {
-  return [
-    {
-      id: idBase,
-      role,
-      parts: [{ id: `${idBase}-text`, kind: 'text', mediaType: 'text/plain', selection: 'body', text: body }],
-    },
-  ];
-}
-
 type Builder = (payload: JsonObject, id: string | undefined, d: ClaudeDialect) => JsonObject;
 
 const BUILDERS: Record<ClaudeCodeEvent, Builder> = {
@@ -182,7 +173,7 @@ const BUILDERS: Record<ClaudeCodeEvent, Builder> = {
       ...base(p, 'turn.start', d, id),
       turn: { id: turn },
       trigger: 'user',
-      items: content(`${turn}-prompt`, 'user', typeof p.prompt === 'string' ? p.prompt : ''),
+      items: textItems(`${turn}-prompt`, 'user', typeof p.prompt === 'string' ? p.prompt : ''),
       extensions: native(d, 'UserPromptSubmit'),
     };
   },

@@ -11,6 +11,7 @@
 import { canonicalize, parseJson } from '../../core/canonical.js';
 import { sha256Hex } from '../../core/hash.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { textItems } from '../items.js';
 import { type Captured, CaptureError } from '../types.js';
 
 export const CURSOR_SOURCE = 'urn:tally:cursor';
@@ -132,15 +133,7 @@ export function translateCursor(payload: unknown, id?: string): Captured {
       type: 'turn.start',
       turn: { id: turn },
       trigger: 'user',
-      items: [
-        {
-          id: `${turn}-prompt`,
-          role: 'user',
-          parts: [
-            { id: `${turn}-text`, kind: 'text', mediaType: 'text/plain', selection: 'body', text: prompt },
-          ],
-        },
-      ],
+      items: textItems(`${turn}-prompt`, 'user', prompt, `${turn}-text`),
     };
   } else if (event === 'stop') {
     out = {

@@ -10,6 +10,7 @@
 import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { TALLY_VERSION } from '../../core/version.js';
+import { textItems } from '../items.js';
 import { type Captured, CaptureError } from '../types.js';
 
 export const OPENCODE_SOURCE = 'urn:tally:opencode';
@@ -111,21 +112,7 @@ export function translateOpenCode(payload: unknown, id?: string): Captured {
       type: 'turn.start',
       turn: { id: turn },
       trigger: 'user',
-      items: [
-        {
-          id: `${turn}-prompt`,
-          role: 'user',
-          parts: [
-            {
-              id: `${turn}-text`,
-              kind: 'text',
-              mediaType: 'text/plain',
-              selection: 'body',
-              text: promptText(output),
-            },
-          ],
-        },
-      ],
+      items: textItems(`${turn}-prompt`, 'user', promptText(output), `${turn}-text`),
       extensions: native(name),
     };
   } else if (nativeEvent === 'tool.execute.before') {

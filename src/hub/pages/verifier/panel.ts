@@ -9,20 +9,10 @@
  * Everything is written with textContent: package content never becomes markup.
  */
 import { Buffer } from 'buffer';
+import type { VerifyData } from '../receipt-page.js';
 import { headerKeys, type InclusionResult, inclusionInBrowser, verifyInBrowser } from './check.js';
 
-type Data =
-  | {
-      mode: 'hub';
-      raw: string;
-      ship_key: string;
-      ship_id: string;
-      log_index: number;
-      verifier_key: string;
-      checkpoint: string;
-      proof: string;
-    }
-  | { mode: 'offline'; package: string };
+type Data = VerifyData;
 
 interface Shown {
   check: string;
