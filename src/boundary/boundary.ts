@@ -169,15 +169,18 @@ export function openBoundary(options: BoundaryOptions): Boundary {
           ...options.harness,
           inProcess: (backend) =>
             backend.id === CERTIFICATE_BACKEND && certificate !== null
-              ? (options.wrapJudge ?? ((h) => h))(
-                  certificateTransportHandler({
-                    certificate,
-                    frame,
-                    now: () => clock.now(),
-                    resolvedFor: (id) => resolvedByEvent.get(id) ?? [],
-                    onDecision: (id, decision) => judged.set(id, decision),
-                  }),
-                )
+              ? {
+                  handler: (options.wrapJudge ?? ((h) => h))(
+                    certificateTransportHandler({
+                      certificate,
+                      frame,
+                      now: () => clock.now(),
+                      resolvedFor: (id) => resolvedByEvent.get(id) ?? [],
+                      onDecision: (id, decision) => judged.set(id, decision),
+                    }),
+                  ),
+                  shared: true,
+                }
               : options.harness.inProcess?.(backend),
         });
   let failure: Error | null = null;
@@ -204,7 +207,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
     const time = clock.now();
     const link = chain.next(input, time);
     try {
-      await store.append([link.line]);
+      await store.append([link.line], { seq: link.record.seq, digest: link.digest });
     } catch (error) {
       failure = error as Error;
       throw error;

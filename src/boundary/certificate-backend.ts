@@ -7,7 +7,14 @@
  * fail open: the harness always puts it in, fail-closed, seeing the whole event.
  */
 import { basename } from 'node:path';
-import { type BackendHandler, createBackend, type Effect } from '../ahp/backend/kit.js';
+import {
+  type BackendHandler,
+  type Capabilities,
+  createBackend,
+  type Effect,
+  type InterceptContext,
+  PROTOCOL_VERSION,
+} from '../ahp/backend/kit.js';
 import type { Backend, Registration, Subscription } from '../ahp/registration/types.js';
 import type { MemoryHandler } from '../ahp/transports/memory.js';
 import { TallyError } from '../core/errors.js';
@@ -156,8 +163,33 @@ export function certificateHandler(context: JudgeContext): BackendHandler {
   };
 }
 
-/** The judge behind an in-process (memory) transport, through the backend kit's own validation. */
+/**
+ * The judge behind an in-process transport that shares messages (transports/memory `shared`). An
+ * intercept is answered here directly: the dispatcher validated the request before sending it and
+ * validates this answer when it arrives, so the backend kit's own checks of both would repeat the
+ * same work on the same objects; anything else (observations, unknown methods) goes through the kit.
+ */
 export function certificateTransportHandler(context: JudgeContext): MemoryHandler {
-  const kit = createBackend(certificateHandler(context));
-  return (message) => kit.handleMessage(message);
+  const judge = certificateHandler(context);
+  const kit = createBackend(judge);
+  return (message) => {
+    const params = message.params as InterceptContext['params'] | undefined;
+    if (message.method !== 'hooks/intercept' || !('id' in message) || params === undefined)
+      return kit.handleMessage(message);
+    const event = params.event as InterceptContext['event'];
+    const capabilities = params.capabilities as Capabilities;
+    if (event?.type !== 'tool.before' || !Array.isArray(capabilities?.effects))
+      return kit.handleMessage(message);
+    let effects: readonly Effect[];
+    try {
+      effects = judge.intercept!({ event, capabilities, params }) as readonly Effect[];
+    } catch {
+      return {
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: -32004, message: 'backend failed while evaluating' },
+      };
+    }
+    return { jsonrpc: '2.0', id: message.id, result: { protocolVersion: PROTOCOL_VERSION, effects } };
+  };
 }

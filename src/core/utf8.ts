@@ -1,4 +1,5 @@
 /** Where bytes stop being UTF-8: one answer for every reader that must name the byte at fault. */
+import { isUtf8 } from 'node:buffer';
 
 /**
  * Offset of the first byte of the first malformed UTF-8 sequence. Whether a prefix can still be
@@ -6,6 +7,7 @@
  * step back to the character boundary where the bad sequence begins.
  */
 export function firstBadUtf8Byte(bytes: Uint8Array): number | undefined {
+  if (isUtf8(bytes)) return undefined;
   const decodes = (n: number, stream: boolean) => {
     try {
       new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, n), { stream });
@@ -14,7 +16,6 @@ export function firstBadUtf8Byte(bytes: Uint8Array): number | undefined {
       return false;
     }
   };
-  if (decodes(bytes.length, false)) return undefined;
   let lo = 0;
   let hi = bytes.length + 1;
   while (hi - lo > 1) {

@@ -2,6 +2,7 @@
  * Which names hold a credential (env vars, flags, query parameters, JSON keys): the name test of
  * every redaction rule. Rules in docs/redaction.md, "Secret-looking names".
  */
+import { memoString } from '../core/memo.js';
 
 const SECRET_SUFFIX =
   /(?:token|secret|password|passwd|passphrase|apikey|accesskey|secretkey|privatekey|cookie|signature|credentials?|authorization)$/;
@@ -70,7 +71,12 @@ const VARIANT_WORDS = new Set([
  * `api-key`, `clientSecret`, `SECRET_KEY_BASE` count and `token_count`, `max_tokens`,
  * `--token-file`, `session_id`, `PWD` do not.
  */
-export function isSecretName(name: string): boolean {
+export const isSecretName: (name: string) => boolean = memoString(secretName, {
+  entries: 4096,
+  maxLength: 128,
+});
+
+function secretName(name: string): boolean {
   const words = name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .toLowerCase()

@@ -6,6 +6,7 @@
  * heads, and values are then measured by a single forward scan.
  */
 
+import { memoString } from '../core/memo.js';
 import { redactErrorEchoes, redactProgramFlags, redactQuotedKeys } from './redact-echoes.js';
 import { isSecretName } from './redact-names.js';
 import { after, BLANK, isReference, REDACTED, redactAfterHeads, valueEnd } from './redact-scan.js';
@@ -141,12 +142,17 @@ const TEXT_RULES: readonly ((text: string) => string)[] = [
   redactTokenShapes,
 ];
 
-/** Redacts secrets in a command line, a tool output or any free text. Deterministic and idempotent. */
-export function redactText(text: string): string {
+function redactAll(text: string): string {
   let out = text;
   for (const rule of TEXT_RULES) out = rule(out);
   return out;
 }
+
+/**
+ * Redacts secrets in a command line, a tool output or any free text. Deterministic and idempotent
+ * (so short texts, which repeat from event to event — paths, ids, names — are memoised).
+ */
+export const redactText: (text: string) => string = memoString(redactAll, { entries: 4096, maxLength: 256 });
 
 /**
  * The text of an error, redacted, for anything that echoes errors (the CLI prints these): the

@@ -24,12 +24,21 @@ export interface HarnessOptions {
   oauthClients?: OAuthClientPolicy;
   /** Diagnostics: backend stderr, restarts, failures. Never a credential. */
   logger?: Logger;
-  /** A backend that runs inside this process answers through this handler (a memory transport). */
-  inProcess?: (backend: Backend) => MemoryHandler | undefined;
+  /**
+   * A backend that runs inside this process answers through this handler (a memory transport);
+   * `{handler, shared: true}` for the harness's own code, given messages by reference.
+   */
+  inProcess?: (backend: Backend) => MemoryHandler | InProcessBackend | undefined;
   /** Deliver `hook.failure` observations after a failed intercept. Default false. */
   hookFailures?: boolean;
   /** A user can answer a prompt here. Default false. */
   interactive?: boolean;
+}
+
+/** A backend of the harness's own code, handed messages by reference (see transports/memory). */
+export interface InProcessBackend {
+  handler: MemoryHandler;
+  shared: true;
 }
 
 export class HarnessError extends TallyError<'refused'> {}
@@ -69,8 +78,9 @@ export function createHarness(registration: Registration, options: HarnessOption
   const dispatcher = new Dispatcher({
     registration,
     transportFactory: (backend) => {
-      const handler = options.inProcess?.(backend);
-      if (handler !== undefined) return memoryTransport(handler);
+      const own = options.inProcess?.(backend);
+      if (typeof own === 'function') return memoryTransport(own);
+      if (own !== undefined) return memoryTransport(own.handler, { shared: true });
       return createTransport(backend, {
         secrets,
         env: options.env,

@@ -1,8 +1,13 @@
 /**
  * The in-process transport: a backend handler function answers directly, with no process or
- * socket. Messages still cross a serialisation boundary in both directions (JSON text, parsed
- * strictly), so neither side can share or mutate the other's objects, exactly as on a wire.
+ * socket. By default messages still cross a serialisation boundary in both directions (JSON text,
+ * parsed strictly), so neither side can share or mutate the other's objects, exactly as on a wire.
  * Used for protocol tests and for backends that live inside the harness process (`in_process`).
+ *
+ * `shared: true` hands the messages over by reference instead, for a backend that is the
+ * harness's own code and neither keeps nor changes what it is given (Tally's certificate judge):
+ * the dispatcher has already validated the request it sends and validates the answer it gets, so
+ * a copy in between would check the same object twice in the same process.
  */
 import { parseJson } from '../../core/canonical.js';
 import {
@@ -34,9 +39,20 @@ function abortReason(signal: AbortSignal): TransportError {
     : new TransportError('timeout', 'the deadline passed');
 }
 
+export interface MemoryOptions {
+  /** Messages by reference, not copied (the harness's own backend only; see the module comment). */
+  shared?: boolean;
+}
+
 export class MemoryTransport implements BackendTransport {
   private closed = false;
-  constructor(private readonly handler: MemoryHandler) {}
+  private readonly copy: (value: unknown) => unknown;
+  constructor(
+    private readonly handler: MemoryHandler,
+    options: MemoryOptions = {},
+  ) {
+    this.copy = options.shared === true ? (value) => value : wire;
+  }
 
   private async deliver(
     message: JsonRpcRequest | JsonRpcNotification,
@@ -44,7 +60,7 @@ export class MemoryTransport implements BackendTransport {
   ): Promise<unknown> {
     if (this.closed) throw new TransportError('closed', 'the transport is closed');
     if (signal.aborted) throw abortReason(signal);
-    const sent = wire(message) as JsonRpcRequest | JsonRpcNotification;
+    const sent = this.copy(message) as JsonRpcRequest | JsonRpcNotification;
     let answered: Promise<unknown>;
     try {
       answered = Promise.resolve(this.handler(sent, signal));
@@ -71,7 +87,7 @@ export class MemoryTransport implements BackendTransport {
   async request(message: JsonRpcRequest, signal: AbortSignal): Promise<unknown> {
     const answer = await this.deliver(message, signal);
     if (answer === undefined) throw new TransportError('protocol', 'the backend sent no answer');
-    return wire(answer);
+    return this.copy(answer);
   }
 
   async notify(message: JsonRpcNotification, signal: AbortSignal): Promise<void> {
@@ -84,6 +100,6 @@ export class MemoryTransport implements BackendTransport {
 }
 
 /** An in-process transport whose backend is `handler`. */
-export function memoryTransport(handler: MemoryHandler): BackendTransport {
-  return new MemoryTransport(handler);
+export function memoryTransport(handler: MemoryHandler, options: MemoryOptions = {}): BackendTransport {
+  return new MemoryTransport(handler, options);
 }

@@ -86,6 +86,8 @@ function checkHead(path: string, head: HeadFile, last: Buffer | null): void {
 
 interface Pending {
   lines: readonly Buffer[];
+  /** The head of the last line, when the caller knows it (else it is read back from the line). */
+  head: StoredHead | undefined;
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -243,11 +245,11 @@ export class FileRecordStore implements RecordStore {
     }
   }
 
-  append(lines: readonly Buffer[]): Promise<void> {
+  append(lines: readonly Buffer[], head?: StoredHead): Promise<void> {
     if (this.closed) return Promise.reject(new StoreError('closed', `log ${this.path} is closed`));
     if (this.failure) return Promise.reject(this.failure);
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ lines, resolve, reject });
+      this.queue.push({ lines, head, resolve, reject });
       this.scheduleFlush();
     });
   }
@@ -265,9 +267,21 @@ export class FileRecordStore implements RecordStore {
           await this.handle.datasync();
           // Once per group commit, after the log is durable: the head never names a record the log lacks.
           const lastLine = lines[lines.length - 1];
-          if (this.head && lastLine !== undefined)
-            await this.head.write(headOfLine(lastLine.subarray(0, lastLine.length - 1)));
+          const head =
+            this.head && lastLine !== undefined
+              ? (batch[batch.length - 1]!.head ?? headOfLine(lastLine.subarray(0, lastLine.length - 1)))
+              : undefined;
+          const first = head !== undefined && !this.head!.opened;
+          // The first head of this store (it may create the file) is durable before the ack.
+          if (first) await this.head!.write(head);
           for (const p of batch) p.resolve();
+          if (head !== undefined && !first) {
+            // Later heads follow the acknowledgement: their write is never synced (a head lost in a
+            // crash only lags the log), so waiting for it would buy nothing but latency. The
+            // answers go out first; the head is written before the next group commit starts.
+            await new Promise((resolve) => setImmediate(resolve));
+            await this.head!.write(head);
+          }
         } catch (error) {
           this.failure = new StoreError(
             'write-failed',

@@ -10,7 +10,16 @@
  * (docs/formats.md#hub-formats), `{digest, seq, session, time, type: "tally/chain-head/v1"}`, and
  * a newline, padded with zero bytes.
  */
-import { closeSync, fdatasync, fsyncSync, mkdirSync, openSync, readFileSync, write } from 'node:fs';
+import {
+  closeSync,
+  fdatasync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { canonicalBytes, canonicalize, parseJson } from '../../core/canonical.js';
 import { signEnvelope, verifyEnvelope } from '../../core/dsse.js';
@@ -108,7 +117,10 @@ export class HeadFile {
     return { seq: head.seq as number, digest: head.digest };
   }
 
-  /** Writes the head into its slot and syncs it; the file is created (and its directory synced) once. */
+  /**
+   * Writes the head into its slot: in place and not synced, except the write that creates the file
+   * (synced with its directory, so a new head file is durable before its append is acknowledged).
+   */
   async write(head: StoredHead, time = new Date()): Promise<void> {
     const payload = canonicalBytes({
       digest: head.digest,
@@ -139,24 +151,31 @@ export class HeadFile {
       this.created = created;
     }
     const fd = this.fd;
-    await new Promise<void>((resolve, reject) =>
-      write(fd, slot, 0, slot.length, (head.seq % 2) * HEAD_SLOT_BYTES, (error) =>
-        error ? reject(error) : resolve(),
-      ),
-    );
-    if (this.created) {
-      // A new head file is durable, name and first head, before the append is acknowledged.
-      await new Promise<void>((resolve, reject) =>
-        fdatasync(fd, (error) => (error ? reject(error) : resolve())),
-      );
-      const dir = openSync(dirname(this.path), 'r');
-      try {
-        fsyncSync(dir);
-      } finally {
-        closeSync(dir);
-      }
-      this.created = false;
+    const at = (head.seq % 2) * HEAD_SLOT_BYTES;
+    if (!this.created) {
+      // Into the page cache, never synced (see HEAD_SLOT_BYTES): cheaper in place than a round trip.
+      writeSync(fd, slot, 0, slot.length, at);
+      return;
     }
+    // A new head file is durable, name and first head, before the append is acknowledged.
+    await new Promise<void>((resolve, reject) =>
+      write(fd, slot, 0, slot.length, at, (error) => (error ? reject(error) : resolve())),
+    );
+    await new Promise<void>((resolve, reject) =>
+      fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+    );
+    const dir = openSync(dirname(this.path), 'r');
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
+    this.created = false;
+  }
+
+  /** Whether the file is open here (a head was written through this object). */
+  get opened(): boolean {
+    return this.fd !== null;
   }
 
   /** Releases the open file, if any. */

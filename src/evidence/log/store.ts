@@ -6,8 +6,12 @@
  */
 
 export interface RecordStore {
-  /** Appends the lines (each ends with "\n"); resolves once they are durable. */
-  append(lines: readonly Buffer[]): Promise<void>;
+  /**
+   * Appends the lines (each ends with "\n"); resolves once they are durable. `head`: the seq and
+   * digest of the last line's record, when the caller knows it (a store keeping a chain head
+   * then need not read it back from the line).
+   */
+  append(lines: readonly Buffer[], head?: { seq: number; digest: string }): Promise<void>;
   /** The last complete line (without its "\n"), or null for an empty store. */
   lastLine(): Buffer | null;
   /** Every complete line from the `fromLine`-th (0-based) on, in order, without "\n". */
