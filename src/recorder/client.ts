@@ -155,7 +155,9 @@ export class RecorderClient {
     const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run'], {
       detached: true,
       stdio: ['pipe', 'ignore', log],
-      env: { ...options.env, TALLY_HOME: this.paths.home },
+      // Each held session's log has one durable write in flight: enough threads that eight
+      // sessions' syncs run side by side rather than queue behind libuv's default four.
+      env: { UV_THREADPOOL_SIZE: '16', ...options.env, TALLY_HOME: this.paths.home },
     });
     closeSync(log);
     child.stdin!.end(options.passphrase === undefined ? '' : `${options.passphrase}\n`);

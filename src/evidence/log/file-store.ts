@@ -1,14 +1,16 @@
 /**
  * The file store of a session log: the only code that appends to a log file. It holds the log's
  * lock for as long as it is open and acknowledges an append only after the bytes are on disk
- * (fdatasync). Appends that arrive while a sync runs are written and synced together (group
- * commit), so throughput does not pay one fsync per record.
+ * (the file is open with O_DSYNC: a write returns once durable, as write + fdatasync would).
+ * Appends that arrive while a write runs are written and synced together (group commit), so
+ * throughput does not pay one sync per record.
  *
  * On open, a torn last line (a crash mid-write) is moved to a quarantine file beside the log and
  * reported; the complete lines before it are kept.
  */
 import {
   closeSync,
+  constants,
   fstatSync,
   fsyncSync,
   ftruncateSync,
@@ -195,7 +197,9 @@ export class FileRecordStore implements RecordStore {
         closeSync(fd);
       }
       if (options.head) checkHead(path, options.head, last);
-      const handle = await open(path, 'a', 0o600);
+      // O_DSYNC: each write returns once it is durable, as a write followed by fdatasync would,
+      // in one system call (one trip through the thread pool instead of two).
+      const handle = await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_DSYNC, 0o600);
       return new FileRecordStore(path, handle, lock, last, recovered, options.head);
     } catch (error) {
       lock.release();
@@ -263,8 +267,10 @@ export class FileRecordStore implements RecordStore {
         this.queue = [];
         try {
           const lines = batch.flatMap((p) => p.lines);
-          await this.handle.write(Buffer.concat(lines));
-          await this.handle.datasync();
+          const bytes = Buffer.concat(lines);
+          // Durable on return (O_DSYNC); a short write goes on from where it stopped.
+          for (let at = 0; at < bytes.length; )
+            at += (await this.handle.write(bytes, at, bytes.length - at)).bytesWritten;
           // Once per group commit, after the log is durable: the head never names a record the log lacks.
           const lastLine = lines[lines.length - 1];
           const head =
