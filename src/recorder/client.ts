@@ -152,9 +152,9 @@ export class RecorderClient {
     if (running) return running;
     mkdirSync(join(this.paths.home, 'run'), { recursive: true, mode: 0o700 });
     const log = openSync(this.paths.log, 'a', 0o600);
-    const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run'], {
+    const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run', '--ready'], {
       detached: true,
-      stdio: ['pipe', 'ignore', log],
+      stdio: ['pipe', 'pipe', log],
       // Each held session's log has one durable write in flight: enough threads that eight
       // sessions' syncs run side by side rather than queue behind libuv's default four.
       env: { UV_THREADPOOL_SIZE: '16', ...options.env, TALLY_HOME: this.paths.home },
@@ -164,15 +164,33 @@ export class RecorderClient {
     child.unref();
     const deadline = Date.now() + (options.timeoutMs ?? 15_000);
     let exited: number | null = null;
+    // Woken by the recorder's `ready` line (or its stdout closing, or its exit) rather than polling.
+    let wake: (() => void) | undefined;
+    const woken = () => wake?.();
+    const stdout = child.stdout!;
+    stdout.on('data', woken);
+    stdout.once('end', woken);
     child.once('exit', (code) => {
       exited = code ?? 1;
+      woken();
     });
-    while (Date.now() < deadline) {
-      const status = await this.status();
-      if (status) return status;
-      // Exit code 3: another recorder took the port first; it will answer.
-      if (exited !== null && exited !== 3) break;
-      await new Promise((r) => setTimeout(r, 50));
+    (stdout as unknown as { unref?: () => void }).unref?.();
+    try {
+      while (Date.now() < deadline) {
+        const status = await this.status();
+        if (status) return status;
+        // Exit code 3: another recorder took the port first; it will answer.
+        if (exited !== null && exited !== 3) break;
+        await new Promise<void>((r) => {
+          const timer = setTimeout(r, 50);
+          wake = () => {
+            clearTimeout(timer);
+            r();
+          };
+        });
+      }
+    } finally {
+      stdout.destroy();
     }
     const tail = existsSync(this.paths.log)
       ? readFileSync(this.paths.log, 'utf8').split('\n').slice(-5).join('\n')

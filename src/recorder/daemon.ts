@@ -18,6 +18,8 @@ export interface RunOptions {
   /** The ship key's passphrase, given over a pipe by the starting CLI (never env or file). */
   passphrase?: string;
   log?: (line: string) => void;
+  /** Told once the recorder listens and its pid file is written (before the spool is ingested). */
+  onListening?: () => void;
 }
 
 /** Runs until stopped; resolves with the exit code. */
@@ -62,6 +64,7 @@ export async function runRecorder(options: RunOptions): Promise<number> {
     return code === 'EADDRINUSE' ? 3 : 1;
   }
   writeFileSync(paths.pid, `${JSON.stringify({ pid: process.pid, port: config.port })}\n`, { mode: 0o600 });
+  options.onListening?.();
   logger(
     'info',
     `recorder ${process.pid} listening on ${config.host}:${config.port} (idle exit after ${config.idleMs} ms)`,
