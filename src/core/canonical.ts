@@ -34,11 +34,10 @@ export function canonicalNumber(value: number): string {
   return JSON.stringify(value);
 }
 
-function serialize(value: unknown, path: (string | number)[], out: string[]): void {
+function serialize(value: unknown, path: (string | number)[]): string {
   switch (typeof value) {
     case 'string':
-      out.push(serializeString(value, path));
-      return;
+      return serializeString(value, path);
     case 'number':
       if (!Number.isFinite(value)) {
         throw new CanonicalError(
@@ -58,26 +57,20 @@ function serialize(value: unknown, path: (string | number)[], out: string[]): vo
           { pointer: pointerOf(path) },
         );
       }
-      out.push(canonicalNumber(value));
-      return;
+      return canonicalNumber(value);
     case 'boolean':
-      out.push(value ? 'true' : 'false');
-      return;
+      return value ? 'true' : 'false';
     case 'object': {
-      if (value === null) {
-        out.push('null');
-        return;
-      }
+      if (value === null) return 'null';
       if (Array.isArray(value)) {
-        out.push('[');
+        let text = '[';
         for (let i = 0; i < value.length; i++) {
-          if (i > 0) out.push(',');
+          if (i > 0) text += ',';
           path.push(i);
-          serialize(value[i] === undefined ? null : value[i], path, out);
+          text += serialize(value[i] === undefined ? null : value[i], path);
           path.pop();
         }
-        out.push(']');
-        return;
+        return `${text}]`;
       }
       if (
         ArrayBuffer.isView(value) ||
@@ -94,21 +87,20 @@ function serialize(value: unknown, path: (string | number)[], out: string[]): vo
         );
       }
       // Default sort compares UTF-16 code units, which is what RFC 8785 §3.2.3 requires.
+      // Built by concatenation (V8 joins the pieces once, when the text is used).
       const keys = Object.keys(value).sort();
-      out.push('{');
+      let text = '{';
       let first = true;
       for (const key of keys) {
         const member = (value as Record<string, unknown>)[key];
         if (member === undefined) continue;
-        if (!first) out.push(',');
+        if (!first) text += ',';
         first = false;
         path.push(key);
-        out.push(serializeString(key, path), ':');
-        serialize(member, path, out);
+        text += `${serializeString(key, path)}:${serialize(member, path)}`;
         path.pop();
       }
-      out.push('}');
-      return;
+      return `${text}}`;
     }
     default:
       throw new CanonicalError(
@@ -123,16 +115,14 @@ function serialize(value: unknown, path: (string | number)[], out: string[]): vo
 
 /** RFC 8785 canonical form. Object members whose value is `undefined` are omitted, as JSON.stringify does. */
 export function canonicalize(value: unknown): string {
-  const out: string[] = [];
   try {
-    serialize(value, [], out);
+    return serialize(value, []);
   } catch (error) {
     // A cycle (or absurd nesting) exhausts the stack: JSON has no form for it.
     if (error instanceof RangeError)
       throw new CanonicalError('not-json', 'value is cyclic or nested too deeply to be JSON');
     throw error;
   }
-  return out.join('');
 }
 
 /** Canonical form as UTF-8 bytes: what gets hashed and signed. */
