@@ -56,20 +56,38 @@ export function planNativeHooks<E extends string>(
   });
 }
 
-/** The command an agent runs for Tally's shim: `<tally> hook <channel> --fail … [--agent NAME]`. */
-export function shimCommand(tally: string, channel: string, failClosed: boolean, agent?: string): string {
-  return `${tally} hook ${channel} --fail ${failClosed ? 'closed' : 'open'}${agent ? ` --agent ${agent}` : ''}`;
+/**
+ * The command an agent runs for Tally's shim: the POSIX sh shim `<sh> <channel> --fail …` when the
+ * installer found sh and curl (`sh`: bin/tally-hook and the node it falls back to), else the Node
+ * shim `<tally> hook <channel> --fail … [--agent NAME]`.
+ */
+export function shimCommand(
+  tally: string,
+  channel: string,
+  failClosed: boolean,
+  agent?: string,
+  sh?: string,
+): string {
+  const flags = `--fail ${failClosed ? 'closed' : 'open'}${agent ? ` --agent ${agent}` : ''}`;
+  return sh ? `${sh} ${channel} ${flags}` : `${tally} hook ${channel} ${flags}`;
 }
 
 /** True for a command Tally's installer wrote for `channel` (whatever the path to tally or the flags). */
 export function isShimCommand(command: unknown, channel: string): boolean {
   if (typeof command !== 'string') return false;
-  return new RegExp(`(^|[\\s/'"])tally(\\.js)?['"]?\\s+hook\\s+${channel}(\\s|$)`).test(command);
+  return (
+    new RegExp(`(^|[\\s/'"])tally(\\.js)?['"]?\\s+hook\\s+${channel}(\\s|$)`).test(command) ||
+    new RegExp(`(^|[\\s/'"])tally-hook['"]?(\\s+--node\\s+('[^']*'|\\S+))?\\s+${channel}(\\s|$)`).test(
+      command,
+    )
+  );
 }
 
 export interface ShimHookOptions {
   /** How tally is invoked from the agent's shell (e.g. `tally` or `node /…/bin/tally.js`). */
   tally: string;
+  /** The POSIX sh shim command (`'/…/bin/tally-hook' --node '/…/node'`), when sh and curl are here. */
+  sh?: string;
   channel: string;
   /** The agent whose certificate sessions opened for this harness run under. */
   agent?: string;
@@ -86,7 +104,7 @@ export function shimHooksBlock(
   for (const plan of plans) {
     const hook: JsonObject = {
       type: 'command',
-      command: shimCommand(options.tally, options.channel, plan.failClosed, options.agent),
+      command: shimCommand(options.tally, options.channel, plan.failClosed, options.agent, options.sh),
       timeout: options.timeoutUnit === 'ms' ? plan.timeoutS * 1000 : plan.timeoutS,
     };
     out[plan.event] = [{ ...(plan.tool ? { matcher: '' } : {}), hooks: [hook] }];

@@ -3,8 +3,8 @@
  * will dispatch (the project's, with Tally's certificate judge in it), the hook plan derived from
  * it, and how the command shim is invoked from the agent's shell.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { parseRegistrationText, RegistrationError } from '../ahp/registration/registration.js';
 import type { Registration } from '../ahp/registration/types.js';
 import { projectRegistrationPath } from '../session/lifecycle.js';
@@ -14,10 +14,35 @@ import { INSTALLERS, type Installer, type InstallScope } from './installers.js';
 import { placesOf } from './session-context.js';
 import { TALLY_BIN } from './tally-bin.js';
 
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
 /** `tally` as a shell command that works without it on the PATH: node and the bin, quoted. */
 export function tallyCommand(): string {
-  const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
   return `${quote(process.execPath)} ${quote(TALLY_BIN)}`;
+}
+
+/** True when `program` is an executable file in one of `path`'s directories. */
+function onPath(program: string, path: string | undefined): boolean {
+  return (path ?? '').split(delimiter).some((dir) => {
+    if (dir === '') return false;
+    try {
+      accessSync(join(dir, program), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * The POSIX sh command-hook shim (`bin/tally-hook`, one sh and one curl per hook instead of a Node
+ * process) as the command hooks' program, when this machine has `/bin/sh` and curl on `path`; it
+ * falls back to the Node shim through this node. Undefined: command hooks run the Node shim (also
+ * when `TALLY_HOOK_SHIM=node`).
+ */
+export function hookShim(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.TALLY_HOOK_SHIM === 'node' || !existsSync('/bin/sh') || !onPath('curl', env.PATH)) return undefined;
+  return `${quote(join(dirname(TALLY_BIN), 'tally-hook'))} --node ${quote(process.execPath)}`;
 }
 
 /** The registration named by a flag, else the project's `.tally/hooks.json`, else none. */

@@ -61,6 +61,8 @@ export interface PlannedHook {
 export interface HookWiring {
   port: number;
   tally: string;
+  /** The POSIX sh shim command, when this machine has sh and curl (command hooks run it). */
+  sh?: string;
   agent?: string;
   transport: 'http' | 'command';
 }
@@ -134,6 +136,7 @@ const claudeCode: Installer = {
     claudeCodeHooks(planHooks(withCertificateJudge(registration)), {
       port: wiring.port,
       tally: wiring.tally,
+      ...(wiring.sh ? { sh: wiring.sh } : {}),
       transport: wiring.transport,
       ...(wiring.agent ? { agent: wiring.agent } : {}),
     }),
@@ -153,6 +156,7 @@ const geminiCli: Installer = {
   hooks: (registration, wiring) =>
     shimHooksBlock(planGeminiCliHooks(withCertificateJudge(registration)), {
       tally: wiring.tally,
+      ...(wiring.sh ? { sh: wiring.sh } : {}),
       channel: 'gemini-cli',
       timeoutUnit: 'ms',
       ...(wiring.agent ? { agent: wiring.agent } : {}),
@@ -173,6 +177,7 @@ const qwenCode: Installer = {
   hooks: (registration, wiring) =>
     shimHooksBlock(planQwenCodeHooks(withCertificateJudge(registration)), {
       tally: wiring.tally,
+      ...(wiring.sh ? { sh: wiring.sh } : {}),
       channel: 'qwen-code',
       timeoutUnit: 's',
       ...(wiring.agent ? { agent: wiring.agent } : {}),
@@ -199,6 +204,7 @@ const codex: Installer = {
   hooks: (registration, wiring) =>
     shimHooksBlock(planCodexHooks(withCertificateJudge(registration)), {
       tally: wiring.tally,
+      ...(wiring.sh ? { sh: wiring.sh } : {}),
       channel: 'codex',
       timeoutUnit: 's',
       ...(wiring.agent ? { agent: wiring.agent } : {}),
@@ -277,7 +283,7 @@ const cursor: Installer = {
   ownManagedFile: false,
   plan: (registration) => shimPlans(planCursorHooks(withCertificateJudge(registration))),
   hooks: (registration, wiring) =>
-    cursorHooks(planCursorHooks(withCertificateJudge(registration)), wiring.tally, wiring.agent),
+    cursorHooks(planCursorHooks(withCertificateJudge(registration)), wiring.tally, wiring.agent, wiring.sh),
   merge: withCursorTallyHooks,
   remove: withoutCursorTallyHooks,
   gaps: CURSOR_GAPS,

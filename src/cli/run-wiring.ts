@@ -96,6 +96,7 @@ export async function wireRun(
     registration: Registration | null;
     port: number;
     tally: string;
+    sh?: string;
     env: NodeJS.ProcessEnv;
     cwd: string;
     agent?: string;
@@ -105,6 +106,7 @@ export async function wireRun(
   const wiring = {
     port: options.port,
     tally: options.tally,
+    ...(options.sh ? { sh: options.sh } : {}),
     ...(options.agent ? { agent: options.agent } : {}),
   };
   if (harness === 'claude-code') {

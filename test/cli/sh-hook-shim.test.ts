@@ -4,7 +4,7 @@
  * hands the payload to the Node shim, which applies the failure policy and spools.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -12,14 +12,22 @@ import { fileURLToPath } from 'node:url';
 import { makeProject, type Project, type Ran, runTally } from './tally-process.js';
 
 const SH_SHIM = fileURLToPath(new URL('../../../bin/tally-hook', import.meta.url));
+/** dash itself, found on this process's PATH (a test may give the shim a PATH without it). */
+const DASH = execFileSync('sh', ['-c', 'command -v dash'], { encoding: 'utf8' }).trim();
 const projects: Project[] = [];
 after(async () => {
   for (const p of projects) await p.tally(['recorder', 'stop']);
 });
 
-function shShim(p: Project, payload: unknown, env: NodeJS.ProcessEnv = p.env): Promise<Ran> {
+function shShim(
+  p: Project,
+  payload: unknown,
+  env: NodeJS.ProcessEnv = p.env,
+  options: { lead?: string[]; text?: string } = {},
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn('dash', [SH_SHIM, 'claude-code', '--fail', 'closed'], { cwd: p.root, env });
+    const argv = [SH_SHIM, ...(options.lead ?? []), 'claude-code', '--fail', 'closed'];
+    const child = spawn(DASH, argv, { cwd: p.root, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -30,7 +38,7 @@ function shShim(p: Project, payload: unknown, env: NodeJS.ProcessEnv = p.env): P
     });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(JSON.stringify(payload));
+    child.stdin.end(options.text ?? JSON.stringify(payload));
   });
 }
 
@@ -110,5 +118,29 @@ describe('the POSIX sh hook shim', () => {
     assert.match(answer.permissionDecisionReason, /unreachable/);
     const spool = join(p.home, 'spool', 'claude-code.jsonl');
     assert.ok(existsSync(spool) && readFileSync(spool, 'utf8').includes('"s4"'));
+  });
+
+  it('takes a payload of many lines whole, as the Node shim does', async () => {
+    const p = await started();
+    // Pretty-printed, 20,000 lines: a line-by-line read in sh would take minutes here.
+    const payload = { ...pre(p, 's5', 'ls -la'), extra: Array.from({ length: 20_000 }, (_, i) => `v${i}`) };
+    const sh = await shShim(p, null, p.env, { text: `${JSON.stringify(payload, null, 1)}\n\n` });
+    assert.equal(sh.code, 0, sh.stderr);
+    assert.equal(JSON.parse(sh.stdout).hookSpecificOutput.permissionDecision, 'allow');
+    assert.equal(sh.stderr, '', 'answered by the recorder, not through the Node shim');
+  });
+
+  it('falls back through the node that --node names, with no node on the PATH', async () => {
+    const p = await started();
+    assert.equal((await p.tally(['recorder', 'stop'])).code, 0);
+    // A PATH with sh's tools but no node: the Node shim runs only through --node.
+    const bare = join(p.dir, 'bare-bin');
+    mkdirSync(bare);
+    for (const tool of ['cat', 'curl'])
+      writeFileSync(join(bare, tool), `#!/bin/sh\nexec /usr/bin/${tool} "$@"\n`, { mode: 0o755 });
+    const env = { ...p.env, PATH: bare };
+    const ran = await shShim(p, pre(p, 's6', 'ls'), env, { lead: ['--node', process.execPath] });
+    assert.equal(JSON.parse(ran.stdout).hookSpecificOutput.permissionDecision, 'deny');
+    assert.match(ran.stderr, /spooled/);
   });
 });

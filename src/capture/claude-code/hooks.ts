@@ -61,6 +61,8 @@ export interface HookOptions {
   port: number;
   /** How tally is invoked for the command shim (e.g. `tally` or `node /…/bin/tally.js`). */
   tally: string;
+  /** The POSIX sh shim command (`'/…/bin/tally-hook' --node '/…/node'`), when sh and curl are here. */
+  sh?: string;
   /** The agent whose certificate sessions opened for this harness run under. */
   agent?: string;
   /** http hooks for every event Claude Code sends over http; command shims for all otherwise. */
@@ -91,7 +93,7 @@ export function claudeCodeHooks(
     const hook: JsonObject = command
       ? {
           type: 'command',
-          command: shimCommand(options.tally, 'claude-code', plan.failClosed, options.agent),
+          command: shimCommand(options.tally, 'claude-code', plan.failClosed, options.agent, options.sh),
           timeout: plan.timeoutS,
         }
       : {

@@ -39,9 +39,10 @@ export function cursorHooks(
   plans: readonly NativeHookPlan[],
   tally: string,
   agent?: string,
+  sh?: string,
 ): Record<string, JsonObject[]> {
   return Object.fromEntries(
-    plans.map((p) => [p.event, [{ command: shimCommand(tally, 'cursor', p.failClosed, agent) }]]),
+    plans.map((p) => [p.event, [{ command: shimCommand(tally, 'cursor', p.failClosed, agent, sh) }]]),
   );
 }
 

@@ -10,7 +10,7 @@ import { tallyHome } from '../../core/home.js';
 import { RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV } from '../../recorder/config.js';
 import { writeAtomic } from '../../session/store.js';
-import { agentOf, projectRegistration, settingsTarget, tallyCommand } from '../agent-hooks.js';
+import { agentOf, hookShim, projectRegistration, settingsTarget, tallyCommand } from '../agent-hooks.js';
 import { type Command, FailureError, parseFlags, printJson, UsageError } from '../command.js';
 import { INSTALLERS } from '../installers.js';
 import { installMcpServers } from '../mcp-servers.js';
@@ -78,9 +78,11 @@ const install: Command = {
     const { registration, path: registrationPath } = projectRegistration(where, ctx.cwd, values.registration);
     const client = await RecorderClient.of(tallyHome(ctx.env), ctx.env);
     const plans = installer.plan(registration, chosen);
+    const sh = hookShim(ctx.env);
     const wiring = {
       port: client.port,
       tally: tallyCommand(),
+      ...(sh ? { sh } : {}),
       transport: chosen,
       ...(values.agent ? { agent: values.agent } : {}),
     };

@@ -18,7 +18,7 @@ import { certificatePathFor, readCertificateFile } from '../../session/agents.js
 import { defaultTrustedKeys, pinnedApprovers, SHIP_KEY, shipKeyDir } from '../../session/identity.js';
 import type { Places } from '../../session/paths.js';
 import { sessionDir } from '../../session/store.js';
-import { projectRegistration, tallyCommand } from '../agent-hooks.js';
+import { hookShim, projectRegistration, tallyCommand } from '../agent-hooks.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
 import { wireRun } from '../run-wiring.js';
 import { passphrase, placesOf } from '../session-context.js';
@@ -173,11 +173,13 @@ export const command: Command = {
       'starting the session',
     ) as { session: string; state: string; root: string };
     ctx.stderr(`tally run: session ${started.session}${values.agent ? ` for ${values.agent}` : ''}\n`);
+    const sh = hookShim(ctx.env);
     const wired = await wireRun(harness, agentArgv, {
       dir: sessionDir(started.state, started.session),
       registration,
       port: client.port,
       tally: tallyCommand(),
+      ...(sh ? { sh } : {}),
       env: ctx.env,
       cwd: ctx.cwd,
     });
