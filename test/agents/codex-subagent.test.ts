@@ -142,6 +142,18 @@ describe('Codex subagents (real CLI, scripted model)', () => {
         assert.equal(stop.agent_id, start.agent_id);
         assert.equal(stop.last_assistant_message, 'Sub done.');
         assert.equal(calls.filter((c) => c.label === 'SessionStart').length, 1, 'no SessionStart of its own');
+        assert.equal(calls.filter((c) => c.label === 'Stop').length, 1, 'SubagentStop instead of a Stop');
+        // v1 also opens the child's turn with a UserPromptSubmit of its own: its task as the prompt.
+        const prompts = calls.filter((c) => c.label === 'UserPromptSubmit').map((c) => c.payload);
+        assert.deepEqual(
+          prompts.map((p) => [p.agent_id ?? null, p.prompt]),
+          version === 'v1'
+            ? [
+                [null, 'Delegate the sub file to a subagent.'],
+                [start.agent_id, SUB],
+              ]
+            : [[null, 'Delegate the sub file to a subagent.']],
+        );
         // Every payload names the model; the subagent's tool hooks point at its own rollout.
         for (const c of calls) assert.equal(c.payload.model, 'gpt-5.5', c.label);
         const subPre = calls.find(

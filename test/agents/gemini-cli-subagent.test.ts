@@ -148,11 +148,14 @@ describe('Gemini CLI subagents (real CLI, scripted model)', () => {
       // fire BeforeModel, under the parent's session too, told apart only by their content.
       assert.equal(all.filter((c) => c.label === 'BeforeAgent').length, 1);
       assert.equal(all.filter((c) => c.label === 'AfterAgent').length, 1);
-      const models = all
-        .filter((c) => c.label === 'BeforeModel')
-        .map((c) => asRecord(c.payload.llm_request)!);
-      const subModel = models.find((r) => asRecord(asArray(r.messages)[0])?.content === SUB);
-      assert.ok(subModel, 'a BeforeModel for the subagent');
+      const subAsked = all.find(
+        (c) =>
+          c.label === 'BeforeModel' &&
+          asRecord(asArray(asRecord(c.payload.llm_request)?.messages)[0])?.content === SUB,
+      );
+      assert.ok(subAsked, 'a BeforeModel for the subagent');
+      assert.equal(subAsked.payload.session_id, invoked!.session_id);
+      const subModel = asRecord(subAsked.payload.llm_request)!;
       // Gemini's own record: the subagent's transcript beside the session's, named by its agent id.
       const { main, subagents } = transcripts(run.collected);
       assert.equal(subagents.size, 1);
