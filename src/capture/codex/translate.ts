@@ -3,6 +3,11 @@
  * names and fields, plus `turn_id` and `model`): shell calls arrive as tool `Bash` with
  * `tool_input.command`, patches as tool `apply_patch` with the whole patch text in
  * `tool_input.command`. A patch that ran reports every file it added, updated, deleted or moved.
+ *
+ * Subagents (the pinned version's `spawn_agent`, test/agents/README.md): SubagentStart and
+ * SubagentStop, and every hook the subagent's own tools fire, carry the parent's `session_id` with
+ * the child thread's `agent_id` and `agent_type`, so the child is an instance of its own whose
+ * parent is the session's thread. Every payload names the `model` the thread runs.
  */
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { CLAUDE_CODE_EVENTS, type ClaudeDialect, translateClaudeFamily } from '../claude-code/translate.js';
@@ -17,6 +22,8 @@ export const CODEX_EVENTS = {
   UserPromptSubmit: CLAUDE_CODE_EVENTS.UserPromptSubmit,
   PreToolUse: CLAUDE_CODE_EVENTS.PreToolUse,
   PostToolUse: CLAUDE_CODE_EVENTS.PostToolUse,
+  SubagentStart: CLAUDE_CODE_EVENTS.SubagentStart,
+  SubagentStop: CLAUDE_CODE_EVENTS.SubagentStop,
   Stop: CLAUDE_CODE_EVENTS.Stop,
   SessionEnd: CLAUDE_CODE_EVENTS.SessionEnd,
 } as const;
@@ -42,6 +49,39 @@ export const CODEX_DIALECT: ClaudeDialect = {
   fileChanges: codexFileChanges,
 };
 
+/**
+ * The thread a spawn answered with: `spawn_agent` (multi-agent v1) answers `{"agent_id", "nickname"}`
+ * as a JSON string; v2 (`collaborationspawn_agent`) answers only a task name.
+ */
+function spawned(payload: JsonObject): JsonObject | undefined {
+  if (payload.hook_event_name !== 'PostToolUse' || typeof payload.tool_name !== 'string') return undefined;
+  if (!payload.tool_name.endsWith('spawn_agent') || typeof payload.tool_response !== 'string')
+    return undefined;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(payload.tool_response);
+  } catch {
+    return undefined;
+  }
+  if (!isJsonObject(answer)) return undefined;
+  const out: JsonObject = {};
+  for (const key of ['agent_id', 'nickname', 'task_name'] as const)
+    if (typeof answer[key] === 'string' && answer[key] !== '') out[key] = answer[key];
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 export function translateCodex(payload: unknown, id?: string): Captured {
-  return translateClaudeFamily(payload, CODEX_DIALECT, id, CODEX_EVENTS);
+  const captured = translateClaudeFamily(payload, CODEX_DIALECT, id, CODEX_EVENTS);
+  const p = payload as JsonObject;
+  if (typeof p.model === 'string' && p.model !== '') {
+    // The model the acting thread runs, as Codex reports it on every event but SessionEnd.
+    (captured.event.session as JsonObject).model = p.model;
+    captured.agent.model = p.model;
+  }
+  const child = spawned(p);
+  if (child !== undefined) {
+    const ext = (captured.event.extensions as JsonObject)['dev.tally.native'] as JsonObject;
+    ext.spawned = child;
+  }
+  return captured;
 }

@@ -6,6 +6,9 @@
  * no tool call id: BeforeTool and AfterTool of one call are paired by a digest of the session, the
  * tool and its input (the same on both sides), which two identical calls in one session share.
  *
+ * Subagents (`invoke_agent`) report nothing of their own in these payloads; subagents.ts finds the
+ * acting one from Gemini's own transcripts, and the event then names it as its agent.
+ *
  * The per-model-turn events (BeforeModel, AfterModel, BeforeToolSelection) are not covered: they
  * carry the model request, not an action, and each would cost a hook process per turn.
  */
@@ -14,6 +17,7 @@ import { sha256Hex } from '../../core/hash.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { type ClaudeCodeEvent, type ClaudeDialect, translateClaudeFamily } from '../claude-code/translate.js';
 import { type Captured, CaptureError } from '../types.js';
+import { GEMINI_SUBAGENTS, type GeminiAttribution } from './subagents.js';
 
 export const GEMINI_CLI_SOURCE = 'urn:tally:gemini-cli';
 
@@ -65,6 +69,23 @@ function callId(payload: JsonObject): string {
   return `gemini-${sha256Hex(basis).slice(0, 32)}`;
 }
 
+/** The subagent (or session model) the tracker found, applied to a translated event. */
+function attribute(captured: Captured, found: GeminiAttribution): Captured {
+  const session = captured.event.session as JsonObject;
+  if (found.child !== undefined) {
+    captured.agent = found.child;
+    session.agent = { id: found.child.instance, type: found.child.type ?? 'subagent' };
+  }
+  if (found.model !== undefined) {
+    session.model = found.model;
+    captured.agent.model = found.model;
+  }
+  const ext = (captured.event.extensions as JsonObject)['dev.tally.native'] as JsonObject;
+  if (found.spawned !== undefined) ext.spawned = found.spawned;
+  if (found.candidates !== undefined) ext.subagent_candidates = found.candidates;
+  return captured;
+}
+
 export function translateGeminiCli(payload: unknown, id?: string): Captured {
   if (!isJsonObject(payload))
     throw new CaptureError('bad-payload', '/: a Gemini CLI hook payload is a JSON object', { pointer: '' });
@@ -82,7 +103,12 @@ export function translateGeminiCli(payload: unknown, id?: string): Captured {
       throw new CaptureError('bad-payload', '/tool_name: the hook payload needs a non-empty string here', {
         pointer: '/tool_name',
       });
-    twin.tool_use_id = callId(payload);
+    const call = callId(payload);
+    twin.tool_use_id = call;
+    const captured = translateClaudeFamily(twin, GEMINI_CLI_DIALECT, id, { [spec.as]: spec.mode }, name);
+    return attribute(captured, GEMINI_SUBAGENTS.attributeTool(payload, call));
   }
-  return translateClaudeFamily(twin, GEMINI_CLI_DIALECT, id, { [spec.as]: spec.mode }, name);
+  const captured = translateClaudeFamily(twin, GEMINI_CLI_DIALECT, id, { [spec.as]: spec.mode }, name);
+  if (name === 'SessionEnd') GEMINI_SUBAGENTS.forget(captured.harnessSession);
+  return captured;
 }

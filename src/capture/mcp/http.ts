@@ -3,15 +3,11 @@
  * request is forwarded to URL with its body's bytes and its headers (hop-by-hop ones aside), and
  * every answer — a JSON body or an event stream — comes back as the bytes the server sent, read on
  * the way for the answers to calls. A POSTed `tools/call` is judged first, as over stdio: a denied
- * call is answered here and never reaches the server.
+ * call is answered here and never reaches the server. In a batch (protocol revisions up to
+ * 2025-03-26 allow them) every call is judged the same way; the denied ones are answered here, in
+ * their place among the server's answers, and the rest of the batch goes on.
  */
-import {
-  createServer,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-} from 'node:http';
+import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { toolKindHint } from '../../boundary/tool-kind.js';
 import { parseJson } from '../../core/canonical.js';
@@ -24,22 +20,17 @@ import {
   qualifiedName,
   toolsEvent,
 } from './events.js';
+import {
+  allowsBatches,
+  DEFAULT_PROTOCOL_VERSION,
+  EventStreamReader,
+  headersOut,
+  mergedJson,
+  readBody,
+  sseEvents,
+} from './http-wire.js';
 import { idKey, readCall } from './messages.js';
 import type { GatewaySink } from './relay.js';
-
-const MAX_BODY = 64 * 1024 * 1024;
-const HOP_BY_HOP = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'upgrade',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'content-length',
-]);
 
 export interface HttpGatewayOptions {
   upstream: URL;
@@ -55,52 +46,18 @@ export interface HttpGateway {
   drain(): Promise<void>;
 }
 
-function headersOut(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers))
-    if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) out[name] = value;
-  return out;
-}
+/** What the gateway does with a POSTed body: forward it (with answers of its own to add), or answer it. */
+type Judged = { forward: Buffer; local: unknown[] } | { status: number; answer: unknown };
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        reject(new Error(`the body is larger than ${MAX_BODY} bytes`));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-/** Feeds `data:` events of a text/event-stream, chunk by chunk, to `onData`. */
-class EventStreamReader {
-  private rest = '';
-  private data: string[] = [];
-  constructor(private readonly onData: (data: string) => void) {}
-  push(chunk: Buffer): void {
-    const text = this.rest + chunk.toString('utf8');
-    const lines = text.split('\n');
-    this.rest = lines.pop() ?? '';
-    for (const raw of lines) {
-      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-      if (line === '') {
-        if (this.data.length > 0) this.onData(this.data.join('\n'));
-        this.data = [];
-      } else if (line.startsWith('data:')) this.data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-    }
-  }
-}
+const isCall = (m: unknown): m is JsonObject => isJsonObject(m) && m.method === 'tools/call' && 'id' in m;
 
 export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
   const pending = new Map<string, McpCall & { started: bigint }>();
   const listing = new Set<string>();
   const kinds = new Map<string, string | undefined>();
+  /** The revision each MCP session negotiated (its `initialize` answer), by `Mcp-Session-Id`. */
+  const versions = new Map<string, string>();
+  const initializing = new Set<string>();
   const inFlight = new Set<Promise<void>>();
   let calls = 0;
   const track = (promise: Promise<void>) => {
@@ -110,9 +67,20 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     inFlight.add(tracked);
   };
 
-  const answered = (session: string, message: unknown) => {
+  /** Reads what the server answered (`asked` is the session the request was sent in). */
+  const answered = (session: string, message: unknown, asked: string) => {
+    if (Array.isArray(message)) {
+      for (const m of message) answered(session, m, asked);
+      return;
+    }
     if (!isJsonObject(message) || message.method !== undefined) return;
-    const key = `${session}\0${idKey(message.id) ?? ''}`;
+    const id = idKey(message.id) ?? '';
+    if (initializing.delete(`${asked}\0${id}`)) {
+      const version = isJsonObject(message.result) ? message.result.protocolVersion : undefined;
+      if (typeof version === 'string') versions.set(session, version);
+      return;
+    }
+    const key = `${session}\0${id}`;
     const call = pending.get(key);
     if (call) {
       pending.delete(key);
@@ -139,61 +107,32 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     }
   };
 
-  const reply = (res: import('node:http').ServerResponse, status: number, value: unknown) => {
+  const reply = (res: ServerResponse, status: number, value: unknown) => {
     const body = Buffer.from(JSON.stringify(value));
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(body.length) });
     res.end(body);
   };
 
-  /** Judges a POSTed message: the bytes to forward, or the answer given here. */
-  async function judge(
-    body: Buffer,
+  /** Notes a client message the answers are read for: `tools/list`, `initialize`. */
+  const note = (message: unknown, session: string) => {
+    if (!isJsonObject(message) || idKey(message.id) === undefined) return;
+    if (message.method === 'tools/list') listing.add(`${session}\0${idKey(message.id)}`);
+    else if (message.method === 'initialize') initializing.add(`${session}\0${idKey(message.id)}`);
+  };
+
+  /** Judges one `tools/call`: the request to forward, or the answer given here in its place. */
+  async function judgeCall(
+    message: JsonObject,
     session: string,
-  ): Promise<{ forward: Buffer } | { status: number; answer: unknown }> {
-    let message: unknown;
-    try {
-      message = parseJson(body);
-    } catch (error) {
-      return {
-        status: 400,
-        answer: {
-          jsonrpc: '2.0',
-          id: null,
-          error: { code: -32700, message: `parse error: ${(error as Error).message}` },
-        },
-      };
-    }
-    const isCall = (m: unknown) => isJsonObject(m) && m.method === 'tools/call' && 'id' in m;
-    if (Array.isArray(message)) {
-      if (message.some(isCall))
-        return {
-          status: 400,
-          answer: {
-            jsonrpc: '2.0',
-            id: null,
-            error: {
-              code: -32600,
-              message: 'invalid request: a batch with tools/call is not relayed; send calls one at a time',
-            },
-          },
-        };
-      return { forward: body };
-    }
-    if (!isJsonObject(message)) return { forward: body };
-    if (message.method === 'tools/list' && idKey(message.id) !== undefined)
-      listing.add(`${session}\0${idKey(message.id)}`);
-    if (!isCall(message)) return { forward: body };
+  ): Promise<{ forward: JsonObject } | { answer: JsonObject }> {
     const id = message.id;
+    const fail = (code: number, text: string) => ({
+      answer: { jsonrpc: '2.0', id: idKey(id) === undefined ? null : id, error: { code, message: text } },
+    });
     const read = readCall(message);
-    if ('error' in read)
-      return {
-        status: 200,
-        answer: {
-          jsonrpc: '2.0',
-          id: idKey(id) === undefined ? null : id,
-          error: { code: read.error[0], message: read.error[1] },
-        },
-      };
+    if ('error' in read) return fail(...read.error);
+    const key = `${session}\0${idKey(id)}`;
+    if (pending.has(key)) return fail(-32600, `invalid request: id ${JSON.stringify(id)} is in use`);
     calls += 1;
     const kind = kinds.get(read.toolName);
     const call: McpCall & { started: bigint } = {
@@ -215,22 +154,94 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     }
     if (!verdict.allow)
       return {
-        status: 200,
         answer: {
           jsonrpc: '2.0',
           id,
           result: { content: [{ type: 'text', text: verdict.reason ?? 'denied by policy' }], isError: true },
         },
       };
-    if (verdict.result !== undefined)
-      return { status: 200, answer: { jsonrpc: '2.0', id, result: verdict.result } };
+    if (verdict.result !== undefined) return { answer: { jsonrpc: '2.0', id, result: verdict.result } };
     call.started = process.hrtime.bigint();
     if (verdict.input !== undefined) call.input = verdict.input;
-    pending.set(`${session}\0${idKey(id)}`, call);
-    if (verdict.input === undefined) return { forward: body };
+    pending.set(key, call);
+    if (verdict.input === undefined) return { forward: message };
     const params = message.params as JsonObject;
+    return { forward: { ...message, params: { ...params, arguments: verdict.input } } };
+  }
+
+  /**
+   * A batch: refused whole when the session's revision has none (2025-06-18 and later) and it holds
+   * a call; else each call judged in order, a denied one answered here, the rest forwarded.
+   */
+  async function judgeBatch(
+    body: Buffer,
+    batch: unknown[],
+    session: string,
+    version: string,
+  ): Promise<Judged> {
+    if (!batch.some(isCall)) {
+      for (const m of batch) note(m, session);
+      return { forward: body, local: [] };
+    }
+    if (!allowsBatches(version))
+      return {
+        status: 400,
+        answer: {
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: -32600,
+            message: `invalid request: MCP ${version} has no JSON-RPC batches (removed in 2025-06-18); send each tools/call on its own`,
+          },
+        },
+      };
+    const forward: unknown[] = [];
+    const local: unknown[] = [];
+    let changed = false;
+    for (const m of batch) {
+      if (!isCall(m)) {
+        note(m, session);
+        forward.push(m);
+        continue;
+      }
+      const judged = await judgeCall(m, session);
+      if ('answer' in judged) {
+        local.push(judged.answer);
+        changed = true;
+      } else {
+        if (judged.forward !== m) changed = true;
+        forward.push(judged.forward);
+      }
+    }
+    if (forward.length === 0) return { status: 200, answer: local };
+    return { forward: changed ? Buffer.from(JSON.stringify(forward)) : body, local };
+  }
+
+  /** Judges a POSTed body: the bytes to forward (and answers of its own), or the answer given here. */
+  async function judge(body: Buffer, session: string, version: string): Promise<Judged> {
+    let message: unknown;
+    try {
+      message = parseJson(body);
+    } catch (error) {
+      return {
+        status: 400,
+        answer: {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32700, message: `parse error: ${(error as Error).message}` },
+        },
+      };
+    }
+    if (Array.isArray(message)) return judgeBatch(body, message, session, version);
+    if (!isCall(message)) {
+      note(message, session);
+      return { forward: body, local: [] };
+    }
+    const judged = await judgeCall(message, session);
+    if ('answer' in judged) return { status: 200, answer: judged.answer };
     return {
-      forward: Buffer.from(JSON.stringify({ ...message, params: { ...params, arguments: verdict.input } })),
+      forward: judged.forward === message ? body : Buffer.from(JSON.stringify(judged.forward)),
+      local: [],
     };
   }
 
@@ -238,15 +249,21 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     void (async () => {
       const body = await readBody(req);
       const session = typeof req.headers['mcp-session-id'] === 'string' ? req.headers['mcp-session-id'] : '';
+      const header = req.headers['mcp-protocol-version'];
+      const version =
+        (typeof header === 'string' && header !== '' ? header : undefined) ??
+        versions.get(session) ??
+        DEFAULT_PROTOCOL_VERSION;
       let forward = body;
+      let local: unknown[] = [];
       if (req.method === 'POST' && body.length > 0) {
-        const judged = await judge(body, session);
+        const judged = await judge(body, session, version);
         if (!('forward' in judged)) return reply(res, judged.status, judged.answer);
         forward = judged.forward;
+        local = judged.local;
       }
       const target = new URL(o.upstream);
-      const local = new URL(req.url ?? '/', 'http://127.0.0.1');
-      target.search = local.search;
+      target.search = new URL(req.url ?? '/', 'http://127.0.0.1').search;
       const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
       const upstream = send(target, {
         method: req.method,
@@ -258,29 +275,49 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
         },
       });
       upstream.on('response', (answer) => {
-        res.writeHead(answer.statusCode ?? 502, headersOut(answer.headers));
+        const status = answer.statusCode ?? 502;
         const type = String(answer.headers['content-type'] ?? '');
         const returned =
           typeof answer.headers['mcp-session-id'] === 'string' ? answer.headers['mcp-session-id'] : session;
-        const stream = type.includes('text/event-stream')
+        const isStream = type.includes('text/event-stream');
+        const isJson = type.includes('application/json');
+        // Answers of our own go in the server's answer: first events of its stream, the first
+        // members of its JSON array, or, when it only accepted (202), the whole answer.
+        const merging = local.length > 0 && status < 300;
+        const headers = headersOut(answer.headers);
+        if (!merging || isStream) {
+          res.writeHead(status, headers);
+          if (merging) res.write(sseEvents(local));
+        }
+        const stream = isStream
           ? new EventStreamReader((data) => {
               try {
-                answered(returned, JSON.parse(data));
+                answered(returned, JSON.parse(data), session);
               } catch {}
             })
           : null;
         const json: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => {
-          res.write(chunk);
+          if (!merging || isStream) res.write(chunk);
           if (stream) stream.push(chunk);
-          else if (type.includes('application/json')) json.push(chunk);
+          else if (isJson) json.push(chunk);
         });
         answer.on('end', () => {
-          res.end();
-          if (json.length > 0)
+          const whole = Buffer.concat(json);
+          if (merging && !isStream) {
+            const merged =
+              (isJson ? mergedJson(local, whole) : undefined) ?? Buffer.from(JSON.stringify(local));
+            const { 'content-type': _type, ...rest } = headers;
+            res.writeHead(status === 202 || status === 204 ? 200 : status, {
+              ...rest,
+              'content-type': 'application/json',
+              'content-length': String(merged.length),
+            });
+            res.end(merged);
+          } else res.end();
+          if (whole.length > 0)
             try {
-              const value = JSON.parse(Buffer.concat(json).toString('utf8')) as unknown;
-              for (const m of Array.isArray(value) ? value : [value]) answered(returned, m);
+              answered(returned, JSON.parse(whole.toString('utf8')), session);
             } catch {}
         });
         answer.on('error', () => res.destroy());

@@ -34,7 +34,10 @@ export interface AgentGraph {
   unattributed_events: number;
 }
 
-/** Models an event names: model events carry `{id, provider}`, `session.start` a model string. */
+/**
+ * Models an event names: model events carry `{id, provider}`; any event may name the model its
+ * agent runs in `session.model` (harnesses that report it on every hook, e.g. Codex).
+ */
 function modelsOfEvent(event: EventRecord['event']): ModelUse[] {
   const found: ModelUse[] = [];
   const fromObject = (value: unknown): void => {
@@ -52,12 +55,9 @@ function modelsOfEvent(event: EventRecord['event']): ModelUse[] {
     case 'model.switch.after':
       fromObject(event.current);
       break;
-    case 'session.start': {
-      const model = stringField(event.session, 'model');
-      if (model !== undefined) found.push({ model });
-      break;
-    }
   }
+  const model = stringField(event.session, 'model');
+  if (model !== undefined && !found.some((use) => use.model === model)) found.push({ model });
   return found;
 }
 

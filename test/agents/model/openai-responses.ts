@@ -23,17 +23,25 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   return asArray(content)
     .map((c) => asRecord(c))
-    .filter((c) => typeof c?.text === 'string')
-    .map((c) => c!.text as string)
+    .map((c) => (typeof c?.text === 'string' ? c.text : c?.encrypted_content))
+    .filter((t): t is string => typeof t === 'string')
     .join('\n');
 }
 
-/** The user text that opens the conversation: every user message before the first model output. */
+/**
+ * The user text that opens the conversation: every user message before the first model output.
+ * A Codex subagent's task arrives as an `agent_message` from its parent (its payload in an
+ * `encrypted_content` part, which Codex sends as the plain text), so that counts as opening text.
+ */
 export function openingUserText(body: Record<string, unknown>): string {
   const parts: string[] = [];
   for (const item of asArray(body.input)) {
     const it = asRecord(item);
     if (!it) continue;
+    if (it.type === 'agent_message') {
+      parts.push(textOf(it.content));
+      continue;
+    }
     if (it.role === 'assistant' || (it.type !== undefined && it.type !== 'message')) break;
     if (it.role === 'user') parts.push(textOf(it.content));
   }
@@ -44,7 +52,7 @@ export function toolResults(body: Record<string, unknown>): number {
   return asArray(body.input).filter((i) => RESULT_TYPES.has(String(asRecord(i)?.type))).length;
 }
 
-function itemsOf(step: Step, idPrefix: string): Record<string, unknown>[] {
+function itemsOf(step: Step, idPrefix: string, request: Record<string, unknown>): Record<string, unknown>[] {
   if ('text' in step) {
     return [
       {
@@ -71,7 +79,8 @@ function itemsOf(step: Step, idPrefix: string): Record<string, unknown>[] {
           id: `fc_${idPrefix}_${i}`,
           call_id: `call_${idPrefix}_${i}`,
           name: c.tool,
-          arguments: JSON.stringify(c.input),
+          ...(c.namespace !== undefined ? { namespace: c.namespace } : {}),
+          arguments: JSON.stringify(c.inputFrom ? c.inputFrom(request) : c.input),
           status: 'completed',
         },
   );
@@ -146,7 +155,7 @@ export async function startResponsesServer(input: ScriptInput): Promise<ModelSer
     const picked = await pick(openingUserText(body), toolResults(body));
     req.thread = picked.thread;
     req.step = picked.k;
-    const items = itemsOf(picked.step, picked.idPrefix);
+    const items = itemsOf(picked.step, picked.idPrefix, body);
     const model = typeof body.model === 'string' ? body.model : 'scripted';
     const id = `resp_scripted_${picked.idPrefix}`;
     if (body.stream === false)

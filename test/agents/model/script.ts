@@ -12,6 +12,13 @@ export interface ToolCall {
   tool: string;
   /** The tool's arguments; a string is a freeform (custom) tool input, e.g. Codex's apply_patch. */
   input: Record<string, unknown> | string;
+  /** The tool's namespace, for APIs that group tools (Codex's `collaboration` tools on the Responses API). */
+  namespace?: string;
+  /**
+   * Arguments computed from the request being answered, for what only the agent knows by then (the
+   * id Codex gave a spawned agent). Used by the Responses server; `input` is the stand-in elsewhere.
+   */
+  inputFrom?: (request: Record<string, unknown>) => Record<string, unknown>;
 }
 
 export type Step = { calls: ToolCall[] } | { text: string };
@@ -34,6 +41,17 @@ export interface Script {
 /** A tool call step. */
 export function call(tool: string, input: Record<string, unknown> | string): Step {
   return { calls: [{ tool, input }] };
+}
+
+/** A call of a tool offered inside a namespace (Responses API `namespace` tools). */
+export function namespacedCall(
+  namespace: string,
+  tool: string,
+  input: Record<string, unknown> | ((request: Record<string, unknown>) => Record<string, unknown>),
+): Step {
+  return typeof input === 'function'
+    ? { calls: [{ tool, input: {}, namespace, inputFrom: input }] }
+    : { calls: [{ tool, input, namespace }] };
 }
 
 /** Several tool calls in one model turn. */

@@ -1,0 +1,92 @@
+/**
+ * The streamable-HTTP pieces `tally mcp --http` reads and writes: headers forwarded (hop-by-hop ones
+ * aside), a bounded request body, the `data:` events of an event stream, the protocol revision a
+ * request speaks, and what batches mean in it.
+ */
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+
+const MAX_BODY = 64 * 1024 * 1024;
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'content-length',
+]);
+
+/**
+ * The revision a peer speaks when nothing says otherwise: the streamable-HTTP transport's own spec
+ * tells servers to assume 2025-03-26 for a request without `MCP-Protocol-Version` and no version
+ * negotiated.
+ */
+export const DEFAULT_PROTOCOL_VERSION = '2025-03-26';
+/** The last revision whose JSON-RPC allowed batches (2025-06-18 removed them). */
+export const LAST_BATCH_VERSION = '2025-03-26';
+
+/** Revisions are dates (`YYYY-MM-DD`), so they compare as strings. */
+export function allowsBatches(version: string): boolean {
+  return version <= LAST_BATCH_VERSION;
+}
+
+export function headersOut(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) out[name] = value;
+  return out;
+}
+
+export function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        reject(new Error(`the body is larger than ${MAX_BODY} bytes`));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** Feeds `data:` events of a text/event-stream, chunk by chunk, to `onData`. */
+export class EventStreamReader {
+  private rest = '';
+  private data: string[] = [];
+  constructor(private readonly onData: (data: string) => void) {}
+  push(chunk: Buffer): void {
+    const text = this.rest + chunk.toString('utf8');
+    const lines = text.split('\n');
+    this.rest = lines.pop() ?? '';
+    for (const raw of lines) {
+      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+      if (line === '') {
+        if (this.data.length > 0) this.onData(this.data.join('\n'));
+        this.data = [];
+      } else if (line.startsWith('data:')) this.data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+    }
+  }
+}
+
+/** Answers the gateway gives itself, as event-stream events (one JSON-RPC message each). */
+export function sseEvents(answers: unknown[]): Buffer {
+  return Buffer.from(answers.map((a) => `event: message\ndata: ${JSON.stringify(a)}\n\n`).join(''));
+}
+
+/** A JSON answer to a batch with the gateway's own answers put in: one array, theirs first. */
+export function mergedJson(local: unknown[], upstream: Buffer): Buffer | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(upstream.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  return Buffer.from(JSON.stringify([...local, ...(Array.isArray(value) ? value : [value])]));
+}
