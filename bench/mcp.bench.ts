@@ -5,8 +5,10 @@
  * a judged call cannot do without. Target: p50 ≤ 1.3× the floor.
  *
  * The per-call work is shown beside it: the boundary's decision alone (judge + sign + fdatasync,
- * in this process, on the same session), and what is left for the relay (two more pipe hops and
- * the parsing of each line).
+ * in this process, on a second project's session), the relay alone (./programs/mcp-relay.ts: the
+ * gateway over a sink that allows at once and records nothing: two more pipe hops, the framing and
+ * the reading of each line), and what is left: what the decision costs more inside the gateway,
+ * beside the client and the server, than alone.
  */
 
 import { execFileSync } from 'node:child_process';
@@ -29,6 +31,7 @@ import { type BenchModule, type BenchResult, percentile } from './harness.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const TALLY = join(here, '..', '..', 'bin', 'tally.js');
+const RELAY = join(here, 'programs', 'mcp-relay.js');
 const EVERYTHING = join(
   here,
   '..',
@@ -114,14 +117,17 @@ const bench: BenchModule = {
       repo,
       env,
     );
+    const relayOnly = await client([process.execPath, RELAY, ...server], repo, env);
     const results: BenchResult[] = [];
     try {
       await direct.listTools();
       await gateway.listTools();
+      await relayOnly.listTools();
       const call = (c: Client) => (i: number) =>
         c.callTool({ name: 'echo', arguments: { message: `call ${i}` } });
       await timed(200, call(direct));
       await timed(200, call(gateway));
+      await timed(200, call(relayOnly));
       // The floor's recording, as the hook floor does it: sign a record-sized payload, append the
       // line, fdatasync — timed together and alone.
       const { privateKey } = generateKeyPair();
@@ -142,10 +148,12 @@ const bench: BenchModule = {
       const directMs: number[] = [];
       const gatewayMs: number[] = [];
       const decideMs: number[] = [];
+      const relayMs: number[] = [];
       await timed(100, decide);
       for (let block = 0; block < 10; block++) {
         directMs.push(...(await timed(100, call(direct), 1000 + block * 100)));
         gatewayMs.push(...(await timed(100, call(gateway), 1000 + block * 100)));
+        relayMs.push(...(await timed(100, call(relayOnly), 1000 + block * 100)));
         await timed(100, recordOnce);
         decideMs.push(...(await timed(100, decide, 1000 + block * 100)));
       }
@@ -174,18 +182,27 @@ const bench: BenchModule = {
         ratio: decided / (p(signMs, 50) + p(syncMs, 50)),
         target: 'informational',
       });
-      const relay = p(gatewayMs, 50) - p(directMs, 50) - decided;
+      const relay = p(relayMs, 50) - p(directMs, 50);
       results.push({
-        name: 'per call: the relay (two pipe hops, line parsing, the answer’s batched record), p50',
+        name: 'per call: the relay alone (two pipe hops, framing, line reading; nothing judged or recorded), p50',
         measured: `${relay.toFixed(3)} ms`,
         baseline: `direct call ${p(directMs, 50).toFixed(3)} ms`,
         ratio: relay / p(directMs, 50),
+        target: 'informational',
+      });
+      const rest = p(gatewayMs, 50) - p(directMs, 50) - decided - relay;
+      results.push({
+        name: 'per call: the rest (gateway − direct − decision alone − relay alone: the decision’s extra cost in the gateway’s process, the answer’s batched record), p50',
+        measured: `${rest.toFixed(3)} ms`,
+        baseline: `the decision alone ${decided.toFixed(3)} ms`,
+        ratio: rest / decided,
         target: 'informational',
       });
     } finally {
       await opened.close();
       await direct.close().catch(() => undefined);
       await gateway.close().catch(() => undefined);
+      await relayOnly.close().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     }
     return results;

@@ -2,8 +2,9 @@
  * Splitting a byte stream into `\n`-terminated lines with a length limit — one splitter for log
  * files, packages, and stdio peers. A line alone in its chunk is a view of the chunk (no copy); a
  * line spanning chunks is gathered as pieces and joined once, so a long line costs its length, not
- * its length times the chunks it spans. Memory is bounded by the limit: a line longer than it
- * throws `LineTooLongError` as soon as that many bytes have arrived without a newline.
+ * its length times the chunks it spans. Each line is also handed over with its newline, the bytes as
+ * they arrived, for a relay that forwards it in one write. Memory is bounded by the limit: a line
+ * longer than it throws `LineTooLongError` as soon as that many bytes have arrived without a newline.
  */
 import { TallyError } from './errors.js';
 
@@ -32,25 +33,26 @@ export class LineSplitter {
   constructor(private readonly limit: number) {}
 
   /**
-   * Hands every complete line `chunk` ends to `onLine`, in order, with its stream offset. Throws
-   * `LineTooLongError` past the limit (lines before it in the chunk have been handed over).
+   * Hands every complete line `chunk` ends to `onLine`, in order, with its stream offset and its
+   * bytes with the newline (`raw`; `line` is a view of it). Throws `LineTooLongError` past the limit
+   * (lines before it in the chunk have been handed over).
    */
-  push(chunk: Buffer, onLine: (line: Buffer, offset: number) => void): void {
+  push(chunk: Buffer, onLine: (line: Buffer, offset: number, raw: Buffer) => void): void {
     let start = 0;
     for (let nl = chunk.indexOf(0x0a); nl >= 0; nl = chunk.indexOf(0x0a, start)) {
-      let line = chunk.subarray(start, nl);
+      let raw = chunk.subarray(start, nl + 1);
       if (this.parts.length > 0) {
-        this.size += line.length;
-        this.parts.push(line);
-        line = Buffer.concat(this.parts, this.size);
+        this.parts.push(raw);
+        raw = Buffer.concat(this.parts, this.size + raw.length);
         this.parts = [];
         this.size = 0;
       }
+      const line = raw.subarray(0, raw.length - 1);
       if (line.length > this.limit) throw new LineTooLongError(this.offset, this.limit);
       const offset = this.offset;
       this.offset += line.length + 1;
       start = nl + 1;
-      onLine(line, offset);
+      onLine(line, offset, raw);
     }
     if (start < chunk.length) {
       this.parts.push(chunk.subarray(start));

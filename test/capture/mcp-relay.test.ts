@@ -3,7 +3,8 @@
  * boundary (a real certificate over a memory store, its judge slowed to hold calls in flight).
  * Oracles: the JSON-RPC and MCP rules — nothing overtakes a call being judged (a cancellation
  * reaches the server after the request it cancels), a batch keeps what may pass, a call the server
- * never answered is recorded as not finished.
+ * never answered is recorded as not finished — and the bytes: every line reaches the other side as
+ * written, in one write, and a line from which any parser could read a call is read first.
  */
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
@@ -23,6 +24,13 @@ function lines(stream: PassThrough): string[] {
     rest = parts.pop() ?? '';
     out.push(...parts);
   });
+  return out;
+}
+
+/** The chunks written to a pipe, each as one string. */
+function writes(stream: PassThrough): string[] {
+  const out: string[] = [];
+  stream.on('data', (d: Buffer) => out.push(d.toString('latin1')));
   return out;
 }
 
@@ -53,7 +61,15 @@ async function relayWith(slowMs: number) {
     afterDelayMs: 1,
   });
   relay.start();
-  return { f, relay, ...pipes, toServer: lines(pipes.serverIn), toClient: lines(pipes.clientOut) };
+  return {
+    f,
+    relay,
+    ...pipes,
+    toServer: lines(pipes.serverIn),
+    toClient: lines(pipes.clientOut),
+    serverWrites: writes(pipes.serverIn),
+    clientWrites: writes(pipes.clientOut),
+  };
 }
 
 const call = (id: number, path: string) =>
@@ -116,6 +132,73 @@ describe('the MCP relay (in memory, the real boundary)', () => {
         (after.extensions as Record<string, { cancelled: string }>)['dev.tally.mcp']!.cancelled,
         'the server exited (1)',
       );
+    } finally {
+      await r.f.close();
+    }
+  });
+
+  it('forwards each line in one write, newline included; a line that cannot name a call passes unread', async () => {
+    const r = await relayWith(0);
+    try {
+      // A trailing comma: not JSON, but no parser could read a call from it: the server's to answer.
+      const sent = [
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+        '{ "jsonrpc" : "2.0", "id" : 2, "method" : "resources/list", }\r\n',
+        '\n',
+        `${call(3, '/repo/notes.txt')}\n`,
+      ];
+      r.clientIn.write(sent.join(''));
+      await until(() => r.serverWrites.length === 4);
+      assert.deepEqual(r.serverWrites, sent, 'one write per line, each the bytes the client wrote');
+      assert.deepEqual(r.toClient, [], 'the gateway answered nothing itself');
+      // A server line split across its writes reaches the client whole, in one write of its own,
+      // and a denial the gateway writes meanwhile never lands inside it.
+      const answer = '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"done"}]}}\n';
+      r.serverOut.write(answer.slice(0, 20));
+      r.clientIn.write(`${call(4, '/repo/secret/k')}\n`);
+      await until(() => r.clientWrites.length === 1);
+      r.serverOut.write(answer.slice(20));
+      await until(() => r.clientWrites.length === 2);
+      assert.match(r.clientWrites[0]!, /^\{"jsonrpc":"2.0","id":4,"result":\{.*"isError":true\}\}\n$/);
+      assert.equal(r.clientWrites[1], answer);
+    } finally {
+      await r.f.close();
+    }
+  });
+
+  it('reads every line from which a parser could read a call, however it is spelled', async () => {
+    const r = await relayWith(0);
+    try {
+      const secret = '"params":{"name":"write_file","arguments":{"path":"/repo/secret/k","content":"x"}}';
+      const sent = [
+        // An escape spelling the method: read, judged and denied.
+        Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"tools\\/call",${secret}}\n`),
+        // A call split over two lines, for a parser that ignores newlines: neither line is JSON.
+        Buffer.from(`{"jsonrpc":"2.0","id":2,"method":"tools/\ncall",${secret}}\n`),
+        // An overlong UTF-8 '/', which a lax decoder reads as one: not UTF-8.
+        Buffer.concat([
+          Buffer.from('{"jsonrpc":"2.0","id":3,"method":"tools'),
+          Buffer.from([0xc0, 0xaf]),
+          Buffer.from(`call",${secret}}\n`),
+        ]),
+        // Two methods, for parsers that disagree on which wins.
+        Buffer.from(`{"jsonrpc":"2.0","id":4,"method":"ping","method":"tools/call",${secret}}\n`),
+      ];
+      r.clientIn.write(Buffer.concat(sent));
+      await until(() => r.toClient.length === 5);
+      const answers = r.toClient.map((l) => JSON.parse(l) as { id: unknown; error?: { code: number } });
+      assert.deepEqual(
+        answers.map((a) => [a.id, a.error?.code]),
+        [
+          [1, undefined],
+          [null, -32700],
+          [null, -32700],
+          [null, -32700],
+          [null, -32700],
+        ],
+      );
+      assert.match(r.toClient[0]!, /"isError":true/);
+      assert.deepEqual(r.toServer, [], 'the server saw none of them');
     } finally {
       await r.f.close();
     }

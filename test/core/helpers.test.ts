@@ -49,6 +49,18 @@ describe('line splitter', () => {
     });
   });
 
+  it('hands each line over with its newline too, as the bytes arrived, across chunk boundaries', () => {
+    const splitter = new LineSplitter(10);
+    const raws: string[] = [];
+    for (const chunk of ['ab\r\ncd', 'e\n\n', 'f']) {
+      splitter.push(Buffer.from(chunk), (line, _at, raw) => {
+        assert.equal(String(raw), `${String(line)}\n`);
+        raws.push(String(raw));
+      });
+    }
+    assert.deepEqual(raws, ['ab\r\n', 'cde\n', '\n']);
+  });
+
   it('refuses a line past the limit as soon as the bytes arrive, naming where it starts', () => {
     const splitter = new LineSplitter(4);
     splitter.push(Buffer.from('ok\n'), () => {});

@@ -1,6 +1,7 @@
 /**
- * The JSON-RPC pieces both gateways (stdio and HTTP) read and write: ids as map keys, the reading of
- * a `tools/call` request, protocol errors, and the tool result a denied call gets.
+ * The JSON-RPC pieces both gateways (stdio and HTTP) read and write: ids as map keys, which client
+ * lines must be read at all, the reading of a `tools/call` request, protocol errors, and the tool
+ * result a denied call gets.
  */
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 
@@ -9,6 +10,36 @@ export function idKey(id: unknown): string | undefined {
   if (typeof id === 'string') return `s${id}`;
   if (typeof id === 'number' && Number.isFinite(id)) return `n${id}`;
   return undefined;
+}
+
+/** The client methods the gateway acts on: it judges calls, learns tools, records cancellations. */
+const FOLLOWED = ['tools/call', 'tools/list', 'notifications/cancelled'].map((m) => Buffer.from(m));
+
+const isBlank = (b: number | undefined) => b === 0x20 || b === 0x09;
+
+/**
+ * Whether a client line must be parsed before it is forwarded. Only a line from which no JSON
+ * parser, however lax, could read a method the gateway follows passes unread: printable ASCII (a
+ * lax decoder's overlong UTF-8 could spell any character), no backslash (nor could an escape), one
+ * object or array from brace to brace (so a parser that ignores newlines cannot join it to the next
+ * line into one), and none of those method names in its bytes. A blank line passes too.
+ */
+export function needsReading(bytes: Buffer): boolean {
+  let start = 0;
+  let end = bytes.length;
+  if (bytes[end - 1] === 0x0d) end -= 1;
+  while (start < end && isBlank(bytes[start])) start += 1;
+  while (end > start && isBlank(bytes[end - 1])) end -= 1;
+  if (start === end) return false;
+  const first = bytes[start];
+  const last = bytes[end - 1];
+  if (!((first === 0x7b && last === 0x7d) || (first === 0x5b && last === 0x5d))) return true;
+  for (let i = start; i < end; i++) {
+    const b = bytes[i]!;
+    if (b < 0x20 ? b !== 0x09 : b > 0x7e || b === 0x5c) return true;
+  }
+  for (const name of FOLLOWED) if (bytes.includes(name)) return true;
+  return false;
 }
 
 export function line(value: unknown): Buffer {

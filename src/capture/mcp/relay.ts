@@ -1,13 +1,16 @@
 /**
  * The MCP gateway's relay: newline-delimited JSON-RPC (the MCP stdio transport) between a client
- * and a server, every line forwarded as the bytes that arrived. Only `tools/call` requests are
- * held: each is judged at the boundary (`tool.before`) before the server sees it, and a denied
- * call is answered here with an `isError` tool result and never forwarded. Answers to calls are
- * recorded (`tool.after`) after they are forwarded, so recording never delays a result.
+ * and a server, every line forwarded as the bytes that arrived, newline included, in one write.
+ * Only `tools/call` requests are held: each is judged at the boundary (`tool.before`) before the
+ * server sees it, and a denied call is answered here with an `isError` tool result and never
+ * forwarded. Answers to calls are recorded (`tool.after`) after they are forwarded, so recording
+ * never delays a result.
  *
- * Client lines are read with the strict parser and kept in order: a line that is not JSON, or is
- * ambiguous JSON (duplicate keys), is answered with a protocol error and not forwarded, because a
- * laxer server parser could read a call the gateway never judged.
+ * Client lines are kept in order. A line that could name a method the gateway follows
+ * (`needsReading`) is read with the strict parser: one that is not JSON, or is ambiguous JSON
+ * (duplicate keys), is answered with a protocol error and not forwarded, because a laxer server
+ * parser could read a call the gateway never judged. Any other line passes unread. Server lines
+ * are forwarded first and read only while a call or a tool list is awaited.
  */
 import type { Readable, Writable } from 'node:stream';
 import { toolKindHint } from '../../boundary/tool-kind.js';
@@ -23,9 +26,9 @@ import {
   qualifiedName,
   toolsEvent,
 } from './events.js';
-import { deniedResult, idKey, line, protocolError, readCall } from './messages.js';
+import { deniedResult, idKey, line, needsReading, protocolError, readCall } from './messages.js';
 
-export { deniedResult, idKey, protocolError, readCall } from './messages.js';
+export { deniedResult, idKey, needsReading, protocolError, readCall } from './messages.js';
 
 /** What the boundary answered about a call, as the relay acts on it. */
 export interface GatewayVerdict {
@@ -70,11 +73,20 @@ interface Pending extends McpCall {
   started: bigint;
 }
 
+/** A client line waiting its turn: its bytes without and with the newline. */
+interface Held {
+  line: Buffer;
+  raw: Buffer;
+}
+
+/** More than one line ends in the chunk: its writes are gathered into one (cork, then uncork). */
+const manyLines = (chunk: Buffer) => chunk.indexOf(0x0a) !== chunk.lastIndexOf(0x0a);
+
 export class McpRelay {
   private readonly pending = new Map<string, Pending>();
   private readonly listing = new Set<string>();
   private readonly kinds = new Map<string, string | undefined>();
-  private readonly queue: Buffer[] = [];
+  private readonly queue: Held[] = [];
   private readonly afters: JsonObject[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private afterTimer: NodeJS.Timeout | null = null;
@@ -100,32 +112,55 @@ export class McpRelay {
     const limit = this.o.maxLineBytes ?? DEFAULT_MAX_LINE;
     const fromClient = new LineSplitter(limit);
     const fromServer = new LineSplitter(limit);
-    this.o.clientIn.on('data', (chunk: Buffer) => {
+    const { clientIn, clientOut, serverIn, serverOut } = this.o;
+    clientIn.on('data', (chunk: Buffer) => {
+      const many = manyLines(chunk);
+      if (many) serverIn.cork();
       try {
-        fromClient.push(chunk, (l) => this.enqueue(Buffer.from(l)));
+        fromClient.push(chunk, (line, _at, raw) => this.enqueue({ line, raw }));
       } catch (error) {
         this.warn(`client: ${(error as Error).message}; the connection is closed`);
-        this.o.clientIn.destroy();
+        clientIn.destroy();
+      } finally {
+        if (many) serverIn.uncork();
       }
     });
-    this.o.clientIn.on('end', () => {
+    clientIn.on('end', () => {
       const rest = fromClient.end();
-      if (rest) this.enqueue(rest.line);
+      if (rest) this.enqueue({ line: rest.line, raw: Buffer.concat([rest.line, NEWLINE]) });
       this.clientEnded = true;
       this.pump();
     });
-    this.o.serverOut.on('data', (chunk: Buffer) => {
+    serverOut.on('data', (chunk: Buffer) => {
+      const arrived = process.hrtime.bigint();
+      // Every line is forwarded before any is read: reading an answer never delays the next one.
+      const toRead: Buffer[] = [];
+      const many = manyLines(chunk);
+      if (many) clientOut.cork();
       try {
-        fromServer.push(chunk, (l) => this.fromServer(l, true));
+        fromServer.push(chunk, (line, _at, raw) => {
+          this.toClient(raw, true);
+          if (this.awaiting()) toRead.push(line);
+        });
       } catch (error) {
         this.warn(`server: ${(error as Error).message}; the connection is closed`);
-        this.o.serverOut.destroy();
+        serverOut.destroy();
+      } finally {
+        if (many) clientOut.uncork();
       }
+      for (const line of toRead) this.fromServer(line, arrived);
     });
-    this.o.serverOut.on('end', () => {
+    serverOut.on('end', () => {
       const rest = fromServer.end();
-      if (rest) this.fromServer(rest.line, false);
+      if (!rest) return;
+      this.toClient(rest.line, true);
+      this.fromServer(rest.line, process.hrtime.bigint());
     });
+  }
+
+  /** A call or a tool list is waiting for its answer: server lines are read. */
+  private awaiting(): boolean {
+    return this.pending.size > 0 || this.listing.size > 0;
   }
 
   /** The server is gone: calls it never answered are recorded as cancelled. */
@@ -147,27 +182,26 @@ export class McpRelay {
   }
 
   /** Writes, and stops reading `source` while `to` is full (a slow reader slows the writer, as a pipe would). */
-  private write(to: Writable, bytes: Buffer, newline: boolean, source: Readable): void {
+  private write(to: Writable, bytes: Buffer, source: Readable): void {
     if (to.destroyed || to.writableEnded) return;
-    let room = to.write(bytes);
-    if (newline) room = to.write(NEWLINE) && room;
-    if (!room && !source.isPaused()) {
+    if (!to.write(bytes) && !source.isPaused()) {
       source.pause();
       to.once('drain', () => source.resume());
     }
   }
 
+  /** A line for the server, newline included. */
   private toServer(bytes: Buffer): void {
-    this.write(this.o.serverIn, bytes, true, this.o.clientIn);
+    this.write(this.o.serverIn, bytes, this.o.clientIn);
   }
 
   /** Bytes for the client: the server's (`fromServer`), or the gateway's own answers to client lines. */
-  private toClient(bytes: Buffer, newline = false, fromServer = false): void {
-    this.write(this.o.clientOut, bytes, newline, fromServer ? this.o.serverOut : this.o.clientIn);
+  private toClient(bytes: Buffer, fromServer = false): void {
+    this.write(this.o.clientOut, bytes, fromServer ? this.o.serverOut : this.o.clientIn);
   }
 
-  private enqueue(bytes: Buffer): void {
-    this.queue.push(bytes);
+  private enqueue(held: Held): void {
+    this.queue.push(held);
     this.pump();
   }
 
@@ -193,26 +227,26 @@ export class McpRelay {
   }
 
   /** One client line: forwarded now, or a promise while a call is judged. */
-  private fromClient(bytes: Buffer): Promise<void> | undefined {
+  private fromClient({ line: bytes, raw }: Held): Promise<void> | undefined {
+    if (!needsReading(bytes)) {
+      this.toServer(raw);
+      return undefined;
+    }
     let message: unknown;
     try {
       message = parseJson(bytes);
     } catch (error) {
-      if (bytes.toString('utf8').trim() === '') {
-        this.toServer(bytes);
-        return undefined;
-      }
       this.toClient(protocolError(null, -32700, `parse error: ${(error as Error).message}`));
       return undefined;
     }
-    if (Array.isArray(message)) return this.batchFromClient(bytes, message);
+    if (Array.isArray(message)) return this.batchFromClient(raw, message);
     if (!isJsonObject(message)) {
       this.toClient(protocolError(null, -32600, 'invalid request: a JSON-RPC message is an object'));
       return undefined;
     }
-    if (message.method === 'tools/call' && 'id' in message) return this.call(message, bytes);
+    if (message.method === 'tools/call' && 'id' in message) return this.call(message, raw);
     this.noteClientMessage(message);
-    this.toServer(bytes);
+    this.toServer(raw);
     return undefined;
   }
 
@@ -252,13 +286,13 @@ export class McpRelay {
       }
     }
     if (!changed) this.toServer(bytes);
-    else if (forward.length > 0) this.toServer(Buffer.from(JSON.stringify(forward)));
+    else if (forward.length > 0) this.toServer(line(forward));
   }
 
   private async call(message: JsonObject, bytes: Buffer): Promise<void> {
     const outcome = await this.judge(message);
     if (outcome === 'answered') return;
-    this.toServer(outcome === message ? bytes : Buffer.from(JSON.stringify(outcome)));
+    this.toServer(outcome === message ? bytes : line(outcome));
   }
 
   /**
@@ -317,11 +351,9 @@ export class McpRelay {
     return this.kinds.get(tool);
   }
 
-  /** One server line: forwarded first, then read for what it answers. */
-  private fromServer(bytes: Buffer, newline: boolean): void {
-    this.toClient(bytes, newline, true);
-    const arrived = process.hrtime.bigint();
-    if (this.pending.size === 0 && this.listing.size === 0) return;
+  /** One server line, already forwarded: read for what it answers. */
+  private fromServer(bytes: Buffer, arrived: bigint): void {
+    if (!this.awaiting()) return;
     let message: unknown;
     try {
       message = JSON.parse(bytes.toString('utf8'));
