@@ -268,6 +268,15 @@ for (const mode of ['event stream', 'JSON'] as const) {
       const single = await post(local, call(13, 'echo', 'single'), headers);
       assert.equal(resultText(single.messages[0]), 'echo: single');
       assert.deepEqual(notes.ran, ['echo single']);
+      // A call without an id could not be told of a denial: never forwarded, refused here.
+      const { id: _id, ...notification } = call(14, 'echo', 'unjudged') as Record<string, unknown>;
+      const unanswerable = await post(local, notification, headers);
+      assert.equal(unanswerable.status, 400);
+      assert.match(
+        String((unanswerable.messages[0]?.error as { message?: string }).message),
+        /must carry an id/,
+      );
+      assert.deepEqual(notes.ran, ['echo single']);
     });
 
     it('the sealed package verifies, with every batched call recorded as a single call is', async () => {

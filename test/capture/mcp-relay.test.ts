@@ -116,6 +116,29 @@ describe('the MCP relay (in memory, the real boundary)', () => {
     }
   });
 
+  it('never forwards a tools/call without an id: it could not be told of a denial', async () => {
+    const r = await relayWith(0);
+    try {
+      const notification = {
+        jsonrpc: '2.0',
+        method: 'tools/call',
+        params: JSON.parse(call(1, '/repo/a.txt')).params,
+      };
+      const ping = { jsonrpc: '2.0', id: 7, method: 'ping' };
+      r.clientIn.write(`${JSON.stringify(notification)}\n${JSON.stringify([notification, ping])}\n`);
+      await until(() => r.toClient.length === 2 && r.toServer.length === 1);
+      assert.deepEqual(JSON.parse(r.toServer[0]!), [ping], 'only the ping of the batch reached the server');
+      for (const answer of r.toClient) {
+        const error = JSON.parse(answer) as { id: unknown; error: { code: number; message: string } };
+        assert.equal(error.id, null);
+        assert.equal(error.error.code, -32600);
+        assert.match(error.error.message, /must carry an id/);
+      }
+    } finally {
+      await r.f.close();
+    }
+  });
+
   it('records a call the server never answered as cancelled when the server goes', async () => {
     const r = await relayWith(0);
     try {

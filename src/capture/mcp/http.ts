@@ -29,7 +29,7 @@ import {
   readBody,
   sseEvents,
 } from './http-wire.js';
-import { idKey, readCall } from './messages.js';
+import { idKey, readCall, UNANSWERABLE_CALL } from './messages.js';
 import type { GatewaySink } from './relay.js';
 
 export interface HttpGatewayOptions {
@@ -50,6 +50,9 @@ export interface HttpGateway {
 type Judged = { forward: Buffer; local: unknown[] } | { status: number; answer: unknown };
 
 const isCall = (m: unknown): m is JsonObject => isJsonObject(m) && m.method === 'tools/call' && 'id' in m;
+/** A `tools/call` without an id: never forwarded (see relay.ts). */
+const isUnanswerableCall = (m: unknown): boolean =>
+  isJsonObject(m) && m.method === 'tools/call' && !('id' in m);
 
 export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
   const pending = new Map<string, McpCall & { started: bigint }>();
@@ -179,7 +182,7 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     session: string,
     version: string,
   ): Promise<Judged> {
-    if (!batch.some(isCall)) {
+    if (!batch.some((m) => isCall(m) || isUnanswerableCall(m))) {
       for (const m of batch) note(m, session);
       return { forward: body, local: [] };
     }
@@ -199,6 +202,11 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     const local: unknown[] = [];
     let changed = false;
     for (const m of batch) {
+      if (isUnanswerableCall(m)) {
+        local.push({ jsonrpc: '2.0', id: null, error: { code: -32600, message: UNANSWERABLE_CALL } });
+        changed = true;
+        continue;
+      }
       if (!isCall(m)) {
         note(m, session);
         forward.push(m);
@@ -233,6 +241,11 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
       };
     }
     if (Array.isArray(message)) return judgeBatch(body, message, session, version);
+    if (isUnanswerableCall(message))
+      return {
+        status: 400,
+        answer: { jsonrpc: '2.0', id: null, error: { code: -32600, message: UNANSWERABLE_CALL } },
+      };
     if (!isCall(message)) {
       note(message, session);
       return { forward: body, local: [] };

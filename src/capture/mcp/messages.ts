@@ -69,3 +69,10 @@ export function readCall(
 export function deniedResult(id: unknown, reason: string): Buffer {
   return line({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: reason }], isError: true } });
 }
+
+/**
+ * A `tools/call` sent as a notification (no id) could not be told of a denial, so it is never
+ * forwarded: a server that ran it would run a call no one judged.
+ */
+export const UNANSWERABLE_CALL =
+  'invalid request: a tools/call must carry an id (as a notification it could not be answered, so the gateway does not forward it)';

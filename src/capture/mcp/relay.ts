@@ -26,7 +26,15 @@ import {
   qualifiedName,
   toolsEvent,
 } from './events.js';
-import { deniedResult, idKey, line, needsReading, protocolError, readCall } from './messages.js';
+import {
+  deniedResult,
+  idKey,
+  line,
+  needsReading,
+  protocolError,
+  readCall,
+  UNANSWERABLE_CALL,
+} from './messages.js';
 
 export { deniedResult, idKey, needsReading, protocolError, readCall } from './messages.js';
 
@@ -244,7 +252,11 @@ export class McpRelay {
       this.toClient(protocolError(null, -32600, 'invalid request: a JSON-RPC message is an object'));
       return undefined;
     }
-    if (message.method === 'tools/call' && 'id' in message) return this.call(message, raw);
+    if (message.method === 'tools/call') {
+      if ('id' in message) return this.call(message, raw);
+      this.toClient(protocolError(null, -32600, UNANSWERABLE_CALL));
+      return undefined;
+    }
     this.noteClientMessage(message);
     this.toServer(raw);
     return undefined;
@@ -280,6 +292,9 @@ export class McpRelay {
         }
         if (outcome !== message) changed = true;
         forward.push(outcome);
+      } else if (isJsonObject(message) && message.method === 'tools/call') {
+        this.toClient(protocolError(null, -32600, UNANSWERABLE_CALL));
+        changed = true;
       } else {
         if (isJsonObject(message)) this.noteClientMessage(message);
         forward.push(message);
