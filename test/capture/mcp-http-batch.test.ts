@@ -273,7 +273,7 @@ for (const mode of ['event stream', 'JSON'] as const) {
       const unanswerable = await post(local, notification, headers);
       assert.equal(unanswerable.status, 400);
       assert.match(
-        String((unanswerable.messages[0]?.error as { message?: string }).message),
+        String((unanswerable.messages[0]?.error as { message?: string } | undefined)?.message),
         /must carry an id/,
       );
       assert.deepEqual(notes.ran, ['echo single']);
