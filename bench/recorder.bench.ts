@@ -6,7 +6,7 @@
  *   signs and fdatasyncs a record-sized line per request: p50 ≤ 1.5×, p99 ≤ 2×;
  * - sustained ingest: 8 sessions × 4 requests in flight vs the same floor group-committing: ≥ 0.5×;
  * - the `tally hook claude-code` shim, whole (start, request, answer) vs `node -e 0`: ≤ 1.2×; and,
- *   to tell the shim's own cost from the recorder's, the same shim answered by the floor server.
+ *   to tell the shim's own cost from the recorder's, the same shim answered at once by a bare server.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,7 +59,10 @@ function payload(repo: string, i: number): Buffer {
   );
 }
 
-function startFloor(mode: 'each' | 'group', file: string): Promise<{ port: number; child: ChildProcess }> {
+function startFloor(
+  mode: 'each' | 'group' | 'answer',
+  file: string,
+): Promise<{ port: number; child: ChildProcess }> {
   const child = spawn(process.execPath, [FLOOR, mode, file], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve) =>
     child.stdout!.once('data', (d: Buffer) => resolve({ port: Number(String(d).trim()), child })),
@@ -191,6 +194,7 @@ const bench: BenchModule = {
     const floorFile = join(t.dir, 'floor.log');
     const floor = await startFloor('each', floorFile);
     const group = await startFloor('group', join(t.dir, 'floor-group.log'));
+    const answering = await startFloor('answer', '/dev/null');
     try {
       const repo = t.repos[0]!;
       const headers = { authorization: `Bearer ${t.secret}`, 'x-tally-session': repo.session };
@@ -251,11 +255,11 @@ const bench: BenchModule = {
         }),
       );
       const shimEnv = { ...t.env, TALLY_SESSION: repo.session };
-      // The same shim pointed at the floor server, whose answer is one sign and one fdatasync: what
-      // the shim itself costs, apart from the recorder's work on the event.
+      // The same shim answered at once by a bare node:http server: what the shim itself costs,
+      // apart from the recorder's work on the event (judged, signed, fdatasync'd).
       const floorHome = join(t.dir, 'floor-home');
       mkdirSync(join(floorHome, 'run'), { recursive: true });
-      writeFileSync(join(floorHome, 'recorder.json'), JSON.stringify({ port: floor.port }));
+      writeFileSync(join(floorHome, 'recorder.json'), JSON.stringify({ port: answering.port }));
       writeFileSync(join(floorHome, 'run', 'recorder.secret'), t.secret, { mode: 0o600 });
       const floorEnv = { ...shimEnv, TALLY_HOME: floorHome };
       const shim: number[] = [];
@@ -278,7 +282,7 @@ const bench: BenchModule = {
         twoSpawns.push(timeProcess(['-c', anchor], shimInput, shimEnv, 'sh'));
       }
       results.push({
-        name: '`tally hook claude-code` answered by the floor server (sign + fdatasync), whole, median of 25',
+        name: '`tally hook claude-code` answered at once by a bare server, whole, median of 25',
         measured: `${median(shimToFloor).toFixed(1)} ms`,
         baseline: `node -e 0 ${median(bare).toFixed(1)} ms`,
         ratio: median(shimToFloor) / median(bare),
@@ -301,6 +305,7 @@ const bench: BenchModule = {
     } finally {
       floor.child.kill('SIGTERM');
       group.child.kill('SIGTERM');
+      answering.child.kill('SIGTERM');
       spawnSync(process.execPath, [TALLY, 'recorder', 'stop'], { env: t.env, cwd: t.repos[0]!.dir });
       keepAlive.destroy();
       rmSync(t.dir, { recursive: true, force: true });
