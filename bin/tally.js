@@ -8,8 +8,10 @@ if (argv[0] === 'hook' && !argv.includes('--help') && !argv.includes('-h')) {
   try {
     shim = require('../dist/src/cli/hook-process.cjs');
   } catch (error) {
-    // Built by tsc alone (no bundle): the same shim as ES modules, a few milliseconds slower.
-    if (error.code !== 'MODULE_NOT_FOUND' || !String(error.message).includes('hook-process.cjs')) throw error;
+    // Built by tsc alone (no bundle): the same shim as ES modules, a few milliseconds slower. Only
+    // the bundle itself missing: the first line names the module that was not found.
+    if (error.code !== 'MODULE_NOT_FOUND' || !error.message.split('\n')[0].includes('hook-process.cjs'))
+      throw error;
   }
   if (shim) shim.runHookProcess(argv.slice(1));
   else import('../dist/src/cli/hook-process.js').then((m) => m.runHookProcess(argv.slice(1)));
