@@ -5,10 +5,11 @@
  *   the certificate, recorded signed and fdatasync'd, answered) vs a bare node:http server that
  *   signs and fdatasyncs a record-sized line per request: p50 ≤ 1.5×, p99 ≤ 2×;
  * - sustained ingest: 8 sessions × 4 requests in flight vs the same floor group-committing: ≥ 0.5×;
- * - the `tally hook claude-code` shim, whole (start, request, answer) vs `node -e 0`: ≤ 1.2×.
+ * - the `tally hook claude-code` shim, whole (start, request, answer) vs `node -e 0`: ≤ 1.2×; and,
+ *   to tell the shim's own cost from the recorder's, the same shim answered at once by a bare server.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -58,7 +59,10 @@ function payload(repo: string, i: number): Buffer {
   );
 }
 
-function startFloor(mode: 'each' | 'group', file: string): Promise<{ port: number; child: ChildProcess }> {
+function startFloor(
+  mode: 'each' | 'group' | 'answer',
+  file: string,
+): Promise<{ port: number; child: ChildProcess }> {
   const child = spawn(process.execPath, [FLOOR, mode, file], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve) =>
     child.stdout!.once('data', (d: Buffer) => resolve({ port: Number(String(d).trim()), child })),
@@ -190,6 +194,7 @@ const bench: BenchModule = {
     const floorFile = join(t.dir, 'floor.log');
     const floor = await startFloor('each', floorFile);
     const group = await startFloor('group', join(t.dir, 'floor-group.log'));
+    const answering = await startFloor('answer', '/dev/null');
     try {
       const repo = t.repos[0]!;
       const headers = { authorization: `Bearer ${t.secret}`, 'x-tally-session': repo.session };
@@ -250,9 +255,20 @@ const bench: BenchModule = {
         }),
       );
       const shimEnv = { ...t.env, TALLY_SESSION: repo.session };
+      // The same shim answered at once by a bare node:http server: what the shim itself costs,
+      // apart from the recorder's work on the event (judged, signed, fdatasync'd).
+      const floorHome = join(t.dir, 'floor-home');
+      mkdirSync(join(floorHome, 'run'), { recursive: true });
+      writeFileSync(join(floorHome, 'recorder.json'), JSON.stringify({ port: answering.port }));
+      writeFileSync(join(floorHome, 'run', 'recorder.secret'), t.secret, { mode: 0o600 });
+      const floorEnv = { ...shimEnv, TALLY_HOME: floorHome };
       const shim: number[] = [];
+      const shimToFloor: number[] = [];
       const bare: number[] = [];
+      // The bare-server run first: after the recorder's, it would share the CPUs with the work the
+      // recorder goes on with once it has answered.
       for (let i = 0; i < 25; i++) {
+        shimToFloor.push(timeProcess([TALLY, 'hook', 'claude-code', '--fail', 'open'], shimInput, floorEnv));
         shim.push(timeProcess([TALLY, 'hook', 'claude-code', '--fail', 'open'], shimInput, shimEnv));
         bare.push(timeProcess(['-e', '0'], Buffer.alloc(0), shimEnv));
       }
@@ -267,6 +283,13 @@ const bench: BenchModule = {
         sh.push(timeProcess([shShim, 'claude-code', '--fail', 'open'], shimInput, shimEnv, 'dash'));
         twoSpawns.push(timeProcess(['-c', anchor], shimInput, shimEnv, 'sh'));
       }
+      results.push({
+        name: '`tally hook claude-code` answered at once by a bare server, whole, median of 25',
+        measured: `${median(shimToFloor).toFixed(1)} ms`,
+        baseline: `node -e 0 ${median(bare).toFixed(1)} ms`,
+        ratio: median(shimToFloor) / median(bare),
+        target: 'report (the shim alone)',
+      });
       results.push({
         name: '`bin/tally-hook` (POSIX sh + curl), whole, median of 25',
         measured: `${median(sh).toFixed(1)} ms`,
@@ -284,6 +307,7 @@ const bench: BenchModule = {
     } finally {
       floor.child.kill('SIGTERM');
       group.child.kill('SIGTERM');
+      answering.child.kill('SIGTERM');
       spawnSync(process.execPath, [TALLY, 'recorder', 'stop'], { env: t.env, cwd: t.repos[0]!.dir });
       keepAlive.destroy();
       rmSync(t.dir, { recursive: true, force: true });

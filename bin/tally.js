@@ -1,20 +1,24 @@
 #!/usr/bin/env node
-// `tally hook …` is on the hot path of every hook an agent runs: it loads the shim alone, not the CLI.
+// CommonJS (bin/package.json), so that `tally hook …`, on the hot path of every hook an agent runs,
+// starts no ES module loader: it loads one bundled file, the shim alone, not the CLI.
+'use strict';
 const argv = process.argv.slice(2);
 if (argv[0] === 'hook' && !argv.includes('--help') && !argv.includes('-h')) {
-  const { runHookShim } = await import('../dist/src/cli/hook-shim.js');
-  const stdin = async () => {
-    const chunks = [];
-    for await (const chunk of process.stdin) chunks.push(chunk);
-    return Buffer.concat(chunks);
-  };
-  process.exitCode = await runHookShim(argv.slice(1), {
-    stdin,
-    stdout: (t) => process.stdout.write(t),
-    stderr: (t) => process.stderr.write(t),
-    env: process.env,
-  });
+  let shim;
+  try {
+    shim = require('../dist/src/cli/hook-process.cjs');
+  } catch (error) {
+    // Built by tsc alone (no bundle): the same shim as ES modules, a few milliseconds slower. Only
+    // the bundle itself missing: the first line names the module that was not found.
+    if (error.code !== 'MODULE_NOT_FOUND' || !error.message.split('\n')[0].includes('hook-process.cjs'))
+      throw error;
+  }
+  if (shim) shim.runHookProcess(argv.slice(1));
+  else import('../dist/src/cli/hook-process.js').then((m) => m.runHookProcess(argv.slice(1)));
 } else {
-  const { main } = await import('../dist/src/cli/main.js');
-  process.exitCode = await main(argv);
+  import('../dist/src/cli/main.js')
+    .then(({ main }) => main(argv))
+    .then((code) => {
+      process.exitCode = code;
+    });
 }

@@ -1,6 +1,7 @@
-// Builds the browser verifier: one script from the same src/core and src/evidence modules the CLI
-// runs, with the Node.js built-ins they import replaced by the browser seams of
-// src/hub/pages/verifier/ (WebCrypto-checked signatures, a synchronous SHA-256, POSIX paths).
+// Builds the two bundles. The browser verifier: one script from the same src/core and src/evidence
+// modules the CLI runs, with the Node.js built-ins they import replaced by the browser seams of
+// src/hub/pages/verifier/ (WebCrypto-checked signatures, a synchronous SHA-256, POSIX paths). And
+// the command hook shim (below).
 import { build } from 'esbuild';
 
 const seams = 'src/hub/pages/verifier';
@@ -29,4 +30,26 @@ await build({
   inject: [`./${seams}/buffer-global.ts`],
   // The worker pool (import.meta.url) is never started in a page: the verifier runs with workers: 0.
   logOverride: { 'empty-import-meta': 'silent' },
+});
+
+// The command hook shim (bin/tally.js hook …), on the hot path of every hook: hook-process.ts and
+// its few imports as one CommonJS file, so a hook loads one file and starts no ES module loader.
+// The recorder's client, loaded only when a SessionStart finds no recorder, stays the compiled ES
+// module beside it.
+await build({
+  entryPoints: ['src/cli/hook-process.ts'],
+  outfile: 'dist/src/cli/hook-process.cjs',
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  plugins: [
+    {
+      name: 'recorder-client-stays-outside',
+      setup(b) {
+        b.onResolve({ filter: /\/recorder\/client\.js$/ }, (args) => ({ path: args.path, external: true }));
+      },
+    },
+  ],
 });

@@ -3,7 +3,8 @@
  * node:http server on 127.0.0.1 that, per request, reads the body, signs a record-sized message
  * (Ed25519 over the DSSE pre-authentication encoding of the body) and appends the line to a file,
  * durable before it answers — one fdatasync per request (`each`) or shared by every request that
- * arrived while a sync ran (`group`, as the recorder's file store does). Prints its port.
+ * arrived while a sync ran (`group`, as the recorder's file store does); or answers at once, with
+ * nothing signed or written (`answer`: a hook client's own cost). Prints its port.
  */
 import { sign } from 'node:crypto';
 
@@ -44,7 +45,8 @@ const server = createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
       res.end('{}');
     };
-    if (mode === 'group') {
+    if (mode === 'answer') answer();
+    else if (mode === 'group') {
       queue.push({ line, done: answer });
       void flush();
     } else {

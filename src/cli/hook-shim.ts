@@ -4,18 +4,16 @@
  * SessionStart (which Claude Code never sends over http) starts the recorder when it is down.
  * When the recorder cannot be reached the payload is spooled (ingested, once, when it next
  * starts) and the agent is answered as the registration's failure policy says: `--fail closed`
- * denies a tool call, `--fail open` lets it run. bin/tally.js loads this module directly, without
- * the rest of the CLI, so a hook costs little more than starting node.
+ * denies a tool call, `--fail open` lets it run. bin/tally.js runs it (bundled with
+ * hook-process.ts into one CommonJS file) without the rest of the CLI, so a hook costs little more
+ * than starting node: keep its imports to node: built-ins and these few modules.
  */
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { homeOf, locateRecorder } from '../recorder/locate.js';
 import { appendSpool } from '../recorder/spool-file.js';
+import { type HookReply, postHook, RecorderUnreachable } from './hook-post.js';
 
 const SESSION_ENV = 'TALLY_SESSION';
-
-/** A delivery that did not reach the recorder. */
-class Unreachable extends Error {}
 
 function eventId(): string {
   // Unique enough to tell this payload's spooled copy from its delivered one; not a secret.
@@ -124,14 +122,20 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
     let found = locateRecorder(home);
     // The body is the payload as received: bytes, not a re-serialisation.
     const post = () => {
-      if (found === null) throw new Unreachable('no recorder is configured');
-      return postBytes(found.port, found.secret, path, bytes, headers);
+      if (found === null) throw new RecorderUnreachable('no recorder is configured');
+      return postHook(
+        found.port,
+        path,
+        { ...headers, authorization: `Bearer ${found.secret}` },
+        bytes,
+        60_000,
+      );
     };
-    let reply: { status: number; text: string };
+    let reply: HookReply;
     try {
       reply = await post();
     } catch (error) {
-      if (!(error instanceof Unreachable) || event !== CHANNELS[channel]!.start) throw error;
+      if (!(error instanceof RecorderUnreachable) || event !== CHANNELS[channel]!.start) throw error;
       // The one event that starts the recorder: it is the first of every session. Only now is
       // the rest of the recorder's client loaded.
       const { RecorderClient } = await import('../recorder/client.js');
@@ -178,39 +182,4 @@ function safeParse(bytes: Buffer): unknown {
   } catch {
     return { unparsed_b64: bytes.toString('base64') };
   }
-}
-
-async function postBytes(
-  port: number,
-  secret: string,
-  path: string,
-  body: Buffer,
-  headers: Record<string, string>,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path,
-        headers: { ...headers, authorization: `Bearer ${secret}`, 'content-length': String(body.length) },
-        timeout: 60_000,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        new Unreachable(`the recorder on 127.0.0.1:${port} did not answer: ${error.code ?? error.message}`),
-      ),
-    );
-    req.end(body);
-  });
 }

@@ -1,0 +1,264 @@
+/**
+ * `tally hook` as a whole process: bin/tally.js runs the bundled shim (dist/src/cli/hook-process.cjs,
+ * nothing else loaded), and it behaves exactly as the ES module it is built from — the request the
+ * recorder gets, the answer, the exit code, stderr and the spool — answered, refused and with the
+ * recorder down. stdin that is non-blocking still reads whole, and without the bundle bin/tally.js
+ * falls back to the module.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from '../temp.js';
+import { TALLY_BIN } from './tally-process.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const MODULE = new URL('../../src/cli/hook-process.js', import.meta.url).href;
+const SECRET = 'ab'.repeat(32);
+
+interface Seen {
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  seen: Seen[];
+  spool: Record<string, unknown>[];
+}
+
+type Answer = (seen: Seen) => { status: number; parts: string[] };
+
+const closers: (() => void)[] = [];
+after(() => {
+  for (const close of closers) close();
+});
+
+/** A recorder stand-in on 127.0.0.1 with its port and secret where the shim looks for them. */
+async function fakeRecorder(answer: Answer | null): Promise<{ home: string; seen: Seen[] }> {
+  const home = join(tempDir('tally-hook-process-'), 'home');
+  mkdirSync(join(home, 'run'), { recursive: true });
+  writeFileSync(join(home, 'run', 'recorder.secret'), `${SECRET}\n`, { mode: 0o600 });
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const s = { url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      seen.push(s);
+      const { status, parts } = answer!(s);
+      res.statusCode = status;
+      for (const part of parts.slice(0, -1)) res.write(part);
+      res.end(parts.at(-1));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  if (answer === null) await new Promise<void>((resolve) => server.close(() => resolve()));
+  else closers.push(() => server.close());
+  writeFileSync(join(home, 'recorder.json'), `${JSON.stringify({ port })}\n`);
+  return { home, seen };
+}
+
+function run(argv: string[], env: NodeJS.ProcessEnv, stdin: string) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, argv, { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+const entries = {
+  bundle: (args: string[]) => [TALLY_BIN, 'hook', ...args],
+  module: (args: string[]) => [
+    '--input-type=module',
+    '-e',
+    `const m = await import(${JSON.stringify(MODULE)}); m.runHookProcess(process.argv.slice(1));`,
+    '--',
+    ...args,
+  ],
+};
+
+/** One hook through `entry`, against a fresh recorder stand-in answering `answer` (null: down). */
+async function hookThrough(
+  entry: keyof typeof entries,
+  args: string[],
+  payload: string,
+  answer: Answer | null,
+): Promise<Outcome> {
+  const { home, seen } = await fakeRecorder(answer);
+  const env = { PATH: process.env.PATH, HOME: join(home, '..'), TALLY_HOME: home, TALLY_SESSION: 'ses_hp1' };
+  const ran = await run(entries[entry](args), env, payload);
+  const spoolFile = join(home, 'spool', 'claude-code.jsonl');
+  const spool = existsSync(spoolFile)
+    ? readFileSync(spoolFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    : [];
+  return { ...ran, seen, spool };
+}
+
+/** What must be equal between two runs: event ids, times and ports differ. */
+function comparable(o: Outcome) {
+  const port = (text: string) => text.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT');
+  return {
+    code: o.code,
+    stdout: port(o.stdout),
+    stderr: port(o.stderr),
+    seen: o.seen.map((s) => ({
+      url: s.url,
+      body: s.body,
+      headers: { ...s.headers, host: 'HOST', 'x-tally-event-id': 'ID' },
+    })),
+    spool: o.spool.map(({ id: _id, received_at: _at, ...rest }) => rest),
+  };
+}
+
+const pre = JSON.stringify({
+  session_id: 'h1',
+  cwd: '/tmp',
+  hook_event_name: 'PreToolUse',
+  tool_name: 'Bash',
+  tool_input: { command: 'ls' },
+  tool_use_id: 'toolu_1',
+});
+const deny = JSON.stringify({
+  hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny' },
+});
+
+describe('tally hook, the process', () => {
+  it('answered: the payload and headers reach the recorder as given, its answer is printed', async () => {
+    const answer: Answer = () => ({ status: 200, parts: [deny.slice(0, 10), deny.slice(10)] });
+    const args = ['claude-code', '--agent', 'coder'];
+    const bundle = await hookThrough('bundle', args, pre, answer);
+    const module = await hookThrough('module', args, pre, answer);
+    assert.equal(bundle.code, 0, bundle.stderr);
+    assert.equal(bundle.stdout, deny);
+    assert.equal(bundle.stderr, '');
+    const [seen = assert.fail('nothing reached the recorder')] = bundle.seen;
+    assert.equal(seen.url, '/hooks/claude-code?agent=coder');
+    assert.equal(seen.body, pre);
+    assert.equal(seen.headers.authorization, `Bearer ${SECRET}`);
+    assert.equal(seen.headers['x-tally-session'], 'ses_hp1');
+    assert.equal(seen.headers['content-type'], 'application/json');
+    assert.match(String(seen.headers['x-tally-event-id']), /^evt_[0-9a-f]+$/);
+    assert.deepEqual(bundle.spool, []);
+    assert.deepEqual(comparable(bundle), comparable(module));
+  });
+
+  it('refused (500) or down: spooled, answered by --fail, the same from the bundle and the module', async () => {
+    const refused: Answer = () => ({ status: 500, parts: ['{"error":{"code":"x","message":"broken"}}'] });
+    for (const [args, answer, expect] of [
+      [['claude-code'], refused, /"permissionDecision":"deny"/],
+      [['claude-code', '--fail', 'open'], null, /^\{\}$/],
+      [['claude-code', '--fail', 'closed'], null, /"permissionDecision":"deny"/],
+    ] as const) {
+      const bundle = await hookThrough('bundle', [...args], pre, answer);
+      const module = await hookThrough('module', [...args], pre, answer);
+      assert.equal(bundle.code, 0, bundle.stderr);
+      assert.match(bundle.stdout, expect);
+      assert.match(bundle.stderr, answer ? /it answered 500: .*broken/ : /ECONNREFUSED/);
+      assert.equal(bundle.spool.length, 1);
+      assert.equal((bundle.spool[0]!.payload as { tool_use_id: string }).tool_use_id, 'toolu_1');
+      assert.equal(bundle.spool[0]!.session, 'ses_hp1');
+      assert.deepEqual(comparable(bundle), comparable(module));
+    }
+  });
+
+  it('an unknown agent is a usage error (2), from both', async () => {
+    const bundle = await hookThrough('bundle', ['nobody'], pre, null);
+    const module = await hookThrough('module', ['nobody'], pre, null);
+    assert.equal(bundle.code, 2);
+    assert.match(bundle.stderr, /expected an agent \(claude-code,/);
+    assert.deepEqual(comparable(bundle), comparable(module));
+  });
+
+  it('loads the bundle and nothing else of Tally', async () => {
+    const { home } = await fakeRecorder(() => ({ status: 200, parts: ['{}'] }));
+    const probe = join(home, 'probe.cjs');
+    writeFileSync(
+      probe,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(join(home, 'loaded.json'))}, JSON.stringify(Object.keys(require.cache))));\n`,
+    );
+    const ran = await run(
+      ['--require', probe, ...entries.bundle(['claude-code'])],
+      { TALLY_HOME: home },
+      pre,
+    );
+    assert.equal(ran.stdout, '{}', ran.stderr);
+    const loaded = (JSON.parse(readFileSync(join(home, 'loaded.json'), 'utf8')) as string[]).filter(
+      (f) => f !== probe,
+    );
+    assert.deepEqual(loaded, [TALLY_BIN, join(ROOT, 'dist', 'src', 'cli', 'hook-process.cjs')]);
+  });
+
+  it('reads a non-blocking stdin whole: what the descriptor had, then the rest from the stream', async () => {
+    const { home, seen } = await fakeRecorder(() => ({ status: 200, parts: ['{}'] }));
+    // A parent (here a preload) that left stdin non-blocking: opening process.stdin on a pipe
+    // does that. Half the payload now, the rest later: the first read finds it, the next EAGAIN.
+    const probe = join(home, 'nonblocking.cjs');
+    writeFileSync(probe, 'void process.stdin;\n');
+    const ran = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--require', probe, ...entries.bundle(['claude-code'])], {
+        env: { TALLY_HOME: home },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.write(pre.slice(0, 40));
+      setTimeout(() => child.stdin.end(pre.slice(40)), 300);
+    });
+    assert.equal(ran.stdout, '{}', ran.stderr);
+    assert.equal(seen[0]?.body, pre);
+  });
+
+  it('without the bundle (a tsc-only build), bin/tally.js runs the module instead', async () => {
+    // bin/ copied beside a dist/ of links to the real one, less the bundle.
+    const tree = tempDir('tally-hook-nobundle-');
+    mkdirSync(join(tree, 'bin'));
+    for (const f of ['tally.js', 'package.json']) copyFileSync(join(ROOT, 'bin', f), join(tree, 'bin', f));
+    const src = join(ROOT, 'dist', 'src');
+    mkdirSync(join(tree, 'dist', 'src', 'cli'), { recursive: true });
+    for (const name of readdirSync(src))
+      if (name !== 'cli') symlinkSync(join(src, name), join(tree, 'dist', 'src', name));
+    for (const name of readdirSync(join(src, 'cli')))
+      if (name !== 'hook-process.cjs')
+        symlinkSync(join(src, 'cli', name), join(tree, 'dist', 'src', 'cli', name));
+    const { home, seen } = await fakeRecorder(() => ({ status: 200, parts: ['{"via":"module"}'] }));
+    const ran = await run([join(tree, 'bin', 'tally.js'), 'hook', 'claude-code'], { TALLY_HOME: home }, pre);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(ran.stdout, '{"via":"module"}');
+    assert.equal(seen[0]?.body, pre);
+  });
+});
