@@ -31,8 +31,15 @@ export interface TallyProject {
   tally: (args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
-/** `tally init` and `tally agent register --name coder …` in `dir`, with its own TALLY_HOME in `home`. */
-export async function tallyProject(dir: string, home: string): Promise<TallyProject> {
+/**
+ * `tally init` and `tally agent register --name coder …` (the certificate's rules, CERTIFICATE by
+ * default) in `dir`, with its own TALLY_HOME in `home`.
+ */
+export async function tallyProject(
+  dir: string,
+  home: string,
+  certificate: readonly string[] = CERTIFICATE,
+): Promise<TallyProject> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: home,
@@ -40,7 +47,7 @@ export async function tallyProject(dir: string, home: string): Promise<TallyProj
     TALLY_RECORDER_IDLE_MS: '4000',
   };
   const tally = (args: string[]) => runTally(args, { cwd: dir, env });
-  for (const args of [['init'], ['agent', 'register', '--name', 'coder', ...CERTIFICATE]]) {
+  for (const args of [['init'], ['agent', 'register', '--name', 'coder', ...certificate]]) {
     const ran = await tally(args);
     if (ran.code !== 0) throw new Error(`tally ${args.join(' ')}: ${ran.stderr}`);
   }
