@@ -45,3 +45,15 @@ export function percentile(sorted: number[], p: number): number {
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[index]!;
 }
+
+export function median(xs: number[]): number {
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+}
+
+/** "min–max" of a sample, rounded to whole units. */
+export function spread(xs: number[]): string {
+  return `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
+}

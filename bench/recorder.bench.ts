@@ -14,7 +14,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BenchModule, type BenchResult, percentile } from './harness.js';
+import { type BenchModule, type BenchResult, median, percentile } from './harness.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const TALLY = join(here, '..', '..', 'bin', 'tally.js');
@@ -179,12 +179,6 @@ function timeProcess(
   spawnSync(program, argv, { input, env, stdio: ['pipe', 'ignore', 'ignore'] });
   return Number(process.hrtime.bigint() - t) / 1e6;
 }
-
-const median = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    50,
-  );
 
 const bench: BenchModule = {
   title: 'session recorder: hook hot path, sustained ingest, the command shim',

@@ -83,6 +83,37 @@ export function isShimCommand(command: unknown, channel: string): boolean {
   );
 }
 
+/** The recorder's hook URL for `channel` (the marker by which Tally's http hooks are told apart). */
+export function recorderHookUrl(channel: string, port: number, agent?: string): string {
+  return `http://127.0.0.1:${port}/hooks/${channel}${agent ? `?agent=${encodeURIComponent(agent)}` : ''}`;
+}
+
+/** True for a URL recorderHookUrl made for `channel`, whatever the port or agent. */
+export function isRecorderHookUrl(url: unknown, channel: string): boolean {
+  return (
+    typeof url === 'string' && new RegExp(`^http://127\\.0\\.0\\.1:\\d+/hooks/${channel}(\\?|$)`).test(url)
+  );
+}
+
+/**
+ * An http hook (Claude Code's format) posting to the recorder, authenticated from the agent's
+ * environment: `tally run` (or `eval "$(tally recorder env)"`) puts the secret and the session there.
+ */
+export function recorderHttpHook(
+  channel: string,
+  port: number,
+  timeoutS: number,
+  agent?: string,
+): JsonObject {
+  return {
+    type: 'http',
+    url: recorderHookUrl(channel, port, agent),
+    headers: { Authorization: 'Bearer $TALLY_RECORDER_SECRET', 'X-Tally-Session': '$TALLY_SESSION' },
+    allowedEnvVars: ['TALLY_RECORDER_SECRET', 'TALLY_SESSION'],
+    timeout: timeoutS,
+  };
+}
+
 export interface ShimHookOptions {
   /** How tally is invoked from the agent's shell (e.g. `tally` or `node /…/bin/tally.js`). */
   tally: string;

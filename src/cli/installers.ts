@@ -26,6 +26,7 @@ import {
 } from '../capture/cursor/hooks.js';
 import { GEMINI_CLI_GAPS } from '../capture/gemini-cli/answer.js';
 import {
+  geminiCliHooks,
   geminiSettingsPath,
   planGeminiCliHooks,
   withGeminiTallyHooks,
@@ -38,7 +39,9 @@ import { isShimCommand, type NativeEventSpec, planNativeHooks, shimHooksBlock } 
 import {
   planQwenCodeHooks,
   QWEN_CODE_GAPS,
+  qwenCodeHooks,
   qwenSettingsPath,
+  qwenTransport,
   withoutQwenTallyHooks,
   withQwenTallyHooks,
 } from '../capture/qwen-code/hooks.js';
@@ -154,11 +157,9 @@ const geminiCli: Installer = {
   ownManagedFile: false,
   plan: (registration) => shimPlans(planGeminiCliHooks(withCertificateJudge(registration))),
   hooks: (registration, wiring) =>
-    shimHooksBlock(planGeminiCliHooks(withCertificateJudge(registration)), {
+    geminiCliHooks(planGeminiCliHooks(withCertificateJudge(registration)), {
       tally: wiring.tally,
       ...(wiring.sh ? { sh: wiring.sh } : {}),
-      channel: 'gemini-cli',
-      timeoutUnit: 'ms',
       ...(wiring.agent ? { agent: wiring.agent } : {}),
     }),
   merge: withGeminiTallyHooks,
@@ -170,18 +171,16 @@ const geminiCli: Installer = {
 const qwenCode: Installer = {
   agent: 'qwen-code',
   label: 'Qwen Code',
-  transports: ['command'],
+  transports: ['command', 'http'],
   path: qwenSettingsPath,
   ownManagedFile: false,
-  plan: (registration) => shimPlans(planQwenCodeHooks(withCertificateJudge(registration))),
+  plan: (registration, transport) =>
+    planQwenCodeHooks(withCertificateJudge(registration)).map((p) => ({
+      ...shimPlans([p])[0]!,
+      transport: qwenTransport(p, transport),
+    })),
   hooks: (registration, wiring) =>
-    shimHooksBlock(planQwenCodeHooks(withCertificateJudge(registration)), {
-      tally: wiring.tally,
-      ...(wiring.sh ? { sh: wiring.sh } : {}),
-      channel: 'qwen-code',
-      timeoutUnit: 's',
-      ...(wiring.agent ? { agent: wiring.agent } : {}),
-    }),
+    qwenCodeHooks(planQwenCodeHooks(withCertificateJudge(registration)), wiring),
   merge: withQwenTallyHooks,
   remove: withoutQwenTallyHooks,
   gaps: QWEN_CODE_GAPS,

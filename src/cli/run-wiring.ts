@@ -6,7 +6,8 @@
  * in, and whose every other entry is a link to the user's own (credentials, history, memory).
  * What the agent created there during the run is moved back afterwards. Codex keeps hook trust in
  * config.toml, so the run gets a copy of the user's, in which Codex itself records the trust of
- * this run's hooks. (A system settings file would need no copying, but Gemini CLI skips one whose
+ * this run's hooks. The run puts the recorder's secret and the session in the agent's environment,
+ * so an agent with http hooks (Qwen Code) gets them where its failure policy allows. (A system settings file would need no copying, but Gemini CLI skips one whose
  * directories are not all root-owned and closed to others, which a session directory is not.)
  */
 import {
@@ -129,10 +130,8 @@ export async function wireRun(
   const userDir = home.dir(options.env);
   const userHooks = join(userDir, home.hooks);
   const base = parseSettings(existsSync(userHooks) ? readFileSync(userHooks, 'utf8') : undefined, userHooks);
-  const merged = installer.merge(
-    base,
-    installer.hooks(options.registration, { ...wiring, transport: 'command' }),
-  );
+  const transport = installer.transports.includes('http') ? 'http' : 'command';
+  const merged = installer.merge(base, installer.hooks(options.registration, { ...wiring, transport }));
   const own: Record<string, string> = { [home.hooks]: `${JSON.stringify(merged, null, 2)}\n` };
   for (const name of home.copied ?? [])
     own[name] = existsSync(join(userDir, name)) ? readFileSync(join(userDir, name), 'utf8') : '';

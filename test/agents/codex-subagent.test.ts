@@ -13,7 +13,14 @@ import { call, namespacedCall, type ScriptInput, type Step, text } from './model
 import { asArray, asRecord } from './model/server.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
-import { packageRecords, receiptOf, runSummary, tallyProject, underTallyRun } from './tally-flow.js';
+import {
+  CERTIFICATE,
+  packageRecords,
+  receiptOf,
+  runSummary,
+  tallyProject,
+  underTallyRun,
+} from './tally-flow.js';
 import { stopRecorder } from './tally-run-check.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
@@ -198,8 +205,8 @@ describe('Codex subagents (real CLI, scripted model)', () => {
     const home = makeTempDir('tally-home');
     try {
       const project = await tallyProject(repo.dir, home, [
-        'collaborationspawn_agent',
-        'collaborationwait_agent',
+        ...CERTIFICATE,
+        ...['collaborationspawn_agent', 'collaborationwait_agent'].flatMap((a) => ['--allow', a]),
       ]);
       const run = await runAgent({
         agent: 'codex',

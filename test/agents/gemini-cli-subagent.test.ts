@@ -13,7 +13,14 @@ import { call, calls, type ScriptInput, type Step, text } from './model/script.j
 import { asArray, asRecord } from './model/server.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
-import { packageRecords, receiptOf, runSummary, tallyProject, underTallyRun } from './tally-flow.js';
+import {
+  CERTIFICATE,
+  packageRecords,
+  receiptOf,
+  runSummary,
+  tallyProject,
+  underTallyRun,
+} from './tally-flow.js';
 import { stopRecorder } from './tally-run-check.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
@@ -198,7 +205,10 @@ describe('Gemini CLI subagents (real CLI, scripted model)', () => {
     const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
     const home = makeTempDir('tally-home');
     try {
-      const project = await tallyProject(repo.dir, home, ['invoke_agent', 'complete_task']);
+      const project = await tallyProject(repo.dir, home, [
+        ...CERTIFICATE,
+        ...['invoke_agent', 'complete_task'].flatMap((a) => ['--allow', a]),
+      ]);
       const run = await runAgent({
         agent: 'gemini-cli',
         cwd: repo.dir,
@@ -265,7 +275,10 @@ describe('Gemini CLI subagents (real CLI, scripted model)', () => {
     const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
     const home = makeTempDir('tally-home');
     try {
-      const project = await tallyProject(repo.dir, home, ['invoke_agent', 'complete_task']);
+      const project = await tallyProject(repo.dir, home, [
+        ...CERTIFICATE,
+        ...['invoke_agent', 'complete_task'].flatMap((a) => ['--allow', a]),
+      ]);
       const run = await runAgent({
         agent: 'gemini-cli',
         cwd: repo.dir,

@@ -32,10 +32,14 @@ export interface TallyProject {
 }
 
 /**
- * `tally init` and `tally agent register --name coder …` in `dir`, with its own TALLY_HOME in `home`;
- * `allow` adds bare-name allows (an agent's own delegation tools).
+ * `tally init` and `tally agent register --name coder …` (the certificate's rules, CERTIFICATE by
+ * default) in `dir`, with its own TALLY_HOME in `home`.
  */
-export async function tallyProject(dir: string, home: string, allow: string[] = []): Promise<TallyProject> {
+export async function tallyProject(
+  dir: string,
+  home: string,
+  certificate: readonly string[] = CERTIFICATE,
+): Promise<TallyProject> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: home,
@@ -43,10 +47,7 @@ export async function tallyProject(dir: string, home: string, allow: string[] = 
     TALLY_RECORDER_IDLE_MS: '4000',
   };
   const tally = (args: string[]) => runTally(args, { cwd: dir, env });
-  for (const args of [
-    ['init'],
-    ['agent', 'register', '--name', 'coder', ...CERTIFICATE, ...allow.flatMap((a) => ['--allow', a])],
-  ]) {
+  for (const args of [['init'], ['agent', 'register', '--name', 'coder', ...certificate]]) {
     const ran = await tally(args);
     if (ran.code !== 0) throw new Error(`tally ${args.join(' ')}: ${ran.stderr}`);
   }

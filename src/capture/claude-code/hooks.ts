@@ -11,7 +11,14 @@
 
 import type { Registration } from '../../ahp/registration/types.js';
 import type { JsonObject } from '../../core/json.js';
-import { isShimCommand, type NativeEventSpec, planNativeHooks, shimCommand } from '../plan.js';
+import {
+  isRecorderHookUrl,
+  isShimCommand,
+  type NativeEventSpec,
+  planNativeHooks,
+  recorderHttpHook,
+  shimCommand,
+} from '../plan.js';
 import { CLAUDE_CODE_EVENTS, type ClaudeCodeEvent } from './translate.js';
 
 /** The AHP event each native event becomes (what subscriptions select). */
@@ -77,11 +84,6 @@ export function planHooks(registration: Registration): HookPlan[] {
   }));
 }
 
-/** The recorder's hook URL (the marker by which Tally's hooks are told apart from the user's). */
-export function hookUrl(port: number, agent?: string): string {
-  return `http://127.0.0.1:${port}/hooks/claude-code${agent ? `?agent=${encodeURIComponent(agent)}` : ''}`;
-}
-
 /** The settings `hooks` block: `{Event: [{matcher?, hooks: [hook]}]}`. */
 export function claudeCodeHooks(
   plans: readonly HookPlan[],
@@ -97,11 +99,7 @@ export function claudeCodeHooks(
           timeout: plan.timeoutS,
         }
       : {
-          type: 'http',
-          url: hookUrl(options.port, options.agent),
-          headers: { Authorization: 'Bearer $TALLY_RECORDER_SECRET', 'X-Tally-Session': '$TALLY_SESSION' },
-          allowedEnvVars: ['TALLY_RECORDER_SECRET', 'TALLY_SESSION'],
-          timeout: plan.timeoutS,
+          ...recorderHttpHook('claude-code', options.port, plan.timeoutS, options.agent),
           ...(plan.failClosed ? { onFailure: 'block' } : {}),
         };
     out[plan.event] = [{ ...(TOOL_EVENTS.has(plan.event) ? { matcher: '' } : {}), hooks: [hook] }];
@@ -113,8 +111,7 @@ export function claudeCodeHooks(
 export function isTallyHook(hook: unknown): boolean {
   if (typeof hook !== 'object' || hook === null) return false;
   const h = hook as { type?: unknown; url?: unknown; command?: unknown };
-  if (h.type === 'http' && typeof h.url === 'string')
-    return /^http:\/\/127\.0\.0\.1:\d+\/hooks\/claude-code(\?|$)/.test(h.url);
+  if (h.type === 'http') return isRecorderHookUrl(h.url, 'claude-code');
   if (h.type === 'command') return isShimCommand(h.command, 'claude-code');
   return false;
 }

@@ -23,75 +23,101 @@ interface Message {
   error?: { message?: string };
 }
 
-/** Answers to `requests`, sent after the handshake, by their position. */
-async function ask(
+type Request = (method: string, params: unknown) => Promise<unknown>;
+
+/**
+ * One `codex app-server` for a conversation: after the handshake, `use` sends requests one after
+ * another, each answered before the next is chosen; then the server's stdin is closed and its
+ * exit awaited. One process for a whole trust (list, write, list again): each start of the
+ * native binary costs hundreds of milliseconds.
+ */
+async function withAppServer<T>(
   codex: string,
   env: NodeJS.ProcessEnv,
   cwd: string,
-  requests: { method: string; params: unknown }[],
-): Promise<unknown[]> {
+  use: (request: Request) => Promise<T>,
+): Promise<T> {
   const child = spawn(codex, ['app-server'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
-  const answers = new Map<number, Message>();
+  const waiting = new Map<number, { resolve: (m: Message) => void; reject: (e: Error) => void }>();
+  let failure: Error | undefined;
   let pending = '';
   let stderr = '';
+  const fail = (error: Error): void => {
+    failure ??= error;
+    for (const w of waiting.values()) w.reject(failure);
+    waiting.clear();
+  };
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     stderr += d;
   });
-  const finished = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(
-        new CaptureError(
-          'bad-payload',
-          `codex app-server did not answer within 30 s: ${stderr.slice(0, 300)}`,
-        ),
-      );
-    }, 30_000);
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    pending += d;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      let message: Message;
+      try {
+        message = JSON.parse(line) as Message;
+      } catch {
+        continue;
+      }
+      if (typeof message.id !== 'number' || message.method !== undefined) continue;
+      waiting.get(message.id)?.resolve(message);
+      waiting.delete(message.id);
+    }
+  });
+  const exited = new Promise<void>((resolve) => {
     child.once('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(
+      fail(
         new CaptureError('bad-payload', `cannot start ${codex} app-server: ${error.code ?? error.message}`),
       );
+      resolve();
     });
     child.once('exit', () => {
-      clearTimeout(timer);
-      if (answers.size > requests.length) resolve();
-      else reject(new CaptureError('bad-payload', `codex app-server exited early: ${stderr.slice(0, 300)}`));
-    });
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      pending += d;
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) {
-        let message: Message;
-        try {
-          message = JSON.parse(line) as Message;
-        } catch {
-          continue;
-        }
-        if (typeof message.id === 'number' && message.method === undefined) answers.set(message.id, message);
-      }
-      if (answers.size > requests.length) child.stdin.end();
+      fail(new CaptureError('bad-payload', `codex app-server exited early: ${stderr.slice(0, 300)}`));
+      resolve();
     });
   });
-  const send = (m: unknown): void => {
-    child.stdin.write(`${JSON.stringify(m)}\n`);
+  const timer = setTimeout(() => {
+    fail(
+      new CaptureError('bad-payload', `codex app-server did not answer within 30 s: ${stderr.slice(0, 300)}`),
+    );
+    child.kill('SIGKILL');
+  }, 30_000);
+  let next = 0;
+  const send = (method: string, params: unknown): Promise<Message> => {
+    const id = next++;
+    const answer = new Promise<Message>((resolve, reject) => {
+      if (failure) reject(failure);
+      else waiting.set(id, { resolve, reject });
+    });
+    child.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
+    return answer;
   };
-  send({ id: 0, method: 'initialize', params: { clientInfo: { name: 'tally', version: '0' } } });
-  send({ method: 'initialized' });
-  requests.forEach((r, i) => {
-    send({ id: i + 1, method: r.method, params: r.params });
-  });
-  await finished;
-  return requests.map((_, i) => {
-    const answer = answers.get(i + 1);
-    if (answer?.error)
+  const request: Request = async (method, params) => {
+    const answer = await send(method, params);
+    if (answer.error)
       throw new CaptureError(
         'bad-payload',
-        `codex app-server: ${requests[i]!.method}: ${answer.error.message ?? 'failed'}`,
+        `codex app-server: ${method}: ${answer.error.message ?? 'failed'}`,
       );
-    return answer?.result;
-  });
+    return answer.result;
+  };
+  try {
+    const handshake = send('initialize', { clientInfo: { name: 'tally', version: '0' } });
+    child.stdin.write(`${JSON.stringify({ method: 'initialized' })}\n`);
+    await handshake;
+    return await use(request);
+  } finally {
+    child.stdin.end();
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+function hooksOf(result: unknown): CodexHookEntry[] {
+  const data = (result as { data?: { hooks?: CodexHookEntry[] }[] } | undefined)?.data ?? [];
+  return data.flatMap((d) => d.hooks ?? []);
 }
 
 export async function listCodexHooks(
@@ -99,9 +125,9 @@ export async function listCodexHooks(
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): Promise<CodexHookEntry[]> {
-  const [result] = await ask(codex, env, cwd, [{ method: 'hooks/list', params: { cwds: [cwd] } }]);
-  const data = (result as { data?: { hooks?: CodexHookEntry[] }[] } | undefined)?.data ?? [];
-  return data.flatMap((d) => d.hooks ?? []);
+  return withAppServer(codex, env, cwd, async (request) =>
+    hooksOf(await request('hooks/list', { cwds: [cwd] })),
+  );
 }
 
 /**
@@ -114,24 +140,22 @@ export async function trustCodexHooks(
   cwd: string,
   ours: (hook: CodexHookEntry) => boolean,
 ): Promise<CodexHookEntry[]> {
-  const listed = await listCodexHooks(codex, env, cwd);
-  const pending = listed.filter(
-    (h) => ours(h) && (h.trustStatus === 'untrusted' || h.trustStatus === 'modified'),
-  );
-  if (pending.length > 0)
-    await ask(codex, env, cwd, [
-      {
-        method: 'config/batchWrite',
-        params: {
-          edits: [
-            {
-              keyPath: 'hooks.state',
-              value: Object.fromEntries(pending.map((h) => [h.key, { trusted_hash: h.currentHash }])),
-              mergeStrategy: 'upsert',
-            },
-          ],
+  return withAppServer(codex, env, cwd, async (request) => {
+    const list = async () => hooksOf(await request('hooks/list', { cwds: [cwd] }));
+    const listed = await list();
+    const pending = listed.filter(
+      (h) => ours(h) && (h.trustStatus === 'untrusted' || h.trustStatus === 'modified'),
+    );
+    if (pending.length === 0) return listed;
+    await request('config/batchWrite', {
+      edits: [
+        {
+          keyPath: 'hooks.state',
+          value: Object.fromEntries(pending.map((h) => [h.key, { trusted_hash: h.currentHash }])),
+          mergeStrategy: 'upsert',
         },
-      },
-    ]);
-  return listCodexHooks(codex, env, cwd);
+      ],
+    });
+    return list();
+  });
 }

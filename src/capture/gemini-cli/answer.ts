@@ -48,5 +48,6 @@ export const GEMINI_CLI_GAPS: readonly string[] = [
   'no http hooks: every event goes through the command shim (tally hook gemini-cli), a process per hook',
   'a shim that outlives its timeout is killed and Gemini CLI goes on (fails open); the shim itself answers the fail-closed policy when the recorder is unreachable',
   'BeforeModel, AfterModel, BeforeToolSelection are not hooked (model requests, not actions; a process per model turn)',
+  'an automatic history compression is not recorded: Gemini CLI fires PreCompress (trigger auto) before every model turn, compressing or not, so Tally hooks only a manual /compress',
   'no tool call id: BeforeTool/AfterTool are paired by a digest of the session, tool and input',
 ];

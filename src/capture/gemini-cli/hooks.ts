@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import type { Registration } from '../../ahp/registration/types.js';
 import type { JsonObject } from '../../core/json.js';
 import { badField, checkHookGroups, mergeHooks, removeHooks } from '../hook-settings.js';
-import { isShimCommand, type NativeEventSpec, type NativeHookPlan, planNativeHooks } from '../plan.js';
+import {
+  isShimCommand,
+  type NativeEventSpec,
+  type NativeHookPlan,
+  planNativeHooks,
+  type ShimHookOptions,
+  shimHooksBlock,
+} from '../plan.js';
 import { GEMINI_CLI_EVENTS, type GeminiCliEvent } from './translate.js';
 
 const AHP: Record<GeminiCliEvent, string> = {
@@ -32,6 +39,25 @@ export const GEMINI_CLI_SPECS = Object.fromEntries(
 
 export function planGeminiCliHooks(registration: Registration): NativeHookPlan<GeminiCliEvent>[] {
   return planNativeHooks(registration, GEMINI_CLI_SPECS);
+}
+
+/**
+ * The pinned Gemini CLI fires PreCompress with trigger `auto` before every model turn, before it
+ * checks whether the history is long enough to compress; only `manual` (/compress) says a
+ * compression happens. Tally's PreCompress hook matches that trigger alone: a process per model
+ * turn saved, and no `context.compact.before` recorded for a compression that did not happen.
+ */
+export const PRE_COMPRESS_MATCHER = 'manual';
+
+/** The hooks block: the shim for every planned event, PreCompress for a manual compression only. */
+export function geminiCliHooks(
+  plans: readonly NativeHookPlan<GeminiCliEvent>[],
+  options: Omit<ShimHookOptions, 'channel' | 'timeoutUnit'>,
+): Record<string, JsonObject[]> {
+  const block = shimHooksBlock(plans, { ...options, channel: 'gemini-cli', timeoutUnit: 'ms' });
+  if (block.PreCompress)
+    block.PreCompress = block.PreCompress.map((g) => ({ ...g, matcher: PRE_COMPRESS_MATCHER }));
+  return block;
 }
 
 /** Every event name the pinned Gemini CLI knows (an installer writes only these). */

@@ -1,9 +1,12 @@
 /**
- * The Qwen Code hooks that make Tally capture and control a session: one command hook per covered
- * native event, each the `tally hook qwen-code` shim, `timeout` in seconds. Qwen Code also has http
- * hooks, but a failed http hook is non-blocking there (it fails open, with no setting to make it
- * block), so Tally's fail-closed judge goes through the shim, which answers deny itself when the
- * recorder cannot be reached. Settings files: project `.qwen/settings.json`, user
+ * The Qwen Code hooks that make Tally capture and control a session: one hook per covered native
+ * event, `timeout` in seconds. Qwen Code has http hooks, but a failed http hook is non-blocking
+ * there (it fails open, with no setting to make it block), so an event that must fail closed
+ * (Tally's judge at PreToolUse) goes through the `tally hook qwen-code` shim, which answers deny
+ * itself when the recorder cannot be reached; so does SessionStart, the event that starts a
+ * recorder that is down. With the http transport every other event posts straight to the
+ * recorder — no process per hook, which matters most here: UserPromptSubmit fires on every model
+ * turn. With the command transport every event is the shim. Settings files: project `.qwen/settings.json`, user
  * `~/.qwen/settings.json`, system `/etc/qwen-code/settings.json` (or
  * `QWEN_CODE_SYSTEM_SETTINGS_PATH`), which overrides the other two.
  */
@@ -12,7 +15,15 @@ import type { Registration } from '../../ahp/registration/types.js';
 import type { JsonObject } from '../../core/json.js';
 import { AHP_EVENT_OF } from '../claude-code/hooks.js';
 import { badField, checkHookGroups, mergeHooks, removeHooks } from '../hook-settings.js';
-import { isShimCommand, type NativeEventSpec, type NativeHookPlan, planNativeHooks } from '../plan.js';
+import {
+  isRecorderHookUrl,
+  isShimCommand,
+  type NativeEventSpec,
+  type NativeHookPlan,
+  planNativeHooks,
+  recorderHttpHook,
+  shimHooksBlock,
+} from '../plan.js';
 import { QWEN_CODE_EVENTS, type QwenCodeEvent } from './translate.js';
 
 const TOOL_EVENTS = new Set<string>(['PreToolUse', 'PostToolUse', 'PostToolUseFailure']);
@@ -30,10 +41,48 @@ export function planQwenCodeHooks(registration: Registration): NativeHookPlan<Qw
 
 const KNOWN_EVENTS = new Set([...Object.keys(QWEN_CODE_EVENTS), 'PostToolBatch', 'PermissionRequest']);
 
+/** How one planned event reaches the recorder under a transport: only fail-open events go over http. */
+export function qwenTransport(
+  plan: NativeHookPlan<QwenCodeEvent>,
+  transport: 'http' | 'command',
+): 'http' | 'command' {
+  return transport === 'http' && !plan.failClosed && plan.event !== 'SessionStart' ? 'http' : 'command';
+}
+
+export interface QwenHookOptions {
+  port: number;
+  tally: string;
+  /** The POSIX sh shim command, when sh and curl are here (see ShimHookOptions). */
+  sh?: string;
+  agent?: string;
+  transport: 'http' | 'command';
+}
+
+/** The settings `hooks` block: the shim for every event, or over http where qwenTransport says. */
+export function qwenCodeHooks(
+  plans: readonly NativeHookPlan<QwenCodeEvent>[],
+  options: QwenHookOptions,
+): Record<string, JsonObject[]> {
+  const block = shimHooksBlock(plans, {
+    tally: options.tally,
+    ...(options.sh ? { sh: options.sh } : {}),
+    channel: 'qwen-code',
+    timeoutUnit: 's',
+    ...(options.agent ? { agent: options.agent } : {}),
+  });
+  for (const plan of plans)
+    if (qwenTransport(plan, options.transport) === 'http')
+      block[plan.event] = (block[plan.event] ?? []).map((group) => ({
+        ...group,
+        hooks: [recorderHttpHook('qwen-code', options.port, plan.timeoutS, options.agent)],
+      }));
+  return block;
+}
+
 export function isQwenTallyHook(hook: unknown): boolean {
-  return (
-    typeof hook === 'object' && hook !== null && isShimCommand((hook as JsonObject).command, 'qwen-code')
-  );
+  if (typeof hook !== 'object' || hook === null) return false;
+  const h = hook as JsonObject;
+  return h.type === 'http' ? isRecorderHookUrl(h.url, 'qwen-code') : isShimCommand(h.command, 'qwen-code');
 }
 
 export function checkQwenHooks(hooks: unknown): void {
@@ -76,7 +125,7 @@ export const QWEN_CODE_GAPS: readonly string[] = [
   'ask: in headless -p mode Qwen Code refuses the call (there is no one to ask)',
   'PreToolUse: `return` (a supplied result instead of running the tool) has no native answer; it is refused as deny',
   'PostToolUse: `modify` of the tool output has no native answer',
-  'http hooks fail open in Qwen Code (no onFailure setting): every event goes through the command shim, a process per hook',
+  'http hooks fail open in Qwen Code (no onFailure setting): PreToolUse (fail-closed) and SessionStart always go through the command shim, a process per hook; with the http transport (tally run; install with TALLY_RECORDER_SECRET set) the other events post to the recorder, and one it cannot take is lost rather than spooled',
   'a shim that outlives its timeout is killed and Qwen Code goes on (fails open); the shim itself answers the fail-closed policy when the recorder is unreachable',
   'SessionEnd does not fire in -p mode: a session the recorder opened for a headless run stays open until closed (tally run closes its own)',
 ];

@@ -52,13 +52,15 @@ function answer(parts: Record<string, unknown>[]): Record<string, unknown> {
 
 /**
  * A minimal object satisfying a JSON schema: the side calls ask for one (the router wants a model
- * choice). Enums take their first value, except the choices that would keep the agent talking.
+ * choice). Enums take their first value, except the choices that would keep the agent talking;
+ * the loop check Gemini CLI runs after 30 turns is told there is no loop.
  */
 export function sample(schema: unknown, name = ''): unknown {
   const s = asRecord(schema) ?? {};
   const type = String(s.type ?? '').toLowerCase();
   const choices = asArray(s.enum).map(String);
   if (name === 'next_speaker') return 'user';
+  if (name === 'unproductive_state_confidence') return 0;
   if (name === 'model_choice') return choices.includes('flash') ? 'flash' : (choices[0] ?? 'flash');
   if (choices.length > 0) return choices[0];
   if (type === 'object' || s.properties) {
