@@ -7,7 +7,7 @@
 import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { TALLY_VERSION } from '../../core/version.js';
-import { textItems } from '../items.js';
+import { textItems, textParts } from '../items.js';
 import { type Captured, CaptureError, type HarnessAgent } from '../types.js';
 
 /** Tally's source URI for events it translated from Claude Code. */
@@ -252,9 +252,11 @@ const BUILDERS: Record<ClaudeCodeEvent, Builder> = {
   }),
   Notification: (p, id, d) => ({
     ...base(p, 'user.attention', d, id),
+    // AHP's attention: a kind, and a title and a message as text parts.
     attention: {
-      reason: text(p, 'notification_type', false) ?? 'notification',
-      message: text(p, 'message', false) ?? '',
+      kind: text(p, 'notification_type', false) || 'notification',
+      title: textParts('attention-title', text(p, 'title', false) || 'Notification'),
+      message: textParts('attention-message', text(p, 'message', false) ?? ''),
     },
     extensions: native(d, 'Notification'),
   }),

@@ -3,8 +3,10 @@
  * (`session_id, transcript_path, cwd, hook_event_name` + `tool_name, tool_input, tool_response`,
  * `prompt`, `source`, `reason`) under other event names, so each is renamed to its Claude Code
  * counterpart and built by the same builders; the event keeps Gemini's own name. Gemini reports
- * no tool call id: BeforeTool and AfterTool of one call are paired by a digest of the session, the
- * tool and its input (the same on both sides), which two identical calls in one session share.
+ * no tool call id: each BeforeTool gets one of its own (a digest of the session, the tool, its input
+ * and the BeforeTool's timestamp), and an AfterTool takes the id of the latest BeforeTool of the same
+ * session, tool and input still waiting for one — so two identical calls in one session get two ids,
+ * and a call denied before it ran (no AfterTool) leaves its id to no later call.
  *
  * Subagents (`invoke_agent`) report nothing of their own in these payloads; subagents.ts finds the
  * acting one from Gemini's own transcripts, and the event then names it as its agent.
@@ -63,10 +65,32 @@ export const GEMINI_CLI_DIALECT: ClaudeDialect = {
   fileChanges: geminiFamilyFileChanges,
 };
 
-/** The id both halves of one tool call get: Gemini reports none. */
-function callId(payload: JsonObject): string {
-  const basis = canonicalize([payload.session_id, payload.tool_name, payload.tool_input ?? null]);
-  return `gemini-${sha256Hex(basis).slice(0, 32)}`;
+/** BeforeTool ids waiting for their AfterTool, by session, tool and input (bounded). */
+const waiting = new Map<string, string[]>();
+const MAX_WAITING = 10_000;
+let issued = 0;
+
+/** The id both halves of one tool call get: Gemini reports none (see the module comment). */
+function callId(payload: JsonObject, before: boolean): string {
+  const session = String(payload.session_id);
+  const key = `${session}\0${canonicalize([payload.tool_name, payload.tool_input ?? null])}`;
+  const queue = waiting.get(key);
+  if (!before) {
+    const id = queue?.pop();
+    if (queue?.length === 0) waiting.delete(key);
+    // An AfterTool whose BeforeTool this process never saw (a recorder started between them).
+    return id ?? `gemini-${sha256Hex(key).slice(0, 32)}`;
+  }
+  const stamp = typeof payload.timestamp === 'string' ? payload.timestamp : '';
+  const id = `gemini-${sha256Hex(`${key}\0${stamp}\0${process.pid}\0${issued++}`).slice(0, 32)}`;
+  if (waiting.size >= MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
+  waiting.set(key, [...(queue ?? []), id].slice(-64));
+  return id;
+}
+
+/** Forgets the calls of a session that ended. */
+function forgetCalls(session: string): void {
+  for (const key of waiting.keys()) if (key.startsWith(`${session}\0`)) waiting.delete(key);
 }
 
 /** The subagent (or session model) the tracker found, applied to a translated event. */
@@ -103,12 +127,15 @@ export function translateGeminiCli(payload: unknown, id?: string): Captured {
       throw new CaptureError('bad-payload', '/tool_name: the hook payload needs a non-empty string here', {
         pointer: '/tool_name',
       });
-    const call = callId(payload);
+    const call = callId(payload, spec.as === 'PreToolUse');
     twin.tool_use_id = call;
     const captured = translateClaudeFamily(twin, GEMINI_CLI_DIALECT, id, { [spec.as]: spec.mode }, name);
     return attribute(captured, GEMINI_SUBAGENTS.attributeTool(payload, call));
   }
   const captured = translateClaudeFamily(twin, GEMINI_CLI_DIALECT, id, { [spec.as]: spec.mode }, name);
-  if (name === 'SessionEnd') GEMINI_SUBAGENTS.forget(captured.harnessSession);
+  if (name === 'SessionEnd') {
+    GEMINI_SUBAGENTS.forget(captured.harnessSession);
+    forgetCalls(captured.harnessSession);
+  }
   return captured;
 }
