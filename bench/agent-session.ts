@@ -8,7 +8,7 @@
  * skipped calls cannot look fast. One more run under Tally, probed (hook-probe.ts), shows where a
  * hook event's time goes.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { AgentName } from '../test/agents/install.js';
@@ -65,7 +65,7 @@ export function sessionScript(dir: string, tools: SessionTools): Step[] {
 }
 
 /** Throws unless the work tree holds what the script leaves: every file written and edited, every line. */
-function checkDisk(dir: string, what: string): void {
+export function checkDisk(dir: string, what: string): void {
   for (let n = 0; n < CALLS; n += 4) {
     const got = readFileSync(join(dir, `f${n}.txt`), 'utf8');
     if (got !== `file ${n} edited\n`) throw new Error(`${what}: f${n}.txt holds ${JSON.stringify(got)}`);
@@ -154,12 +154,14 @@ async function once(a: SessionAgent, under: boolean, probe: boolean): Promise<On
       hooks: hooks.length,
       recorded: hooks.map((r) => [Date.parse(String(asRecord(r.event)?.time)), Date.parse(String(r.time))]),
       events: countBy(hooks.map((r) => nativeEvent(r))),
-      probed: probe
-        ? readFileSync(hookLog, 'utf8')
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => JSON.parse(l) as ProbedHook)
-        : [],
+      // The sh shim starts no node process to probe: then nothing was logged.
+      probed:
+        probe && existsSync(hookLog)
+          ? readFileSync(hookLog, 'utf8')
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l) as ProbedHook)
+          : [],
     };
   } finally {
     if (under) await stopRecorder(repo.dir, home);
