@@ -19,6 +19,7 @@ import { BoundaryError } from '../boundary/prepare.js';
 import { adapterOf, type NativeAdapter } from '../capture/adapters.js';
 import { type Captured, CaptureError } from '../capture/types.js';
 import { parseJson } from '../core/canonical.js';
+import { readBody as readLimited } from '../core/http-body.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { firstBadUtf8Byte } from '../core/utf8.js';
 import { rememberTranscript } from '../session/transcripts.js';
@@ -59,21 +60,7 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        reject(new HttpProblem(413, `the body is larger than ${MAX_BODY} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  return readLimited(req, MAX_BODY, (message) => new HttpProblem(413, message));
 }
 
 function authorised(req: IncomingMessage, secret: string): boolean {

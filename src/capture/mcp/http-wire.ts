@@ -3,7 +3,9 @@
  * aside), a bounded request body, the `data:` events of an event stream, the protocol revision a
  * request speaks, and what batches mean in it.
  */
+
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { readBody as readLimited } from '../../core/http-body.js';
 
 const MAX_BODY = 64 * 1024 * 1024;
 const HOP_BY_HOP = new Set([
@@ -41,19 +43,7 @@ export function headersOut(headers: IncomingHttpHeaders): Record<string, string 
 }
 
 export function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        reject(new Error(`the body is larger than ${MAX_BODY} bytes`));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  return readLimited(req, MAX_BODY, (message) => new Error(message));
 }
 
 /** Feeds `data:` events of a text/event-stream, chunk by chunk, to `onData`. */

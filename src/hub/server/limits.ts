@@ -3,8 +3,10 @@
  * refused past a nesting depth before it is parsed, and fixed-window rate limits counted in the
  * shared store so every replica sees the same counts.
  */
+
 import type { IncomingMessage } from 'node:http';
 import { parseJson } from '../../core/canonical.js';
+import { readBody as readLimited } from '../../core/http-body.js';
 import type { HubStore } from '../store/hub-store.js';
 import { HubHttpError } from './errors.js';
 
@@ -33,19 +35,8 @@ export const DEFAULT_LIMITS: HubLimits = {
 };
 
 /** Reads a whole body, refusing it once it passes `limit` bytes. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit)
-    throw new HubHttpError('body-too-large', `the body is ${declared} bytes; at most ${limit} are accepted`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit)
-      throw new HubHttpError('body-too-large', `the body is over the ${limit} bytes accepted`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return readLimited(req, limit, (message) => new HubHttpError('body-too-large', message));
 }
 
 /** The deepest nesting of arrays and objects in JSON text, scanning outside strings only. */
