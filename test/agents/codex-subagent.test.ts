@@ -14,7 +14,7 @@ import { asArray, asRecord } from './model/server.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
 import {
-  CERTIFICATE,
+  allowing,
   packageRecords,
   receiptOf,
   runSummary,
@@ -204,10 +204,11 @@ describe('Codex subagents (real CLI, scripted model)', () => {
     const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
     const home = makeTempDir('tally-home');
     try {
-      const project = await tallyProject(repo.dir, home, [
-        ...CERTIFICATE,
-        ...['collaborationspawn_agent', 'collaborationwait_agent'].flatMap((a) => ['--allow', a]),
-      ]);
+      const project = await tallyProject(
+        repo.dir,
+        home,
+        allowing('collaborationspawn_agent', 'collaborationwait_agent'),
+      );
       const run = await runAgent({
         agent: 'codex',
         cwd: repo.dir,

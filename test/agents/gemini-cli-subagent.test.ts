@@ -14,7 +14,7 @@ import { asArray, asRecord } from './model/server.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
 import {
-  CERTIFICATE,
+  allowing,
   packageRecords,
   receiptOf,
   runSummary,
@@ -205,10 +205,7 @@ describe('Gemini CLI subagents (real CLI, scripted model)', () => {
     const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
     const home = makeTempDir('tally-home');
     try {
-      const project = await tallyProject(repo.dir, home, [
-        ...CERTIFICATE,
-        ...['invoke_agent', 'complete_task'].flatMap((a) => ['--allow', a]),
-      ]);
+      const project = await tallyProject(repo.dir, home, allowing('invoke_agent', 'complete_task'));
       const run = await runAgent({
         agent: 'gemini-cli',
         cwd: repo.dir,
@@ -275,10 +272,7 @@ describe('Gemini CLI subagents (real CLI, scripted model)', () => {
     const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
     const home = makeTempDir('tally-home');
     try {
-      const project = await tallyProject(repo.dir, home, [
-        ...CERTIFICATE,
-        ...['invoke_agent', 'complete_task'].flatMap((a) => ['--allow', a]),
-      ]);
+      const project = await tallyProject(repo.dir, home, allowing('invoke_agent', 'complete_task'));
       const run = await runAgent({
         agent: 'gemini-cli',
         cwd: repo.dir,

@@ -31,6 +31,11 @@ export interface TallyProject {
   tally: (args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
+/** CERTIFICATE's rules with `names` allowed too (an agent's own delegation tools, by bare name). */
+export function allowing(...names: string[]): string[] {
+  return [...CERTIFICATE, ...names.flatMap((name) => ['--allow', name])];
+}
+
 /**
  * `tally init` and `tally agent register --name coder …` (the certificate's rules, CERTIFICATE by
  * default) in `dir`, with its own TALLY_HOME in `home`.
