@@ -73,7 +73,8 @@ let issued = 0;
 /** The id both halves of one tool call get: Gemini reports none (see the module comment). */
 function callId(payload: JsonObject, before: boolean): string {
   const session = String(payload.session_id);
-  const key = `${session}\0${canonicalize([payload.tool_name, payload.tool_input ?? null])}`;
+  // Keyed by a digest of the call, never its input (a write's whole content).
+  const key = `${session}\0${sha256Hex(canonicalize([payload.tool_name, payload.tool_input ?? null]))}`;
   const queue = waiting.get(key);
   if (!before) {
     const id = queue?.pop();
@@ -83,8 +84,10 @@ function callId(payload: JsonObject, before: boolean): string {
   }
   const stamp = typeof payload.timestamp === 'string' ? payload.timestamp : '';
   const id = `gemini-${sha256Hex(`${key}\0${stamp}\0${process.pid}\0${issued++}`).slice(0, 32)}`;
-  if (waiting.size >= MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
-  waiting.set(key, [...(queue ?? []), id].slice(-64));
+  if (queue === undefined) {
+    if (waiting.size >= MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
+    waiting.set(key, [id]);
+  } else if (queue.push(id) > 64) queue.shift();
   return id;
 }
 
