@@ -29,7 +29,7 @@ import {
   readBody,
   sseEvents,
 } from './http-wire.js';
-import { idKey, readCall, UNANSWERABLE_CALL } from './messages.js';
+import { idKey, isCall, isUnanswerableCall, readCall, UNANSWERABLE_CALL } from './messages.js';
 import type { GatewaySink } from './relay.js';
 
 export interface HttpGatewayOptions {
@@ -48,11 +48,6 @@ export interface HttpGateway {
 
 /** What the gateway does with a POSTed body: forward it (with answers of its own to add), or answer it. */
 type Judged = { forward: Buffer; local: unknown[] } | { status: number; answer: unknown };
-
-const isCall = (m: unknown): m is JsonObject => isJsonObject(m) && m.method === 'tools/call' && 'id' in m;
-/** A `tools/call` without an id: never forwarded (see relay.ts). */
-const isUnanswerableCall = (m: unknown): boolean =>
-  isJsonObject(m) && m.method === 'tools/call' && !('id' in m);
 
 export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
   const pending = new Map<string, McpCall & { started: bigint }>();

@@ -76,3 +76,11 @@ export function deniedResult(id: unknown, reason: string): Buffer {
  */
 export const UNANSWERABLE_CALL =
   'invalid request: a tools/call must carry an id (as a notification it could not be answered, so the gateway does not forward it)';
+
+/** A `tools/call` request: the one message the gateway holds and judges. */
+export const isCall = (m: unknown): m is JsonObject =>
+  isJsonObject(m) && m.method === 'tools/call' && 'id' in m;
+
+/** A `tools/call` without an id: never forwarded (UNANSWERABLE_CALL). */
+export const isUnanswerableCall = (m: unknown): boolean =>
+  isJsonObject(m) && m.method === 'tools/call' && !('id' in m);

@@ -29,6 +29,8 @@ import {
 import {
   deniedResult,
   idKey,
+  isCall,
+  isUnanswerableCall,
   line,
   needsReading,
   protocolError,
@@ -252,8 +254,8 @@ export class McpRelay {
       this.toClient(protocolError(null, -32600, 'invalid request: a JSON-RPC message is an object'));
       return undefined;
     }
-    if (message.method === 'tools/call') {
-      if ('id' in message) return this.call(message, raw);
+    if (isCall(message)) return this.call(message, raw);
+    if (isUnanswerableCall(message)) {
       this.toClient(protocolError(null, -32600, UNANSWERABLE_CALL));
       return undefined;
     }
@@ -284,7 +286,7 @@ export class McpRelay {
     const forward: unknown[] = [];
     let changed = false;
     for (const message of messages) {
-      if (isJsonObject(message) && message.method === 'tools/call' && 'id' in message) {
+      if (isCall(message)) {
         const outcome = await this.judge(message);
         if (outcome === 'answered') {
           changed = true;
@@ -292,7 +294,7 @@ export class McpRelay {
         }
         if (outcome !== message) changed = true;
         forward.push(outcome);
-      } else if (isJsonObject(message) && message.method === 'tools/call') {
+      } else if (isUnanswerableCall(message)) {
         this.toClient(protocolError(null, -32600, UNANSWERABLE_CALL));
         changed = true;
       } else {
