@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../temp.js';
-import { TALLY_BIN } from './tally-process.js';
+import { runProcess, TALLY_BIN } from './tally-process.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MODULE = new URL('../../src/cli/hook-process.js', import.meta.url).href;
@@ -76,20 +76,7 @@ async function fakeRecorder(answer: Answer | null): Promise<{ home: string; seen
 }
 
 function run(argv: string[], env: NodeJS.ProcessEnv, stdin: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+  return runProcess(process.execPath, argv, { env, stdin });
 }
 
 const entries = {

@@ -4,12 +4,12 @@
  * hands the payload to the Node shim, which applies the failure policy and spools.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { makeProject, type Project, type Ran, runTally } from './tally-process.js';
+import { makeProject, type Project, type Ran, runProcess, runTally } from './tally-process.js';
 
 const SH_SHIM = fileURLToPath(new URL('../../../bin/tally-hook', import.meta.url));
 /** dash itself, found on this process's PATH (a test may give the shim a PATH without it). */
@@ -25,21 +25,8 @@ function shShim(
   env: NodeJS.ProcessEnv = p.env,
   options: { lead?: string[]; text?: string } = {},
 ): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const argv = [SH_SHIM, ...(options.lead ?? []), 'claude-code', '--fail', 'closed'];
-    const child = spawn(DASH, argv, { cwd: p.root, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.text ?? JSON.stringify(payload));
-  });
+  const argv = [SH_SHIM, ...(options.lead ?? []), 'claude-code', '--fail', 'closed'];
+  return runProcess(DASH, argv, { cwd: p.root, env, stdin: options.text ?? JSON.stringify(payload) });
 }
 
 function pre(p: Project, id: string, command: string) {

@@ -25,31 +25,40 @@ export interface Project {
   tally: (args: string[], options?: { stdin?: string; cwd?: string; passphrase?: string }) => Promise<Ran>;
 }
 
-export function runTally(
-  args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; stdin?: string; passphrase?: string },
+/** Runs `program argv…` to its end: its exit code and output, `stdin` written and closed. */
+export function runProcess(
+  program: string,
+  argv: string[],
+  options: { cwd?: string; env: NodeJS.ProcessEnv; stdin?: string; passphrase?: string },
 ): Promise<Ran> {
   return new Promise((resolve, reject) => {
     // A passphrase is handed over as the ship key's owner would: on a file descriptor (3).
     const hand = options.passphrase !== undefined;
-    const child = spawn(process.execPath, [TALLY_BIN, ...args], {
-      cwd: options.cwd,
+    const child = spawn(program, argv, {
+      ...(options.cwd ? { cwd: options.cwd } : {}),
       env: hand ? { ...options.env, TALLY_PASSPHRASE_FD: '3' } : options.env,
       stdio: hand ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     });
     if (hand) (child.stdio[3] as NodeJS.WritableStream).end(`${options.passphrase}\n`);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => {
+    child.stdout!.on('data', (d) => {
       stdout += d;
     });
-    child.stderr.on('data', (d) => {
+    child.stderr!.on('data', (d) => {
       stderr += d;
     });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
+    child.stdin!.end(options.stdin ?? '');
   });
+}
+
+export function runTally(
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; stdin?: string; passphrase?: string },
+): Promise<Ran> {
+  return runProcess(process.execPath, [TALLY_BIN, ...args], options);
 }
 
 /** A git repository with one commit and an empty Tally home; nothing initialised yet. */
