@@ -15,6 +15,9 @@ import { type HookReply, postHook, RecorderUnreachable } from './hook-post.js';
 
 const SESSION_ENV = 'TALLY_SESSION';
 
+/** The id a caller (the sh shim) already sent this payload under, so a retry is the same event. */
+const GIVEN_ID = /^evt_[A-Za-z0-9_-]{1,76}$/;
+
 function eventId(): string {
   // Unique enough to tell this payload's spooled copy from its delivered one; not a secret.
   return `evt_${Date.now().toString(16)}${Math.floor(Math.random() * 2 ** 48)
@@ -109,7 +112,9 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
   const event = hookEventOf(bytes);
   const home = homeOf(io.env);
   const spoolDir = join(home, 'spool');
-  const id = eventId();
+  const givenAt = flags.indexOf('--event-id');
+  const given = givenAt >= 0 ? flags[givenAt + 1] : undefined;
+  const id = given !== undefined && GIVEN_ID.test(given) ? given : eventId();
   const session = io.env[SESSION_ENV];
   const headers: Record<string, string> = {
     'content-type': 'application/json',

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../ahp/transports/options.js';
-import type { Recorded } from '../boundary/boundary.js';
+import type { BoundaryDecision, Recorded } from '../boundary/boundary.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
 import { registerShip } from '../hub-client/push.js';
 import { createWitness, type Witness } from '../hub-client/witness.js';
@@ -24,6 +24,12 @@ import { type Places, places, projectRootFor } from '../session/paths.js';
 import { currentSession, readSessionInfo, type SessionInfo, sessionDir } from '../session/store.js';
 import { RecorderError } from './config.js';
 
+/** What an event was answered and where it was recorded (decision null: an observed event). */
+export interface HeldReply {
+  decision: BoundaryDecision | null;
+  recorded: Recorded;
+}
+
 export interface Held {
   id: string;
   where: Places;
@@ -33,6 +39,11 @@ export interface Held {
   harnessSessions: Set<string>;
   /** Event ids recorded through this recorder (spooled events are not recorded twice). */
   seen: Set<string>;
+  /**
+   * The answers to this session's latest events, by event id and the digest of the bytes each came
+   * in, so a shim's retry of the same request gets the same answer.
+   */
+  replies: Map<string, Promise<HeldReply>>;
   lastActive: number;
   /** The live witness sending this session's chain heads to a hub, when one was asked for. */
   witness?: Witness;
@@ -161,6 +172,7 @@ export class SessionRegistry {
       implicit,
       harnessSessions: new Set(),
       seen: new Set(),
+      replies: new Map(),
       lastActive: Date.now(),
       ...(witness ? { witness } : {}),
     };

@@ -15,10 +15,11 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../ahp/transports/options.js';
 import type { BoundaryDecision } from '../boundary/boundary.js';
-import { BoundaryError } from '../boundary/prepare.js';
+import { BoundaryError, eventId } from '../boundary/prepare.js';
 import { adapterOf, type NativeAdapter } from '../capture/adapters.js';
 import { type Captured, CaptureError } from '../capture/types.js';
 import { parseJson } from '../core/canonical.js';
+import { sha256Hex } from '../core/hash.js';
 import { readBody as readLimited } from '../core/http-body.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { firstBadUtf8Byte } from '../core/utf8.js';
@@ -27,6 +28,7 @@ import { RecorderError } from './config.js';
 import {
   DEFAULT_WITNESS_EVERY,
   type Held,
+  type HeldReply,
   type SessionHint,
   type SessionRegistry,
   type WitnessOptions,
@@ -91,12 +93,23 @@ async function parsedBody(req: IncomingMessage): Promise<{ bytes: Buffer; value:
   }
 }
 
+/** How many recent answers a session keeps for retries (a retry follows its request at once). */
+const KEPT_REPLIES = 256;
+
+/** Keeps an answer for a retry, under the event id and the digest of the bytes it came in. */
+function rememberReply(held: Held, key: string, reply: Promise<HeldReply>): void {
+  held.replies.set(key, reply);
+  reply.catch(() => held.replies.delete(key));
+  if (held.replies.size > KEPT_REPLIES) held.replies.delete(held.replies.keys().next().value as string);
+}
+
 export function createRecorderServer(options: RecorderServerOptions): Server {
   const { registry } = options;
 
   /** Records one captured event in its session and returns the boundary's decision. */
   async function capture(
     captured: Captured,
+    body: Buffer,
     hint: SessionHint,
     harness: string,
     source: string,
@@ -115,16 +128,36 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
         ...(typeof captured.event.source === 'string' ? { event_source: captured.event.source } : {}),
       });
     const context = { source, agent: registry.attribution(held, captured.agent, harness) };
-    const id = typeof captured.event.id === 'string' ? captured.event.id : undefined;
-    if (id !== undefined && held.seen.has(id)) return { held, decision: null, recorded: null };
-    let decision: BoundaryDecision | null = null;
-    let recorded: { seq: number; digest: string };
+    let id = typeof captured.event.id === 'string' ? captured.event.id : undefined;
+    // A shim's retry of a request whose answer it lost (the same id and the same bytes): the same
+    // answer, recorded once.
+    const key = id === undefined ? '' : `${id}\0${sha256Hex(body)}`;
+    const earlier = id === undefined ? undefined : held.replies.get(key);
+    if (earlier !== undefined) return { held, ...(await earlier) };
+    // The id again with other bytes (or after its answer is no longer kept): never left unjudged
+    // nor passed over, it is judged and recorded as an event of its own.
+    if (id !== undefined && held.seen.has(id)) {
+      id = eventId();
+      captured = { ...captured, event: { ...captured.event, id } };
+    }
+    const work = record(held, captured, context);
+    if (id === undefined) return { held, ...(await work) };
+    rememberReply(held, key, work);
+    const done = await work;
+    held.seen.add(id);
+    return { held, ...done };
+  }
+
+  async function record(
+    held: Held,
+    captured: Captured,
+    context: { source: string; agent: ReturnType<SessionRegistry['attribution']> },
+  ): Promise<HeldReply> {
     if (captured.mode === 'decide') {
-      decision = await held.open.boundary.decide(captured.event, context);
-      recorded = decision.recorded;
-    } else recorded = (await held.open.boundary.observe(captured.event, context)).recorded;
-    if (id !== undefined) held.seen.add(id);
-    return { held, decision, recorded };
+      const decision = await held.open.boundary.decide(captured.event, context);
+      return { decision, recorded: decision.recorded };
+    }
+    return { decision: null, recorded: (await held.open.boundary.observe(captured.event, context)).recorded };
   }
 
   /** A payload that cannot be translated is still recorded (as rejected) when its session is known. */
@@ -211,7 +244,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
         hint,
       );
     }
-    const { held, decision } = await capture(captured, hint, adapter.harness, 'hook');
+    const { held, decision } = await capture(captured, bytes, hint, adapter.harness, 'hook');
     // A session the recorder opened for this harness session ends with it. The answer waits for
     // the seal (reconciliation included): the agent exits only after its hook is answered, so
     // nothing it leaves behind as it exits can cut the close short.
@@ -223,7 +256,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
   }
 
   async function ingest(req: IncomingMessage, url: URL): Promise<JsonObject> {
-    const { value } = await parsedBody(req);
+    const { bytes, value } = await parsedBody(req);
     if (!isJsonObject(value) || !isJsonObject(value.event) || typeof value.source !== 'string')
       throw new HttpProblem(400, 'expected {source, mode, event, cwd, harness_session?, agent?}');
     const captured: Captured = {
@@ -246,6 +279,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     };
     const { held, decision, recorded } = await capture(
       captured,
+      bytes,
       hint,
       String(value.harness ?? value.source),
       value.source,

@@ -5,11 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { makeProject, type Project, type Ran, runProcess, runTally } from './tally-process.js';
+import {
+  decodedPayloads,
+  makeProject,
+  type Project,
+  type Ran,
+  runProcess,
+  runTally,
+} from './tally-process.js';
 
 const SH_SHIM = fileURLToPath(new URL('../../../bin/tally-hook', import.meta.url));
 /** dash itself, found on this process's PATH (a test may give the shim a PATH without it). */
@@ -59,6 +66,17 @@ async function started(): Promise<Project> {
   return p;
 }
 
+/** The decoded records of every session log under the project and the home. */
+function loggedRecords(p: Project): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const base of [p.root, p.home])
+    for (const name of readdirSync(base, { recursive: true }) as string[])
+      if (name.endsWith('events.log'))
+        for (const text of decodedPayloads(readFileSync(join(base, name))).split('\n'))
+          if (text.trim()) out.push(JSON.parse(text));
+  return out;
+}
+
 describe('the POSIX sh hook shim', () => {
   it('answers as the Node shim does: a forbidden call denied, an allowed one allowed', async () => {
     const p = await started();
@@ -94,6 +112,59 @@ describe('the POSIX sh hook shim', () => {
     const argv = readFileSync(argvFile, 'utf8');
     assert.match(argv, /\/hooks\/claude-code/, 'curl was called');
     assert.ok(!argv.includes(secret), 'the secret is not in curl’s arguments');
+  });
+
+  it('sends an event id, so a retry after a lost answer is answered the same and recorded once', async () => {
+    const p = await started();
+    const stubs = join(p.dir, 'lossy-bin');
+    mkdirSync(stubs);
+    // The real curl delivers the request and the recorder answers; the answer never arrives.
+    const curl = execFileSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' }).trim();
+    writeFileSync(join(stubs, 'curl'), `#!/bin/sh\n'${curl}' "$@" >/dev/null 2>&1\nexit 52\n`, {
+      mode: 0o755,
+    });
+    const env = { ...p.env, PATH: `${stubs}:${p.env.PATH}` };
+    const ran = await shShim(p, pre(p, 's7', 'rm -rf /'), env);
+    const answer = JSON.parse(ran.stdout).hookSpecificOutput;
+    assert.equal(answer.permissionDecision, 'deny');
+    assert.match(answer.permissionDecisionReason, /forbidden/, 'the recorder’s answer, replayed');
+    assert.doesNotMatch(ran.stderr, /spooled/);
+    const calls = loggedRecords(p).filter((r) => JSON.stringify(r.event).includes('"s7"'));
+    assert.equal(calls.length, 1, 'recorded once, though the recorder was asked twice');
+    const event = calls[0]!.event as { id: string };
+    assert.match(event.id, /^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.equal((calls[0]!.decision as { decision: string }).decision, 'deny');
+  });
+
+  it('judges and records anew an event id sent again with other bytes (a replay buys no answer)', async () => {
+    const p = await started();
+    const { port } = JSON.parse(readFileSync(join(p.home, 'recorder.json'), 'utf8')) as { port: number };
+    const secret = readFileSync(join(p.home, 'run', 'recorder.secret'), 'utf8').trim();
+    const send = async (payload: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${port}/hooks/claude-code`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'x-tally-event-id': 'evt_reused' },
+        body: JSON.stringify(payload),
+      });
+      return ((await res.json()) as { hookSpecificOutput: { permissionDecision: string } })
+        .hookSpecificOutput;
+    };
+    assert.equal((await send(pre(p, 's8', 'ls'))).permissionDecision, 'allow');
+    assert.equal((await send(pre(p, 's9', 'rm -rf /'))).permissionDecision, 'deny');
+    assert.equal(
+      (await send(pre(p, 's9', 'rm -rf /'))).permissionDecision,
+      'deny',
+      'a retry: the same answer',
+    );
+    const calls = loggedRecords(p).filter((r) => /"s[89]"/.test(JSON.stringify(r.event)));
+    assert.deepEqual(
+      calls.map((r) => (r.decision as { decision: string }).decision),
+      ['allow', 'deny'],
+      'both calls recorded, the retry of the second once',
+    );
+    const ids = calls.map((r) => (r.event as { id: string }).id);
+    assert.equal(ids[0], 'evt_reused');
+    assert.notEqual(ids[1], 'evt_reused', 'the reused id is not recorded twice');
   });
 
   it('with the recorder stopped, fails closed through the Node shim and spools the payload', async () => {
