@@ -40,6 +40,6 @@ export const CURSOR_GAPS: readonly string[] = [
   'beforeSubmitPrompt: a deny blocks the prompt, but Cursor has no field for the model (the reason goes to the person)',
   '`modify` of a tool input and `return` (a supplied result) have no answer in these events: modify is refused as deny',
   'after* events are fire-and-forget in Cursor: recorded, never blocked',
-  'no call id: a before/after pair is matched by a digest of the conversation, generation and command (or path)',
+  'no call id: a before/after pair is matched by its conversation, generation and command (or tool and input), each call with an id of its own',
   'Cursor runs every hook through a process: the command shim (tally hook cursor)',
 ];

@@ -5,12 +5,11 @@
  * after); MCP: `tool_name, tool_input` (+ `result_json`); `beforeReadFile`: `file_path, content`;
  * `afterFileEdit`: `file_path, edits`; `beforeSubmitPrompt`: `prompt`), and the tests are built
  * from them. A file's content and an edit's strings are never kept: only the path. Cursor reports
- * no call id: a before/after pair is matched by a digest of the conversation, the generation and
- * what the call names.
+ * no call id: see callId.
  */
-import { canonicalize, parseJson } from '../../core/canonical.js';
-import { sha256Hex } from '../../core/hash.js';
+import { parseJson } from '../../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { CallPairing } from '../call-pairing.js';
 import { textItems } from '../items.js';
 import { type Captured, CaptureError } from '../types.js';
 
@@ -38,8 +37,18 @@ function text(p: JsonObject, name: string, required = true): string | undefined 
   return undefined;
 }
 
-function callId(p: JsonObject, what: unknown): string {
-  return `cursor-${sha256Hex(canonicalize([p.conversation_id, p.generation_id ?? null, what ?? null])).slice(0, 32)}`;
+/**
+ * Cursor reports no call id. A before/after pair (shell, MCP) is paired by its conversation,
+ * generation and what the call names, each before with an id of its own (./call-pairing.ts); a
+ * read (before only) and a file edit (after only) get a fresh id each.
+ */
+const CALLS = new CallPairing('cursor');
+
+function callId(p: JsonObject, event: CursorEvent, what: unknown): string {
+  const conversation = String(p.conversation_id);
+  const call = [p.generation_id ?? null, what ?? null];
+  if (event === 'beforeReadFile' || event === 'afterFileEdit') return CALLS.fresh(conversation, call);
+  return event.startsWith('before') ? CALLS.before(conversation, call) : CALLS.after(conversation, call);
 }
 
 /** MCP tool input arrives as a JSON string or an object. */
@@ -65,7 +74,7 @@ function toolOf(event: CursorEvent, p: JsonObject): { tool: JsonObject; id: stri
         kind: 'shell',
         input: { command, ...(text(p, 'cwd', false) ? { cwd: p.cwd } : {}) },
       },
-      id: callId(p, ['shell', command]),
+      id: callId(p, event, ['shell', command]),
     };
   }
   if (event === 'beforeMCPExecution' || event === 'afterMCPExecution') {
@@ -87,18 +96,18 @@ function toolOf(event: CursorEvent, p: JsonObject): { tool: JsonObject; id: stri
           },
         },
       },
-      id: callId(p, ['mcp', name, input]),
+      id: callId(p, event, ['mcp', name, input]),
     };
   }
   const path = text(p, 'file_path')!;
   if (event === 'beforeReadFile')
     return {
       tool: { origin: 'native', name: 'Read', kind: 'file_read', input: { file_path: path } },
-      id: callId(p, ['read', path]),
+      id: callId(p, event, ['read', path]),
     };
   return {
     tool: { origin: 'native', name: 'Edit', kind: 'file_edit', input: { file_path: path } },
-    id: callId(p, ['edit', path]),
+    id: callId(p, event, ['edit', path]),
   };
 }
 
@@ -136,6 +145,7 @@ export function translateCursor(payload: unknown, id?: string): Captured {
       items: textItems(`${turn}-prompt`, 'user', prompt, `${turn}-text`),
     };
   } else if (event === 'stop') {
+    CALLS.forget(session); // the loop ended: a call stopped before it ran waits for nothing
     out = {
       ...base,
       type: 'turn.end',

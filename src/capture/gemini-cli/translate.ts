@@ -14,9 +14,8 @@
  * The per-model-turn events (BeforeModel, AfterModel, BeforeToolSelection) are not covered: they
  * carry the model request, not an action, and each would cost a hook process per turn.
  */
-import { canonicalize } from '../../core/canonical.js';
-import { sha256Hex } from '../../core/hash.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { CallPairing } from '../call-pairing.js';
 import { type ClaudeCodeEvent, type ClaudeDialect, translateClaudeFamily } from '../claude-code/translate.js';
 import { type Captured, CaptureError } from '../types.js';
 import { GEMINI_SUBAGENTS, type GeminiAttribution } from './subagents.js';
@@ -65,35 +64,14 @@ export const GEMINI_CLI_DIALECT: ClaudeDialect = {
   fileChanges: geminiFamilyFileChanges,
 };
 
-/** BeforeTool ids waiting for their AfterTool, by session, tool and input (bounded). */
-const waiting = new Map<string, string[]>();
-const MAX_WAITING = 10_000;
-let issued = 0;
+/** The ids both halves of one tool call get: Gemini reports none (see the module comment). */
+const CALLS = new CallPairing('gemini');
 
-/** The id both halves of one tool call get: Gemini reports none (see the module comment). */
 function callId(payload: JsonObject, before: boolean): string {
   const session = String(payload.session_id);
-  // Keyed by a digest of the call, never its input (a write's whole content).
-  const key = `${session}\0${sha256Hex(canonicalize([payload.tool_name, payload.tool_input ?? null]))}`;
-  const queue = waiting.get(key);
-  if (!before) {
-    const id = queue?.pop();
-    if (queue?.length === 0) waiting.delete(key);
-    // An AfterTool whose BeforeTool this process never saw (a recorder started between them).
-    return id ?? `gemini-${sha256Hex(key).slice(0, 32)}`;
-  }
-  const stamp = typeof payload.timestamp === 'string' ? payload.timestamp : '';
-  const id = `gemini-${sha256Hex(`${key}\0${stamp}\0${process.pid}\0${issued++}`).slice(0, 32)}`;
-  if (queue === undefined) {
-    if (waiting.size >= MAX_WAITING) waiting.delete(waiting.keys().next().value as string);
-    waiting.set(key, [id]);
-  } else if (queue.push(id) > 64) queue.shift();
-  return id;
-}
-
-/** Forgets the calls of a session that ended. */
-function forgetCalls(session: string): void {
-  for (const key of waiting.keys()) if (key.startsWith(`${session}\0`)) waiting.delete(key);
+  const call = [payload.tool_name, payload.tool_input ?? null];
+  if (!before) return CALLS.after(session, call);
+  return CALLS.before(session, call, typeof payload.timestamp === 'string' ? payload.timestamp : '');
 }
 
 /** The subagent (or session model) the tracker found, applied to a translated event. */
@@ -138,7 +116,7 @@ export function translateGeminiCli(payload: unknown, id?: string): Captured {
   const captured = translateClaudeFamily(twin, GEMINI_CLI_DIALECT, id, { [spec.as]: spec.mode }, name);
   if (name === 'SessionEnd') {
     GEMINI_SUBAGENTS.forget(captured.harnessSession);
-    forgetCalls(captured.harnessSession);
+    CALLS.forget(captured.harnessSession);
   }
   return captured;
 }
