@@ -25,14 +25,17 @@ export class CallPairing {
 
   /** A fresh id, unique to this process and call (`stamp`: what the harness says of the moment). */
   fresh(session: string, call: unknown, stamp = ''): string {
-    const key = this.key(session, call);
+    return this.freshFor(this.key(session, call), stamp);
+  }
+
+  private freshFor(key: string, stamp: string): string {
     return `${this.prefix}-${sha256Hex(`${key}\0${stamp}\0${process.pid}\0${this.issued++}`).slice(0, 32)}`;
   }
 
   /** The id of a call's before half, kept for its after. */
   before(session: string, call: unknown, stamp = ''): string {
     const key = this.key(session, call);
-    const id = this.fresh(session, call, stamp);
+    const id = this.freshFor(key, stamp);
     const queue = this.waiting.get(key);
     if (queue === undefined) {
       if (this.waiting.size >= MAX_KEYS) this.waiting.delete(this.waiting.keys().next().value as string);

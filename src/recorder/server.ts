@@ -14,7 +14,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../ahp/transports/options.js';
-import type { BoundaryDecision } from '../boundary/boundary.js';
+import type { BoundaryDecision, EventContext } from '../boundary/boundary.js';
 import { BoundaryError, eventId } from '../boundary/prepare.js';
 import { adapterOf, type NativeAdapter } from '../capture/adapters.js';
 import { type Captured, CaptureError } from '../capture/types.js';
@@ -113,11 +113,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     hint: SessionHint,
     harness: string,
     source: string,
-  ): Promise<{
-    held: Held;
-    decision: BoundaryDecision | null;
-    recorded: { seq: number; digest: string } | null;
-  }> {
+  ): Promise<HeldReply & { held: Held }> {
     const held = await registry.forEvent(captured, hint);
     if (captured.transcriptPath !== undefined)
       rememberTranscript(held.where.state, held.id, {
@@ -128,31 +124,29 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
         ...(typeof captured.event.source === 'string' ? { event_source: captured.event.source } : {}),
       });
     const context = { source, agent: registry.attribution(held, captured.agent, harness) };
-    let id = typeof captured.event.id === 'string' ? captured.event.id : undefined;
+    const id = typeof captured.event.id === 'string' ? captured.event.id : undefined;
+    if (id === undefined) return { held, ...(await record(held, captured, context)) };
     // A shim's retry of a request whose answer it lost (the same id and the same bytes): the same
     // answer, recorded once.
-    const key = id === undefined ? '' : `${id}\0${sha256Hex(body)}`;
-    const earlier = id === undefined ? undefined : held.replies.get(key);
+    const key = `${id}\0${sha256Hex(body)}`;
+    const earlier = held.replies.get(key);
     if (earlier !== undefined) return { held, ...(await earlier) };
     // The id again with other bytes (or after its answer is no longer kept): never left unjudged
     // nor passed over, it is judged and recorded as an event of its own.
-    if (id !== undefined && held.seen.has(id)) {
-      id = eventId();
-      captured = { ...captured, event: { ...captured.event, id } };
-    }
-    const work = record(held, captured, context);
-    if (id === undefined) return { held, ...(await work) };
+    const fresh = held.seen.has(id) ? eventId() : id;
+    // Taken before the record is made, so a request with this id arriving meanwhile is not
+    // recorded under it too.
+    held.seen.add(fresh);
+    const work = record(
+      held,
+      fresh === id ? captured : { ...captured, event: { ...captured.event, id: fresh } },
+      context,
+    );
     rememberReply(held, key, work);
-    const done = await work;
-    held.seen.add(id);
-    return { held, ...done };
+    return { held, ...(await work) };
   }
 
-  async function record(
-    held: Held,
-    captured: Captured,
-    context: { source: string; agent: ReturnType<SessionRegistry['attribution']> },
-  ): Promise<HeldReply> {
+  async function record(held: Held, captured: Captured, context: EventContext): Promise<HeldReply> {
     if (captured.mode === 'decide') {
       const decision = await held.open.boundary.decide(captured.event, context);
       return { decision, recorded: decision.recorded };
