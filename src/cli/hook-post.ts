@@ -1,11 +1,11 @@
 /**
- * One HTTP/1.1 POST to the recorder on 127.0.0.1 over a bare `node:net` socket: what the command
- * shim sends on every hook. `node:http` costs the shim a millisecond more to load than the request
- * takes to build by hand, and the recorder is our own server on loopback, so the request is written
- * here (`connection: close`, one write) and the answer read back (Content-Length, chunked or
- * close-delimited bodies).
+ * One HTTP/1.1 POST to the recorder on 127.0.0.1 over a bare connection (./loopback.ts): what the
+ * command shim sends on every hook. `node:http` costs the shim a millisecond more to load than the
+ * request takes to build by hand, and the recorder is our own server on loopback, so the request is
+ * written here (`connection: close`, one write) and the answer read back (Content-Length, chunked
+ * or close-delimited bodies).
  */
-import { connect } from 'node:net';
+import { connectLoopback } from './loopback.js';
 
 /** The socket failed (refused, reset, timed out): nothing, or not all, reached the recorder. */
 export class RecorderUnreachable extends Error {}
@@ -76,8 +76,8 @@ export function parseReply(bytes: Buffer, ended: boolean): HookReply | undefined
 
 /**
  * POSTs `body` (bytes, sent as they are) to the recorder and resolves with its answer as soon as it
- * is whole, without waiting for the socket to close (it is unreferenced: it keeps no process up). Rejects with RecorderUnreachable when the
- * socket fails or `timeoutMs` passes with no whole answer.
+ * is whole, without waiting for the connection to close (it keeps no process up). Rejects with
+ * RecorderUnreachable when the connection fails or `timeoutMs` passes with no whole answer.
  */
 export function postHook(
   port: number,
@@ -85,12 +85,19 @@ export function postHook(
   headers: Record<string, string>,
   body: Buffer,
   timeoutMs: number,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<HookReply> {
   const head = requestHead(port, path, headers, body.length);
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port });
     const chunks: Buffer[] = [];
     let settled = false;
+    const unreachable = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      connection.destroy();
+      reject(new RecorderUnreachable(`the recorder on 127.0.0.1:${port} did not answer: ${why}`));
+    };
     const settle = (ended: boolean) => {
       if (settled) return;
       let reply: HookReply | undefined;
@@ -98,34 +105,31 @@ export function postHook(
         reply = parseReply(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), ended);
       } catch (error) {
         settled = true;
-        socket.destroy();
+        clearTimeout(timer);
+        connection.destroy();
         reject(error);
         return;
       }
       if (reply === undefined) return;
       settled = true;
-      // Not destroyed here: the recorder closes it (connection: close), and destroying a socket
-      // sets up process.stderr (net's debug log), a cost on every hook for nothing.
-      socket.setTimeout(0);
-      socket.unref();
+      clearTimeout(timer);
+      connection.release();
       resolve(reply);
     };
-    socket.setTimeout(timeoutMs, () => socket.destroy(new Error('timed out')));
-    socket.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      settle(false);
-    });
-    socket.on('end', () => settle(true));
-    socket.on('error', (error: NodeJS.ErrnoException) => {
-      if (settled) return;
-      settled = true;
-      reject(
-        new RecorderUnreachable(
-          `the recorder on 127.0.0.1:${port} did not answer: ${error.code ?? error.message}`,
-        ),
-      );
-    });
-    // write, not end: node:http drops the answer to a request whose client half-closed first.
-    socket.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+    const connection = connectLoopback(
+      port,
+      {
+        data(chunk) {
+          chunks.push(chunk);
+          settle(false);
+        },
+        end: () => settle(true),
+        error: unreachable,
+      },
+      env,
+    );
+    const timer = setTimeout(() => unreachable('timed out'), timeoutMs);
+    // One write, and no half-close: node:http drops the answer to a request whose client half-closed first.
+    connection.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
   });
 }
