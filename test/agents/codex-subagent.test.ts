@@ -244,8 +244,10 @@ describe('Codex subagents (real CLI, scripted model)', () => {
       assert.deepEqual(root.children, [child.id]);
       assert.equal(child.name, 'default', 'the agent_type Codex reported');
       assert.equal(child.instance, child.id);
-      assert.deepEqual(child.models, [{ model: 'gpt-5.5' }]);
-      assert.deepEqual(root.models, [{ model: 'gpt-5.5' }]);
+      // The model from the hooks, the provider from each thread's rollout: the `[model_providers.*]`
+      // entry this test's config.toml names (its session_meta, asserted above).
+      assert.deepEqual(child.models, [{ model: 'gpt-5.5', provider: 'scripted' }]);
+      assert.deepEqual(root.models, [{ model: 'gpt-5.5', provider: 'scripted' }]);
       // The subagent's start and stop are its own records.
       const childTypes = records
         .filter((r) => asRecord(r.agent)?.instance === child.id)

@@ -7,12 +7,17 @@
  * Subagents (the pinned version's `spawn_agent`, test/agents/README.md): SubagentStart and
  * SubagentStop, and every hook the subagent's own tools fire, carry the parent's `session_id` with
  * the child thread's `agent_id` and `agent_type`, so the child is an instance of its own whose
- * parent is the session's thread. Every payload names the `model` the thread runs.
+ * parent is the session's thread. Every payload names the `model` the thread runs; the provider
+ * comes from the thread's rollout file (./rollout.ts).
  */
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { CLAUDE_CODE_EVENTS, type ClaudeDialect, translateClaudeFamily } from '../claude-code/translate.js';
 import type { Captured } from '../types.js';
 import { patchChanges } from './patch.js';
+import { rolloutProvider } from './rollout.js';
+
+/** The extension naming the provider of `session.model`, as the harness reported it. */
+export const MODEL_EXTENSION = 'dev.tally.model';
 
 export const CODEX_SOURCE = 'urn:tally:codex';
 
@@ -77,6 +82,13 @@ export function translateCodex(payload: unknown, id?: string): Captured {
     // The model the acting thread runs, as Codex reports it on every event but SessionEnd.
     (captured.event.session as JsonObject).model = p.model;
     captured.agent.model = p.model;
+    // The acting thread's rollout: a SubagentStop's is the child's, named apart from the parent's.
+    const rollout =
+      typeof p.agent_transcript_path === 'string' && p.agent_id !== undefined
+        ? p.agent_transcript_path
+        : p.transcript_path;
+    const provider = typeof rollout === 'string' ? rolloutProvider(rollout) : undefined;
+    if (provider !== undefined) (captured.event.extensions as JsonObject)[MODEL_EXTENSION] = { provider };
   }
   const child = spawned(p);
   if (child !== undefined) {

@@ -36,7 +36,8 @@ export interface AgentGraph {
 
 /**
  * Models an event names: model events carry `{id, provider}`; any event may name the model its
- * agent runs in `session.model` (harnesses that report it on every hook, e.g. Codex).
+ * agent runs in `session.model` (harnesses that report it on every hook, e.g. Codex), with its
+ * provider in the `dev.tally.model` extension when the adapter learned it.
  */
 function modelsOfEvent(event: EventRecord['event']): ModelUse[] {
   const found: ModelUse[] = [];
@@ -57,7 +58,12 @@ function modelsOfEvent(event: EventRecord['event']): ModelUse[] {
       break;
   }
   const model = stringField(event.session, 'model');
-  if (model !== undefined && !found.some((use) => use.model === model)) found.push({ model });
+  if (model !== undefined && !found.some((use) => use.model === model)) {
+    // Its provider, when the adapter learned it from the harness (Codex's rollout file).
+    const extensions = event.extensions as Record<string, unknown> | undefined;
+    const provider = stringField(extensions?.['dev.tally.model'], 'provider');
+    found.push(provider === undefined ? { model } : { model, provider });
+  }
   return found;
 }
 
