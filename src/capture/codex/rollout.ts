@@ -5,7 +5,7 @@
  * its own) is `{type: "session_meta", payload: {…, model_provider}}`, written when the thread is
  * created, before its SessionStart or SubagentStart hook (test/agents/README.md). The provider is
  * the name of the `[model_providers.<name>]` entry in Codex's config.toml: what the harness reports,
- * no more (docs/security.md: attribution is asserted by the harness).
+ * no more (docs/security.md: who acted, and on which model, only reports).
  *
  * Only a file named like a rollout is read, and only up to its first newline (at most HEAD_LIMIT
  * bytes; the line carries the thread's base instructions, tens of kilobytes). A provider found is
