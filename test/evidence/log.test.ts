@@ -93,6 +93,36 @@ describe('signed event log', () => {
     });
   });
 
+  it('several logs committing at once in one process (their writes overlap in the thread pool) each hold every record, in order', async () => {
+    const { dir, signer, publicKey } = setup();
+    const paths = [0, 1, 2].map((i) => join(dir, `events-${i}.log`));
+    const logs = await Promise.all(
+      paths.map((path) => LogWriter.open(path, { session: 'ses_test', signer })),
+    );
+    // Rounds of appends to every log at once, then a log appended to while the others are idle.
+    for (let round = 0; round < 10; round++)
+      await Promise.all(
+        logs.flatMap((log, l) =>
+          [0, 1, 2].map((k) => log.append({ source: 'cli', event: event(round * 3 + k + l * 1000) })),
+        ),
+      );
+    await logs[0]!.append({ source: 'cli', event: event(30) });
+    await Promise.all(logs.map((log) => log.close()));
+    for (const [l, path] of paths.entries()) {
+      const result = await verifyLogFile(path, { trusted: [publicKey] });
+      assert.deepEqual(result.issue, null);
+      assert.equal(result.records, l === 0 ? 31 : 30);
+      const ids = readFileSync(path, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(Buffer.from(JSON.parse(line).payload, 'base64').toString()).event.i);
+      assert.deepEqual(
+        ids,
+        Array.from({ length: l === 0 ? 31 : 30 }, (_, i) => (i === 30 ? 30 : i + l * 1000)),
+      );
+    }
+  });
+
   it('continues the chain across reopen', async () => {
     const { logPath, signer, publicKey } = setup();
     await writeRecords(logPath, signer, 3);

@@ -168,6 +168,9 @@ function writeQuarantine(path: string, source: number, from: number, to: number)
   }
 }
 
+/** File stores of this process with a group commit under way (see the write in scheduleFlush). */
+let committing = 0;
+
 export class FileRecordStore implements RecordStore {
   private queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
@@ -260,6 +263,7 @@ export class FileRecordStore implements RecordStore {
 
   private scheduleFlush(): void {
     if (this.flushing) return;
+    committing++;
     this.flushing = (async () => {
       await null; // let appends made in the same tick join the first batch
       while (this.queue.length > 0) {
@@ -268,9 +272,16 @@ export class FileRecordStore implements RecordStore {
         try {
           const lines = batch.flatMap((p) => p.lines);
           const bytes = Buffer.concat(lines);
-          // Durable on return (O_DSYNC); a short write goes on from where it stopped.
+          // Durable on return (O_DSYNC); a short write goes on from where it stopped. A commit alone
+          // in this process writes on the event loop: nothing else is waiting to run meanwhile that
+          // a thread would let through, and the thread pool's round trip (a pool thread woken, then
+          // the loop) costs as much again as the write. With other stores committing, the write
+          // goes to the pool so the writes overlap one another and the loop's work.
           for (let at = 0; at < bytes.length; )
-            at += (await this.handle.write(bytes, at, bytes.length - at)).bytesWritten;
+            at +=
+              committing === 1
+                ? writeSync(this.handle.fd, bytes, at, bytes.length - at)
+                : (await this.handle.write(bytes, at, bytes.length - at)).bytesWritten;
           // Once per group commit, after the log is durable: the head never names a record the log lacks.
           const lastLine = lines[lines.length - 1];
           const head =
@@ -300,6 +311,7 @@ export class FileRecordStore implements RecordStore {
         }
       }
       this.flushing = null;
+      committing--;
     })();
   }
 
