@@ -34,9 +34,7 @@ interface TcpHandle {
   connect(req: object, address: string, port: number): number;
   writeBuffer(req: object, bytes: Buffer): number;
   readStart(): number;
-  readStop(): number;
   close(callback?: () => void): void;
-  unref(): void;
   /** Must always be a function: the binding aborts the process on anything else. */
   onread: (buffer: ArrayBuffer | undefined) => void;
 }
@@ -54,7 +52,7 @@ interface Bindings {
 let bindings: Bindings | null | undefined;
 
 /** The Node majors on which the bindings were checked to behave as used here. */
-const VERIFIED_MAJORS = ['20'];
+export const VERIFIED_MAJORS: readonly string[] = ['20'];
 
 /** libuv's TCP bindings, when this Node has them in the shape used here; else null. */
 function loadBindings(env: NodeJS.ProcessEnv): Bindings | null {

@@ -59,7 +59,9 @@ function modelsOfEvent(event: EventRecord['event']): ModelUse[] {
   }
   const model = stringField(event.session, 'model');
   if (model !== undefined && !found.some((use) => use.model === model)) {
-    // Its provider, when the adapter learned it from the harness (Codex's rollout file).
+    // Its provider, when the adapter learned it from the harness (Codex's rollout file; the name is
+    // capture's MODEL_EXTENSION, which this layer cannot import: test/capture/codex-provider.test.ts
+    // holds the two together).
     const extensions = event.extensions as Record<string, unknown> | undefined;
     const provider = stringField(extensions?.['dev.tally.model'], 'provider');
     found.push(provider === undefined ? { model } : { model, provider });
