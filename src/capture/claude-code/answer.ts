@@ -22,6 +22,13 @@ export function contextOf(decision: BoundaryDecision): string | undefined {
   return texts.length > 0 ? texts.join('\n') : undefined;
 }
 
+/** Context for the model in the answer to `nativeEvent` (the field both Claude Code and Gemini CLI read). */
+export function contextAnswer(nativeEvent: string, context: string | undefined): JsonObject {
+  return context === undefined
+    ? {}
+    : { hookSpecificOutput: { hookEventName: nativeEvent, additionalContext: context } };
+}
+
 /** The JSON body for a native event's answer (what an http hook returns, a command hook prints). */
 export function claudeCodeAnswer(nativeEvent: string, decision: BoundaryDecision | null): JsonObject {
   if (decision === null) return {};
@@ -38,13 +45,9 @@ export function claudeCodeAnswer(nativeEvent: string, decision: BoundaryDecision
   const context = contextOf(decision);
   if (nativeEvent === 'UserPromptSubmit' || nativeEvent === 'PostToolUse') {
     if (decision.decision === 'deny') return { decision: 'block', reason: reason ?? 'blocked by policy' };
-    return context === undefined
-      ? {}
-      : { hookSpecificOutput: { hookEventName: nativeEvent, additionalContext: context } };
+    return contextAnswer(nativeEvent, context);
   }
-  if (nativeEvent === 'SessionStart' && context !== undefined)
-    return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } };
-  return {};
+  return nativeEvent === 'SessionStart' ? contextAnswer(nativeEvent, context) : {};
 }
 
 /**

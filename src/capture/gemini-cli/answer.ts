@@ -8,7 +8,7 @@
  */
 import type { BoundaryDecision } from '../../boundary/boundary.js';
 import type { JsonObject } from '../../core/json.js';
-import { contextOf } from '../claude-code/answer.js';
+import { contextAnswer, contextOf } from '../claude-code/answer.js';
 
 /** The reason an escalation is denied with, where the agent cannot ask a person. */
 export function askDenied(reason: string | undefined, agent: string): string {
@@ -31,13 +31,9 @@ export function geminiCliAnswer(nativeEvent: string, decision: BoundaryDecision 
   }
   if (nativeEvent === 'BeforeAgent' || nativeEvent === 'AfterTool') {
     if (decision.decision === 'deny') return { decision: 'deny', reason: reason ?? 'blocked by policy' };
-    return context === undefined
-      ? {}
-      : { hookSpecificOutput: { hookEventName: nativeEvent, additionalContext: context } };
+    return contextAnswer(nativeEvent, context);
   }
-  if (nativeEvent === 'SessionStart' && context !== undefined)
-    return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: context } };
-  return {};
+  return nativeEvent === 'SessionStart' ? contextAnswer(nativeEvent, context) : {};
 }
 
 /** What Gemini CLI's native answers cannot say, for the installer to print. */
