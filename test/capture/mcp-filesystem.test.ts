@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject } from '../cli/tally-process.js';
-import { connect, FS_SERVER, resultText, throughGateway } from './mcp-fixture.js';
+import { certify, connect, FS_SERVER, resultText, throughGateway } from './mcp-fixture.js';
 
 describe('tally mcp in front of @modelcontextprotocol/server-filesystem', () => {
   it('denies forbidden calls before the server sees them, lets allowed ones through, and records them', async () => {
@@ -17,24 +17,14 @@ describe('tally mcp in front of @modelcontextprotocol/server-filesystem', () => 
     const { root } = project;
     mkdirSync(join(root, 'secret'));
     writeFileSync(join(root, '.env'), 'TOKEN=hunter2-not-for-models\n');
-    for (const args of [
-      ['init'],
-      [
-        'agent',
-        'register',
-        '--name',
-        'coder',
-        '--allow',
-        'mcp__fs__*',
-        '--forbid',
-        'Write(secret/**)',
-        '--forbid',
-        'Read(.env)',
-      ],
-    ]) {
-      const ran = await project.tally(args);
-      assert.equal(ran.code, 0, ran.stderr);
-    }
+    await certify(project, [
+      '--allow',
+      'mcp__fs__*',
+      '--forbid',
+      'Write(secret/**)',
+      '--forbid',
+      'Read(.env)',
+    ]);
     const seen = join(project.dir, 'server-stdin.log');
     // The server's stdin is copied by tee before the server reads it: what the server received.
     const server = ['sh', '-c', `tee "${seen}" | exec "${process.execPath}" "${FS_SERVER}" "${root}"`];

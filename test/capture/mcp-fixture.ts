@@ -1,13 +1,16 @@
 /**
  * Pieces the MCP gateway tests share: the real MCP servers from node_modules, a real SDK client
- * whose transport is tapped (every message it sends and receives, in order), and the command line
- * that puts `tally mcp` in front of a server.
+ * whose transport is tapped (every message it sends and receives, in order), the command line
+ * that puts `tally mcp` in front of a server, a project under a certificate for one server, and
+ * `tally mcp --http` started in front of a remote one.
  */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { TALLY_BIN } from '../cli/tally-process.js';
+import { makeProject, type Project, TALLY_BIN } from '../cli/tally-process.js';
 
 export const FS_SERVER = resolve('node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 export const EVERYTHING_SERVER = resolve(
@@ -103,4 +106,59 @@ async function exited(transport: StdioClientTransport): Promise<void> {
 export function resultText(result: unknown): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
   return content.find((c) => c.type === 'text')?.text ?? '';
+}
+
+/** `tally init`, then a certificate `coder` with these `--allow`/`--forbid` flags; both must succeed. */
+export async function certify(project: Project, flags: string[]): Promise<void> {
+  for (const args of [['init'], ['agent', 'register', '--name', 'coder', ...flags]]) {
+    const ran = await project.tally(args);
+    assert.equal(ran.code, 0, ran.stderr);
+  }
+}
+
+/** A fresh project with a certificate `coder` allowing every tool of `server` but `forbidden`. */
+export async function certifiedProject(prefix: string, server: string, forbidden: string): Promise<Project> {
+  const project = makeProject(prefix);
+  await certify(project, ['--allow', `mcp__${server}__*`, '--forbid', `mcp__${server}__${forbidden}`]);
+  return project;
+}
+
+/** Resolves with the first text on the child's `stream` matching `pattern`; rejects if it exits first. */
+export function waitFor(child: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child[stream]!.on('data', (d: Buffer) => {
+      text += d.toString('utf8');
+      const m = pattern.exec(text);
+      if (m) resolve(m[0]);
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code} before ${pattern}: ${text}`)));
+  });
+}
+
+export interface HttpGateway {
+  child: ChildProcess;
+  /** The local streamable-HTTP endpoint it printed. */
+  url: string;
+  /** Its stderr so far (where it says what it sealed). */
+  stderr: () => string;
+}
+
+/** `tally mcp --http <remote> --name <name> --agent coder`, run in the project, once it listens. */
+export async function startHttpGateway(project: Project, remote: string, name: string): Promise<HttpGateway> {
+  const child = spawn(
+    process.execPath,
+    [TALLY_BIN, 'mcp', '--http', remote, '--name', name, '--agent', 'coder'],
+    {
+      cwd: project.root,
+      env: project.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString('utf8');
+  });
+  const url = await waitFor(child, 'stdout', /http:\/\/127\.0\.0\.1:\d+\/mcp/);
+  return { child, url, stderr: () => err };
 }

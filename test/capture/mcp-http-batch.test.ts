@@ -8,7 +8,6 @@
  * log of the calls it ran.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
@@ -20,7 +19,8 @@ import {
   ListToolsRequestSchema,
   RootsListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { makeProject, type Project, TALLY_BIN } from '../cli/tally-process.js';
+import type { Project } from '../cli/tally-process.js';
+import { certifiedProject, type HttpGateway, startHttpGateway } from './mcp-fixture.js';
 
 interface NotesServer {
   url: string;
@@ -151,18 +151,6 @@ function resultText(message: Record<string, unknown> | undefined): string {
   return result?.content?.[0]?.text ?? '';
 }
 
-function waitFor(child: ChildProcess, pattern: RegExp): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      text += d.toString('utf8');
-      const m = pattern.exec(text);
-      if (m) resolve(m[0]);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code} before ${pattern}: ${text}`)));
-  });
-}
-
 /** The records of a sealed package (between its header and its seal). */
 function records(pkg: string): Record<string, unknown>[] {
   return readFileSync(pkg, 'utf8')
@@ -176,46 +164,18 @@ for (const mode of ['event stream', 'JSON'] as const) {
   describe(`tally mcp --http: JSON-RPC batches (the SDK server answering with ${mode === 'JSON' ? 'JSON bodies' : 'event streams'})`, () => {
     let project: Project;
     let notes: NotesServer;
-    let gateway: ChildProcess;
+    let gateway: HttpGateway;
     let local: string;
-    let err = '';
 
     before(async () => {
-      project = makeProject('tally-mcp-batch-');
-      for (const args of [
-        ['init'],
-        [
-          'agent',
-          'register',
-          '--name',
-          'coder',
-          '--allow',
-          'mcp__notes__*',
-          '--forbid',
-          'mcp__notes__write_note',
-        ],
-      ]) {
-        const ran = await project.tally(args);
-        assert.equal(ran.code, 0, ran.stderr);
-      }
+      project = await certifiedProject('tally-mcp-batch-', 'notes', 'write_note');
       notes = await startNotesServer(mode === 'JSON');
-      gateway = spawn(
-        process.execPath,
-        [TALLY_BIN, 'mcp', '--http', notes.url, '--name', 'notes', '--agent', 'coder'],
-        {
-          cwd: project.root,
-          env: project.env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      gateway.stderr!.on('data', (d: Buffer) => {
-        err += d.toString('utf8');
-      });
-      local = await waitFor(gateway, /http:\/\/127\.0\.0\.1:\d+\/mcp/);
+      gateway = await startHttpGateway(project, notes.url, 'notes');
+      local = gateway.url;
     });
 
     after(async () => {
-      gateway.kill('SIGKILL');
+      gateway.child.kill('SIGKILL');
       await notes.close();
     });
 
@@ -280,11 +240,11 @@ for (const mode of ['event stream', 'JSON'] as const) {
     });
 
     it('the sealed package verifies, with every batched call recorded as a single call is', async () => {
-      const exited = new Promise((r) => gateway.once('exit', r));
-      gateway.kill('SIGTERM');
+      const exited = new Promise((r) => gateway.child.once('exit', r));
+      gateway.child.kill('SIGTERM');
       await exited;
-      const sealed = /sealed: (\S+\.tally)/.exec(err);
-      assert.ok(sealed, err);
+      const sealed = /sealed: (\S+\.tally)/.exec(gateway.stderr());
+      assert.ok(sealed, gateway.stderr());
       const verify = await project.tally(['verify', sealed[1]!, '--certificate', 'coder', '--json']);
       assert.equal(verify.code, 0, verify.stdout);
       const all = records(sealed[1]!);

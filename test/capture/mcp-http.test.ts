@@ -5,13 +5,19 @@
  * runs it, and the sealed package verifies with the calls in it.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { makeProject, TALLY_BIN } from '../cli/tally-process.js';
-import { EVERYTHING_SERVER, resultText } from './mcp-fixture.js';
+import {
+  certifiedProject,
+  EVERYTHING_SERVER,
+  type HttpGateway,
+  resultText,
+  startHttpGateway,
+  waitFor,
+} from './mcp-fixture.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -20,19 +26,6 @@ function freePort(): Promise<number> {
       const port = (s.address() as { port: number }).port;
       s.close(() => resolve(port));
     });
-  });
-}
-
-/** Resolves with the first stream line matching `pattern`. */
-function waitFor(child: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    child[stream]!.on('data', (d: Buffer) => {
-      text += d.toString('utf8');
-      const m = pattern.exec(text);
-      if (m) resolve(m[0]);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code} before ${pattern}: ${text}`)));
   });
 }
 
@@ -53,58 +46,29 @@ async function session(url: string) {
 
 describe('tally mcp --http', () => {
   it('relays streamable HTTP, denies a forbidden call, and records the session', async () => {
-    const project = makeProject('tally-mcp-http-');
-    for (const args of [
-      ['init'],
-      [
-        'agent',
-        'register',
-        '--name',
-        'coder',
-        '--allow',
-        'mcp__everything__*',
-        '--forbid',
-        'mcp__everything__get-sum',
-      ],
-    ]) {
-      const ran = await project.tally(args);
-      assert.equal(ran.code, 0, ran.stderr);
-    }
+    const project = await certifiedProject('tally-mcp-http-', 'everything', 'get-sum');
     const port = await freePort();
     const server = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
       env: { ...project.env, PORT: String(port) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    let gateway: ChildProcess | undefined;
+    let gateway: HttpGateway | undefined;
     try {
       await waitFor(server, 'stderr', /listening on port \d+/);
       const remote = `http://127.0.0.1:${port}/mcp`;
       const direct = await session(remote);
-      gateway = spawn(
-        process.execPath,
-        [TALLY_BIN, 'mcp', '--http', remote, '--name', 'everything', '--agent', 'coder'],
-        {
-          cwd: project.root,
-          env: project.env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let err = '';
-      gateway.stderr!.on('data', (d: Buffer) => {
-        err += d.toString('utf8');
-      });
-      const local = await waitFor(gateway, 'stdout', /http:\/\/127\.0\.0\.1:\d+\/mcp/);
-      const through = await session(local);
+      gateway = await startHttpGateway(project, remote, 'everything');
+      const through = await session(gateway.url);
       assert.deepEqual(through.echo, direct.echo);
       assert.deepEqual(through.long, direct.long);
       assert.equal(direct.sum.isError, undefined);
       assert.equal(through.sum.isError, true);
       assert.match(resultText(through.sum), /mcp__everything__get-sum/);
-      const exited = new Promise((r) => gateway!.once('exit', r));
-      gateway.kill('SIGTERM');
+      const exited = new Promise((r) => gateway!.child.once('exit', r));
+      gateway.child.kill('SIGTERM');
       await exited;
-      const sealed = /sealed: (\S+\.tally)/.exec(err);
-      assert.ok(sealed, err);
+      const sealed = /sealed: (\S+\.tally)/.exec(gateway.stderr());
+      assert.ok(sealed, gateway.stderr());
       const verify = await project.tally(['verify', sealed[1]!, '--certificate', 'coder', '--json']);
       assert.equal(verify.code, 0, verify.stdout);
       const receipt = await project.tally(['receipt', 'show', sealed[1]!, '--json']);
@@ -119,7 +83,7 @@ describe('tally mcp --http', () => {
         ],
       );
     } finally {
-      gateway?.kill('SIGKILL');
+      gateway?.child.kill('SIGKILL');
       server.kill('SIGKILL');
     }
   });
