@@ -4,7 +4,9 @@
  * calls `decide` for an event that can still be stopped and `observe` for one that already
  * happened. The sequence is fixed: prepare (fill, redact, validate) → judge (the certificate and
  * every registered AHP backend, through one dispatcher) → record (the event as received and every
- * answer, durable before anything is answered) → answer.
+ * answer, durable before anything is answered) → answer. The certificate judge alone, with no
+ * other backend registered, is composed by the dispatcher's rules without its transport
+ * (./judge-alone.ts).
  */
 import type { Harness, HarnessOptions } from '../ahp/harness/harness.js';
 import { createHarness } from '../ahp/harness/harness.js';
@@ -28,7 +30,13 @@ import type {
 } from '../evidence/record/record.js';
 import { redactValue } from '../evidence/redact.js';
 import { CallInputs } from './call-inputs.js';
-import { certificateTransportHandler, judgeEvent, withCertificateJudge } from './certificate-backend.js';
+import {
+  certificateTransportHandler,
+  type JudgeContext,
+  judgeEvent,
+  withCertificateJudge,
+} from './certificate-backend.js';
+import { judgeAlone } from './judge-alone.js';
 import { resolveLinks } from './links.js';
 import { BoundaryError, firstIssue, prepareEvent, type Rejection, rejectedEvent } from './prepare.js';
 
@@ -162,27 +170,34 @@ export function openBoundary(options: BoundaryOptions): Boundary {
   const certificate = options.certificate;
   const registration =
     certificate === null ? options.registration : withCertificateJudge(options.registration);
+  const judgeContext: JudgeContext | null =
+    certificate === null
+      ? null
+      : {
+          certificate,
+          frame,
+          now: () => clock.now(),
+          resolvedFor: (id) => resolvedByEvent.get(id) ?? [],
+          onDecision: (id, decision) => judged.set(id, decision),
+        };
   const harness: Harness | null =
     registration === null || registration.hooks.length === 0
       ? null
       : createHarness(registration, {
           ...options.harness,
           inProcess: (backend) =>
-            backend.id === CERTIFICATE_BACKEND && certificate !== null
+            backend.id === CERTIFICATE_BACKEND && judgeContext !== null
               ? {
-                  handler: (options.wrapJudge ?? ((h) => h))(
-                    certificateTransportHandler({
-                      certificate,
-                      frame,
-                      now: () => clock.now(),
-                      resolvedFor: (id) => resolvedByEvent.get(id) ?? [],
-                      onDecision: (id, decision) => judged.set(id, decision),
-                    }),
-                  ),
+                  handler: (options.wrapJudge ?? ((h) => h))(certificateTransportHandler(judgeContext)),
                   shared: true,
                 }
               : options.harness.inProcess?.(backend),
         });
+  // The judge as the only backend answers without the dispatcher's transport (./judge-alone.ts).
+  const judgeOnly =
+    judgeContext !== null && harness !== null && registration?.hooks.length === 1 && !options.wrapJudge
+      ? judgeContext
+      : null;
   let failure: Error | null = null;
   let closed = false;
   const calls = new CallInputs();
@@ -312,7 +327,9 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       let failureReason: string | undefined;
       try {
         if (harness !== null && catalogueEntry(event.type)?.interceptable)
-          outcome = await harness.dispatch({ event });
+          outcome =
+            (judgeOnly && judgeAlone(judgeOnly, event, ready.unknownFields.length === 0)) ||
+            (await harness.dispatch({ event }));
       } catch (error) {
         // An interceptable event that cannot be judged is denied.
         failureReason = `the event could not be judged: ${(error as Error).message}`;

@@ -136,7 +136,7 @@ export function judgeEvent(
 }
 
 /** The AHP effects of a decision, within what the request advertised. */
-function effectsOf(decision: PolicyDecision, advertised: readonly string[]): Effect[] {
+export function effectsOf(decision: PolicyDecision, advertised: readonly string[]): Effect[] {
   const reason = decision.rule ? `${decision.reason}: ${decision.rule}` : (decision.reason ?? 'denied');
   if (decision.decision === 'deny') return [{ type: 'deny', reason }];
   if (decision.decision === 'ask') {
