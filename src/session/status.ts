@@ -1,5 +1,5 @@
 /** What `tally session status` reports: a session's state, its records so far, its log. */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readLogLines } from '../evidence/log/reader.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
 import { logPath, resolveSession } from './store.js';
@@ -23,10 +23,13 @@ export async function sessionStatus(state: string, id: string): Promise<SessionS
   const path = logPath(state, info.id);
   let records = 0;
   let torn = false;
+  // The content's length, not the file's: a store holding the log reserves space after it.
+  let bytes = 0;
   if (existsSync(path)) {
     for await (const l of readLogLines(path)) {
       if (l.torn) torn = true;
       else records += 1;
+      bytes = l.offset + l.line.length + (l.torn ? 0 : 1);
     }
   }
   return {
@@ -37,7 +40,7 @@ export async function sessionStatus(state: string, id: string): Promise<SessionS
     agent: info.agent ?? null,
     records,
     log: path,
-    log_bytes: existsSync(path) ? statSync(path).size : 0,
+    log_bytes: bytes,
     torn_tail: torn,
     package: info.package ?? null,
   };

@@ -12,6 +12,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runTally } from '../cli/tally-process.js';
+import { logContent } from '../log-content.js';
 import { makeRepo } from './repo.js';
 import { tallyProject } from './tally-flow.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
@@ -123,7 +124,8 @@ describe('Cursor hooks (documented format, real recorder)', () => {
       // What the recorder wrote: the deny is there, the file's content is not.
       const sessions = join(repo.dir, '.tally', 'sessions');
       const [id] = readdirSync(sessions).filter((d) => d.startsWith('ses_'));
-      const decoded = readFileSync(join(sessions, id!, 'events.log'), 'utf8')
+      const decoded = logContent(join(sessions, id!, 'events.log'))
+        .toString('utf8')
         .split('\n')
         .filter(Boolean)
         .map((l) => Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64').toString());

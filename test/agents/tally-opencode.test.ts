@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { logContent } from '../log-content.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
 import { tallyProject, toolResults } from './tally-flow.js';
@@ -61,7 +62,7 @@ describe('OpenCode under Tally (real CLI, scripted model)', () => {
         const sessions = join(repo.dir, '.tally', 'sessions');
         const ids = readdirSync(sessions).filter((d) => d.startsWith('ses_'));
         assert.equal(ids.length, 1, JSON.stringify(ids));
-        const log = readFileSync(join(sessions, ids[0]!, 'events.log'), 'utf8');
+        const log = logContent(join(sessions, ids[0]!, 'events.log')).toString('utf8');
         const decoded = log
           .split('\n')
           .filter(Boolean)

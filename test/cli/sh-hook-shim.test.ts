@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { logContent } from '../log-content.js';
 import {
   decodedPayloads,
   makeProject,
@@ -72,7 +73,7 @@ function loggedRecords(p: Project): Record<string, unknown>[] {
   for (const base of [p.root, p.home])
     for (const name of readdirSync(base, { recursive: true }) as string[])
       if (name.endsWith('events.log'))
-        for (const text of decodedPayloads(readFileSync(join(base, name))).split('\n'))
+        for (const text of decodedPayloads(logContent(join(base, name))).split('\n'))
           if (text.trim()) out.push(JSON.parse(text));
   return out;
 }

@@ -5,12 +5,18 @@
  * Appends that arrive while a write runs are written and synced together (group commit), so
  * throughput does not pay one sync per record.
  *
- * On open, a torn last line (a crash mid-write) is moved to a quarantine file beside the log and
- * reported; the complete lines before it are kept.
+ * The file is extended ahead of its appends (sparse, by ftruncate) and each commit overwrites the
+ * reserved zeros in place: a durable write that does not change the file's size skips a journal
+ * commit of the new size (docs/performance.md). Readers take zeros that run to the end of the file
+ * as reserved space, not content (./reader.ts); close gives the file back its content's length.
+ *
+ * On open, reserved space a crash left behind is dropped, and a torn last line (a crash mid-write)
+ * is moved to a quarantine file beside the log and reported; the complete lines before it are kept.
  */
 import {
   closeSync,
   constants,
+  fdatasyncSync,
   fstatSync,
   fsyncSync,
   ftruncateSync,
@@ -136,6 +142,29 @@ function readTail(fd: number, size: number, path: string): { lastLine: Buffer | 
 }
 
 /**
+ * The length of the file's content: its size less the zero bytes that run to its end (space a
+ * store reserved and never wrote), read backwards in fixed chunks.
+ */
+function contentLength(fd: number, size: number): number {
+  const CHUNK = 64 * 1024;
+  const piece = Buffer.alloc(CHUNK);
+  let end = size;
+  while (end > 0) {
+    const from = Math.max(0, end - CHUNK);
+    readSync(fd, piece, 0, end - from, from);
+    let i = end - from - 1;
+    while (i >= 0 && piece[i] === 0) i--;
+    if (i >= 0) return from + i + 1;
+    end = from;
+  }
+  return 0;
+}
+
+/** The first reservation ahead of the appends, and the largest: it doubles up to this. */
+const RESERVE_MIN = 64 * 1024;
+const RESERVE_MAX = 1024 * 1024;
+
+/**
  * Copies bytes [from, to) of `source` to `<log>.torn-<offset>` (or `-2`, `-3`… if a crash left one
  * there before) in bounded chunks, and syncs it and its directory.
  */
@@ -177,6 +206,11 @@ export class FileRecordStore implements RecordStore {
   private closed = false;
   /** A failed write leaves the file in an unknown state: no further append is accepted. */
   private failure: Error | null = null;
+  /** Where the next append goes: the content's length. */
+  private end: number;
+  /** The file's size: the content and the space reserved after it. */
+  private capacity: number;
+  private reserve = RESERVE_MIN;
 
   private constructor(
     readonly path: string,
@@ -186,7 +220,11 @@ export class FileRecordStore implements RecordStore {
     /** Set when a torn tail was found and quarantined on open. */
     readonly recovered: TornTail | null,
     private readonly head: HeadFile | undefined,
-  ) {}
+    size: number,
+  ) {
+    this.end = size;
+    this.capacity = size;
+  }
 
   static async open(path: string, options: OpenStoreOptions = {}): Promise<FileRecordStore> {
     const lock = await acquireLock(path, options.lockTimeoutMs);
@@ -194,16 +232,19 @@ export class FileRecordStore implements RecordStore {
       const recovered = FileRecordStore.recoverTail(path);
       const fd = openSync(path, 'r');
       let last: Buffer | null;
+      let size: number;
       try {
-        last = readTail(fd, fstatSync(fd).size, path).lastLine;
+        size = fstatSync(fd).size;
+        last = readTail(fd, size, path).lastLine;
       } finally {
         closeSync(fd);
       }
       if (options.head) checkHead(path, options.head, last);
       // O_DSYNC: each write returns once it is durable, as a write followed by fdatasync would,
-      // in one system call (one trip through the thread pool instead of two).
-      const handle = await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_DSYNC, 0o600);
-      return new FileRecordStore(path, handle, lock, last, recovered, options.head);
+      // in one system call (one trip through the thread pool instead of two). Positional writes,
+      // not O_APPEND: appends overwrite the space reserved after the content.
+      const handle = await open(path, constants.O_WRONLY | constants.O_DSYNC, 0o600);
+      return new FileRecordStore(path, handle, lock, last, recovered, options.head, size);
     } catch (error) {
       lock.release();
       throw error;
@@ -226,7 +267,13 @@ export class FileRecordStore implements RecordStore {
       throw error;
     }
     try {
-      const size = fstatSync(fd).size;
+      const stat = fstatSync(fd).size;
+      // Space reserved by a store that did not close (a crash) is not content: given back first.
+      const size = contentLength(fd, stat);
+      if (size < stat) {
+        ftruncateSync(fd, size);
+        fsyncSync(fd);
+      }
       const { tornFrom } = readTail(fd, size, path);
       if (tornFrom >= size) return null;
       // The torn bytes are durable in their own file before they leave the log.
@@ -272,6 +319,8 @@ export class FileRecordStore implements RecordStore {
         try {
           const lines = batch.flatMap((p) => p.lines);
           const bytes = Buffer.concat(lines);
+          if (this.end + bytes.length > this.capacity) this.extend(bytes.length);
+          const position = this.end;
           // Durable on return (O_DSYNC); a short write goes on from where it stopped. A commit alone
           // in this process writes on the event loop: nothing else is waiting to run meanwhile that
           // a thread would let through, and the thread pool's round trip (a pool thread woken, then
@@ -280,8 +329,9 @@ export class FileRecordStore implements RecordStore {
           for (let at = 0; at < bytes.length; )
             at +=
               committing === 1
-                ? writeSync(this.handle.fd, bytes, at, bytes.length - at)
-                : (await this.handle.write(bytes, at, bytes.length - at)).bytesWritten;
+                ? writeSync(this.handle.fd, bytes, at, bytes.length - at, position + at)
+                : (await this.handle.write(bytes, at, bytes.length - at, position + at)).bytesWritten;
+          this.end += bytes.length;
           // Once per group commit, after the log is durable: the head never names a record the log lacks.
           const lastLine = lines[lines.length - 1];
           const head =
@@ -315,13 +365,32 @@ export class FileRecordStore implements RecordStore {
     })();
   }
 
-  /** Waits for every pending append, then releases the file and the lock. */
+  /**
+   * Reserves space for at least `bytes` more after the content: a sparse extension (no block is
+   * written), synced once, so that the appends into it are durable without a change of size.
+   */
+  private extend(bytes: number): void {
+    this.capacity = this.end + bytes + this.reserve;
+    this.reserve = Math.min(RESERVE_MAX, this.reserve * 2);
+    ftruncateSync(this.handle.fd, this.capacity);
+    fdatasyncSync(this.handle.fd);
+  }
+
+  /** Waits for every pending append, gives back the reserved space, releases the file and the lock. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     while (this.flushing) await this.flushing;
-    await this.handle.close();
-    this.head?.close();
-    this.lock.release();
+    try {
+      // A log that failed to write is left as it is: reopening it recovers it.
+      if (this.failure === null && this.capacity > this.end) {
+        ftruncateSync(this.handle.fd, this.end);
+        fdatasyncSync(this.handle.fd);
+      }
+    } finally {
+      await this.handle.close();
+      this.head?.close();
+      this.lock.release();
+    }
   }
 }

@@ -150,10 +150,19 @@ export class LineTooLong extends RecordError {
   }
 }
 
+/** Index of the last byte of `chunk` that is not zero, or -1 when every byte is. */
+function lastNonZero(chunk: Buffer): number {
+  let i = chunk.length - 1;
+  while (i >= 0 && chunk[i] === 0) i--;
+  return i;
+}
+
 /**
  * Streams the lines of a file with their byte offsets (core/lines.ts), holding at most one chunk
  * plus one line; a line longer than `maxLineBytes` throws `LineTooLong` as soon as that many bytes
- * have been read without a newline.
+ * have been read without a newline. Zero bytes that run to the end of the file are the space a
+ * writing store reserved ahead of its appends (./file-store.ts, docs/formats.md), not content: a
+ * run of zeros is held back until a byte that is not zero follows it, and dropped at the end.
  */
 export async function* readLogLines(path: string, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<LogLine> {
   const splitter = new LineSplitter(maxLineBytes);
@@ -161,9 +170,19 @@ export async function* readLogLines(path: string, maxLineBytes = MAX_LINE_BYTES)
   const take = (line: Buffer, offset: number) => {
     ready.push({ line, offset, torn: false });
   };
+  let zeros = 0;
   try {
     for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
-      splitter.push(chunk as Buffer, take);
+      const bytes = chunk as Buffer;
+      const last = lastNonZero(bytes);
+      if (last < 0) {
+        zeros += bytes.length;
+        continue;
+      }
+      // Zeros followed by content are content: handed on as they were.
+      if (zeros > 0) splitter.push(Buffer.alloc(zeros), take);
+      splitter.push(last === bytes.length - 1 ? bytes : bytes.subarray(0, last + 1), take);
+      zeros = bytes.length - 1 - last;
       for (const line of ready) yield line;
       ready.length = 0;
     }
