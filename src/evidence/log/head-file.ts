@@ -22,7 +22,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { canonicalBytes, canonicalize, parseJson } from '../../core/canonical.js';
-import { signEnvelope, verifyEnvelope } from '../../core/dsse.js';
+import { signEnvelope, signEnvelopeOffThread, verifyEnvelope } from '../../core/dsse.js';
 import { TallyError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
 import { toPublicKey } from '../../core/keys.js';
@@ -120,8 +120,10 @@ export class HeadFile {
   /**
    * Writes the head into its slot: in place and not synced, except the write that creates the file
    * (synced with its directory, so a new head file is durable before its append is acknowledged).
+   * `offThread`: sign it on the thread pool (a head that follows its acknowledgement, while other
+   * logs of the process commit: the loop serves them meanwhile).
    */
-  async write(head: StoredHead, time = new Date()): Promise<void> {
+  async write(head: StoredHead, time = new Date(), offThread = false): Promise<void> {
     const payload = canonicalBytes({
       digest: head.digest,
       seq: head.seq,
@@ -129,10 +131,12 @@ export class HeadFile {
       time: time.toISOString(),
       type: HEAD_FILE_TYPE,
     });
-    const envelope = signEnvelope(payload, HEAD_FILE_PAYLOAD_TYPE, {
-      privateKey: this.signer.privateKey,
-      keyid: this.signer.keyId,
-    });
+    const key = { privateKey: this.signer.privateKey, keyid: this.signer.keyId };
+    // The first head of a file precedes its append's acknowledgement: never off the thread.
+    const envelope =
+      offThread && this.fd !== null && !this.created
+        ? await signEnvelopeOffThread(payload, HEAD_FILE_PAYLOAD_TYPE, key)
+        : signEnvelope(payload, HEAD_FILE_PAYLOAD_TYPE, key);
     const line = Buffer.from(`${canonicalize(envelope)}\n`);
     if (line.length > HEAD_SLOT_BYTES)
       throw new HeadFileError('head-invalid', `a chain head of ${line.length} bytes does not fit its slot`);
