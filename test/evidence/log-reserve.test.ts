@@ -7,37 +7,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { keyId } from '../../src/core/keys.js';
-import { createKey, loadPrivateKey } from '../../src/core/keystore.js';
 import { readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
 import { LogWriter } from '../../src/evidence/log/writer.js';
 import { logContent } from '../log-content.js';
-import { tempDir } from '../temp.js';
-
-const APPENDER = fileURLToPath(new URL('./programs/appender.js', import.meta.url));
-
-function setup() {
-  const dir = tempDir('tally-log-reserve-');
-  createKey(dir, 'ship');
-  const { privateKey, key } = loadPrivateKey(dir, 'ship');
-  return {
-    dir,
-    logPath: join(dir, 'events.log'),
-    signer: { privateKey, keyId: keyId(privateKey) },
-    publicKey: key.publicKey,
-  };
-}
-
-const event = (i: number) => ({
-  id: `e${i}`,
-  type: 'tool.before',
-  time: '2026-01-01T00:00:00Z',
-  source: 'urn:test',
-  i,
-});
+import { APPENDER, event, setup } from './log-fixture.js';
 
 const content = logContent;
 
@@ -49,7 +23,7 @@ async function lines(path: string) {
 
 describe('the space a log reserves ahead of its appends', () => {
   it('is zeros after the content while open, invisible to readers, and given back on close', async () => {
-    const { logPath, signer, publicKey } = setup();
+    const { logPath, signer, publicKey } = setup('tally-log-reserve-');
     const log = await LogWriter.open(logPath, { session: 'ses_r', signer });
     for (let i = 0; i < 40; i++) await log.append({ source: 'cli', event: event(i) });
     const open = content(logPath);
@@ -72,7 +46,7 @@ describe('the space a log reserves ahead of its appends', () => {
   });
 
   it('grows past its first reservation without a gap between records', async () => {
-    const { logPath, signer, publicKey } = setup();
+    const { logPath, signer, publicKey } = setup('tally-log-reserve-');
     const log = await LogWriter.open(logPath, { session: 'ses_r', signer });
     const big = 'x'.repeat(8000);
     // 8 KB records: the 64 KiB first reservation is outgrown several times over.
@@ -86,7 +60,7 @@ describe('the space a log reserves ahead of its appends', () => {
   });
 
   it('after a crash: readers verify the log as it is, and reopening drops the zeros and continues', async () => {
-    const { dir, logPath, signer, publicKey } = setup();
+    const { dir, logPath, signer, publicKey } = setup('tally-log-reserve-');
     // A real writer process killed while it holds the log open.
     const child = spawn(process.execPath, [APPENDER, dir, logPath, 'ses_r', '100000', 'hold'], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -118,7 +92,7 @@ describe('the space a log reserves ahead of its appends', () => {
   });
 
   it('a torn line before the zeros is quarantined without them', async () => {
-    const { logPath, signer, publicKey } = setup();
+    const { logPath, signer, publicKey } = setup('tally-log-reserve-');
     const log = await LogWriter.open(logPath, { session: 'ses_r', signer });
     for (let i = 0; i < 3; i++) await log.append({ source: 'cli', event: event(i) });
     await log.close();
@@ -141,7 +115,7 @@ describe('the space a log reserves ahead of its appends', () => {
   });
 
   it('zeros followed by anything else are content: a log holding them does not verify', async () => {
-    const { logPath, signer, publicKey } = setup();
+    const { logPath, signer, publicKey } = setup('tally-log-reserve-');
     const log = await LogWriter.open(logPath, { session: 'ses_r', signer });
     for (let i = 0; i < 3; i++) await log.append({ source: 'cli', event: event(i) });
     await log.close();

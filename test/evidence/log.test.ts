@@ -3,12 +3,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { canonicalize } from '../../src/core/canonical.js';
 import { signEnvelope } from '../../src/core/dsse.js';
 import { sha256 } from '../../src/core/hash.js';
 import { generateKeyPair, keyId } from '../../src/core/keys.js';
-import { createKey, loadPrivateKey } from '../../src/core/keystore.js';
+import { loadPrivateKey } from '../../src/core/keystore.js';
 import { LineTooLong, MAX_LINE_BYTES, readLogLines, verifyLogFile } from '../../src/evidence/log/reader.js';
 import { LogWriter } from '../../src/evidence/log/writer.js';
 import { packageLine } from '../../src/evidence/package/build.js';
@@ -16,29 +15,7 @@ import { PackageError, SEAL_TYPE } from '../../src/evidence/package/grammar.js';
 import { bufferLines } from '../../src/evidence/package/verify.js';
 import { RecordError } from '../../src/evidence/record/codec.js';
 import { RECORD_PAYLOAD_TYPE } from '../../src/evidence/record/record.js';
-import { tempDir } from '../temp.js';
-
-const APPENDER = fileURLToPath(new URL('./programs/appender.js', import.meta.url));
-
-function setup() {
-  const dir = tempDir('tally-log-');
-  createKey(dir, 'ship');
-  const { privateKey, key } = loadPrivateKey(dir, 'ship');
-  return {
-    dir,
-    logPath: join(dir, 'events.log'),
-    signer: { privateKey, keyId: keyId(privateKey) },
-    publicKey: key.publicKey,
-  };
-}
-
-const event = (i: number) => ({
-  id: `e${i}`,
-  type: 'tool.before',
-  time: '2026-01-01T00:00:00Z',
-  source: 'urn:test',
-  i,
-});
+import { APPENDER, event, setup } from './log-fixture.js';
 
 async function writeRecords(
   logPath: string,
