@@ -50,15 +50,20 @@ export function isCertificateEntry(backend: Backend): boolean {
   );
 }
 
+/** What the judge's subscription sees of an event: every content part whole, no `native`. */
+export const JUDGE_CONTENT = { default: 'body', categories: {} } as const satisfies Subscription['content'];
+/** The judge subscription's local id (its label in dispatch reports). */
+export const JUDGE_SUBSCRIPTION = 'certificate';
+
 function judgeSubscription(timeoutMs: number): Subscription {
   return {
     index: 0,
-    id: 'certificate',
+    id: JUDGE_SUBSCRIPTION,
     events: [...CERTIFICATE_EVENTS],
     mode: 'intercept',
     timeoutMs,
     failurePolicy: 'fail-closed',
-    content: { default: 'body', categories: {} },
+    content: JUDGE_CONTENT,
     includeNative: false,
   };
 }

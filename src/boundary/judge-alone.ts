@@ -27,11 +27,16 @@ import { eventCapabilities } from '../ahp/protocol/capabilities.js';
 import type { CanonicalEvent } from '../core/event.js';
 import type { JsonObject } from '../core/json.js';
 import { CERTIFICATE_BACKEND } from '../evidence/policy/judge.js';
-import { CERTIFICATE_EVENTS, effectsOf, type JudgeContext, judgeEvent } from './certificate-backend.js';
+import {
+  CERTIFICATE_EVENTS,
+  effectsOf,
+  JUDGE_CONTENT,
+  JUDGE_SUBSCRIPTION,
+  type JudgeContext,
+  judgeEvent,
+} from './certificate-backend.js';
 
-/** The judge subscription's local label, as the dispatcher reports it. */
-const LABEL = 'certificate';
-const SUPPLIER = { backend: CERTIFICATE_BACKEND, subscription: LABEL };
+const SUPPLIER = { backend: CERTIFICATE_BACKEND, subscription: JUDGE_SUBSCRIPTION };
 const JUDGED: ReadonlySet<string> = new Set(CERTIFICATE_EVENTS);
 
 /**
@@ -49,16 +54,12 @@ export function judgeAlone(
   const started = performance.now();
   const capabilities = eventCapabilities(event);
   if (capabilities === undefined) return undefined;
-  const { view, attachments } = selectContentNoting(
-    event as JsonObject,
-    { default: 'body', categories: {} },
-    false,
-  );
+  const { view, attachments } = selectContentNoting(event as JsonObject, JUDGE_CONTENT, false);
   if (attachments) return undefined;
   const advertised: InterceptCapabilities = narrowCapabilities(capabilities, event, view);
   const report: SubscriptionReport = {
     backend: CERTIFICATE_BACKEND,
-    subscription: LABEL,
+    subscription: JUDGE_SUBSCRIPTION,
     method: 'hooks/intercept',
     status: 'accepted',
   };

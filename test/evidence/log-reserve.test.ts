@@ -45,6 +45,19 @@ describe('the space a log reserves ahead of its appends', () => {
     assert.ok(readFileSync(logPath).equals(open));
   });
 
+  it('is not taken by a store that appends once and closes (a CLI command)', async () => {
+    const { logPath, signer, publicKey } = setup('tally-log-reserve-');
+    const log = await LogWriter.open(logPath, { session: 'ses_r', signer });
+    await log.append({ source: 'cli', event: event(0) });
+    assert.equal(statSync(logPath).size, content(logPath).length, 'the first commit is a plain append');
+    await log.append({ source: 'cli', event: event(1) });
+    assert.ok(statSync(logPath).size > content(logPath).length, 'the second reserves');
+    await log.close();
+    const result = await verifyLogFile(logPath, { trusted: [publicKey] });
+    assert.equal(result.ok, true, result.issue?.message);
+    assert.equal(result.records, 2);
+  });
+
   it('grows past its first reservation without a gap between records', async () => {
     const { logPath, signer, publicKey } = setup('tally-log-reserve-');
     const log = await LogWriter.open(logPath, { session: 'ses_r', signer });

@@ -211,6 +211,8 @@ export class FileRecordStore implements RecordStore {
   /** The file's size: the content and the space reserved after it. */
   private capacity: number;
   private reserve = RESERVE_MIN;
+  /** Commits that found no reserved space (the first is written as a plain append). */
+  private commits = 0;
 
   private constructor(
     readonly path: string,
@@ -319,7 +321,9 @@ export class FileRecordStore implements RecordStore {
         try {
           const lines = batch.flatMap((p) => p.lines);
           const bytes = Buffer.concat(lines);
-          if (this.end + bytes.length > this.capacity) this.extend(bytes.length);
+          // Reserved from the second commit on: a store that appends once (a CLI command) and
+          // closes pays no extension and no truncation.
+          if (this.end + bytes.length > this.capacity && this.commits++ > 0) this.extend(bytes.length);
           const position = this.end;
           // Durable on return (O_DSYNC); a short write goes on from where it stopped. A commit alone
           // in this process writes on the event loop: nothing else is waiting to run meanwhile that
@@ -332,6 +336,7 @@ export class FileRecordStore implements RecordStore {
                 ? writeSync(this.handle.fd, bytes, at, bytes.length - at, position + at)
                 : (await this.handle.write(bytes, at, bytes.length - at, position + at)).bytesWritten;
           this.end += bytes.length;
+          this.capacity = Math.max(this.capacity, this.end);
           // Once per group commit, after the log is durable: the head never names a record the log lacks.
           const lastLine = lines[lines.length - 1];
           const head =
