@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { logContent } from '../log-content.js';
 import { decodedPayloads, jsonOut, makeProject, type Project, runTally, toolEvent } from './tally-process.js';
 
 interface Vector {
@@ -195,8 +196,10 @@ describe('a session from the command line', () => {
     const status = jsonOut(await ok(p, ['session', 'status', '--json']));
     assert.equal(status.session, session);
     assert.equal(status.state, 'open');
-    const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
+    const content = logContent(log);
+    const lines = content.toString('utf8').split('\n').filter(Boolean).length;
     assert.equal(status.records, lines);
+    assert.equal(status.log_bytes, content.length, 'the content, never the space reserved after it');
     assert.equal(status.torn_tail, false);
   });
 
