@@ -271,10 +271,13 @@ const bench: BenchModule = {
       // signed and fdatasync'd), the least two CLI calls that record could cost.
       const shShim = join(here, '..', '..', 'bin', 'tally-hook');
       const anchor = `curl -s -o /dev/null --data-binary @- http://127.0.0.1:${floor.port}/ </dev/null; curl -s -o /dev/null --data-binary @- http://127.0.0.1:${floor.port}/ </dev/null`;
+      // The same script run by bash sends its request through bash's /dev/tcp: no curl, no cat.
       const sh: number[] = [];
+      const bash: number[] = [];
       const twoSpawns: number[] = [];
       for (let i = 0; i < 25; i++) {
         sh.push(timeProcess([shShim, 'claude-code', '--fail', 'open'], shimInput, shimEnv, 'dash'));
+        bash.push(timeProcess([shShim, 'claude-code', '--fail', 'open'], shimInput, shimEnv, '/bin/bash'));
         twoSpawns.push(timeProcess(['-c', anchor], shimInput, shimEnv, 'sh'));
       }
       results.push({
@@ -289,6 +292,13 @@ const bench: BenchModule = {
         measured: `${median(sh).toFixed(1)} ms`,
         baseline: `sh -c with two curl posts to the floor ${median(twoSpawns).toFixed(1)} ms`,
         ratio: median(sh) / median(twoSpawns),
+        target: '<= 1.2',
+      });
+      results.push({
+        name: '`bin/tally-hook` run by bash (/dev/tcp, no other process), whole, median of 25',
+        measured: `${median(bash).toFixed(1)} ms`,
+        baseline: `sh -c with two curl posts to the floor ${median(twoSpawns).toFixed(1)} ms`,
+        ratio: median(bash) / median(twoSpawns),
         target: '<= 1.2',
       });
       results.push({

@@ -3,6 +3,7 @@
  * will dispatch (the project's, with Tally's certificate judge in it), the hook plan derived from
  * it, and how the command shim is invoked from the agent's shell.
  */
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { parseRegistrationText, RegistrationError } from '../ahp/registration/registration.js';
@@ -34,15 +35,34 @@ function onPath(program: string, path: string | undefined): boolean {
   });
 }
 
+const BASH = '/bin/bash';
+
 /**
- * The POSIX sh command-hook shim (`bin/tally-hook`, one sh and one curl per hook instead of a Node
- * process) as the command hooks' program, when this machine has `/bin/sh` and curl on `path`; it
- * falls back to the Node shim through this node. Undefined: command hooks run the Node shim (also
- * when `TALLY_HOOK_SHIM=node`).
+ * True when /bin/bash opens `/dev/tcp` connections (a build option of bash): a connection to a
+ * port nothing listens on is refused, where a bash without it cannot find the file.
+ */
+function bashHasTcp(): boolean {
+  if (!existsSync(BASH)) return false;
+  const probe = spawnSync(BASH, ['--norc', '--noprofile', '-c', 'exec 3<>/dev/tcp/127.0.0.1/1'], {
+    encoding: 'utf8',
+    timeout: 5000,
+  });
+  return probe.status === 0 || /refused/i.test(probe.stderr ?? '');
+}
+
+/**
+ * The command-hook shim (`bin/tally-hook`) as the command hooks' program instead of a Node process:
+ * run by bash where bash can open `/dev/tcp` (one bash per hook, no other process), else by
+ * `/bin/sh` with curl on `path` (one sh and one curl); it falls back to the Node shim through this
+ * node. `TALLY_HOOK_SHIM=sh` skips the bash form, `=node` keeps the Node shim. Undefined: command
+ * hooks run the Node shim.
  */
 export function hookShim(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.TALLY_HOOK_SHIM === 'node' || !existsSync('/bin/sh') || !onPath('curl', env.PATH)) return undefined;
-  return `${quote(join(dirname(TALLY_BIN), 'tally-hook'))} --node ${quote(process.execPath)}`;
+  if (env.TALLY_HOOK_SHIM === 'node') return undefined;
+  const script = `${quote(join(dirname(TALLY_BIN), 'tally-hook'))} --node ${quote(process.execPath)}`;
+  if (env.TALLY_HOOK_SHIM !== 'sh' && bashHasTcp()) return `${BASH} ${script}`;
+  if (!existsSync('/bin/sh') || !onPath('curl', env.PATH)) return undefined;
+  return script;
 }
 
 /** The registration named by a flag, else the project's `.tally/hooks.json`, else none. */

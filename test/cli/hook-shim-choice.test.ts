@@ -1,10 +1,11 @@
 /**
- * Which shim command hooks run: the POSIX sh shim where this machine has sh and curl (one sh and
- * one curl per hook instead of a Node process), the Node shim otherwise or when asked; and Tally's
- * installers know both as their own, so uninstall removes either.
+ * Which shim command hooks run: bin/tally-hook run by bash where bash opens /dev/tcp (one bash per
+ * hook), by sh where this machine has sh and curl (one sh and one curl), the Node shim otherwise or
+ * when asked; and Tally's installers know every form as their own, so uninstall removes any.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -21,22 +22,38 @@ function pathWith(tools: string[]): string {
   return bin;
 }
 
+/** What this machine's bash says when asked for a connection nothing listens on. */
+const bashTcp =
+  existsSync('/bin/bash') &&
+  /refused/i.test(
+    spawnSync('/bin/bash', ['-c', 'exec 3<>/dev/tcp/127.0.0.1/1'], { encoding: 'utf8' }).stderr,
+  );
+
 describe('the command hooks’ shim', () => {
-  it('is the sh shim, with its node, when curl is on the PATH', () => {
-    const sh = hookShim({ PATH: pathWith(['curl']) });
+  it('is the shim run by bash, with its node, where bash opens /dev/tcp (curl or not)', (t) => {
+    if (!bashTcp) return t.skip('this bash cannot open /dev/tcp');
+    for (const tools of [['curl'], []]) {
+      const shim = hookShim({ PATH: pathWith(tools) });
+      assert.match(shim ?? '', /^\/bin\/bash '[^']*\/bin\/tally-hook' --node '[^']*'$/);
+      assert.ok(shim!.endsWith(`'${process.execPath}'`));
+    }
+  });
+
+  it('is the sh shim, with its node, when curl is on the PATH and bash is not asked for', () => {
+    const sh = hookShim({ PATH: pathWith(['curl']), TALLY_HOOK_SHIM: 'sh' });
     assert.ok(sh, 'a curl on the PATH');
     assert.match(sh, /^'[^']*\/bin\/tally-hook' --node '[^']*'$/);
     assert.ok(sh.endsWith(`'${process.execPath}'`));
   });
 
-  it('is the Node shim without curl, or with TALLY_HOOK_SHIM=node', () => {
-    assert.equal(hookShim({ PATH: pathWith([]) }), undefined);
+  it('is the Node shim with TALLY_HOOK_SHIM=node, or without bash’s /dev/tcp and curl', () => {
+    assert.equal(hookShim({ PATH: pathWith([]), TALLY_HOOK_SHIM: 'sh' }), undefined);
     assert.equal(hookShim({ PATH: pathWith(['curl']), TALLY_HOOK_SHIM: 'node' }), undefined);
     // Not executable: not a program.
     const bin = join(dir, 'plain');
     mkdirSync(bin);
     writeFileSync(join(bin, 'curl'), '', { mode: 0o644 });
-    assert.equal(hookShim({ PATH: bin }), undefined);
+    assert.equal(hookShim({ PATH: bin, TALLY_HOOK_SHIM: 'sh' }), undefined);
   });
 
   it('both forms of the command are Tally’s, for that channel only', () => {
@@ -48,6 +65,7 @@ describe('the command hooks’ shim', () => {
     for (const command of [
       viaSh,
       viaNode,
+      `/bin/bash ${viaSh}`,
       '/x/tally-hook gemini-cli --fail open'.replace('gemini-cli', 'codex'),
     ]) {
       assert.ok(isShimCommand(command, 'codex'), command);
