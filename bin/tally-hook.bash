@@ -13,7 +13,8 @@ TCP_MAX=16777216
 tcp_payload() {
   local LC_ALL=C
   IFS= read -r -N "$TCP_MAX" payload
-  [ "${#payload}" -lt "$TCP_MAX" ]
+  # 1 is the end of input, the normal end; above it, read failed: the Node shim takes over.
+  [ $? -le 1 ] && [ "${#payload}" -lt "$TCP_MAX" ]
 }
 
 # Bytes, not characters, whatever the locale: HTTP counts bytes.
@@ -66,3 +67,7 @@ tcp_post() {
   [ -n "$length" ] && [ "$length" -eq "$bytes" ] || return 1
   answer=$body
 }
+
+# The last word of this file: sourcing it fails on a bash older than 4.1 (no `read -N`, as the
+# /bin/bash of some systems), and the script then goes the sh and curl way.
+[ "${BASH_VERSINFO[0]}" -gt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 1 ]; }

@@ -38,16 +38,20 @@ function onPath(program: string, path: string | undefined): boolean {
 const BASH = '/bin/bash';
 
 /**
- * True when /bin/bash opens `/dev/tcp` connections (a build option of bash): a connection to a
- * port nothing listens on is refused, where a bash without it cannot find the file.
+ * True when /bin/bash can run the shim's /dev/tcp half: bin/tally-hook.bash sources (it refuses a
+ * bash older than 4.1, which has no `read -N`) and bash opens `/dev/tcp` connections (a build
+ * option): a connection to a port nothing listens on is refused, where a bash without them cannot
+ * find the file.
  */
 function bashHasTcp(): boolean {
   if (!existsSync(BASH)) return false;
-  const probe = spawnSync(BASH, ['--norc', '--noprofile', '-c', 'exec 3<>/dev/tcp/127.0.0.1/1'], {
-    encoding: 'utf8',
-    timeout: 5000,
-  });
-  return probe.status === 0 || /refused/i.test(probe.stderr ?? '');
+  const half = join(dirname(TALLY_BIN), 'tally-hook.bash');
+  const probe = spawnSync(
+    BASH,
+    ['--norc', '--noprofile', '-c', '. "$1" || exit 3; exec 3<>/dev/tcp/127.0.0.1/1', 'probe', half],
+    { encoding: 'utf8', timeout: 5000 },
+  );
+  return probe.status !== 3 && (probe.status === 0 || /refused/i.test(probe.stderr ?? ''));
 }
 
 /**
