@@ -287,20 +287,17 @@ const bench: BenchModule = {
         ratio: median(shimToFloor) / median(bare),
         target: 'report (the shim alone)',
       });
-      results.push({
-        name: '`bin/tally-hook` (POSIX sh + curl), whole, median of 25',
-        measured: `${median(sh).toFixed(1)} ms`,
-        baseline: `sh -c with two curl posts to the floor ${median(twoSpawns).toFixed(1)} ms`,
-        ratio: median(sh) / median(twoSpawns),
-        target: '<= 1.2',
-      });
-      results.push({
-        name: '`bin/tally-hook` run by bash (/dev/tcp, no other process), whole, median of 25',
-        measured: `${median(bash).toFixed(1)} ms`,
-        baseline: `sh -c with two curl posts to the floor ${median(twoSpawns).toFixed(1)} ms`,
-        ratio: median(bash) / median(twoSpawns),
-        target: '<= 1.2',
-      });
+      for (const [how, times] of [
+        ['(POSIX sh + curl)', sh],
+        ['run by bash (/dev/tcp, no other process)', bash],
+      ] as const)
+        results.push({
+          name: `\`bin/tally-hook\` ${how}, whole, median of 25`,
+          measured: `${median(times).toFixed(1)} ms`,
+          baseline: `sh -c with two curl posts to the floor ${median(twoSpawns).toFixed(1)} ms`,
+          ratio: median(times) / median(twoSpawns),
+          target: '<= 1.2',
+        });
       results.push({
         name: '`tally hook claude-code`, whole (start, request, answer), median of 25',
         measured: `${median(shim).toFixed(1)} ms`,

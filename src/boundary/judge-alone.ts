@@ -12,15 +12,13 @@
  * answers and records over the AHP interop corpus.
  */
 import {
-  failClosed,
   type InterceptCapabilities,
   type Pipeline,
-  settle,
   stageResponse,
   startPipeline,
 } from '../ahp/harness/compose.js';
 import { selectContentNoting } from '../ahp/harness/content.js';
-import { SYNTHETIC_DENY_REASON } from '../ahp/harness/dispatcher.js';
+import { settledOutcome, settleFailure } from '../ahp/harness/dispatcher.js';
 import { narrowCapabilities } from '../ahp/harness/narrowing.js';
 import type { DispatchOutcome, SubscriptionReport } from '../ahp/harness/types.js';
 import { eventCapabilities } from '../ahp/protocol/capabilities.js';
@@ -49,7 +47,7 @@ export function judgeAlone(
   event: CanonicalEvent,
   clean: boolean,
 ): DispatchOutcome | undefined {
-  if (!JUDGED.has(event.type)) return finish(startPipeline(event), undefined, []);
+  if (!JUDGED.has(event.type)) return settledOutcome(startPipeline(event), undefined, []);
   if (!clean) return undefined;
   const started = performance.now();
   const capabilities = eventCapabilities(event);
@@ -71,30 +69,14 @@ export function judgeAlone(
       : effectsOf(decision, advertised.effects);
   const pipeline = startPipeline(event);
   const staged = stageResponse(pipeline, effects, { capabilities: advertised, view, supplier: SUPPLIER });
-  let settled = pipeline;
+  let settled: Pipeline;
   if ('error' in staged) {
     // The dispatcher's rejection of an answer it cannot stage, by the judge's failure policy.
-    report.status = 'rejected';
-    report.reason = staged.error;
-    report.failurePolicy = 'fail-closed';
-    settled = failClosed(pipeline, SUPPLIER, SYNTHETIC_DENY_REASON);
+    settled = settleFailure(pipeline, report, 'fail-closed', SUPPLIER, 'rejected', staged.error).pipeline;
   } else {
     settled = staged.pipeline;
     report.effects = effects.map((e) => e.type);
   }
   report.latencyMs = Math.round(performance.now() - started);
-  return finish(settled, capabilities, [report]);
-}
-
-function finish(
-  pipeline: Pipeline,
-  capabilities: InterceptCapabilities | undefined,
-  reports: SubscriptionReport[],
-): DispatchOutcome {
-  const outcome = settle(pipeline, capabilities) as DispatchOutcome;
-  outcome.permission = pipeline.permission;
-  if (pipeline.denial) outcome.denial = pipeline.denial;
-  outcome.event = pipeline.event;
-  outcome.subscriptions = reports;
-  return outcome;
+  return settledOutcome(settled, capabilities, [report]);
 }

@@ -13,8 +13,6 @@ import { LogWriter } from '../../src/evidence/log/writer.js';
 import { logContent } from '../log-content.js';
 import { APPENDER, event, setup } from './log-fixture.js';
 
-const content = logContent;
-
 async function lines(path: string) {
   const out: { line: string; torn: boolean }[] = [];
   for await (const { line, torn } of readLogLines(path)) out.push({ line: line.toString('utf8'), torn });
@@ -26,7 +24,7 @@ describe('the space a log reserves ahead of its appends', () => {
     const { logPath, signer, publicKey } = setup('tally-log-reserve-');
     const log = await LogWriter.open(logPath, { session: 'ses_r', signer });
     for (let i = 0; i < 40; i++) await log.append({ source: 'cli', event: event(i) });
-    const open = content(logPath);
+    const open = logContent(logPath);
     assert.ok(statSync(logPath).size > open.length, 'space is reserved after the content');
     assert.equal(open[open.length - 1], 0x0a, 'the content ends with a whole line');
     const seen = await lines(logPath);
@@ -49,9 +47,9 @@ describe('the space a log reserves ahead of its appends', () => {
     const { logPath, signer, publicKey } = setup('tally-log-reserve-');
     const log = await LogWriter.open(logPath, { session: 'ses_r', signer });
     await log.append({ source: 'cli', event: event(0) });
-    assert.equal(statSync(logPath).size, content(logPath).length, 'the first commit is a plain append');
+    assert.equal(statSync(logPath).size, logContent(logPath).length, 'the first commit is a plain append');
     await log.append({ source: 'cli', event: event(1) });
-    assert.ok(statSync(logPath).size > content(logPath).length, 'the second reserves');
+    assert.ok(statSync(logPath).size > logContent(logPath).length, 'the second reserves');
     await log.close();
     const result = await verifyLogFile(logPath, { trusted: [publicKey] });
     assert.equal(result.ok, true, result.issue?.message);
@@ -89,7 +87,7 @@ describe('the space a log reserves ahead of its appends', () => {
       });
     });
     await new Promise((resolve) => child.once('close', resolve));
-    const crashed = content(logPath);
+    const crashed = logContent(logPath);
     assert.ok(statSync(logPath).size > crashed.length, 'the killed writer left reserved space');
     const before = await verifyLogFile(logPath, { trusted: [publicKey] });
     assert.equal(before.ok, true, before.issue?.message);

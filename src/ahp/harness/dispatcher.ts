@@ -79,21 +79,36 @@ type InterceptStep = {
   interrupted?: boolean;
 };
 
-/** A failed or rejected call, settled by its subscription's failure policy. */
-function settleFailure(
+/** A failed or rejected call, settled by its subscription's failure policy (default fail-closed). */
+export function settleFailure(
   pipeline: Pipeline,
   report: SubscriptionReport,
-  subscription: Subscription,
+  failurePolicy: Subscription['failurePolicy'],
   supplier: { backend: string; subscription: string },
   status: 'failed' | 'rejected',
   reason: string,
 ): InterceptStep {
-  const policy = subscription.failurePolicy ?? 'fail-closed';
+  const policy = failurePolicy ?? 'fail-closed';
   report.status = status;
   report.reason = reason;
   report.failurePolicy = policy;
   if (policy === 'fail-open') return { pipeline, report };
   return { pipeline: failClosed(pipeline, supplier, SYNTHETIC_DENY_REASON), report, settles: true };
+}
+
+/** The outcome of a settled pipeline, with the reports of the subscriptions it reached. */
+export function settledOutcome(
+  pipeline: Pipeline,
+  capabilities: InterceptCapabilities | undefined,
+  reports: SubscriptionReport[],
+): DispatchOutcome {
+  // The settlement is a fresh object: completed in place rather than spread into a copy.
+  const outcome = settle(pipeline, capabilities) as DispatchOutcome;
+  outcome.permission = pipeline.permission;
+  if (pipeline.denial) outcome.denial = pipeline.denial;
+  outcome.event = pipeline.event;
+  outcome.subscriptions = reports;
+  return outcome;
 }
 
 export class Dispatcher {
@@ -182,12 +197,7 @@ export class Dispatcher {
       if (step.settles) break;
     }
 
-    // The settlement is a fresh object: completed in place rather than spread into a copy.
-    const outcome = settle(pipeline, interceptors.length > 0 ? capabilities : undefined) as DispatchOutcome;
-    outcome.permission = pipeline.permission;
-    if (pipeline.denial) outcome.denial = pipeline.denial;
-    outcome.event = pipeline.event;
-    outcome.subscriptions = reports;
+    const outcome = settledOutcome(pipeline, interceptors.length > 0 ? capabilities : undefined, reports);
     if (interrupted) {
       outcome.interrupted = true;
       outcome.executed = false;
@@ -264,7 +274,7 @@ export class Dispatcher {
       } satisfies JsonRpcRequest;
     };
     const failed = (status: 'failed' | 'rejected', reason: string) =>
-      settleFailure(pipeline, report, subscription, supplier, status, reason);
+      settleFailure(pipeline, report, subscription.failurePolicy, supplier, status, reason);
     if (attachments) {
       const early = prePublicationIssues(request(view), 'intercept-request');
       if (early.length > 0) return failed('failed', `invalid request: ${describeIssues(early)}`);
