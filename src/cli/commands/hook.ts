@@ -15,5 +15,11 @@ export const command: Command = {
     'a session opened for this harness session runs under. Written by `tally install`.',
   ].join('\n'),
   run: (argv, ctx) =>
-    runHookShim(argv, { stdin: ctx.stdin, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env }),
+    runHookShim(argv, {
+      stdin: ctx.stdin,
+      stdout: ctx.stdout,
+      stderr: ctx.stderr,
+      env: ctx.env,
+      recorderClient: () => import('../../recorder/client.js'),
+    }),
 };
