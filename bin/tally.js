@@ -2,7 +2,7 @@
 // CommonJS (bin/package.json), so that `tally hook …`, on the hot path of every hook an agent runs,
 // starts no ES module loader: it compiles one bundled file, the shim alone, not the CLI.
 'use strict';
-const { readFileSync } = require('node:fs');
+const { existsSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { Script } = require('node:vm');
 
@@ -58,7 +58,10 @@ if (require.main === module) {
     else
       import('../dist/src/cli/hook-process.js').then((m) => m.runHookProcess(argv.slice(1), recorderClient));
   } else {
-    import('../dist/src/cli/main.js')
+    // The bundled CLI (dist/cli, scripts/build-bundles.mjs), or the modules tsc wrote where there
+    // is none (a build by tsc alone).
+    const bundled = existsSync(join(__dirname, '..', 'dist', 'cli', 'main.js'));
+    import(bundled ? '../dist/cli/main.js' : '../dist/src/cli/main.js')
       .then(({ main }) => main(argv))
       .then((code) => {
         process.exitCode = code;

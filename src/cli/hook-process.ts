@@ -2,7 +2,7 @@
  * `tally hook …` as a whole process, what bin/tally.js runs on every command hook: the shim wired
  * to the process's file descriptors. stdin is read and the answer written with synchronous calls
  * (no process.stdin/stdout streams to set up), and the process exits as soon as the answer is out,
- * waiting for no socket, timer or child. scripts/build-verifier.mjs bundles this file and its
+ * waiting for no socket, timer or child. scripts/build-bundles.mjs bundles this file and its
  * imports into one CommonJS file, dist/src/cli/hook-process.cjs, so a hook loads one file and no
  * ES module loader, and bin/tally.js compiles it from V8's code cache of it (see
  * scripts/hook-code-cache.mjs).

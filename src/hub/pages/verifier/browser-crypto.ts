@@ -1,6 +1,6 @@
 /**
  * What the browser bundle puts where the shared code imports `node:crypto` (the bundler aliases
- * it, scripts/build-verifier.mjs). SHA-256 is computed here synchronously (./sha256.ts); Ed25519
+ * it, scripts/build-bundles.mjs). SHA-256 is computed here synchronously (./sha256.ts); Ed25519
  * signatures are checked beforehand with WebCrypto (./prime.ts) and `verify` answers from those
  * verdicts, each bound to the exact message, key and signature it was computed for. A signature
  * nobody checked in advance does not verify: the seam fails closed. Private keys never exist here.

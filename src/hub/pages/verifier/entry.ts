@@ -1,5 +1,5 @@
 /**
- * The browser bundle's entry (built by scripts/build-verifier.mjs into
+ * The browser bundle's entry (built by scripts/build-bundles.mjs into
  * dist/src/hub/pages/verifier.js): the verifier for tests and pages, and the panel that runs it.
  */
 import { headerKeys, inclusionInBrowser, verifyInBrowser } from './check.js';
