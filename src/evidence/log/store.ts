@@ -9,7 +9,8 @@ export interface RecordStore {
   /**
    * Appends the lines (each ends with "\n"); resolves once they are durable. `head`: the seq and
    * digest of the last line's record, when the caller knows it (a store keeping a chain head
-   * then need not read it back from the line).
+   * then need not read it back from the line). After a failed append every later one fails too
+   * (appends already queued included): a store that went on would leave a gap in the chain.
    */
   append(lines: readonly Buffer[], head?: { seq: number; digest: string }): Promise<void>;
   /** The last complete line (without its "\n"), or null for an empty store. */
