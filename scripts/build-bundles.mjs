@@ -2,11 +2,9 @@
 // the same src/core and src/evidence modules the CLI runs, with the Node.js built-ins they import
 // replaced by the browser seams of src/hub/pages/verifier/ (WebCrypto-checked signatures, a
 // synchronous SHA-256, POSIX paths). The command hook shim, and the CLI (below).
-import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { HOOK_BUNDLE, HOOK_CODE_CACHE, writeHookCodeCache } from './hook-code-cache.mjs';
 
 const seams = 'src/hub/pages/verifier';
 const absent = `./${seams}/browser-absent.ts`;
@@ -39,22 +37,24 @@ await build({
 // The command hook shim (bin/tally.js hook …), on the hot path of every hook: hook-process.ts and
 // its few imports as one CommonJS file, so a hook loads one file and starts no ES module loader.
 // The recorder's client, loaded only when a SessionStart finds no recorder, stays the compiled ES
-// module beside it, imported by bin/tally.js. bin/tally.js compiles the bundle with node:vm, where
-// `import()` is not available: imports of built-ins become `require`. The first line tags this
-// build; V8's code cache of the bundle, written next (./hook-code-cache.mjs), starts with it.
-rmSync(HOOK_CODE_CACHE, { force: true });
+// module beside it.
 await build({
   entryPoints: ['src/cli/hook-process.ts'],
-  outfile: HOOK_BUNDLE,
+  outfile: 'dist/src/cli/hook-process.cjs',
   bundle: true,
   format: 'cjs',
   platform: 'node',
   target: 'node20',
-  supported: { 'dynamic-import': false },
-  banner: { js: `// tally hook shim, build ${randomBytes(8).toString('hex')}` },
   logLevel: 'warning',
+  plugins: [
+    {
+      name: 'recorder-client-stays-outside',
+      setup(b) {
+        b.onResolve({ filter: /\/recorder\/client\.js$/ }, (args) => ({ path: args.path, external: true }));
+      },
+    },
+  ],
 });
-await writeHookCodeCache();
 
 // The CLI (bin/tally.js runs dist/cli/main.js when it is there): the ES modules tsc wrote under
 // dist/src, bundled into a few files, one entry and a chunk per command loaded on demand (each of

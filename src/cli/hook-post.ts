@@ -77,8 +77,7 @@ export function parseReply(bytes: Buffer, ended: boolean): HookReply | undefined
 /**
  * POSTs `body` (bytes, sent as they are) to the recorder and resolves with its answer as soon as it
  * is whole, without waiting for the connection to close (it keeps no process up). Rejects with
- * RecorderUnreachable when the connection fails or `timeoutMs` passes, counted from when the
- * request was sent, with no whole answer.
+ * RecorderUnreachable when the connection fails or `timeoutMs` passes with no whole answer.
  */
 export function postHook(
   port: number,
@@ -92,7 +91,6 @@ export function postHook(
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
     const unreachable = (why: string) => {
       if (settled) return;
       settled = true;
@@ -127,15 +125,10 @@ export function postHook(
         },
         end: () => settle(true),
         error: unreachable,
-        // Armed once the request is on its way, so that setting up Node's timers (a fifth of a
-        // millisecond in a fresh process) overlaps the recorder's work on it. A connect that
-        // never completes is the kernel's to time out (the recorder's accept queue full).
-        sent() {
-          if (!settled) timer = setTimeout(() => unreachable('timed out'), timeoutMs);
-        },
       },
       env,
     );
+    const timer = setTimeout(() => unreachable('timed out'), timeoutMs);
     // One write, and no half-close: node:http drops the answer to a request whose client half-closed first.
     connection.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
   });

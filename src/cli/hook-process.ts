@@ -4,11 +4,10 @@
  * (no process.stdin/stdout streams to set up), and the process exits as soon as the answer is out,
  * waiting for no socket, timer or child. scripts/build-bundles.mjs bundles this file and its
  * imports into one CommonJS file, dist/src/cli/hook-process.cjs, so a hook loads one file and no
- * ES module loader, and bin/tally.js compiles it from V8's code cache of it (see
- * scripts/hook-code-cache.mjs).
+ * ES module loader.
  */
 import { readSync, writeSync } from 'node:fs';
-import { runHookShim, type ShimIo } from './hook-shim.js';
+import { runHookShim } from './hook-shim.js';
 
 /** Writes that went to a stream (the descriptor was non-blocking and full) and are not done yet. */
 const pending: Promise<void>[] = [];
@@ -63,13 +62,10 @@ function writerTo(fd: 1 | 2): (text: string) => void {
   };
 }
 
-/**
- * Runs the shim on this process's stdin, stdout and stderr, then exits with its code.
- * `recorderClient` loads src/recorder/client.js (the caller's `import()`: the bundle has none).
- */
-export function runHookProcess(argv: string[], recorderClient: ShimIo['recorderClient']): void {
+/** Runs the shim on this process's stdin, stdout and stderr, then exits with its code. */
+export function runHookProcess(argv: string[]): void {
   const stderr = writerTo(2);
-  runHookShim(argv, { stdin: readStdin, stdout: writerTo(1), stderr, env: process.env, recorderClient })
+  runHookShim(argv, { stdin: readStdin, stdout: writerTo(1), stderr, env: process.env })
     .then(
       (code) => code,
       (error: unknown) => {

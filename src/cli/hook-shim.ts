@@ -64,12 +64,6 @@ export interface ShimIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
-  /**
-   * The recorder's client (src/recorder/client.ts), loaded only when a SessionStart finds no
-   * recorder. Given by the caller, so the shim itself imports nothing of it: the bundled shim is
-   * compiled where `import()` is not available (bin/tally.js).
-   */
-  recorderClient: () => Promise<typeof import('../recorder/client.js')>;
 }
 
 function hookEventOf(bytes: Buffer): string | undefined {
@@ -149,7 +143,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
       if (!(error instanceof RecorderUnreachable) || event !== CHANNELS[channel]!.start) throw error;
       // The one event that starts the recorder: it is the first of every session. Only now is
       // the rest of the recorder's client loaded.
-      const { RecorderClient } = await io.recorderClient();
+      const { RecorderClient } = await import('../recorder/client.js');
       const client = await RecorderClient.of(home, io.env);
       await client.ensure({ env: io.env });
       found = { port: client.port, secret: client.secret };

@@ -18,8 +18,6 @@ export interface LoopbackEvents {
   end(): void;
   /** The connection failed; `code` is the system's name for why (ECONNREFUSED, ECONNRESET…). */
   error(code: string): void;
-  /** Connected, and what was written before is handed to the socket: the wait for an answer begins. */
-  sent?(): void;
 }
 
 export interface Loopback {
@@ -138,7 +136,6 @@ function viaBinding(b: Bindings, port: number, events: LoopbackEvents): Loopback
     const started = handle.readStart();
     if (started < 0) return fail(started);
     for (const bytes of queued.splice(0)) send(bytes);
-    if (open) events.sent?.();
   };
   let status: number;
   try {
@@ -176,9 +173,6 @@ function viaNet(port: number, events: LoopbackEvents): Loopback {
       if (!done) events.error(error.code ?? error.message);
     });
     for (const bytes of queued.splice(0)) s.write(bytes);
-    s.once('connect', () => {
-      if (!done) events.sent?.();
-    });
   });
   return {
     via: 'net',

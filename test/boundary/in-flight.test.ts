@@ -1,8 +1,9 @@
 /**
- * Many events in flight at once, in two sessions of one process. Oracles: the log format itself (each line the canonical DSSE envelope of
- * its payload, signed by the ship key; seq 0, 1, 2… and each `prev` the SHA-256 of the payload
- * before it) and the records' own promise: every acknowledged record is in the log, at the seq it
- * was acknowledged with; after a failed write nothing later is written.
+ * Many events in flight at once, in two sessions of one process. Oracles: the log format itself
+ * (each line the canonical DSSE envelope of its payload, signed by the ship key; seq 0, 1, 2… and
+ * each `prev` the SHA-256 of the payload before it) and the records' own promise: every acknowledged record is in the log, at the seq it
+ * was acknowledged with; after a failed write (the store failing every write from it on, as its
+ * contract says and the file store does), what was acknowledged is exactly the log.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -72,7 +73,7 @@ describe('the boundary with many events in flight', () => {
     }
   });
 
-  it('after a failed write, nothing later is written, and every later append is refused', async () => {
+  it('with a store that fails a write and every one after it (the store contract), what was acknowledged is what the log holds, and the boundary refuses from then on', async () => {
     // A store whose fifth append fails, as a full disk would, and, as the file store does (the
     // store's contract), every append after it: going on would leave a gap in the chain.
     class FailingStore extends MemoryRecordStore {

@@ -2,10 +2,20 @@
  * bin/tally.js runs the bundled CLI (dist/cli, scripts/build-bundles.mjs): a command loads the
  * bundle's entry and chunks, not the modules tsc wrote under dist/src — except the files the
  * bundle locates as those modules would (the hook shim's bin/tally.js, the log verifier's worker).
- * Without the bundle (a build by tsc alone) it runs dist/src as before.
+ * Without the bundle (a build by tsc alone), or with one older than what tsc last wrote, it runs
+ * dist/src as before.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -65,19 +75,39 @@ describe('the bundled CLI', () => {
     );
   });
 
-  it('without the bundle (a build by tsc alone), runs the modules tsc wrote', async () => {
-    const tree = tempDir('tally-cli-nobundle-');
-    mkdirSync(join(tree, 'bin'));
-    for (const f of ['tally.js', 'package.json']) copyFileSync(join(ROOT, 'bin', f), join(tree, 'bin', f));
-    mkdirSync(join(tree, 'dist'));
-    symlinkSync(join(ROOT, 'dist', 'src'), join(tree, 'dist', 'src'));
-    symlinkSync(join(ROOT, 'package.json'), join(tree, 'package.json'));
-    symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
-    const { urls } = await loaded(join(tree, 'bin', 'tally.js'), ['--help'], tree);
-    assert.ok(
-      urls.some((u) => u.endsWith('/dist/src/cli/main.js')),
-      `dist/src/cli/main.js loaded: ${urls.join(', ')}`,
-    );
-    assert.ok(!urls.some((u) => u.includes('/dist/cli/')));
-  });
+  /** bin/ copied beside links to the real dist/src and node_modules; `cli`: what dist/cli holds. */
+  function tree(cli: 'none' | 'stale'): string {
+    const dir = tempDir('tally-cli-tree-');
+    mkdirSync(join(dir, 'bin'));
+    for (const f of ['tally.js', 'package.json']) copyFileSync(join(ROOT, 'bin', f), join(dir, 'bin', f));
+    mkdirSync(join(dir, 'dist'));
+    symlinkSync(join(ROOT, 'dist', 'src'), join(dir, 'dist', 'src'));
+    symlinkSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    if (cli === 'stale') {
+      // The bundle as the last full build left it, older than what tsc wrote since.
+      mkdirSync(join(dir, 'dist', 'cli'));
+      for (const f of readdirSync(join(ROOT, 'dist', 'cli')))
+        if (f === 'main.js') copyFileSync(join(ROOT, 'dist', 'cli', f), join(dir, 'dist', 'cli', f));
+        else symlinkSync(join(ROOT, 'dist', 'cli', f), join(dir, 'dist', 'cli', f));
+      const compiled = statSync(join(ROOT, 'dist', 'src', 'cli', 'main.js')).mtimeMs;
+      const older = new Date(compiled - 3_600_000);
+      utimesSync(join(dir, 'dist', 'cli', 'main.js'), older, older);
+    }
+    return dir;
+  }
+
+  for (const [cli, why] of [
+    ['none', 'without the bundle (a build by tsc alone)'],
+    ['stale', 'with a bundle older than what tsc wrote since (tsc alone after a full build)'],
+  ] as const)
+    it(`${why}, runs the modules tsc wrote`, async () => {
+      const dir = tree(cli);
+      const { urls } = await loaded(join(dir, 'bin', 'tally.js'), ['--help'], dir);
+      assert.ok(
+        urls.some((u) => u.endsWith('/dist/src/cli/main.js')),
+        `dist/src/cli/main.js loaded: ${urls.join(', ')}`,
+      );
+      assert.ok(!urls.some((u) => u.includes('/dist/cli/')));
+    });
 });

@@ -13,7 +13,6 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
-  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -27,8 +26,6 @@ import { runProcess, TALLY_BIN } from './tally-process.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MODULE = new URL('../../src/cli/hook-process.js', import.meta.url).href;
-const CLIENT = new URL('../../src/recorder/client.js', import.meta.url).href;
-const BUNDLE = join(ROOT, 'dist', 'src', 'cli', 'hook-process.cjs');
 const SECRET = 'ab'.repeat(32);
 
 interface Seen {
@@ -78,52 +75,6 @@ async function fakeRecorder(answer: Answer | null): Promise<{ home: string; seen
   return { home, seen };
 }
 
-/**
- * A preload that records, as the process exits, what went through `require` and each script
- * node:vm compiled (its file, whether cached data was given and whether V8 refused it).
- */
-function probe(home: string): string {
-  const file = join(home, 'probe.cjs');
-  writeFileSync(
-    file,
-    `const vm = require('node:vm');
-const compiled = [];
-const Script = vm.Script;
-vm.Script = class extends Script {
-  constructor(source, options) {
-    super(source, options);
-    compiled.push({ filename: options?.filename, cachedData: options?.cachedData !== undefined, rejected: this.cachedDataRejected });
-  }
-};
-process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(join(home, 'probed.json'))}, JSON.stringify({ required: Object.keys(require.cache).filter((f) => f !== __filename), compiled })));
-`,
-  );
-  return file;
-}
-
-function probed(home: string): {
-  required: string[];
-  compiled: { filename: string; cachedData: boolean; rejected?: boolean }[];
-} {
-  return JSON.parse(readFileSync(join(home, 'probed.json'), 'utf8'));
-}
-
-/** bin/ and the bundle copied into a tree of their own, beside links to the rest of dist/. */
-function copyOfBin(): { bin: string; bundleDir: string } {
-  const tree = tempDir('tally-hook-bin-');
-  mkdirSync(join(tree, 'bin'));
-  for (const f of ['tally.js', 'package.json']) copyFileSync(join(ROOT, 'bin', f), join(tree, 'bin', f));
-  const src = join(ROOT, 'dist', 'src');
-  const bundleDir = join(tree, 'dist', 'src', 'cli');
-  mkdirSync(bundleDir, { recursive: true });
-  for (const name of readdirSync(src))
-    if (name !== 'cli') symlinkSync(join(src, name), join(tree, 'dist', 'src', name));
-  for (const name of readdirSync(join(src, 'cli')))
-    if (name === 'hook-process.cjs') copyFileSync(join(src, 'cli', name), join(bundleDir, name));
-    else if (name !== 'hook-process.cjs.cache') symlinkSync(join(src, 'cli', name), join(bundleDir, name));
-  return { bin: join(tree, 'bin', 'tally.js'), bundleDir };
-}
-
 function run(argv: string[], env: NodeJS.ProcessEnv, stdin: string) {
   return runProcess(process.execPath, argv, { env, stdin });
 }
@@ -133,7 +84,7 @@ const entries = {
   module: (args: string[]) => [
     '--input-type=module',
     '-e',
-    `const m = await import(${JSON.stringify(MODULE)}); m.runHookProcess(process.argv.slice(1), () => import(${JSON.stringify(CLIENT)}));`,
+    `const m = await import(${JSON.stringify(MODULE)}); m.runHookProcess(process.argv.slice(1));`,
     '--',
     ...args,
   ],
@@ -234,58 +185,23 @@ describe('tally hook, the process', () => {
     assert.deepEqual(comparable(bundle), comparable(module));
   });
 
-  it('compiles the bundle from its code cache, and loads nothing else of Tally', async () => {
+  it('loads the bundle and nothing else of Tally', async () => {
     const { home } = await fakeRecorder(() => ({ status: 200, parts: ['{}'] }));
+    const probe = join(home, 'probe.cjs');
+    writeFileSync(
+      probe,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(join(home, 'loaded.json'))}, JSON.stringify(Object.keys(require.cache))));\n`,
+    );
     const ran = await run(
-      ['--require', probe(home), ...entries.bundle(['claude-code'])],
+      ['--require', probe, ...entries.bundle(['claude-code'])],
       { TALLY_HOME: home },
       pre,
     );
     assert.equal(ran.stdout, '{}', ran.stderr);
-    const seen = probed(home);
-    // Nothing through require but bin/tally.js, and no ES module: the bundle is compiled by node:vm.
-    assert.deepEqual(seen.required, [TALLY_BIN]);
-    assert.deepEqual(seen.compiled, [{ filename: BUNDLE, cachedData: true, rejected: false }]);
-  });
-
-  it('compiles the source when the code cache is of another build, is damaged or is missing', async () => {
-    const cache = readFileSync(`${BUNDLE}.cache`);
-    const tag = readFileSync(BUNDLE, 'utf8').split('\n')[0]!;
-    assert.ok(cache.subarray(0, tag.length).equals(Buffer.from(tag)), 'the cache starts with the bundle tag');
-    const damaged = Buffer.from(cache);
-    damaged.fill(0x5a, tag.length + 1, tag.length + 65);
-    const cases: [string, Buffer | null, { cachedData: boolean; rejected?: boolean }][] = [
-      [
-        'another build',
-        Buffer.concat([
-          Buffer.from('// tally hook shim, build 0000000000000000\n'),
-          cache.subarray(tag.length + 1),
-        ]),
-        { cachedData: false },
-      ],
-      ['damaged', damaged, { cachedData: true, rejected: true }],
-      ['missing', null, { cachedData: false }],
-    ];
-    for (const [what, bytes, expected] of cases) {
-      const tree = copyOfBin();
-      if (bytes !== null) writeFileSync(join(tree.bundleDir, 'hook-process.cjs.cache'), bytes);
-      const { home, seen } = await fakeRecorder(() => ({ status: 200, parts: ['{"ok":1}'] }));
-      const ran = await run(
-        ['--require', probe(home), tree.bin, 'hook', 'claude-code'],
-        { TALLY_HOME: home },
-        pre,
-      );
-      assert.equal(ran.code, 0, `${what}: ${ran.stderr}`);
-      assert.equal(ran.stdout, '{"ok":1}', what);
-      assert.equal(seen[0]?.body, pre, what);
-      const [compiled] = probed(home).compiled;
-      assert.equal(compiled?.cachedData, expected.cachedData, what);
-      if (expected.rejected !== undefined) assert.equal(compiled?.rejected, expected.rejected, what);
-    }
-  });
-
-  it('the bundle holds no import(), which node:vm could not run', () => {
-    assert.doesNotMatch(readFileSync(BUNDLE, 'utf8'), /\bimport\s*\(/);
+    const loaded = (JSON.parse(readFileSync(join(home, 'loaded.json'), 'utf8')) as string[]).filter(
+      (f) => f !== probe,
+    );
+    assert.deepEqual(loaded, [TALLY_BIN, join(ROOT, 'dist', 'src', 'cli', 'hook-process.cjs')]);
   });
 
   it('reads a non-blocking stdin whole: what the descriptor had, then the rest from the stream', async () => {
@@ -315,10 +231,19 @@ describe('tally hook, the process', () => {
   });
 
   it('without the bundle (a tsc-only build), bin/tally.js runs the module instead', async () => {
-    const tree = copyOfBin();
-    rmSync(join(tree.bundleDir, 'hook-process.cjs'));
+    // bin/ copied beside a dist/ of links to the real one, less the bundle.
+    const tree = tempDir('tally-hook-nobundle-');
+    mkdirSync(join(tree, 'bin'));
+    for (const f of ['tally.js', 'package.json']) copyFileSync(join(ROOT, 'bin', f), join(tree, 'bin', f));
+    const src = join(ROOT, 'dist', 'src');
+    mkdirSync(join(tree, 'dist', 'src', 'cli'), { recursive: true });
+    for (const name of readdirSync(src))
+      if (name !== 'cli') symlinkSync(join(src, name), join(tree, 'dist', 'src', name));
+    for (const name of readdirSync(join(src, 'cli')))
+      if (name !== 'hook-process.cjs')
+        symlinkSync(join(src, 'cli', name), join(tree, 'dist', 'src', 'cli', name));
     const { home, seen } = await fakeRecorder(() => ({ status: 200, parts: ['{"via":"module"}'] }));
-    const ran = await run([tree.bin, 'hook', 'claude-code'], { TALLY_HOME: home }, pre);
+    const ran = await run([join(tree, 'bin', 'tally.js'), 'hook', 'claude-code'], { TALLY_HOME: home }, pre);
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(ran.stdout, '{"via":"module"}');
     assert.equal(seen[0]?.body, pre);

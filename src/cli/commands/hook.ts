@@ -15,11 +15,5 @@ export const command: Command = {
     'a session opened for this harness session runs under. Written by `tally install`.',
   ].join('\n'),
   run: (argv, ctx) =>
-    runHookShim(argv, {
-      stdin: ctx.stdin,
-      stdout: ctx.stdout,
-      stderr: ctx.stderr,
-      env: ctx.env,
-      recorderClient: () => import('../../recorder/client.js'),
-    }),
+    runHookShim(argv, { stdin: ctx.stdin, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env }),
 };
