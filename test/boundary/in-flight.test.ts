@@ -1,9 +1,10 @@
 /**
  * Many events in flight at once, in two sessions of one process. Oracles: the log format itself
  * (each line the canonical DSSE envelope of its payload, signed by the ship key; seq 0, 1, 2… and
- * each `prev` the SHA-256 of the payload before it) and the records' own promise: every acknowledged record is in the log, at the seq it
- * was acknowledged with; after a failed write (the store failing every write from it on, as its
- * contract says and the file store does), what was acknowledged is exactly the log.
+ * each `prev` the SHA-256 of the payload before it) and the records' own promise: every
+ * acknowledged record is in the log, at the seq it was acknowledged with; after a failed write
+ * (the store failing every write from it on, as its contract says and the file store does), what
+ * was acknowledged is exactly the log.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -17,7 +18,7 @@ import { certificateFor, openFixture, signer, toolBefore } from './fixture.js';
 
 const policy = { allow: ['Bash(git status*)'], forbid: ['Bash(rm -rf *)'] };
 
-/** The store's lines checked as the format says; returns each record's seq and event id. */
+/** The store's lines checked as the format says; returns each record's seq and call id. */
 async function checkedLog(store: MemoryRecordStore): Promise<{ seq: number; id: string }[]> {
   const out: { seq: number; id: string }[] = [];
   let prev: string | null = null;
