@@ -1,9 +1,9 @@
 // Runs every compiled test file under dist/test with node's own test runner.
 // Node 20's `--test` takes no globs, so the files are listed here.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 function testFiles(dir) {
   const out = [];
@@ -20,6 +20,19 @@ const files = testFiles('dist/test').filter((f) => only.length === 0 || only.som
 if (files.length === 0) {
   console.error('no test files found under dist/test (did the build run?)');
   process.exit(2);
+}
+// The oracles many tests read — the official AHP schemas, fixtures and interop scenarios, real
+// agent payloads, the reference digests and vectors — live beside the project in ../shared and
+// are read from there, never copied in. Without them those tests could only fail one by one with
+// ENOENT, so the whole suite stops here and says where they were looked for.
+const shared = resolve('..', 'shared');
+if (!existsSync(join(shared, 'ahp')) || !existsSync(join(shared, 'reference'))) {
+  const why = `the test oracles are not at ${shared} (its ahp/ and reference/ folders): clone the project beside them`;
+  if (only.length === 0) {
+    console.error(`cannot run the test suite: ${why}`);
+    process.exit(2);
+  }
+  console.error(`warning: ${why}; tests that read them will fail`);
 }
 // The agent tests run the real agent CLIs, installed out of the repository by their own script.
 // A failed install does not stop the other tests: the agent tests then fail, each with the reason.
