@@ -109,7 +109,13 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
   const agentAt = flags.indexOf('--agent');
   const agent = agentAt >= 0 ? flags[agentAt + 1] : undefined;
   const bytes = await io.stdin();
-  const event = hookEventOf(bytes);
+  // Read from the payload only when the recorder does not answer: a delivered hook's payload is
+  // parsed by the recorder, not here too (a PostToolUse can carry a large tool response).
+  let event: string | undefined | null = null;
+  const eventOf = () => {
+    if (event === null) event = hookEventOf(bytes);
+    return event;
+  };
   const home = homeOf(io.env);
   const spoolDir = join(home, 'spool');
   const givenAt = flags.indexOf('--event-id');
@@ -140,7 +146,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
     try {
       reply = await post();
     } catch (error) {
-      if (!(error instanceof RecorderUnreachable) || event !== CHANNELS[channel]!.start) throw error;
+      if (!(error instanceof RecorderUnreachable) || eventOf() !== CHANNELS[channel]!.start) throw error;
       // The one event that starts the recorder: it is the first of every session. Only now is
       // the rest of the recorder's client loaded.
       const { RecorderClient } = await import('../recorder/client.js');
@@ -157,6 +163,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
   } catch (error) {
     why = (error as Error).message;
   }
+  const failed = eventOf();
   appendSpool(spoolDir, {
     id,
     received_at: new Date().toISOString(),
@@ -165,8 +172,8 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
     ...(agent ? { agent } : {}),
     payload: safeParse(bytes),
     ...(failClosed &&
-    event !== undefined &&
-    (CHANNELS[channel]!.tools.includes(event) || event === CHANNELS[channel]!.prompt)
+    failed !== undefined &&
+    (CHANNELS[channel]!.tools.includes(failed) || failed === CHANNELS[channel]!.prompt)
       ? {
           answered: {
             decision: 'deny' as const,
@@ -177,7 +184,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
       : {}),
   });
   io.stderr(`tally hook: ${why}; the event was spooled\n`);
-  io.stdout(failureAnswer(channel, event, failClosed, why));
+  io.stdout(failureAnswer(channel, failed, failClosed, why));
   return 0;
 }
 
