@@ -102,6 +102,40 @@ describe('tally wrap', () => {
     assert.equal(receipt.decisions.filter((d) => d.decision === 'deny').length, 1);
   });
 
+  it('a command that needs a person’s approval does not run: tally wrap has no one to ask', async () => {
+    const p = makeProject('tally-wrap-ask-');
+    await ok(p, ['init']);
+    await ok(p, ['agent', 'register', '--name', 'coder', '--allow', 'Bash', '--escalate', 'Bash(rm *)']);
+    await ok(p, ['session', 'start', '--agent', 'coder']);
+    mkdirSync(join(p.root, 'precious'));
+    writeFileSync(join(p.root, 'precious/x'), 'x');
+    const asked = await p.tally(['wrap', '--', 'rm', '-rf', 'precious']);
+    assert.equal(asked.code, 1, asked.stderr);
+    assert.match(asked.stderr, /needs a person's approval/);
+    assert.ok(existsSync(join(p.root, 'precious/x')), 'the command that needed approval ran');
+    const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
+    const receipt = receiptOf(String(closed.package));
+    assert.equal(receipt.decisions.filter((d) => d.decision === 'ask').length, 1);
+    // Attempted, never run: no exit code, no process.exit record.
+    assert.ok(
+      receipt.processes.every((r) => r.exit_code === undefined),
+      JSON.stringify(receipt.processes),
+    );
+    const verified = await p.tally(['verify', String(closed.package), '--certificate', 'coder', '--json']);
+    assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+    const checks = (jsonOut(verified).checks as { check: string; detail?: { calls?: unknown[] } }[]).find(
+      (c) => c.check === 'escalations',
+    );
+    assert.deepEqual(
+      (checks?.detail?.calls as { approved: boolean; blocked: boolean }[]).map((c) => [
+        c.approved,
+        c.blocked,
+      ]),
+      [[false, true]],
+      'the escalation was counted as approved',
+    );
+  });
+
   it('refuses a missing command and a bad --max-files, naming the flag', async () => {
     const p = makeProject('tally-wrap-usage-');
     const none = await p.tally(['wrap']);

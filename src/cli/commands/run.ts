@@ -7,6 +7,7 @@
  * package. Exit: the agent's code, or 1 when the package could not be sealed or did not verify.
  */
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { basename } from 'node:path';
 import { tallyHome } from '../../core/home.js';
 import { loadPrivateKey } from '../../core/keystore.js';
@@ -63,8 +64,8 @@ function runAgent(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<
       done(127);
     });
     child.once('exit', (code, signal) => {
-      const signals: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
-      done(code ?? 128 + (signal ? (signals[signal] ?? 1) : 1));
+      const n = signal ? (constants.signals as Record<string, number>)[signal] : undefined;
+      done(code ?? 128 + (n ?? 1));
     });
   });
 }

@@ -133,10 +133,15 @@ export const command: Command = {
     let changes = 0;
     let skipped = before.skipped;
     let durationMs: number | null = null;
-    const denied = decision?.decision === 'deny';
+    // `ask` stops the command too: no harness is there to ask a person, and running it would be
+    // counted as approved in the harness.
+    const denied = decision !== null && decision !== undefined && decision.decision !== 'allow';
     if (denied) {
+      const why = decision.reason ? ` (${decision.reason})` : '';
       ctx.stderr(
-        `tally wrap: not run: denied by ${decision.by}${decision.reason ? ` (${decision.reason})` : ''}\n`,
+        decision.decision === 'ask'
+          ? `tally wrap: not run: it needs a person's approval${why}, which tally wrap cannot ask for; run it where the agent's harness asks, or allow it in the certificate\n`
+          : `tally wrap: not run: denied by ${decision.by}${why}\n`,
       );
       code = 1;
     } else {
