@@ -112,6 +112,81 @@ describe('real payloads of the native adapters → AHP events', () => {
     ]);
   });
 
+  it('apply_patch: a header indented by whitespace is a header (Codex trims each line before matching)', () => {
+    const patch = [
+      '*** Begin Patch',
+      '*** Add File: ok.txt',
+      '+ok',
+      ' *** Add File: protected/a.txt',
+      '+a',
+      '\t*** Delete File: protected/b.txt',
+      '\u00a0*** Update File: protected/c.txt',
+      '*** End Patch',
+    ].join('\n');
+    assert.deepEqual(patchChanges(patch), [
+      { path: 'ok.txt', change: 'created' },
+      { path: 'protected/a.txt', change: 'created' },
+      { path: 'protected/b.txt', change: 'deleted' },
+      { path: 'protected/c.txt', change: 'modified' },
+    ]);
+  });
+
+  it('MCP tools named by a hook payload alone are valid AHP events, their connection declared unreported', () => {
+    const cases: [string, Record<string, unknown>][] = [
+      [
+        'claude-code',
+        {
+          hook_event_name: 'PreToolUse',
+          session_id: 's',
+          cwd: '/p',
+          tool_name: 'mcp__fs__write_file',
+          tool_input: { path: 'a.txt', content: 'x' },
+          tool_use_id: 'toolu_1',
+        },
+      ],
+      [
+        'opencode',
+        {
+          hook_event_name: 'tool.execute.before',
+          session_id: 's',
+          cwd: '/p',
+          input: { tool: 'fs_write_file', sessionID: 's', callID: 'c1' },
+          output: { args: { path: 'a.txt', content: 'x' } },
+        },
+      ],
+    ];
+    for (const [agent, body] of cases) {
+      const captured = ADAPTERS[agent]!.translate(body);
+      const event = { id: 'evt_test', time: '2026-12-01T00:00:00Z', ...captured.event };
+      assert.deepEqual(validateEvent(event), [], agent);
+      const tool = captured.event.tool as {
+        origin: string;
+        mcp: { server: { id: string }; toolName: string };
+      };
+      assert.equal(tool.origin, 'mcp', agent);
+      assert.deepEqual([tool.mcp.server.id, tool.mcp.toolName], ['fs', 'write_file'], agent);
+    }
+  });
+
+  it("OpenCode's apply_patch (offered to GPT-5-class models) is a file edit whose patch names its files", () => {
+    const patchText = '*** Begin Patch\n*** Add File: protected/x.txt\n+x\n*** End Patch';
+    const captured = ADAPTERS.opencode!.translate({
+      hook_event_name: 'tool.execute.before',
+      session_id: 's',
+      cwd: '/p',
+      input: { tool: 'apply_patch', sessionID: 's', callID: 'c1' },
+      output: { args: { patchText } },
+    });
+    const event = { id: 'evt_test', time: '2026-12-01T00:00:00Z', ...captured.event };
+    assert.deepEqual(validateEvent(event), []);
+    assert.deepEqual(captured.event.tool, {
+      origin: 'native',
+      name: 'apply_patch',
+      kind: 'file_edit',
+      input: { patchText },
+    });
+  });
+
   it('bad input names the field', () => {
     assert.throws(
       () => ADAPTERS['gemini-cli']!.translate({ hook_event_name: 'BeforeTool', session_id: 's' }),

@@ -165,6 +165,18 @@ describe('toolArgument knows each agent’s input fields', () => {
       'old.txt',
     ]);
     assert.deepEqual(toolArgument('apply_patch', patch).paths, ['src/a.ts', 'docs/b.md', 'old.txt']);
+    // Indented headers (Codex trims lines), OpenCode's patchText, and a path field beside a patch.
+    const indented =
+      '*** Begin Patch\n*** Add File: ok.txt\n+k\n \t*** Add File: protected/x.txt\n+x\n*** End Patch';
+    assert.deepEqual(toolArgument('apply_patch', { input: indented }).paths, ['ok.txt', 'protected/x.txt']);
+    assert.deepEqual(toolArgument('apply_patch', { patchText: indented }).paths, [
+      'ok.txt',
+      'protected/x.txt',
+    ]);
+    assert.deepEqual(toolArgument('apply_patch', { path: 'ok.txt', patch: indented }).paths, [
+      'ok.txt',
+      'protected/x.txt',
+    ]);
     const diff = '--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n';
     assert.deepEqual(toolArgument('patch', { diff }).paths, ['x.c']);
   });

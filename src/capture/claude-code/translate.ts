@@ -8,6 +8,7 @@ import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { TALLY_VERSION } from '../../core/version.js';
 import { textItems, textParts } from '../items.js';
+import { inferredMcp } from '../mcp-tool.js';
 import { type Captured, CaptureError, type HarnessAgent } from '../types.js';
 
 /** Tally's source URI for events it translated from Claude Code. */
@@ -81,15 +82,7 @@ function toolOf(payload: JsonObject, d: ClaudeDialect): JsonObject {
       origin: 'mcp',
       name,
       input,
-      mcp: {
-        server: { id: mcp[1]! },
-        toolName: mcp[2]!,
-        provenance: 'inferred',
-        connection: {
-          transport: 'stdio',
-          gaps: [{ path: 'command', reason: 'not reported by the harness' }],
-        },
-      },
+      mcp: inferredMcp(mcp[1]!, mcp[2]!),
     };
   }
   return { origin: 'native', name, ...(d.kinds[name] ? { kind: d.kinds[name] } : {}), input };

@@ -12,7 +12,9 @@ export interface PatchChange {
   previousPath?: string;
 }
 
-const HEADER = /^\*\*\* (Add File|Update File|Delete File|Move to): (.+)$/;
+// Codex trims each line before it looks for a header (its parser is lenient around the markers),
+// so a header indented by a space, a tab or any other whitespace is a header to it — and to us.
+const HEADER = /^\s*\*\*\* (Add File|Update File|Delete File|Move to): (.+)$/;
 
 export function patchChanges(patch: string): PatchChange[] {
   const out: PatchChange[] = [];

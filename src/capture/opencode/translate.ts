@@ -11,6 +11,7 @@ import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { TALLY_VERSION } from '../../core/version.js';
 import { textItems } from '../items.js';
+import { inferredMcp } from '../mcp-tool.js';
 import { type Captured, CaptureError } from '../types.js';
 
 export const OPENCODE_SOURCE = 'urn:tally:opencode';
@@ -30,6 +31,8 @@ const KINDS: Record<string, string> = {
   write: 'file_write',
   edit: 'file_edit',
   patch: 'file_edit',
+  // Offered instead of edit and write when the model is a GPT-5-class one.
+  apply_patch: 'file_edit',
   read: 'file_read',
   webfetch: 'fetch',
 };
@@ -57,12 +60,17 @@ function native(event: string, extra: JsonObject = {}): JsonObject {
 
 function toolOf(input: JsonObject, args: unknown): JsonObject {
   const name = field(input, 'tool', '/input');
-  return {
-    origin: name.includes('_') && !KINDS[name] ? 'mcp' : 'native',
-    name,
-    ...(KINDS[name] ? { kind: KINDS[name] } : {}),
-    input: isJsonObject(args) ? args : {},
-  };
+  const toolInput = isJsonObject(args) ? args : {};
+  // OpenCode names an MCP server's tool `<server>_<tool>`; its own tools have no underscore.
+  const cut = name.indexOf('_');
+  if (cut > 0 && cut < name.length - 1 && !KINDS[name])
+    return {
+      origin: 'mcp',
+      name,
+      mcp: inferredMcp(name.slice(0, cut), name.slice(cut + 1)),
+      input: toolInput,
+    };
+  return { origin: 'native', name, ...(KINDS[name] ? { kind: KINDS[name] } : {}), input: toolInput };
 }
 
 function promptText(output: JsonObject): string {

@@ -240,15 +240,8 @@ export const PATH_FIELDS = [
   'destination',
 ] as const;
 export const PATHS_FIELDS = ['paths', 'file_paths', 'files'] as const;
-const PATCH_FIELDS = ['input', 'patch', 'command', 'diff'] as const;
-
-function firstString(input: Record<string, unknown>, fields: readonly string[]): string | undefined {
-  for (const field of fields) {
-    const value = input[field];
-    if (typeof value === 'string' && value !== '') return value;
-  }
-  return undefined;
-}
+// `patchText`: OpenCode's apply_patch (offered instead of edit and write to GPT-5-class models).
+const PATCH_FIELDS = ['input', 'patch', 'patchText', 'command', 'diff'] as const;
 
 /** Quote one argv word so that joining argv gives a command a POSIX shell would split back the same way. */
 function shellQuote(word: string): string {
@@ -275,7 +268,9 @@ function shellCommand(input: unknown): string | undefined {
   return isJsonObject(input.action) ? shellCommand(input.action) : undefined;
 }
 
-const PATCH_HEADER = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$|^\+\+\+ (?:b\/)?(.+)$/gm;
+// A header may be indented: Codex trims a line before matching it (src/capture/codex/patch.ts).
+const PATCH_HEADER =
+  /^[^\S\n]*\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$|^\+\+\+ (?:b\/)?(.+)$/gm;
 
 /** File paths named by a patch: the apply_patch envelope (`*** Update File: x`) or a unified diff (`+++ b/x`). */
 export function patchPaths(patch: string): string[] {
@@ -302,9 +297,12 @@ function filePaths(name: string, input: unknown): string[] {
     for (const item of list)
       if (typeof item === 'string' && item !== '' && !paths.includes(item)) paths.push(item);
   }
-  if (paths.length === 0) {
-    const patch = firstString(input, PATCH_FIELDS);
-    if (patch !== undefined) for (const path of patchPaths(patch)) paths.push(path);
+  // Every patch field, whatever else the input names: a path field beside a patch must not hide
+  // the files the patch writes.
+  for (const field of PATCH_FIELDS) {
+    const patch = input[field];
+    if (typeof patch !== 'string') continue;
+    for (const path of patchPaths(patch)) if (!paths.includes(path)) paths.push(path);
   }
   return paths;
 }
