@@ -241,6 +241,25 @@ describe('decisions → each agent’s answer', () => {
     assert.match(asked.hookSpecificOutput.permissionDecisionReason!, /approval/);
     assert.deepEqual(ADAPTERS.codex!.answer('PreToolUse', decision({})), {});
   });
+  it('a supplied result (`return`) is a deny in every agent: none can return it instead of running the tool', () => {
+    const supplied = decision({
+      permission: 'none',
+      effects: { messages: [], injections: [], result: { content: [] } },
+    });
+    const cases: [string, string][] = [
+      ['claude-code', 'PreToolUse'],
+      ['qwen-code', 'PreToolUse'],
+      ['codex', 'PreToolUse'],
+      ['gemini-cli', 'BeforeTool'],
+      ['opencode', 'tool.execute.before'],
+      ['cursor', 'beforeShellExecution'],
+    ];
+    for (const [agent, event] of cases) {
+      const text = JSON.stringify(ADAPTERS[agent]!.answer(event, supplied));
+      assert.match(text, /"deny"/, `${agent}: ${text}`);
+      assert.match(text, /supplied this call’s result/, agent);
+    }
+  });
   it('Qwen Code: Claude Code’s answers, ask kept', () => {
     assert.deepEqual(ADAPTERS['qwen-code']!.answer('PreToolUse', ask), {
       hookSpecificOutput: {

@@ -34,6 +34,16 @@ export function claudeCodeAnswer(nativeEvent: string, decision: BoundaryDecision
   if (decision === null) return {};
   const reason = decision.reason ?? (decision.decision === 'deny' ? 'denied by policy' : undefined);
   if (nativeEvent === 'PreToolUse') {
+    // A supplied result has no native answer: the tool would run as if nothing had been said.
+    if (decision.effects.result !== undefined && decision.decision === 'allow')
+      return {
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          permissionDecision: 'deny',
+          permissionDecisionReason:
+            'a policy supplied this call’s result instead of running it, which Claude Code cannot return: denied',
+        },
+      };
     if (decision.permission === 'none' && decision.effects.input === undefined) return {};
     const out: JsonObject = { hookEventName: 'PreToolUse', permissionDecision: decision.decision };
     if (reason !== undefined && decision.decision !== 'allow') out.permissionDecisionReason = reason;

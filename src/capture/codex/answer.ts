@@ -29,6 +29,10 @@ export function codexAnswer(nativeEvent: string, decision: BoundaryDecision | nu
     if (decision.decision === 'deny') return deny(reason);
     if (decision.effects.input !== undefined)
       return deny('a policy rewrote this call’s input, which Codex cannot apply: denied');
+    if (decision.effects.result !== undefined)
+      return deny(
+        'a policy supplied this call’s result instead of running it, which Codex cannot return: denied',
+      );
     return {};
   }
   return claudeCodeAnswer(nativeEvent, decision);

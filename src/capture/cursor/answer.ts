@@ -20,6 +20,11 @@ export function cursorAnswer(nativeEvent: string, decision: BoundaryDecision | n
         user_message: 'a policy rewrote this call’s input, which Cursor cannot apply: denied',
         agent_message: 'a policy rewrote this call’s input, which Cursor cannot apply: denied',
       };
+    if (decision.effects.result !== undefined && decision.decision === 'allow') {
+      const why =
+        'a policy supplied this call’s result instead of running it, which Cursor cannot return: denied';
+      return { permission: 'deny', user_message: why, agent_message: why };
+    }
     if (decision.permission === 'none') return {};
     return {
       permission: decision.decision,
@@ -38,7 +43,7 @@ export function cursorAnswer(nativeEvent: string, decision: BoundaryDecision | n
 export const CURSOR_GAPS: readonly string[] = [
   'tested against Cursor’s documented hook format only: no Cursor CLI runs here',
   'beforeSubmitPrompt: a deny blocks the prompt, but Cursor has no field for the model (the reason goes to the person)',
-  '`modify` of a tool input and `return` (a supplied result) have no answer in these events: modify is refused as deny',
+  '`modify` of a tool input and `return` (a supplied result) have no answer in these events: both are refused as deny',
   'after* events are fire-and-forget in Cursor: recorded, never blocked',
   'no call id: a before/after pair is matched by its conversation, generation and command (or tool and input), each call with an id of its own',
   'Cursor runs every hook through a process: the command shim (tally hook cursor)',

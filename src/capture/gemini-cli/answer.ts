@@ -27,6 +27,12 @@ export function geminiCliAnswer(nativeEvent: string, decision: BoundaryDecision 
         decision: 'deny',
         reason: 'a policy rewrote this call’s input, which Gemini CLI cannot apply: denied',
       };
+    if (decision.effects.result !== undefined)
+      return {
+        decision: 'deny',
+        reason:
+          'a policy supplied this call’s result instead of running it, which Gemini CLI cannot return: denied',
+      };
     return decision.permission === 'allow' ? { decision: 'allow' } : {};
   }
   if (nativeEvent === 'BeforeAgent' || nativeEvent === 'AfterTool') {
@@ -39,7 +45,7 @@ export function geminiCliAnswer(nativeEvent: string, decision: BoundaryDecision 
 /** What Gemini CLI's native answers cannot say, for the installer to print. */
 export const GEMINI_CLI_GAPS: readonly string[] = [
   'ask: a headless Gemini CLI waits forever for a person; Tally answers deny, with the reason saying approval was needed',
-  'BeforeTool: `modify` of the tool input and `return` (a supplied result) have no answer Tally sends; modify is refused as deny',
+  'BeforeTool: `modify` of the tool input and `return` (a supplied result) have no answer Tally sends; both are refused as deny',
   'AfterTool: `modify` of the tool output has no native answer',
   'no http hooks: every event goes through the command shim (tally hook gemini-cli), a process per hook',
   'a shim that outlives its timeout is killed and Gemini CLI goes on (fails open); the shim itself answers the fail-closed policy when the recorder is unreachable',

@@ -20,6 +20,12 @@ export function openCodeAnswer(nativeEvent: string, decision: BoundaryDecision |
       decision: 'deny',
       reason: 'a policy rewrote this call’s input, which Tally does not apply in OpenCode: denied',
     };
+  if (decision.effects.result !== undefined)
+    return {
+      decision: 'deny',
+      reason:
+        'a policy supplied this call’s result instead of running it, which OpenCode cannot return: denied',
+    };
   return {};
 }
 
