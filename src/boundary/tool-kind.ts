@@ -5,7 +5,7 @@
  * kind from the record.
  */
 import type { ToolKind } from '../evidence/policy/aliases.js';
-import { inferToolKind } from '../evidence/policy/kinds.js';
+import { inferToolKindFromSchema } from '../evidence/policy/kinds.js';
 
 const AHP_KIND: Partial<Record<ToolKind, string>> = {
   shell: 'shell',
@@ -20,5 +20,5 @@ const AHP_KIND: Partial<Record<ToolKind, string>> = {
 
 /** The AHP kind a tool's name and input schema suggest, or undefined when they suggest none. */
 export function toolKindHint(name: string, inputSchema: unknown): string | undefined {
-  return AHP_KIND[inferToolKind(name, inputSchema)];
+  return AHP_KIND[inferToolKindFromSchema(name, inputSchema)];
 }

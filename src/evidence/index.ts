@@ -59,7 +59,7 @@ export {
   normalizeCall,
   verdictDecision,
 } from './policy/judge.js';
-export { inferToolKind } from './policy/kinds.js';
+export { inferToolKind, inferToolKindFromSchema } from './policy/kinds.js';
 export {
   type ActionPolicy,
   type ActionVerdict,

@@ -64,22 +64,33 @@ function nameWords(name: string): string[] {
     .filter((w) => w !== '');
 }
 
-/** The field names of an input value, or of an input schema's `properties`. */
-function fieldNames(input: unknown): Set<string> {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return new Set();
-  const record = input as Record<string, unknown>;
-  const properties = record.properties;
-  const isSchema = record.type === 'object' && typeof properties === 'object' && properties !== null;
-  return new Set(Object.keys(isSchema ? (properties as Record<string, unknown>) : record));
+/** The keys of an object, else none. */
+function keysOf(value: unknown): Set<string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return new Set();
+  return new Set(Object.keys(value));
 }
 
 /**
- * The kind a tool's name and input suggest: `shell` for a shell-like name with a command field,
- * `fetch` for a URL field, the file kinds for a path field with a matching verb, else `other`.
+ * The kind a tool's name and a call's input suggest: `shell` for a shell-like name with a command
+ * field, `fetch` for a URL field, the file kinds for a path field with a matching verb, else
+ * `other`. The input's own keys only: an input is never read as a schema, so arguments shaped like
+ * one (`type: "object", properties: {}`) cannot hide the path beside them.
  */
-export function inferToolKind(name: string, inputOrSchema?: unknown): ToolKind {
+export function inferToolKind(name: string, input?: unknown): ToolKind {
+  return kindOf(name, keysOf(input));
+}
+
+/** The kind a tool's name and its declared input schema (`properties`) suggest. */
+export function inferToolKindFromSchema(name: string, schema: unknown): ToolKind {
+  const properties =
+    typeof schema === 'object' && schema !== null
+      ? (schema as { properties?: unknown }).properties
+      : undefined;
+  return kindOf(name, keysOf(properties));
+}
+
+function kindOf(name: string, fields: Set<string>): ToolKind {
   const words = nameWords(name);
-  const fields = fieldNames(inputOrSchema);
   const has = (list: readonly string[]): boolean => list.some((f) => fields.has(f));
   const verb = (kind: ToolKind): boolean =>
     words.some((w) => VERBS.find(([k]) => k === kind)?.[1].includes(w) ?? false);

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { inferToolKind } from '../../../src/evidence/policy/kinds.js';
+import { inferToolKind, inferToolKindFromSchema } from '../../../src/evidence/policy/kinds.js';
 import { shellFileEffects } from '../../../src/evidence/policy/shell-effects.js';
 import { urlHosts } from '../../../src/evidence/policy/urls.js';
 
@@ -44,8 +44,15 @@ describe('inferToolKind: the MCP filesystem server and shell servers', () => {
     ['mcp__notes__summarise', schema('command'), 'other'],
   ];
   for (const [name, input, kind] of ROWS) {
-    test(`${name} → ${kind}`, () => assert.equal(inferToolKind(name, input), kind));
+    const isSchema = (input as { type?: unknown }).type === 'object';
+    test(`${name} → ${kind}`, () =>
+      assert.equal(isSchema ? inferToolKindFromSchema(name, input) : inferToolKind(name, input), kind));
   }
+  test('an input shaped like a schema is still an input: its own keys name the kind', () => {
+    const input = { path: 'protected/x', content: 'c', type: 'object', properties: {} };
+    assert.equal(inferToolKind('mcp__fs__write_file', input), 'write');
+    assert.equal(inferToolKindFromSchema('mcp__fs__write_file', input), 'other');
+  });
   test('an input value works as well as its schema', () => {
     assert.equal(inferToolKind('mcp__fs__read_file', { path: '.env' }), 'read');
     assert.equal(inferToolKind('mcp__fs__read_file'), 'other');
