@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { tallyHome } from '../../core/home.js';
 import { loadPrivateKey } from '../../core/keystore.js';
 import { readLogLines } from '../../evidence/log/reader.js';
@@ -18,7 +18,7 @@ import { SECRET_ENV, SESSION_ENV } from '../../recorder/config.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
 import { defaultTrustedKeys, pinnedApprovers, SHIP_KEY, shipKeyDir } from '../../session/identity.js';
 import type { Places } from '../../session/paths.js';
-import { sessionDir } from '../../session/store.js';
+import { packagePath, sessionDir } from '../../session/store.js';
 import { hookShim, projectRegistration, tallyCommand } from '../agent-hooks.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
 import { wireRun } from '../run-wiring.js';
@@ -208,16 +208,31 @@ export const command: Command = {
       return 1;
     }
     mark('sealed');
+    // The package of this session, where this session's state keeps it: not whichever path the
+    // answer names (a process that took the recorder's port could name another session's package).
+    const own = packagePath(started.state, started.session);
+    if (resolve(sealed.package) !== own) {
+      ctx.stderr(
+        `tally run: the recorder answered the close with ${sealed.package}, which is not this session's package (${own}); not verified\n`,
+      );
+      return 1;
+    }
     const certificate = values.agent
       ? readCertificateFile(certificatePathFor(where, ctx.cwd, values.agent))
       : undefined;
-    const result = await verifyPackageLines(readLogLines(sealed.package), {
+    const result = await verifyPackageLines(readLogLines(own), {
       trusted: defaultTrustedKeys(where).map((k) => k.publicKey),
       approvers: pinnedApprovers(where.home).map((k) => k.publicKey),
       now: new Date(),
       ...(certificate ? { certificate } : {}),
     });
     mark('verified');
+    if (result.session !== started.session) {
+      ctx.stderr(
+        `tally run: ${own} holds session ${result.session ?? '(none)'}, not ${started.session}; verification FAILED\n`,
+      );
+      return 1;
+    }
     const failed = result.checks.filter((c) => !c.ok && c.code !== 'skipped');
     const m = clock.marks;
     // Milliseconds of each phase, in order: what Tally adds before, around and after the agent.
