@@ -75,7 +75,11 @@ describe('session start baseline', () => {
       const event = logRecords(logPath(state, info.id))[0]!.event as Record<string, unknown>;
       return (event.extensions as Record<string, Record<string, unknown>>)['dev.tally.workspace']!.baseline;
     };
-    assert.deepEqual(await baselineOf(fresh), { dirty: { 'f.txt': sha256sum(join(fresh, 'f.txt')) } });
+    const { git_state, ...rest } = (await baselineOf(fresh)) as { git_state: Record<string, string> };
+    assert.deepEqual(rest, { dirty: { 'f.txt': sha256sum(join(fresh, 'f.txt')) } });
+    // git's own config and hooks, each with its digest at the start.
+    assert.equal(git_state['.git/config'], sha256sum(join(fresh, '.git/config')));
+    for (const path of Object.keys(git_state)) assert.match(path, /^\.git\/(config$|hooks\/|info\/)/);
     // Outside any repository (the temp dir may still sit inside one: only check when it does not).
     if (gitTopLevel(plain) === null) {
       // Outside git the baseline is a tree snapshot kept beside the session: one file hashed.

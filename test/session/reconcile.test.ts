@@ -215,6 +215,60 @@ describe('reconciliation at close (git)', () => {
   });
 });
 
+describe('reconciliation against a tree whose .git the agent can write', () => {
+  it('what git is told to pass over, excludes outside the tree, replaced commits and new hooks are still reported', async () => {
+    const fx = await makeFixture('tally-reconcile-git-tricks-');
+    const r = fx.root;
+    for (const name of ['assumed.txt', 'skipped.txt', 'replaced.txt', 'left.txt'])
+      writeFileSync(join(r, name), `${name}\n`);
+    git(r, 'add', '.');
+    git(r, 'commit', '-qm', 'files');
+    // Already assume-unchanged before the session, and dirty: not the session's doing.
+    git(r, 'update-index', '--assume-unchanged', 'left.txt');
+    writeFileSync(join(r, 'left.txt'), 'dirty before\n');
+    const { info } = await startSession({ state: fx.state, root: r, signer: fx.signer });
+    // During the session: edits git is then told not to look at, a file hidden by .git/info/exclude
+    // and by a global exclude file, the start commit swapped by `git replace`, and a new hook.
+    writeFileSync(join(r, 'assumed.txt'), 'changed\n');
+    git(r, 'update-index', '--assume-unchanged', 'assumed.txt');
+    writeFileSync(join(r, 'skipped.txt'), 'changed\n');
+    git(r, 'update-index', '--skip-worktree', 'skipped.txt');
+    writeFileSync(join(r, '.git', 'info', 'exclude'), 'hidden.js\n');
+    writeFileSync(join(r, 'hidden.js'), 'backdoor\n');
+    const globalIgnore = join(tempDir('tally-global-ignore-'), 'ignore');
+    writeFileSync(globalIgnore, 'also-hidden.js\n');
+    git(r, 'config', 'core.excludesFile', globalIgnore);
+    writeFileSync(join(r, 'also-hidden.js'), 'backdoor\n');
+    const start = git(r, 'rev-parse', 'HEAD').trim();
+    writeFileSync(join(r, 'replaced.txt'), 'changed\n');
+    git(r, 'add', 'replaced.txt');
+    git(r, 'commit', '-qm', 'evil');
+    const evil = git(r, 'rev-parse', 'HEAD').trim();
+    git(r, 'replace', start, evil);
+    git(r, 'reset', '-q', '--soft', start);
+    writeFileSync(join(r, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+    });
+    const rows = receiptOf(readFileSync(closed.packagePath)).files_written.map((row) => [
+      row.path,
+      row.operation,
+    ]);
+    assert.deepEqual(rows, [
+      ['.git/config', 'modified'],
+      ['.git/hooks/pre-commit', 'created'],
+      ['.git/info/exclude', 'modified'],
+      ['also-hidden.js', 'created'],
+      ['assumed.txt', 'modified'],
+      ['hidden.js', 'created'],
+      ['replaced.txt', 'modified'],
+      ['skipped.txt', 'modified'],
+    ]);
+  });
+});
+
 describe('reconciliation when the start commit is gone', () => {
   it('the close still seals, and the summary says why nothing was reconciled', async () => {
     const fx = await makeFixture('tally-reconcile-gone-');

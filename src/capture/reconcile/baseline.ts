@@ -10,6 +10,7 @@ import {
   compareRaw,
   DEFAULT_FILE_LIMIT,
   gitBuffer,
+  gitStatePaths,
   identify,
   nulList,
   objectFormat,
@@ -17,6 +18,8 @@ import {
   snapshotJson,
   snapshotTree,
   type TreeSnapshot,
+  UNTRACKED_ARGS,
+  unwatchedPaths,
 } from './workspace.js';
 
 /** What `session.start` records in `extensions["dev.tally.workspace"].baseline`. */
@@ -26,6 +29,11 @@ export interface Baseline {
   dirty: Record<string, string | null>;
   /** The same for paths that are not UTF-8: base64 of the path's bytes → digest or null. */
   dirty_b64?: Record<string, string | null>;
+  /**
+   * git's own config, hooks and info files (`.git/config`, `.git/hooks/…`, `.git/info/…`) → the
+   * digest of each at the start, compared at the close like a project file.
+   */
+  git_state?: Record<string, string>;
   /** Outside git: the tree snapshot the close compares with (its file is beside the session). */
   tree?: { digest: string; files: number; skipped: number; limit: number };
   /** Dirty files past the limit, not recorded (the close cannot tell their changes apart). */
@@ -58,19 +66,25 @@ function headOf(root: string): string | undefined {
   }
 }
 
-/** Raw paths that differ from HEAD or are untracked, `.tally/` left out, in byte order. */
+/**
+ * Raw paths whose start content the baseline keeps, `.tally/` left out, in byte order: what differs
+ * from HEAD, what is untracked (listed as the close lists it), and what git is told not to look at
+ * (assume-unchanged, skip-worktree: the close looks at these itself).
+ */
 export function dirtyPaths(root: string): string[] {
   const status = gitBuffer(root, [
     'status',
     '--porcelain=v1',
     '-z',
-    '--untracked-files=all',
+    '--untracked-files=no',
     '--no-renames',
     '--ignore-submodules=all',
   ]);
-  return nulList(status)
+  const changed = nulList(status)
     .filter((entry) => entry.length > 3)
-    .map((entry) => entry.slice(3))
+    .map((entry) => entry.slice(3));
+  const untracked = nulList(gitBuffer(root, ['ls-files', '-z', ...UNTRACKED_ARGS]));
+  return [...new Set([...changed, ...untracked, ...unwatchedPaths(root)])]
     .filter((path) => path !== '.tally' && !path.startsWith('.tally/'))
     .sort(compareRaw);
 }
@@ -93,6 +107,12 @@ export function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): Captu
   if (head) baseline.commit = head;
   const format = objectFormat(root);
   const paths = dirtyPaths(root);
+  // git's own config, hooks and info files: always kept (a few files, not counted in the limit).
+  for (const raw of gitStatePaths(root)) {
+    const id = identify(root, raw, format);
+    const out = pathOut(raw);
+    if (id !== null && out.path_b64 === undefined) (baseline.git_state ??= {})[out.path] = id.sha256;
+  }
   for (const raw of paths.slice(0, limit)) {
     const id = identify(root, raw, format);
     const out = pathOut(raw);

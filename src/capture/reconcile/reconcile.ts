@@ -12,6 +12,7 @@ import {
   DEFAULT_FILE_LIMIT,
   type FileIdentity,
   gitBuffer,
+  gitStatePaths,
   identify,
   nulList,
   objectFormat,
@@ -20,6 +21,8 @@ import {
   rawPath,
   snapshotTree,
   type TreeSnapshot,
+  UNTRACKED_ARGS,
+  unwatchedPaths,
 } from './workspace.js';
 
 export type NetOperation = 'created' | 'modified' | 'deleted' | 'renamed';
@@ -63,6 +66,8 @@ function dirtyMap(baseline: Baseline): Map<string, string | null> {
   for (const [path, value] of Object.entries(baseline.dirty)) out.set(rawOfText(path), value);
   for (const [b64, value] of Object.entries(baseline.dirty_b64 ?? {}))
     out.set(rawPath(Buffer.from(b64, 'base64')), value);
+  for (const [path, value] of Object.entries(baseline.git_state ?? {}))
+    if (isGitState(path) && typeof value === 'string') out.set(rawOfText(path), value);
   return out;
 }
 
@@ -85,6 +90,10 @@ function headNow(root: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+function isGitState(raw: string): boolean {
+  return raw.startsWith('.git/');
 }
 
 function notTally(raw: string): boolean {
@@ -156,9 +165,16 @@ export function diffWorkspace(root: string, baseline: Baseline, options: DiffOpt
         ]),
       )
     : nulList(gitBuffer(root, ['ls-files', '-z', '--cached']));
-  const untracked = nulList(gitBuffer(root, ['ls-files', '-z', '--others', '--exclude-standard']));
-  const all = [...new Set([...changed, ...untracked, ...dirty.keys()])].filter(notTally).sort(compareRaw);
-  const looked = all.slice(0, limit);
+  const untracked = nulList(gitBuffer(root, ['ls-files', '-z', ...UNTRACKED_ARGS]));
+  // What git would pass over (assume-unchanged, skip-worktree) is looked at here, content against
+  // content; so are git's own config, hooks and info files, always (a few files, not counted in the
+  // limit).
+  const state = gitStatePaths(root);
+  const all = [...new Set([...changed, ...untracked, ...unwatchedPaths(root), ...dirty.keys()])]
+    .filter((raw) => notTally(raw) && !isGitState(raw))
+    .sort(compareRaw);
+  const watched = [...new Set([...state, ...[...dirty.keys()].filter(isGitState)])];
+  const looked = [...all.slice(0, limit), ...watched].sort(compareRaw);
   const blobs = start ? treeBlobs(root, start) : new Map<string, string>();
   const differing: { raw: string; start: Start | null; end: FileIdentity | null }[] = [];
   for (const raw of looked) {
@@ -177,7 +193,13 @@ export function diffWorkspace(root: string, baseline: Baseline, options: DiffOpt
   const commit: WorkspaceDiff['commit'] = {};
   if (start !== undefined) commit.start = start;
   if (end !== undefined) commit.end = end;
-  return { mode: 'git', changes: pairRenames(differing), skipped: all.length - looked.length, limit, commit };
+  return {
+    mode: 'git',
+    changes: pairRenames(differing),
+    skipped: Math.max(0, all.length - limit),
+    limit,
+    commit,
+  };
 }
 
 function diffTrees(root: string, startTree: TreeSnapshot | undefined, limit: number): WorkspaceDiff {

@@ -54,14 +54,37 @@ export function rawOfText(path: string): string {
   return rawPath(Buffer.from(path, 'utf8'));
 }
 
+/**
+ * Settings of the repository (or of the user's git config) that would let whoever writes the tree
+ * steer what git reports about it, overridden on every git command Tally runs on a tree it
+ * reconciles: a file-system monitor (a program of the config's choosing that tells git which files
+ * changed), the index's cache of untracked directories, and the user's global exclude file.
+ * `GIT_NO_REPLACE_OBJECTS`: `git replace` cannot swap the start commit for another.
+ */
+const GIT_OVERRIDES = [
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.untrackedCache=false',
+  '-c',
+  'core.excludesFile=/dev/null',
+];
+
+/**
+ * How untracked files are listed, at the start and at the close alike: ignored by `.gitignore`
+ * files only. `.git/info/exclude` and the global exclude file are not project files, and a line
+ * added to them leaves no trace in the tree, so they hide nothing here.
+ */
+export const UNTRACKED_ARGS = ['--others', '--exclude-per-directory=.gitignore'] as const;
+
 export function gitBuffer(root: string, args: string[], input?: string): Buffer {
   try {
-    return execFileSync('git', args, {
+    return execFileSync('git', [...GIT_OVERRIDES, ...args], {
       cwd: root,
       stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       maxBuffer: 1024 * 1024 * 1024,
       ...(input === undefined ? {} : { input }),
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1' },
     });
   } catch (error) {
     throw new ReconcileError('git', `git ${args[0]} failed in ${root}`, { args }, { cause: error });
@@ -79,6 +102,51 @@ export function nulList(output: Buffer): string[] {
   }
   if (start < output.length) out.push(rawPath(output.subarray(start)));
   return out;
+}
+
+/**
+ * Tracked paths whose index entry tells git not to look at the working file — assume-unchanged (a
+ * lower-case tag in `ls-files -v`) or skip-worktree (`S`, `s`) — so that `git diff` and `git status`
+ * pass over them whatever the file holds. Reconciliation looks at these itself.
+ */
+export function unwatchedPaths(root: string): string[] {
+  return nulList(gitBuffer(root, ['ls-files', '-z', '-v']))
+    .filter((entry) => entry[1] === ' ' && (entry[0] === 'S' || /[a-z]/.test(entry[0]!)))
+    .map((entry) => entry.slice(2));
+}
+
+/**
+ * git's own files that decide what runs or what git shows, watched like project files: the
+ * repository's config (hooks path, filters, fsmonitor), its hooks (run by the user's next commit)
+ * and `info/` (exclude, attributes). Raw paths under the work tree, in byte order.
+ */
+export function gitStatePaths(root: string): string[] {
+  const out: string[] = [];
+  const base = Buffer.from(`${root}/`, 'utf8');
+  const walk = (rel: string): void => {
+    let entries: import('node:fs').Dirent<Buffer>[];
+    try {
+      entries = readdirSync(Buffer.concat([base, Buffer.from(rel, 'latin1')]), {
+        withFileTypes: true,
+        encoding: 'buffer',
+      });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const raw = `${rel}/${rawPath(entry.name)}`;
+      if (entry.isDirectory()) walk(raw);
+      else out.push(raw);
+    }
+  };
+  try {
+    if (!lstatSync(`${root}/.git/config`).isDirectory()) out.push('.git/config');
+  } catch {
+    // no config file
+  }
+  walk('.git/hooks');
+  walk('.git/info');
+  return out.sort(compareRaw);
 }
 
 /** The repository's object hash: sha1, or sha256 in a repository created with that format. */
@@ -144,7 +212,7 @@ function insideTally(raw: string): boolean {
  */
 export function listTree(root: string, inGit: boolean, limit = DEFAULT_FILE_LIMIT): Listing {
   if (inGit) {
-    const out = gitBuffer(root, ['ls-files', '-z', '--cached', '--others', '--exclude-standard']);
+    const out = gitBuffer(root, ['ls-files', '-z', '--cached', ...UNTRACKED_ARGS]);
     return bounded(
       nulList(out).filter((p) => !insideTally(p)),
       limit,
