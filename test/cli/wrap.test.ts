@@ -123,14 +123,14 @@ describe('tally wrap', () => {
     );
     const verified = await p.tally(['verify', String(closed.package), '--certificate', 'coder', '--json']);
     assert.equal(verified.code, 0, verified.stdout + verified.stderr);
-    const checks = (jsonOut(verified).checks as { check: string; detail?: { calls?: unknown[] } }[]).find(
-      (c) => c.check === 'escalations',
-    );
+    const escalations = (
+      jsonOut(verified).checks as {
+        check: string;
+        detail: { calls: { approved: boolean; blocked: boolean }[] };
+      }[]
+    ).find((c) => c.check === 'escalations')!;
     assert.deepEqual(
-      (checks?.detail?.calls as { approved: boolean; blocked: boolean }[]).map((c) => [
-        c.approved,
-        c.blocked,
-      ]),
+      escalations.detail.calls.map((c) => [c.approved, c.blocked]),
       [[false, true]],
       'the escalation was counted as approved',
     );

@@ -53,6 +53,7 @@ const ORDER = [
   'call_ids_unique',
   'unfinished_call',
   'log_repaired',
+  'workspace_reconciled',
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',

@@ -190,6 +190,8 @@ describe('reconciliation at close (git)', () => {
       now: new Date(),
     });
     assert.equal(verified.ok, true, JSON.stringify(verified.checks.filter((c) => !c.ok)));
+    const compared = verified.checks.find((c) => c.check === 'workspace_reconciled')!;
+    assert.deepEqual([compared.ok, compared.code], [true, 'ok']);
   });
 
   it('stops at the limit and reports how many paths it did not look at', async () => {
@@ -291,6 +293,18 @@ describe('reconciliation when the start commit is gone', () => {
     const ext = (summary.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.reconcile']!;
     assert.equal((ext.error as { code: string }).code, 'git');
     assert.equal(closed.info.state, 'closed');
+    // The package is genuine, but it cannot show that it holds every change: verification says so.
+    const verified = await verifyPackage(readFileSync(closed.packagePath), {
+      trusted: [toPublicKey(fx.signer.privateKey)],
+      now: new Date(Date.now() + 60_000),
+    });
+    const check = verified.checks.find((c) => c.check === 'workspace_reconciled')!;
+    assert.deepEqual([verified.ok, check.ok, check.code], [false, false, 'reconcile-failed']);
+    assert.equal(
+      verified.checks.filter((c) => !c.ok).length,
+      1,
+      JSON.stringify(verified.checks.filter((c) => !c.ok)),
+    );
   });
 });
 

@@ -111,7 +111,9 @@ export function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): Captu
   for (const raw of gitStatePaths(root)) {
     const id = identify(root, raw, format);
     const out = pathOut(raw);
-    if (id !== null && out.path_b64 === undefined) (baseline.git_state ??= {})[out.path] = id.sha256;
+    if (id === null || out.path_b64 !== undefined) continue;
+    baseline.git_state ??= {};
+    baseline.git_state[out.path] = id.sha256;
   }
   for (const raw of paths.slice(0, limit)) {
     const id = identify(root, raw, format);

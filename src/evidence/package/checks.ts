@@ -19,6 +19,7 @@ export type CheckName =
   | 'call_ids_unique'
   | 'unfinished_call'
   | 'log_repaired'
+  | 'workspace_reconciled'
   | 'merkle_root'
   | 'receipt_signature'
   | 'receipt_recomputed'
@@ -55,6 +56,7 @@ export const CHECK_ORDER: readonly CheckName[] = [
   'call_ids_unique',
   'unfinished_call',
   'log_repaired',
+  'workspace_reconciled',
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',

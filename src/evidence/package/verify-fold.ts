@@ -57,6 +57,10 @@ export class SessionFacts {
   readonly open = new Map<string, { seq: number; call: string }>();
   /** `tally.log.repaired` records: seq and what each says was set aside. */
   readonly repairs: Array<{ seq: number; repaired: unknown }> = [];
+  /** Whether `session.start` recorded a workspace baseline the close reconciles against. */
+  baseline = false;
+  /** The first `tally.reconcile.summary`: its seq and what it says of the pass. */
+  reconcile: { seq: number; summary: Record<string, unknown> } | null = null;
   private readonly seen = new Map<string, number>();
   private previous: { ms: number; time: string } | null = null;
 
@@ -67,6 +71,17 @@ export class SessionFacts {
     this.previous = { ms, time: record.time };
     const event = record.event;
     if (event.type === 'session.end' && this.end === null) this.end = record.seq;
+    if (event.type === 'session.start' && record.seq === 0) {
+      const workspace = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.workspace'];
+      this.baseline = typeof workspace === 'object' && workspace !== null && 'baseline' in workspace;
+    }
+    if (event.type === 'tally.reconcile.summary' && this.reconcile === null) {
+      const summary = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.reconcile'];
+      this.reconcile = {
+        seq: record.seq,
+        summary: typeof summary === 'object' && summary !== null ? (summary as Record<string, unknown>) : {},
+      };
+    }
     if (event.type === 'tally.log.repaired' && this.repairs.length < 100) {
       const extensions = event.extensions as Record<string, unknown> | undefined;
       this.repairs.push({ seq: record.seq, repaired: extensions?.['dev.tally.repaired'] ?? null });

@@ -36,4 +36,46 @@ export function sessionChecks(checks: Checks, facts: SessionFacts, records: numb
   // Informational: a repair is the recorder's own signed account of bytes it set aside.
   if (facts.repairs.length === 0) checks.pass('log_repaired', { count: 0 });
   else checks.pass('log_repaired', { count: facts.repairs.length, repairs: facts.repairs }, 'info');
+  workspaceCheck(checks, facts);
+}
+
+/**
+ * Whether the close compared the workspace with the start baseline: a pass that failed (the start
+ * commit gone, git broken) or a tree baseline altered on disk means the receipt cannot show that it
+ * holds every change made during the session.
+ */
+function workspaceCheck(checks: Checks, facts: SessionFacts): void {
+  const found = facts.reconcile;
+  if (found === null) {
+    // Informational: packages sealed before closes recorded their pass have no summary either.
+    checks.pass(
+      'workspace_reconciled',
+      {
+        reason: facts.baseline
+          ? 'the close recorded no reconciliation summary: nothing says whether the workspace was compared'
+          : 'the session recorded no start baseline',
+      },
+      'info',
+    );
+    return;
+  }
+  const { seq, summary } = found;
+  const error = summary.error as { code?: unknown; message?: unknown } | undefined;
+  const skipped = typeof summary.skipped === 'number' ? summary.skipped : 0;
+  const detail = { seq, mode: summary.mode ?? null, reported: summary.reported ?? null, skipped };
+  if (error !== undefined)
+    checks.fail('workspace_reconciled', 'reconcile-failed', {
+      seq,
+      error,
+      message: `the workspace could not be compared with the start baseline (${String(error.message ?? error.code ?? 'unknown')}): changes no channel reported may be missing from the receipt`,
+    });
+  else if (summary.baseline === 'altered')
+    checks.fail('workspace_reconciled', 'baseline-altered', {
+      seq,
+      message:
+        'the start snapshot kept beside the session was altered before the close: the workspace was not compared',
+    });
+  else if (skipped > 0)
+    checks.pass('workspace_reconciled', { ...detail, limit: summary.limit ?? null }, 'info');
+  else checks.pass('workspace_reconciled', detail);
 }

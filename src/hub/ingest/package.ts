@@ -24,6 +24,8 @@ export const POLICY_CHECKS: ReadonlySet<string> = new Set([
   // Informational: reported with the session, never a reason to refuse it.
   'unfinished_call',
   'log_repaired',
+  // What the close could compare of the workspace: a fact about the session, like the policy's.
+  'workspace_reconciled',
 ]);
 
 /** The first check that failed and makes the package unacceptable (skipped checks are not causes). */
