@@ -10,7 +10,7 @@
  */
 import { join } from 'node:path';
 import { homeOf, locateRecorder } from '../recorder/locate.js';
-import { appendSpool } from '../recorder/spool-file.js';
+import { appendSpool, SHIM_ANSWERER, SHIM_DENIAL } from '../recorder/spool-file.js';
 import { type HookReply, postHook, RecorderUnreachable } from './hook-post.js';
 
 const SESSION_ENV = 'TALLY_SESSION';
@@ -177,8 +177,8 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
       ? {
           answered: {
             decision: 'deny' as const,
-            by: 'dev.tally.hook-shim',
-            reason: 'the recorder was unreachable (fail-closed)',
+            by: SHIM_ANSWERER,
+            reason: SHIM_DENIAL,
           },
         }
       : {}),

@@ -21,6 +21,11 @@ export interface SpoolEntry {
   answered?: { decision: 'allow' | 'deny' | 'ask'; by: string; reason?: string };
 }
 
+/** Who answers for a spooled payload: the shim, by its failure policy. */
+export const SHIM_ANSWERER = 'dev.tally.hook-shim';
+/** What the shim says when it denied a call the recorder could not judge. */
+export const SHIM_DENIAL = 'the recorder was unreachable (fail-closed)';
+
 export function spoolFile(spoolDir: string, channel: string): string {
   return join(spoolDir, `${channel}.jsonl`);
 }

@@ -3,7 +3,7 @@
  * translated and recorded as observed (the agent already had its answer: the one its failure
  * policy gave), in its session, once — an id already in the session's log is skipped.
  */
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../ahp/transports/options.js';
 import { adapterOf } from '../capture/adapters.js';
@@ -11,7 +11,18 @@ import { readLogLines } from '../evidence/log/reader.js';
 import { logPath } from '../session/store.js';
 import type { RecorderPaths } from './config.js';
 import type { Held, SessionRegistry } from './registry.js';
-import type { SpoolEntry } from './spool-file.js';
+import { SHIM_ANSWERER, SHIM_DENIAL, type SpoolEntry } from './spool-file.js';
+
+/**
+ * The one answer a spooled payload may carry: the shim's fail-closed denial. The spool sits in
+ * TALLY_HOME, which the agent can write, so a line naming any other answer or answerer (a
+ * certificate's denial, an approval) is not taken as one; its payload is still recorded.
+ */
+function shimAnswer(answered: SpoolEntry['answered']): SpoolEntry['answered'] {
+  return answered?.decision === 'deny' && answered.by === SHIM_ANSWERER
+    ? { decision: 'deny', by: SHIM_ANSWERER, reason: SHIM_DENIAL }
+    : undefined;
+}
 
 /** Event ids already in a held session's log (read once, before the first spooled event). */
 async function loadSeen(held: Held): Promise<void> {
@@ -42,6 +53,9 @@ export async function ingestSpool(
     .sort()) {
     const taken = join(paths.spool, `${name}.ingesting-${process.pid}`);
     renameSync(join(paths.spool, name), taken);
+    // Lines that could not be recorded now (a key that cannot sign, a session that cannot open)
+    // go back to the spool for the next start: an acknowledged payload is not dropped.
+    const kept: string[] = [];
     for (const line of readFileSync(taken, 'utf8').split('\n')) {
       if (line.trim() === '') continue;
       try {
@@ -61,17 +75,28 @@ export async function ingestSpool(
         }
         if (held.seen.has(entry.id)) continue;
         const agent = registry.attribution(held, captured.agent, entry.channel);
+        const answered = shimAnswer(entry.answered);
+        if (entry.answered !== undefined && answered === undefined)
+          logger(
+            'warn',
+            `spool ${name}: ${entry.id} names an answer the shim never gives; recorded without it`,
+          );
         await held.open.boundary.observe(captured.event, {
           source: 'hook',
           agent,
-          ...(entry.answered ? { answered: entry.answered } : {}),
+          ...(answered ? { answered } : {}),
         });
         held.seen.add(entry.id);
         ingested += 1;
       } catch (error) {
-        logger('warn', `spool ${name}: a line could not be ingested: ${(error as Error).message}`);
+        logger(
+          'warn',
+          `spool ${name}: a line could not be ingested (kept for the next start): ${(error as Error).message}`,
+        );
+        kept.push(line);
       }
     }
+    if (kept.length > 0) appendFileSync(join(paths.spool, name), `${kept.join('\n')}\n`, { mode: 0o600 });
     rmSync(taken, { force: true });
   }
   return ingested;

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -240,6 +240,23 @@ describe('the session recorder', () => {
     const down = JSON.parse((await hook(p, pre(p, 'k2', 'ls two'))).stdout);
     assert.equal(down.hookSpecificOutput.permissionDecision, 'deny');
     assert.match(down.hookSpecificOutput.permissionDecisionReason, /unreachable/);
+    // The agent can write the spool too: a line claiming the certificate's denial is recorded
+    // without that claim, and a line that cannot be recorded now stays for the next start.
+    const spool = join(String(p.env.TALLY_HOME), 'spool', 'claude-code.jsonl');
+    const forged = {
+      id: 'evt_forged_1',
+      received_at: new Date().toISOString(),
+      channel: 'claude-code',
+      payload: pre(p, 'kf', 'ls forged'),
+      answered: { decision: 'deny', by: 'dev.tally.certificate', reason: 'forged' },
+    };
+    const stuck = {
+      id: 'evt_stuck_1',
+      received_at: new Date().toISOString(),
+      channel: 'no-such-agent',
+      payload: {},
+    };
+    appendFileSync(spool, `${JSON.stringify(forged)}\n${JSON.stringify(stuck)}\n`);
     // The next SessionStart (a new harness session) starts it again; the spool is ingested once.
     await hook(p, payload(p, 'SessionStart', { source: 'resume' }));
     await hook(p, pre(p, 'k3', 'ls three'));
@@ -254,12 +271,22 @@ describe('the session recorder', () => {
     const recs = records(String(closed.package));
     const calls = recs.filter((r) => r.event.type === 'tool.before');
     assert.deepEqual(
-      calls.map((r) => [r.decision?.decision, r.decision?.by]),
+      calls.map((r) => [(r.event as { call?: { id?: string } }).call?.id, r.decision?.by]),
       [
-        ['allow', 'dev.tally.certificate'],
-        ['deny', 'dev.tally.hook-shim'],
-        ['allow', 'dev.tally.certificate'],
+        ['k1', 'dev.tally.certificate'],
+        ['k2', 'dev.tally.hook-shim'],
+        ['kf', undefined],
+        ['k3', 'dev.tally.certificate'],
       ],
+    );
+    assert.equal(calls[1]!.decision?.decision, 'deny');
+    assert.deepEqual(
+      readFileSync(spool, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { id: string }).id),
+      ['evt_stuck_1'],
+      'the line that could not be recorded was dropped',
     );
     assert.equal((await p.tally(['verify', String(closed.package), '--certificate', 'coder'])).code, 0);
   });
