@@ -39,7 +39,7 @@ async function until(check: () => boolean): Promise<void> {
   assert.ok(check(), 'the condition never held');
 }
 
-async function relayWith(slowMs: number) {
+async function relayWith(slowMs: number, maxLineBytes?: number) {
   const slow = (handler: (m: never, s: AbortSignal) => unknown) => (message: never, signal: AbortSignal) =>
     new Promise((resolve) => setTimeout(() => resolve(handler(message, signal)), slowMs));
   const f = await openFixture(
@@ -59,6 +59,7 @@ async function relayWith(slowMs: number) {
     sink: boundarySink(f.boundary, { source: 'mcp' }),
     ...pipes,
     afterDelayMs: 1,
+    ...(maxLineBytes ? { maxLineBytes } : {}),
   });
   relay.start();
   return {
@@ -134,6 +135,51 @@ describe('the MCP relay (in memory, the real boundary)', () => {
         assert.equal(error.error.code, -32600);
         assert.match(error.error.message, /must carry an id/);
       }
+    } finally {
+      await r.f.close();
+    }
+  });
+
+  it('a client line over the limit closes the client side and ends the server input; a last line keeps its bytes', async () => {
+    const r = await relayWith(0, 256);
+    try {
+      let ended = false;
+      r.serverIn.on('end', () => {
+        ended = true;
+      });
+      r.serverIn.resume();
+      r.clientIn.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+      r.clientIn.write(`${'x'.repeat(300)}\n`);
+      await r.relay.clientDone;
+      await until(() => ended);
+      assert.deepEqual(r.serverWrites, ['{"jsonrpc":"2.0","method":"notifications/initialized"}\n']);
+    } finally {
+      await r.f.close();
+    }
+    const e = await relayWith(0);
+    try {
+      e.clientIn.end('{"jsonrpc":"2.0","method":"ping","id":1}');
+      await e.relay.clientDone;
+      assert.deepEqual(e.serverWrites, ['{"jsonrpc":"2.0","method":"ping","id":1}']);
+    } finally {
+      await e.f.close();
+    }
+  });
+
+  it('a server line over the limit: the calls it leaves unanswered get an error, not silence', async () => {
+    const r = await relayWith(0, 512);
+    try {
+      r.clientIn.write(`${call(9, '/repo/a.txt')}\n`);
+      await until(() => r.toServer.length === 1);
+      r.serverOut.write(`${'y'.repeat(600)}\n`);
+      await until(() => r.toClient.length === 1);
+      const answer = JSON.parse(r.toClient[0]!) as { id: number; error: { code: number; message: string } };
+      assert.equal(answer.id, 9);
+      assert.equal(answer.error.code, -32603);
+      assert.match(answer.error.message, /longer than/);
+      await r.relay.drain();
+      const after = (await r.f.records()).map((x) => x.event).find((x) => x.type === 'tool.after')!;
+      assert.equal(after.outcome, 'cancelled');
     } finally {
       await r.f.close();
     }

@@ -76,7 +76,6 @@ export interface RelayOptions {
   onWarning?: (message: string) => void;
 }
 
-const NEWLINE = Buffer.from('\n');
 const DEFAULT_MAX_LINE = 64 * 1024 * 1024;
 
 interface Pending extends McpCall {
@@ -130,14 +129,18 @@ export class McpRelay {
         fromClient.push(chunk, (line, _at, raw) => this.enqueue({ line, raw }));
       } catch (error) {
         this.warn(`client: ${(error as Error).message}; the connection is closed`);
+        // Destroyed, it never ends: the lines already taken go on, then the server's input closes.
         clientIn.destroy();
+        this.clientEnded = true;
+        this.pump();
       } finally {
         if (many) serverIn.uncork();
       }
     });
     clientIn.on('end', () => {
+      // A last line without its newline goes on as it came: bytes the client sent, nothing added.
       const rest = fromClient.end();
-      if (rest) this.enqueue({ line: rest.line, raw: Buffer.concat([rest.line, NEWLINE]) });
+      if (rest) this.enqueue({ line: rest.line, raw: rest.line });
       this.clientEnded = true;
       this.pump();
     });
@@ -153,8 +156,13 @@ export class McpRelay {
           if (this.awaiting()) toRead.push(line);
         });
       } catch (error) {
-        this.warn(`server: ${(error as Error).message}; the connection is closed`);
+        const why = `server: ${(error as Error).message}; the connection is closed`;
+        this.warn(why);
         serverOut.destroy();
+        // The calls it will now never answer get an error, not silence.
+        for (const call of this.pending.values())
+          this.toClient(protocolError(call.requestId, -32603, `Tally's MCP gateway: ${why}`));
+        this.serverGone(why);
       } finally {
         if (many) clientOut.uncork();
       }
