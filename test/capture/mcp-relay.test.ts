@@ -185,6 +185,25 @@ describe('the MCP relay (in memory, the real boundary)', () => {
     }
   });
 
+  it('a line only the strict parser refuses (a big integer, a lone surrogate) passes unchanged unless it names a followed method', async () => {
+    const r = await relayWith(0);
+    try {
+      const ping = '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"n":12345678901234567890,"s":"é"}}';
+      const answer = '{"jsonrpc":"2.0","id":"srv-1","result":{"text":"\\ud800"}}';
+      const bigCall = `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/repo/secret/x","n":12345678901234567890}}}`;
+      const escapedCall =
+        '{"jsonrpc":"2.0","id":5,"method":"tools\\/call","params":{"name":"write_file","arguments":{"path":"/repo/secret/x","s":"\\ud800"}}}';
+      const twice = '{"jsonrpc":"2.0","id":6,"method":"ping","method":"ping","params":{"s":"é"}}';
+      r.clientIn.write(`${ping}\n${answer}\n${bigCall}\n${escapedCall}\n${twice}\n`);
+      await until(() => r.toServer.length === 2 && r.toClient.length === 3);
+      assert.deepEqual(r.toServer, [ping, answer]);
+      for (const refused of r.toClient)
+        assert.equal((JSON.parse(refused) as { error: { code: number } }).error.code, -32700, refused);
+    } finally {
+      await r.f.close();
+    }
+  });
+
   it('records a call the server never answered as cancelled when the server goes', async () => {
     const r = await relayWith(0);
     try {

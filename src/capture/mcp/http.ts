@@ -29,7 +29,14 @@ import {
   readBody,
   sseEvents,
 } from './http-wire.js';
-import { idKey, isCall, isUnanswerableCall, readCall, UNANSWERABLE_CALL } from './messages.js';
+import {
+  idKey,
+  isCall,
+  isUnanswerableCall,
+  passesUnjudged,
+  readCall,
+  UNANSWERABLE_CALL,
+} from './messages.js';
 import type { GatewaySink } from './relay.js';
 
 export interface HttpGatewayOptions {
@@ -226,6 +233,8 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     try {
       message = parseJson(body);
     } catch (error) {
+      // Not a call, only a value the strict parser will not hold exactly: forwarded as sent.
+      if (passesUnjudged(body, (error as { code?: string }).code)) return { forward: body, local: [] };
       return {
         status: 400,
         answer: {

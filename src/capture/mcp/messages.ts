@@ -42,6 +42,32 @@ export function needsReading(bytes: Buffer): boolean {
   return false;
 }
 
+const FOLLOWED_NAMES: ReadonlySet<string> = new Set(FOLLOWED.map((m) => m.toString()));
+
+/**
+ * For a line the strict parser refused only for a value it will not hold exactly (an integer past
+ * 2^53, an escaped lone surrogate; `code` is its reason): whether it is still a message the gateway
+ * does not act on. Such a line is forwarded unchanged — it may be a client's answer to a server's
+ * request. One that names a followed method, anywhere in its bytes or as any parser reads it, is
+ * refused, and so is every other refusal (a key twice: parsers differ on which one wins).
+ */
+export function passesUnjudged(bytes: Buffer, code: string | undefined): boolean {
+  if (code !== 'unsafe-integer' && code !== 'lone-surrogate') return false;
+  if (FOLLOWED.some((name) => bytes.includes(name))) return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return false;
+  }
+  const messages = Array.isArray(value) ? value : [value];
+  return messages.every(
+    (m) =>
+      isJsonObject(m) &&
+      (m.method === undefined || (typeof m.method === 'string' && !FOLLOWED_NAMES.has(m.method))),
+  );
+}
+
 export function line(value: unknown): Buffer {
   return Buffer.from(`${JSON.stringify(value)}\n`);
 }

@@ -33,6 +33,7 @@ import {
   isUnanswerableCall,
   line,
   needsReading,
+  passesUnjudged,
   protocolError,
   readCall,
   UNANSWERABLE_CALL,
@@ -254,7 +255,8 @@ export class McpRelay {
     try {
       message = parseJson(bytes);
     } catch (error) {
-      this.toClient(protocolError(null, -32700, `parse error: ${(error as Error).message}`));
+      if (passesUnjudged(bytes, (error as { code?: string }).code)) this.toServer(raw);
+      else this.toClient(protocolError(null, -32700, `parse error: ${(error as Error).message}`));
       return undefined;
     }
     if (Array.isArray(message)) return this.batchFromClient(raw, message);
