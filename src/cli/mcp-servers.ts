@@ -77,7 +77,13 @@ export function uninstallMcpServers(ctx: CommandContext, dryRun: boolean, json: 
       : { config: {}, restored: [], kept: Object.keys(servers) };
   if (!dryRun) {
     if (result.restored.length > 0) writeAtomic(config, `${JSON.stringify(result.config, null, 2)}\n`, 0o644);
-    rmSync(originals, { force: true });
+    // The originals of entries left as they are stay kept: a later uninstall can still restore them.
+    const left = Object.fromEntries(
+      result.kept.filter((name) => name in servers).map((name) => [name, servers[name]!]),
+    );
+    if (Object.keys(left).length > 0)
+      writeAtomic(originals, `${JSON.stringify({ ...kept, servers: left }, null, 2)}\n`, 0o600);
+    else rmSync(originals, { force: true });
   }
   if (json)
     printJson(ctx, {

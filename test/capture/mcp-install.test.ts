@@ -70,4 +70,37 @@ describe('tally install claude-code --mcp', () => {
     assert.deepEqual(removed.restored, ['fs']);
     assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), original);
   });
+
+  it('an entry edited after install is left as it is, and its original stays kept for a later uninstall', async () => {
+    const project = makeProject('tally-mcp-install-edited-');
+    const { root } = project;
+    assert.equal((await project.tally(['init'])).code, 0);
+    const original = {
+      mcpServers: {
+        a: { command: process.execPath, args: [FS_SERVER, root] },
+        b: { command: process.execPath, args: [FS_SERVER, root, '--b'] },
+      },
+    };
+    const path = join(root, '.mcp.json');
+    writeFileSync(path, `${JSON.stringify(original, null, 2)}\n`);
+    assert.deepEqual(jsonOut(await project.tally(['install', 'claude-code', '--mcp', '--json'])).wrapped, [
+      'a',
+      'b',
+    ]);
+    const installed = JSON.parse(readFileSync(path, 'utf8')) as {
+      mcpServers: Record<string, { env?: Record<string, string> }>;
+    };
+    const wrappedB = JSON.parse(JSON.stringify(installed.mcpServers.b));
+    installed.mcpServers.b!.env = { EDITED: '1' };
+    writeFileSync(path, `${JSON.stringify(installed, null, 2)}\n`);
+    const first = jsonOut(await project.tally(['uninstall', 'claude-code', '--mcp', '--json']));
+    assert.deepEqual([first.restored, first.kept], [['a'], ['b']]);
+    // The user undoes the edit; the next uninstall restores b from the kept original.
+    const now = JSON.parse(readFileSync(path, 'utf8')) as { mcpServers: Record<string, unknown> };
+    now.mcpServers.b = wrappedB;
+    writeFileSync(path, `${JSON.stringify(now, null, 2)}\n`);
+    const second = jsonOut(await project.tally(['uninstall', 'claude-code', '--mcp', '--json']));
+    assert.deepEqual(second.restored, ['b']);
+    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), original);
+  });
 });
