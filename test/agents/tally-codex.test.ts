@@ -31,6 +31,9 @@ const ADD = '*** Begin Patch\n*** Add File: a.txt\n+alpha\n*** Add File: c.txt\n
 const MOVE =
   '*** Begin Patch\n*** Update File: c.txt\n*** Move to: d.txt\n@@\n-gamma\n+delta\n*** Delete File: old.txt\n*** End Patch\n';
 const FORBIDDEN = '*** Begin Patch\n*** Add File: protected/p.txt\n+nope\n*** End Patch\n';
+// Codex trims each line before it looks for a header: indented headers are headers to it.
+const INDENTED =
+  '*** Begin Patch\n*** Add File: e.txt\n+e\n *** Add File: protected/space.txt\n+nope\n\t*** Add File: protected/tab.txt\n+nope\n*** End Patch\n';
 
 function script(dir: string) {
   return [
@@ -39,6 +42,7 @@ function script(dir: string) {
     call('exec_command', { cmd: 'echo beta > b.txt', workdir: dir }),
     call('exec_command', { cmd: 'echo x > protected/a', workdir: dir }),
     call('apply_patch', FORBIDDEN),
+    call('apply_patch', INDENTED),
     text('Done.'),
   ];
 }
@@ -51,6 +55,8 @@ function assertDisk(dir: string): void {
   assert.equal(readFileSync(join(dir, 'b.txt'), 'utf8'), 'beta\n');
   assert.equal(existsSync(join(dir, 'protected/a')), false, 'the forbidden redirection did not run');
   assert.equal(existsSync(join(dir, 'protected/p.txt')), false, 'the forbidden patch did not run');
+  for (const f of ['e.txt', 'protected/space.txt', 'protected/tab.txt'])
+    assert.equal(existsSync(join(dir, f)), false, `${f}: the patch with indented headers ran`);
 }
 
 describe('Codex under Tally (real CLI, scripted model)', () => {
@@ -83,12 +89,12 @@ describe('Codex under Tally (real CLI, scripted model)', () => {
       assertDisk(repo.dir);
       const results = toolResults(run);
       t.diagnostic(`tool results: ${results.join(' | ').slice(0, 900)}`);
-      assert.equal(results.filter((r) => r.includes(REASON)).length, 2, results.join('\n'));
+      assert.equal(results.filter((r) => r.includes(REASON)).length, 3, results.join('\n'));
       const records = packageRecords(String(summary.package));
       const denied = records.filter((r) => asRecord(r.decision)?.decision === 'deny');
       assert.deepEqual(
         denied.map((r) => asRecord(r.decision)?.rule),
-        ['Write(protected/**)', 'Write(protected/**)'],
+        ['Write(protected/**)', 'Write(protected/**)', 'Write(protected/**)'],
       );
       const receipt = await receiptOf(project, String(summary.package));
       const written = asArray(receipt.files_written).map((f) => {
@@ -162,7 +168,7 @@ describe('Codex under Tally (real CLI, scripted model)', () => {
       assert.match(config, /:stop:1:0"/);
       assert.doesNotMatch(run.stdout, /Enabled hooks may run without review/, 'no bypass');
       assertDisk(repo.dir);
-      assert.equal(toolResults(run).filter((r) => r.includes(REASON)).length, 2);
+      assert.equal(toolResults(run).filter((r) => r.includes(REASON)).length, 3);
       // Uninstall left the user's hooks file as it was.
       assert.deepEqual(JSON.parse(run.collected['.codex/hooks.json']!), mine);
     } finally {
