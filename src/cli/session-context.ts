@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { loadShipSigner, type ShipSigner } from '../session/identity.js';
+import { loadPrivateKey } from '../core/keystore.js';
+import { loadShipSigner, SHIP_KEY, type ShipSigner, shipKeyDir } from '../session/identity.js';
 import { type Places, places } from '../session/paths.js';
 import { type CommandContext, UsageError } from './command.js';
 
@@ -71,4 +72,18 @@ export function askAtTerminal(prompt: string, options: { echo: boolean }): Promi
 
 export function signerOf(ctx: CommandContext, where: Places = placesOf(ctx)): Promise<ShipSigner> {
   return loadShipSigner(where, () => passphrase(ctx));
+}
+
+/**
+ * What a recorder this command starts needs to sign: the ship key's passphrase when the key is
+ * encrypted (asked here, at the terminal, and handed to the recorder over a pipe), else nothing.
+ */
+export async function recorderPassphrase(ctx: CommandContext, where: Places): Promise<string | undefined> {
+  try {
+    loadPrivateKey(shipKeyDir(where), SHIP_KEY);
+    return undefined;
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'passphrase-required') return undefined;
+  }
+  return passphrase(ctx);
 }

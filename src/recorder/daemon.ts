@@ -40,10 +40,19 @@ export async function runRecorder(options: RunOptions): Promise<number> {
   const stopped = new Promise<number>((resolve) => {
     stopping = resolve;
   });
+  // Requests wait until the spool is ingested: what a shim spooled while the recorder was down is
+  // recorded before anything newer, and a client that finds the recorder answering finds the
+  // sessions the spool opened held (a close then seals them with their spooled events). The spool
+  // is ingested only once listening succeeded: the one recorder of this home does it.
+  let spoolDone: () => void = () => undefined;
+  const ingested = new Promise<void>((resolve) => {
+    spoolDone = resolve;
+  });
   const server = createRecorderServer({
     secret,
     registry,
     logger,
+    ready: ingested,
     started: new Date().toISOString(),
     onActivity: () => {
       lastActivity = Date.now();
@@ -69,8 +78,12 @@ export async function runRecorder(options: RunOptions): Promise<number> {
     'info',
     `recorder ${process.pid} listening on ${config.host}:${config.port} (idle exit after ${config.idleMs} ms)`,
   );
-  const spooled = await ingestSpool(paths, registry, logger);
-  if (spooled > 0) logger('info', `ingested ${spooled} spooled event(s)`);
+  try {
+    const spooled = await ingestSpool(paths, registry, logger);
+    if (spooled > 0) logger('info', `ingested ${spooled} spooled event(s)`);
+  } finally {
+    spoolDone();
+  }
   const idle = setInterval(
     () => {
       if (Date.now() - lastActivity >= config.idleMs) stopping?.(0);

@@ -44,6 +44,8 @@ export interface RecorderServerOptions {
   onActivity: () => void;
   onStop: () => void;
   started: string;
+  /** Requests are handled once this settles (the spool ingested at start). */
+  ready?: Promise<void>;
 }
 
 class HttpProblem extends Error {
@@ -105,6 +107,16 @@ function rememberReply(held: Held, key: string, reply: Promise<HeldReply>): void
 
 export function createRecorderServer(options: RecorderServerOptions): Server {
   const { registry } = options;
+  // Awaited only until it settles: the hot path then takes no extra turn of the microtask queue.
+  let waiting = options.ready !== undefined;
+  options.ready?.then(
+    () => {
+      waiting = false;
+    },
+    () => {
+      waiting = false;
+    },
+  );
 
   /** Records one captured event in its session and returns the boundary's decision. */
   async function capture(
@@ -282,6 +294,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (waiting) await options.ready;
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (!authorised(req, options.secret))
       return send(res, 401, {

@@ -291,6 +291,30 @@ describe('the session recorder', () => {
     assert.equal((await p.tally(['verify', String(closed.package), '--certificate', 'coder'])).code, 0);
   });
 
+  it('a session closed while the recorder is down still holds what a shim spooled for it', async () => {
+    const p = project();
+    await setUp(p);
+    const id = jsonOut(await p.tally(['session', 'start', '--agent', 'coder', '--json'])).session as string;
+    assert.equal((await status(p)).pid, null, 'no recorder runs');
+    // A hook of a run of this session, the recorder down: spooled and denied (fail-closed).
+    const spooled = await runTally(['hook', 'claude-code'], {
+      cwd: p.root,
+      env: { ...p.env, TALLY_SESSION: id },
+      stdin: JSON.stringify(pre(p, 'sp1', 'ls spooled')),
+    });
+    assert.match(spooled.stderr, /spooled/);
+    const closing = await p.tally(['session', 'close', '--session', id, '--json']);
+    const calls = records(String(jsonOut(closing).package)).filter((r) => r.event.type === 'tool.before');
+    assert.deepEqual(
+      calls.map((r) => [(r.event as { call?: { id?: string } }).call?.id, r.decision?.by]),
+      [['sp1', 'dev.tally.hook-shim']],
+      `${spooled.stderr}\n${closing.stderr}`,
+    );
+    const closed = jsonOut(closing);
+    assert.equal((await p.tally(['verify', String(closed.package)])).code, 0);
+    await p.tally(['recorder', 'stop']);
+  });
+
   it('exits on its own once idle, letting its sessions go (they stay open on disk)', async () => {
     const p = project();
     await setUp(p);

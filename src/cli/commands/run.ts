@@ -10,19 +10,17 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { tallyHome } from '../../core/home.js';
-import { loadPrivateKey } from '../../core/keystore.js';
 import { readLogLines } from '../../evidence/log/reader.js';
 import { verifyPackageLines } from '../../evidence/package/verify.js';
 import { expectOk, RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV, SESSION_ENV } from '../../recorder/config.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
-import { defaultTrustedKeys, pinnedApprovers, SHIP_KEY, shipKeyDir } from '../../session/identity.js';
-import type { Places } from '../../session/paths.js';
+import { defaultTrustedKeys, pinnedApprovers } from '../../session/identity.js';
 import { packagePath, sessionDir } from '../../session/store.js';
 import { hookShim, projectRegistration, tallyCommand } from '../agent-hooks.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
 import { wireRun } from '../run-wiring.js';
-import { passphrase, placesOf } from '../session-context.js';
+import { placesOf, recorderPassphrase } from '../session-context.js';
 
 const HARNESSES: Record<string, string> = {
   claude: 'claude-code',
@@ -90,15 +88,6 @@ function watchdog(client: RecorderClient, ctx: CommandContext, secret: string | 
   return () => clearInterval(timer);
 }
 
-async function keyIsEncrypted(where: Places): Promise<boolean> {
-  try {
-    loadPrivateKey(shipKeyDir(where), SHIP_KEY);
-    return false;
-  } catch (error) {
-    return (error as { code?: string }).code === 'passphrase-required';
-  }
-}
-
 /** `--witness URL [--witness-every N]`, checked here so a typo fails before the agent starts. */
 function witnessFlags(
   hub: string | undefined,
@@ -161,7 +150,7 @@ export const command: Command = {
     const client = await RecorderClient.of(tallyHome(ctx.env), ctx.env);
     // The recorder signs: an encrypted ship key's passphrase is asked here, at the terminal, and
     // handed to it over a pipe.
-    const secret = (await keyIsEncrypted(where)) ? await passphrase(ctx) : undefined;
+    const secret = await recorderPassphrase(ctx, where);
     await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
     mark('recorder');
     const started = expectOk(
