@@ -2,7 +2,9 @@
  * The real Claude Code with `--mcp-config` pointing at `tally mcp -- <filesystem server>`: the
  * scripted model writes a file through `mcp__fs__write_file` (it lands on disk) and then one the
  * certificate forbids (Claude Code's tool result carries Tally's reason, the file never appears);
- * the session's package verifies against the certificate, with the write witnessed by `mcp`.
+ * the session's package verifies against the certificate, with the write witnessed by `mcp`. And
+ * the same server configured directly, no gateway, under `tally run`: Claude Code's own hooks carry
+ * each `mcp__fs__…` call, judged by its kind (a write of the path it names).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { call, text } from './model/script.js';
 import { asArray, asRecord } from './model/server.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
+import { runSummary, tallyProject, underTallyRun } from './tally-flow.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
 function toolResults(body: unknown): Record<string, unknown>[] {
@@ -95,6 +98,82 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
         [['mcp__fs__write_file', 'Write(secret/**)']],
       );
     } finally {
+      repo.cleanup();
+      removeTempDir(home);
+    }
+  });
+
+  it('without the gateway, under tally run: the native hooks judge each MCP call by its kind', async (t) => {
+    const repo = makeRepo({ files: { 'README.md': '# demo\n', 'secret/.keep': '' } });
+    const home = makeTempDir('tally-home');
+    try {
+      const project = await tallyProject(repo.dir, home, [
+        '--allow',
+        'mcp__fs__*',
+        '--forbid',
+        'Write(secret/**)',
+      ]);
+      const config = join(home, 'mcp.json');
+      writeFileSync(
+        config,
+        JSON.stringify({
+          mcpServers: { fs: { type: 'stdio', command: process.execPath, args: [FS_SERVER, repo.dir] } },
+        }),
+      );
+      const run = await runAgent({
+        agent: 'claude-code',
+        cwd: repo.dir,
+        prompt: 'Write the notes, then the key.',
+        script: [
+          call('mcp__fs__write_file', { path: join(repo.dir, 'notes.txt'), content: 'from claude\n' }),
+          call('mcp__fs__write_file', { path: join(repo.dir, 'secret/key.txt'), content: 'leak\n' }),
+          text('Done.'),
+        ],
+        env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
+        args: ['--mcp-config', config, '--strict-mcp-config'],
+        wrap: underTallyRun,
+      });
+      t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-600)}`);
+      assert.equal(run.exitCode, 0, run.stderr);
+      assert.equal(readFileSync(join(repo.dir, 'notes.txt'), 'utf8'), 'from claude\n');
+      assert.equal(existsSync(join(repo.dir, 'secret/key.txt')), false, 'the forbidden write did not happen');
+      const results = toolResults(run.requests.at(-1)?.body);
+      assert.equal(results.length, 2, JSON.stringify(results));
+      assert.notEqual(results[0]!.is_error, true, JSON.stringify(results[0]));
+      // What the model sees: Tally's reason, carried by Claude Code's own hook denial.
+      assert.match(JSON.stringify(results[1]!.content), /forbidden pattern/);
+      const summary = runSummary(run.stdout);
+      assert.equal(summary.verified, true, JSON.stringify(summary));
+      // The one unauthorized call is the forbidden write, and it was blocked: none ran.
+      const verify = await project.tally([
+        'verify',
+        String(summary.package),
+        '--certificate',
+        'coder',
+        '--json',
+      ]);
+      assert.equal(verify.code, 0, verify.stdout);
+      const unauthorized = (
+        jsonOut(verify).checks as { check: string; detail: { calls?: { blocked: boolean }[] } }[]
+      ).find((c) => c.check === 'unauthorized_calls')!;
+      assert.deepEqual(
+        unauthorized.detail.calls?.map((c) => c.blocked),
+        [true],
+        JSON.stringify(unauthorized),
+      );
+      const receipt = jsonOut(await project.tally(['receipt', 'show', String(summary.package), '--json']));
+      const denied = (receipt.decisions as { decision: string; rule?: string; tool?: string }[]).filter(
+        (d) => d.decision === 'deny',
+      );
+      assert.deepEqual(
+        denied.map((d) => [d.tool, d.rule]),
+        [['mcp__fs__write_file', 'Write(secret/**)']],
+      );
+    } finally {
+      await runTally(['recorder', 'stop'], {
+        cwd: repo.dir,
+        env: { PATH: process.env.PATH ?? '', HOME: home, TALLY_HOME: join(home, 'tally') },
+      });
       repo.cleanup();
       removeTempDir(home);
     }
