@@ -1,7 +1,9 @@
 /**
- * `tally install claude-code --mcp` / `tally uninstall claude-code --mcp`: the project's `.mcp.json`
- * servers put behind the MCP gateway (docs/mcp.md), and put back. The entries as they were are kept
- * in the project's state (`.tally/mcp-servers.json`), never in the agent's file.
+ * `tally install <agent> --mcp` / `tally uninstall <agent> --mcp`: the stdio servers of the
+ * project's MCP configuration put behind the MCP gateway (docs/mcp.md), and put back — Claude Code's
+ * `.mcp.json`, and the `mcpServers` of Gemini CLI's and Qwen Code's project settings (the same shape:
+ * `{name: {command, args, env, …}}`). The entries as they were are kept in the project's state
+ * (`.tally/mcp-servers.json`, `mcp-servers-<agent>.json`), never in the agent's file.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,10 +18,23 @@ import { placesOf } from './session-context.js';
 
 const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
 
-function files(ctx: CommandContext): { config: string; originals: string } {
+/** Each agent's project file of MCP servers, relative to the project root. */
+export const MCP_CONFIGS: Readonly<Record<string, string>> = {
+  'claude-code': '.mcp.json',
+  'gemini-cli': join('.gemini', 'settings.json'),
+  'qwen-code': join('.qwen', 'settings.json'),
+};
+
+function files(ctx: CommandContext, agent: string): { config: string; originals: string } {
+  const file = MCP_CONFIGS[agent];
+  if (file === undefined)
+    throw new UsageError(
+      `--mcp: ${agent} has no MCP configuration Tally rewrites; it does for ${Object.keys(MCP_CONFIGS).join(', ')}`,
+    );
   const where = placesOf(ctx);
   const root = where.project ? projectRootFor(where.project) : projectRootFor(ctx.cwd);
-  return { config: join(root, '.mcp.json'), originals: join(where.state, 'mcp-servers.json') };
+  const kept = agent === 'claude-code' ? 'mcp-servers.json' : `mcp-servers-${agent}.json`;
+  return { config: join(root, file), originals: join(where.state, kept) };
 }
 
 function readObject(path: string, what: string): JsonObject {
@@ -36,8 +51,13 @@ function readObject(path: string, what: string): JsonObject {
 
 const TALLY = [process.execPath, TALLY_BIN];
 
-export function installMcpServers(ctx: CommandContext, dryRun: boolean, json: boolean): number {
-  const { config, originals } = files(ctx);
+export function installMcpServers(
+  ctx: CommandContext,
+  agent: string,
+  dryRun: boolean,
+  json: boolean,
+): number {
+  const { config, originals } = files(ctx, agent);
   if (!existsSync(config)) throw new UsageError(`${config}: no MCP servers to put behind the gateway`);
   const before = readObject(config, 'the MCP configuration');
   const kept = existsSync(originals) ? readObject(originals, 'the kept MCP entries') : {};
@@ -51,7 +71,7 @@ export function installMcpServers(ctx: CommandContext, dryRun: boolean, json: bo
     writeAtomic(config, `${JSON.stringify(result.config, null, 2)}\n`, 0o644);
   }
   const report = {
-    agent: 'claude-code',
+    agent,
     path: config,
     wrapped: result.wrapped,
     skipped: result.skipped,
@@ -67,8 +87,13 @@ export function installMcpServers(ctx: CommandContext, dryRun: boolean, json: bo
   return 0;
 }
 
-export function uninstallMcpServers(ctx: CommandContext, dryRun: boolean, json: boolean): number {
-  const { config, originals } = files(ctx);
+export function uninstallMcpServers(
+  ctx: CommandContext,
+  agent: string,
+  dryRun: boolean,
+  json: boolean,
+): number {
+  const { config, originals } = files(ctx, agent);
   const kept = existsSync(originals) ? readObject(originals, 'the kept MCP entries') : {};
   const servers = isJsonObject(kept.servers) ? (kept.servers as Record<string, JsonObject>) : {};
   const result =
@@ -87,7 +112,7 @@ export function uninstallMcpServers(ctx: CommandContext, dryRun: boolean, json: 
   }
   if (json)
     printJson(ctx, {
-      agent: 'claude-code',
+      agent,
       path: config,
       restored: result.restored,
       kept: result.kept,

@@ -2,7 +2,8 @@
  * `tally install claude-code --mcp` puts the project's `.mcp.json` stdio servers behind the gateway
  * (the rewritten entry, run by the real SDK client, relays the real filesystem server and denies
  * what the certificate forbids), leaves other servers alone and says why, and `tally uninstall
- * claude-code --mcp` puts back exactly the entries that were there.
+ * claude-code --mcp` puts back exactly the entries that were there. Gemini CLI and Qwen Code keep
+ * their servers in their project settings, beside their hooks: the same, the rest of the file kept.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -102,5 +103,73 @@ describe('tally install claude-code --mcp', () => {
     const second = jsonOut(await project.tally(['uninstall', 'claude-code', '--mcp', '--json']));
     assert.deepEqual(second.restored, ['b']);
     assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), original);
+  });
+
+  for (const [agent, file] of [
+    ['gemini-cli', '.gemini/settings.json'],
+    ['qwen-code', '.qwen/settings.json'],
+  ] as const)
+    it(`${agent}: the mcpServers of ${file}, beside its hooks, and back`, async () => {
+      const project = makeProject(`tally-mcp-install-${agent}-`);
+      const { root } = project;
+      mkdirSync(join(root, 'secret'));
+      for (const args of [
+        ['init'],
+        ['agent', 'register', '--name', 'coder', '--allow', 'mcp__fs__*', '--forbid', 'Write(secret/**)'],
+        ['session', 'start', '--agent', 'coder'],
+      ]) {
+        const ran = await project.tally(args);
+        assert.equal(ran.code, 0, ran.stderr);
+      }
+      const original = {
+        hooks: { BeforeTool: [{ matcher: '', hooks: [{ type: 'command', command: 'true' }] }] },
+        mcpServers: {
+          fs: { command: process.execPath, args: [FS_SERVER, root], cwd: root, trust: false },
+          remote: { httpUrl: 'https://mcp.example.test/mcp' },
+        },
+      };
+      const path = join(root, file);
+      mkdirSync(join(path, '..'), { recursive: true });
+      writeFileSync(path, `${JSON.stringify(original, null, 2)}\n`);
+      const report = jsonOut(await project.tally(['install', agent, '--mcp', '--json']));
+      assert.deepEqual([report.agent, report.wrapped], [agent, ['fs']]);
+      assert.deepEqual(
+        (report.skipped as { server: string }[]).map((x) => x.server),
+        ['remote'],
+      );
+      const installed = JSON.parse(readFileSync(path, 'utf8')) as typeof original & {
+        mcpServers: { fs: { command: string; args: string[]; cwd: string; trust: boolean } };
+      };
+      assert.deepEqual(installed.hooks, original.hooks);
+      assert.deepEqual([installed.mcpServers.fs.cwd, installed.mcpServers.fs.trust], [root, false]);
+      const entry = installed.mcpServers.fs;
+      const tapped = await connect([entry.command, ...entry.args], {
+        cwd: root,
+        env: project.env as Record<string, string>,
+      });
+      try {
+        const denied = await tapped.client.callTool({
+          name: 'write_file',
+          arguments: { path: join(root, 'secret/x.txt'), content: 'no' },
+        });
+        assert.equal(denied.isError, true);
+        assert.match(resultText(denied), /Write\(secret\/\*\*\)/);
+      } finally {
+        await tapped.close();
+      }
+      const removed = jsonOut(await project.tally(['uninstall', agent, '--mcp', '--json']));
+      assert.deepEqual(removed.restored, ['fs']);
+      assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), original);
+    });
+
+  it('an agent with no MCP file Tally rewrites is refused, naming those it rewrites', async () => {
+    const project = makeProject('tally-mcp-install-codex-');
+    assert.equal((await project.tally(['init'])).code, 0);
+    const ran = await project.tally(['install', 'codex', '--mcp']);
+    assert.equal(ran.code, 2, ran.stderr);
+    assert.match(
+      ran.stderr,
+      /codex has no MCP configuration Tally rewrites; it does for claude-code, gemini-cli, qwen-code/,
+    );
   });
 });

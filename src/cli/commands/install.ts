@@ -41,8 +41,9 @@ const install: Command = {
     '                 trust; install trusts Tally’s own through Codex itself (its app-server), never',
     '                 the user’s. Codex hooks are user ($CODEX_HOME/hooks.json, default) or managed',
     '                 (/etc/codex/hooks.json, which needs no trust).',
-    '  --mcp          Claude Code: instead of hooks, put the project’s .mcp.json stdio servers behind',
-    '                 `tally mcp` (docs/mcp.md); `tally uninstall claude-code --mcp` puts them back',
+    '  --mcp          instead of hooks, put the project’s stdio MCP servers behind `tally mcp`',
+    '                 (docs/mcp.md): Claude Code’s .mcp.json, Gemini CLI’s .gemini/settings.json, Qwen',
+    '                 Code’s .qwen/settings.json; `tally uninstall <agent> --mcp` puts them back',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
@@ -56,11 +57,8 @@ const install: Command = {
       mcp: { type: 'boolean' },
     });
     const installer = agentOf(positionals);
-    if (values.mcp) {
-      if (installer.agent !== 'claude-code')
-        throw new UsageError('--mcp: only claude-code (its .mcp.json) so far');
-      return installMcpServers(ctx, values['dry-run'] === true, values.json === true);
-    }
+    if (values.mcp)
+      return installMcpServers(ctx, installer.agent, values['dry-run'] === true, values.json === true);
     const transport = values.transport ?? 'auto';
     if (!['auto', 'http', 'command'].includes(transport))
       throw new UsageError('--transport must be auto, http or command');

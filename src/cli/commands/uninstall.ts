@@ -3,13 +3,13 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { parseSettings } from '../../capture/hook-settings.js';
 import { writeAtomic } from '../../session/store.js';
 import { agentOf, settingsTarget } from '../agent-hooks.js';
-import { type Command, parseFlags, printJson, UsageError } from '../command.js';
+import { type Command, parseFlags, printJson } from '../command.js';
 import { INSTALLERS } from '../installers.js';
 import { uninstallMcpServers } from '../mcp-servers.js';
 
 export const command: Command = {
   summary: 'remove only the hooks Tally added to the agent’s settings',
-  usage: `usage: tally uninstall ${Object.keys(INSTALLERS).join('|')} [--scope project|user|managed] [--dry-run] [--json]\n       tally uninstall claude-code --mcp   (put the .mcp.json servers back as they were)`,
+  usage: `usage: tally uninstall ${Object.keys(INSTALLERS).join('|')} [--scope project|user|managed] [--dry-run] [--json]\n       tally uninstall claude-code|gemini-cli|qwen-code --mcp   (put the MCP servers back as they were)`,
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
       scope: { type: 'string' },
@@ -18,11 +18,8 @@ export const command: Command = {
       mcp: { type: 'boolean' },
     });
     const installer = agentOf(positionals);
-    if (values.mcp) {
-      if (installer.agent !== 'claude-code')
-        throw new UsageError('--mcp: only claude-code (its .mcp.json) so far');
-      return uninstallMcpServers(ctx, values['dry-run'] === true, values.json === true);
-    }
+    if (values.mcp)
+      return uninstallMcpServers(ctx, installer.agent, values['dry-run'] === true, values.json === true);
     const { scope, path } = settingsTarget(ctx, installer, values.scope);
     const existed = existsSync(path);
     if (installer.wholeFile) {
