@@ -9,22 +9,28 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { jsonOut, makeProject } from '../cli/tally-process.js';
+import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
 import { connect, FS_SERVER, resultText } from './mcp-fixture.js';
+
+/** A project with a session open under a certificate allowing the fs server's tools, a folder forbidden. */
+async function certified(prefix: string): Promise<Project> {
+  const project = makeProject(prefix);
+  mkdirSync(join(project.root, 'secret'));
+  for (const args of [
+    ['init'],
+    ['agent', 'register', '--name', 'coder', '--allow', 'mcp__fs__*', '--forbid', 'Write(secret/**)'],
+    ['session', 'start', '--agent', 'coder'],
+  ]) {
+    const ran = await project.tally(args);
+    assert.equal(ran.code, 0, ran.stderr);
+  }
+  return project;
+}
 
 describe('tally install claude-code --mcp', () => {
   it('wraps stdio servers in the gateway and uninstall restores them', async () => {
-    const project = makeProject('tally-mcp-install-');
+    const project = await certified('tally-mcp-install-');
     const { root } = project;
-    mkdirSync(join(root, 'secret'));
-    for (const args of [
-      ['init'],
-      ['agent', 'register', '--name', 'coder', '--allow', 'mcp__fs__*', '--forbid', 'Write(secret/**)'],
-      ['session', 'start', '--agent', 'coder'],
-    ]) {
-      const ran = await project.tally(args);
-      assert.equal(ran.code, 0, ran.stderr);
-    }
     const original = {
       mcpServers: {
         fs: { command: process.execPath, args: [FS_SERVER, root], env: { FS_MODE: 'plain' } },
@@ -110,17 +116,8 @@ describe('tally install claude-code --mcp', () => {
     ['qwen-code', '.qwen/settings.json'],
   ] as const)
     it(`${agent}: the mcpServers of ${file}, beside its hooks, and back`, async () => {
-      const project = makeProject(`tally-mcp-install-${agent}-`);
+      const project = await certified(`tally-mcp-install-${agent}-`);
       const { root } = project;
-      mkdirSync(join(root, 'secret'));
-      for (const args of [
-        ['init'],
-        ['agent', 'register', '--name', 'coder', '--allow', 'mcp__fs__*', '--forbid', 'Write(secret/**)'],
-        ['session', 'start', '--agent', 'coder'],
-      ]) {
-        const ran = await project.tally(args);
-        assert.equal(ran.code, 0, ran.stderr);
-      }
       const original = {
         hooks: { BeforeTool: [{ matcher: '', hooks: [{ type: 'command', command: 'true' }] }] },
         mcpServers: {
