@@ -29,6 +29,11 @@ export function contextAnswer(nativeEvent: string, context: string | undefined):
     : { hookSpecificOutput: { hookEventName: nativeEvent, additionalContext: context } };
 }
 
+/** The reason a supplied result (the `return` effect) is denied with: no agent can return it. */
+export function resultDenied(agent: string): string {
+  return `a policy supplied this call’s result instead of running it, which ${agent} cannot return: denied`;
+}
+
 /** The JSON body for a native event's answer (what an http hook returns, a command hook prints). */
 export function claudeCodeAnswer(nativeEvent: string, decision: BoundaryDecision | null): JsonObject {
   if (decision === null) return {};
@@ -40,8 +45,7 @@ export function claudeCodeAnswer(nativeEvent: string, decision: BoundaryDecision
         hookSpecificOutput: {
           hookEventName: 'PreToolUse',
           permissionDecision: 'deny',
-          permissionDecisionReason:
-            'a policy supplied this call’s result instead of running it, which Claude Code cannot return: denied',
+          permissionDecisionReason: resultDenied('Claude Code'),
         },
       };
     if (decision.permission === 'none' && decision.effects.input === undefined) return {};

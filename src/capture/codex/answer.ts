@@ -8,7 +8,7 @@
  */
 import type { BoundaryDecision } from '../../boundary/boundary.js';
 import type { JsonObject } from '../../core/json.js';
-import { claudeCodeAnswer } from '../claude-code/answer.js';
+import { claudeCodeAnswer, resultDenied } from '../claude-code/answer.js';
 import { askDenied } from '../gemini-cli/answer.js';
 
 function deny(reason: string): JsonObject {
@@ -29,10 +29,7 @@ export function codexAnswer(nativeEvent: string, decision: BoundaryDecision | nu
     if (decision.decision === 'deny') return deny(reason);
     if (decision.effects.input !== undefined)
       return deny('a policy rewrote this call’s input, which Codex cannot apply: denied');
-    if (decision.effects.result !== undefined)
-      return deny(
-        'a policy supplied this call’s result instead of running it, which Codex cannot return: denied',
-      );
+    if (decision.effects.result !== undefined) return deny(resultDenied('Codex'));
     return {};
   }
   return claudeCodeAnswer(nativeEvent, decision);

@@ -7,6 +7,7 @@
  */
 import type { BoundaryDecision } from '../../boundary/boundary.js';
 import type { JsonObject } from '../../core/json.js';
+import { resultDenied } from '../claude-code/answer.js';
 
 const PERMISSION_EVENTS = new Set(['beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile']);
 
@@ -21,8 +22,7 @@ export function cursorAnswer(nativeEvent: string, decision: BoundaryDecision | n
         agent_message: 'a policy rewrote this call’s input, which Cursor cannot apply: denied',
       };
     if (decision.effects.result !== undefined && decision.decision === 'allow') {
-      const why =
-        'a policy supplied this call’s result instead of running it, which Cursor cannot return: denied';
+      const why = resultDenied('Cursor');
       return { permission: 'deny', user_message: why, agent_message: why };
     }
     if (decision.permission === 'none') return {};

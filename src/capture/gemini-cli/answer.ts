@@ -8,7 +8,7 @@
  */
 import type { BoundaryDecision } from '../../boundary/boundary.js';
 import type { JsonObject } from '../../core/json.js';
-import { contextAnswer, contextOf } from '../claude-code/answer.js';
+import { contextAnswer, contextOf, resultDenied } from '../claude-code/answer.js';
 
 /** The reason an escalation is denied with, where the agent cannot ask a person. */
 export function askDenied(reason: string | undefined, agent: string): string {
@@ -28,11 +28,7 @@ export function geminiCliAnswer(nativeEvent: string, decision: BoundaryDecision 
         reason: 'a policy rewrote this call’s input, which Gemini CLI cannot apply: denied',
       };
     if (decision.effects.result !== undefined)
-      return {
-        decision: 'deny',
-        reason:
-          'a policy supplied this call’s result instead of running it, which Gemini CLI cannot return: denied',
-      };
+      return { decision: 'deny', reason: resultDenied('Gemini CLI') };
     return decision.permission === 'allow' ? { decision: 'allow' } : {};
   }
   if (nativeEvent === 'BeforeAgent' || nativeEvent === 'AfterTool') {

@@ -7,6 +7,7 @@
  */
 import type { BoundaryDecision } from '../../boundary/boundary.js';
 import type { JsonObject } from '../../core/json.js';
+import { resultDenied } from '../claude-code/answer.js';
 import { askDenied } from '../gemini-cli/answer.js';
 
 export function openCodeAnswer(nativeEvent: string, decision: BoundaryDecision | null): JsonObject {
@@ -20,12 +21,7 @@ export function openCodeAnswer(nativeEvent: string, decision: BoundaryDecision |
       decision: 'deny',
       reason: 'a policy rewrote this call’s input, which Tally does not apply in OpenCode: denied',
     };
-  if (decision.effects.result !== undefined)
-    return {
-      decision: 'deny',
-      reason:
-        'a policy supplied this call’s result instead of running it, which OpenCode cannot return: denied',
-    };
+  if (decision.effects.result !== undefined) return { decision: 'deny', reason: resultDenied('OpenCode') };
   return {};
 }
 
