@@ -12,11 +12,12 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FS_SERVER } from '../capture/mcp-fixture.js';
 import { jsonOut, runTally, TALLY_BIN } from '../cli/tally-process.js';
-import { call, text } from './model/script.js';
+import { call, type Step, text } from './model/script.js';
 import { asArray, asRecord } from './model/server.js';
 import { makeRepo } from './repo.js';
-import { runAgent } from './runner.js';
-import { runSummary, tallyProject, underTallyRun } from './tally-flow.js';
+import { type AgentRun, runAgent } from './runner.js';
+import { runSummary, tallyProject, underTallyRun, verifiedUnderCertificate } from './tally-flow.js';
+import { stopRecorder } from './tally-run-check.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
 function toolResults(body: unknown): Record<string, unknown>[] {
@@ -24,6 +25,25 @@ function toolResults(body: unknown): Record<string, unknown>[] {
     .flatMap((m) => asArray(asRecord(m)?.content))
     .map((b) => asRecord(b) ?? {})
     .filter((b) => b.type === 'tool_result');
+}
+
+/** The script both runs play: a write that is allowed, then one the certificate forbids. */
+function notesThenKey(dir: string): Step[] {
+  return [
+    call('mcp__fs__write_file', { path: join(dir, 'notes.txt'), content: 'from claude\n' }),
+    call('mcp__fs__write_file', { path: join(dir, 'secret/key.txt'), content: 'leak\n' }),
+    text('Done.'),
+  ];
+}
+
+/** The allowed write landed and the forbidden one did not; the two tool results the model saw. */
+function notesWrittenKeyNot(run: AgentRun, dir: string): Record<string, unknown>[] {
+  assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'from claude\n');
+  assert.equal(existsSync(join(dir, 'secret/key.txt')), false, 'the forbidden write did not happen');
+  const results = toolResults(run.requests.at(-1)?.body);
+  assert.equal(results.length, 2, JSON.stringify(results));
+  assert.notEqual(results[0]!.is_error, true, JSON.stringify(results[0]));
+  return results;
 }
 
 describe('Claude Code through the MCP gateway (real CLI, scripted model)', () => {
@@ -60,21 +80,13 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
         agent: 'claude-code',
         cwd: repo.dir,
         prompt: 'Write the notes, then the key.',
-        script: [
-          call('mcp__fs__write_file', { path: join(repo.dir, 'notes.txt'), content: 'from claude\n' }),
-          call('mcp__fs__write_file', { path: join(repo.dir, 'secret/key.txt'), content: 'leak\n' }),
-          text('Done.'),
-        ],
+        script: notesThenKey(repo.dir),
         env: { TALLY_HOME: env.TALLY_HOME },
         args: ['--mcp-config', config, '--strict-mcp-config'],
       });
       t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-400)}`);
       assert.equal(run.exitCode, 0, run.stderr);
-      assert.equal(readFileSync(join(repo.dir, 'notes.txt'), 'utf8'), 'from claude\n');
-      assert.equal(existsSync(join(repo.dir, 'secret/key.txt')), false, 'the forbidden write did not happen');
-      const results = toolResults(run.requests.at(-1)?.body);
-      assert.equal(results.length, 2, JSON.stringify(results));
-      assert.notEqual(results[0]!.is_error, true, JSON.stringify(results[0]));
+      const results = notesWrittenKeyNot(run, repo.dir);
       assert.equal(results[1]!.is_error, true, JSON.stringify(results[1]));
       assert.match(JSON.stringify(results[1]!.content), /Write\(secret\/\*\*\)/);
 
@@ -124,37 +136,22 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
         agent: 'claude-code',
         cwd: repo.dir,
         prompt: 'Write the notes, then the key.',
-        script: [
-          call('mcp__fs__write_file', { path: join(repo.dir, 'notes.txt'), content: 'from claude\n' }),
-          call('mcp__fs__write_file', { path: join(repo.dir, 'secret/key.txt'), content: 'leak\n' }),
-          text('Done.'),
-        ],
+        script: notesThenKey(repo.dir),
         env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
         args: ['--mcp-config', config, '--strict-mcp-config'],
         wrap: underTallyRun,
       });
       t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-600)}`);
       assert.equal(run.exitCode, 0, run.stderr);
-      assert.equal(readFileSync(join(repo.dir, 'notes.txt'), 'utf8'), 'from claude\n');
-      assert.equal(existsSync(join(repo.dir, 'secret/key.txt')), false, 'the forbidden write did not happen');
-      const results = toolResults(run.requests.at(-1)?.body);
-      assert.equal(results.length, 2, JSON.stringify(results));
-      assert.notEqual(results[0]!.is_error, true, JSON.stringify(results[0]));
+      const results = notesWrittenKeyNot(run, repo.dir);
       // What the model sees: Tally's reason, carried by Claude Code's own hook denial.
       assert.match(JSON.stringify(results[1]!.content), /forbidden pattern/);
       const summary = runSummary(run.stdout);
       assert.equal(summary.verified, true, JSON.stringify(summary));
       // The one unauthorized call is the forbidden write, and it was blocked: none ran.
-      const verify = await project.tally([
-        'verify',
-        String(summary.package),
-        '--certificate',
-        'coder',
-        '--json',
-      ]);
-      assert.equal(verify.code, 0, verify.stdout);
+      const verified = await verifiedUnderCertificate(project, String(summary.package));
       const unauthorized = (
-        jsonOut(verify).checks as { check: string; detail: { calls?: { blocked: boolean }[] } }[]
+        verified.checks as { check: string; detail: { calls?: { blocked: boolean }[] } }[]
       ).find((c) => c.check === 'unauthorized_calls')!;
       assert.deepEqual(
         unauthorized.detail.calls?.map((c) => c.blocked),
@@ -170,10 +167,7 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
         [['mcp__fs__write_file', 'Write(secret/**)']],
       );
     } finally {
-      await runTally(['recorder', 'stop'], {
-        cwd: repo.dir,
-        env: { PATH: process.env.PATH ?? '', HOME: home, TALLY_HOME: join(home, 'tally') },
-      });
+      await stopRecorder(repo.dir, home);
       repo.cleanup();
       removeTempDir(home);
     }

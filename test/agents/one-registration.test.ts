@@ -24,6 +24,7 @@ import {
   tallyProject,
   toolResults,
   underTallyRun,
+  verifiedUnderCertificate,
 } from './tally-flow.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
@@ -91,14 +92,7 @@ describe('one registration, every agent (five real CLIs, scripted models)', () =
             ['dev.tally.certificate', 'Write(protected/**)'],
           ],
         );
-        const verify = await project.tally([
-          'verify',
-          String(summary.package),
-          '--certificate',
-          'coder',
-          '--json',
-        ]);
-        assert.equal(verify.code, 0, verify.stdout);
+        await verifiedUnderCertificate(project, String(summary.package));
       } finally {
         await runTally(['recorder', 'stop'], {
           cwd: repo.dir,

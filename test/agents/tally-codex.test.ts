@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { runTally, TALLY_BIN } from '../cli/tally-process.js';
+import { TALLY_BIN } from '../cli/tally-process.js';
 import { call, text } from './model/script.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
@@ -23,7 +23,9 @@ import {
   tallyProject,
   toolResults,
   underTallyRun,
+  verifiedUnderCertificate,
 } from './tally-flow.js';
+import { stopRecorder } from './tally-run-check.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
 const REASON = 'forbidden pattern';
@@ -110,14 +112,7 @@ describe('Codex under Tally (real CLI, scripted model)', () => {
       assert.ok(!written.some((w) => w.includes('protected/')), JSON.stringify(written));
       const commands = asArray(receipt.processes).map((p) => String(asRecord(p)?.command));
       assert.deepEqual(commands, ['echo beta > b.txt']);
-      const verify = await project.tally([
-        'verify',
-        String(summary.package),
-        '--certificate',
-        'coder',
-        '--json',
-      ]);
-      assert.equal(verify.code, 0, verify.stdout);
+      await verifiedUnderCertificate(project, String(summary.package));
     } finally {
       await stopRecorder(repo.dir, home);
       repo.cleanup();
@@ -178,10 +173,3 @@ describe('Codex under Tally (real CLI, scripted model)', () => {
     }
   });
 });
-
-async function stopRecorder(dir: string, home: string): Promise<void> {
-  await runTally(['recorder', 'stop'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', HOME: home, TALLY_HOME: join(home, 'tally') },
-  });
-}

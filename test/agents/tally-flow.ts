@@ -3,6 +3,7 @@
  * certificate, `tally run` as the runner's wrapper, what the model was told in its tool results
  * (each model API has its own shape), and a sealed package's records and receipt.
  */
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +58,16 @@ export async function tallyProject(
     if (ran.code !== 0) throw new Error(`tally ${args.join(' ')}: ${ran.stderr}`);
   }
   return { env, tally };
+}
+
+/** `tally verify PKG --certificate coder --json`, which must pass: its result document. */
+export async function verifiedUnderCertificate(
+  project: TallyProject,
+  pkg: string,
+): Promise<Record<string, unknown>> {
+  const verify = await project.tally(['verify', pkg, '--certificate', 'coder', '--json']);
+  assert.equal(verify.code, 0, verify.stdout);
+  return jsonOut(verify);
 }
 
 /** The runner's wrapper for `tally run --agent coder --json -- <agent…>`. */

@@ -21,6 +21,7 @@ import {
   tallyProject,
   toolResults,
   underTallyRun,
+  verifiedUnderCertificate,
 } from './tally-flow.js';
 import { makeTempDir, removeTempDir } from './temp.js';
 
@@ -105,14 +106,7 @@ export async function checkTallyRun(t: TestContext, a: UnderTally): Promise<void
       ),
       JSON.stringify(decisions),
     );
-    const verify = await project.tally([
-      'verify',
-      String(summary.package),
-      '--certificate',
-      'coder',
-      '--json',
-    ]);
-    assert.equal(verify.code, 0, verify.stdout);
+    await verifiedUnderCertificate(project, String(summary.package));
   } finally {
     await stopRecorder(repo.dir, home);
     repo.cleanup();

@@ -27,6 +27,25 @@ async function certified(prefix: string): Promise<Project> {
   return project;
 }
 
+/** The entry as written runs the server through the gateway: the forbidden write is denied. */
+async function assertGatewayDenies(
+  entry: { command: string; args: string[] },
+  root: string,
+  env: Record<string, string>,
+): Promise<void> {
+  const tapped = await connect([entry.command, ...entry.args], { cwd: root, env });
+  try {
+    const denied = await tapped.client.callTool({
+      name: 'write_file',
+      arguments: { path: join(root, 'secret/x.txt'), content: 'no' },
+    });
+    assert.equal(denied.isError, true);
+    assert.match(resultText(denied), /Write\(secret\/\*\*\)/);
+  } finally {
+    await tapped.close();
+  }
+}
+
 describe('tally install claude-code --mcp', () => {
   it('wraps stdio servers in the gateway and uninstall restores them', async () => {
     const project = await certified('tally-mcp-install-');
@@ -58,20 +77,7 @@ describe('tally install claude-code --mcp', () => {
 
     // The entry as written runs the server through the gateway.
     const entry = installed.mcpServers.fs;
-    const tapped = await connect([entry.command, ...entry.args], {
-      cwd: root,
-      env: { ...(project.env as Record<string, string>), ...entry.env },
-    });
-    try {
-      const denied = await tapped.client.callTool({
-        name: 'write_file',
-        arguments: { path: join(root, 'secret/x.txt'), content: 'no' },
-      });
-      assert.equal(denied.isError, true);
-      assert.match(resultText(denied), /Write\(secret\/\*\*\)/);
-    } finally {
-      await tapped.close();
-    }
+    await assertGatewayDenies(entry, root, { ...(project.env as Record<string, string>), ...entry.env });
 
     const removed = jsonOut(await project.tally(['uninstall', 'claude-code', '--mcp', '--json']));
     assert.deepEqual(removed.restored, ['fs']);
@@ -140,20 +146,7 @@ describe('tally install claude-code --mcp', () => {
       assert.deepEqual(installed.hooks, original.hooks);
       assert.deepEqual([installed.mcpServers.fs.cwd, installed.mcpServers.fs.trust], [root, false]);
       const entry = installed.mcpServers.fs;
-      const tapped = await connect([entry.command, ...entry.args], {
-        cwd: root,
-        env: project.env as Record<string, string>,
-      });
-      try {
-        const denied = await tapped.client.callTool({
-          name: 'write_file',
-          arguments: { path: join(root, 'secret/x.txt'), content: 'no' },
-        });
-        assert.equal(denied.isError, true);
-        assert.match(resultText(denied), /Write\(secret\/\*\*\)/);
-      } finally {
-        await tapped.close();
-      }
+      await assertGatewayDenies(entry, root, project.env as Record<string, string>);
       const removed = jsonOut(await project.tally(['uninstall', agent, '--mcp', '--json']));
       assert.deepEqual(removed.restored, ['fs']);
       assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), original);
