@@ -78,31 +78,6 @@ export function signEnvelope(
   return { payload: Buffer.from(body).toString('base64'), payloadType, signatures };
 }
 
-/**
- * `signEnvelope` with one key, the signature computed on libuv's thread pool (node:crypto's
- * callback form): for a signature nothing waits on, so the event loop goes on meanwhile.
- */
-export function signEnvelopeOffThread(
-  payload: Uint8Array,
-  payloadType: string,
-  key: SigningKey,
-): Promise<Envelope> {
-  const message = pae(payloadType, payload);
-  const privateKey = toPrivateKey(key.privateKey);
-  const keyid = key.keyid ?? keyId(privateKey);
-  return new Promise((resolve, reject) =>
-    sign(null, message, privateKey, (error, signature) =>
-      error
-        ? reject(error)
-        : resolve({
-            payload: Buffer.from(payload).toString('base64'),
-            payloadType,
-            signatures: [{ keyid, sig: signature.toString('base64') }],
-          }),
-    ),
-  );
-}
-
 function isSigningKey(value: PrivateKeyInput | SigningKey): value is SigningKey {
   return !(value instanceof Uint8Array) && 'privateKey' in value;
 }

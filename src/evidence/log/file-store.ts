@@ -351,10 +351,8 @@ export class FileRecordStore implements RecordStore {
             // Later heads follow the acknowledgement: their write is never synced (a head lost in a
             // crash only lags the log), so waiting for it would buy nothing but latency. The
             // answers go out first; the head is written before the next group commit starts.
-            // While other logs commit, its signature goes to the thread pool: one core signs it
-            // while the loop serves their requests. Alone, a pool trip would only add wake-ups.
             await new Promise((resolve) => setImmediate(resolve));
-            await this.head!.write(head, undefined, committing > 1);
+            await this.head!.write(head);
           }
         } catch (error) {
           this.failure = new StoreError(
