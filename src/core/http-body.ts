@@ -37,6 +37,9 @@ export function readBody(
       resolve(Buffer.concat(chunks));
     });
     req.on('error', fail);
-    req.on('close', () => fail(new Error('the request was closed before its body ended')));
+    // 'close' follows every body, read or not: the error (and its stack) only for one cut short.
+    req.on('close', () => {
+      if (!done) fail(new Error('the request was closed before its body ended'));
+    });
   });
 }
