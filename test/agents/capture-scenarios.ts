@@ -4,6 +4,13 @@ import type { Captured, Scenario } from './capture.js';
 import { commandHook, httpHook, opencodePlugin } from './hooks.js';
 import type { AgentName } from './install.js';
 import { call, type ScriptInput, text } from './model/script.js';
+import {
+  recordedTallyPlugin,
+  SUBAGENT_SETTINGS,
+  SUB as TASK_PROMPT,
+  task,
+  subagentScript as taskScript,
+} from './opencode-task.js';
 import { makeRepo } from './repo.js';
 import { type RunOptions, runAgent } from './runner.js';
 
@@ -220,6 +227,51 @@ function opencodeScenario(name: string, settings: Record<string, unknown>): Scen
     },
   };
 }
+/**
+ * OpenCode's task tool: the recording plugin, which also asks OpenCode's client for each hook's
+ * session, beside Tally's own plugin posting to a recording server (the `post-*` files are what the
+ * recorder receives).
+ */
+function opencodeSubagentScenario(): Scenario {
+  return {
+    agent: 'opencode',
+    name: 'subagent',
+    async capture(): Promise<Captured> {
+      const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
+      const plugin = opencodePlugin([], { sessions: true });
+      const tally = await recordedTallyPlugin();
+      try {
+        const run = await runAgent({
+          agent: 'opencode',
+          cwd: repo.dir,
+          prompt: 'Write main.txt, then delegate the sub files.',
+          script: taskScript(repo.dir, [
+            call('bash', { command: 'echo main > main.txt', description: 'main' }),
+            { calls: [task(TASK_PROMPT)] },
+            call('write', { filePath: join(repo.dir, 'after.txt'), content: 'after\n' }),
+          ]),
+          settings: SUBAGENT_SETTINGS,
+          files: { ...plugin.files, ...tally.files },
+          env: tally.env,
+          collect: ['.local/share/opencode/log'],
+        });
+        return {
+          run,
+          repoDir: repo.dir,
+          dirs: { plugin: plugin.dir, 'tally-home': tally.home },
+          plugin: plugin.calls(),
+          posts: tally.posts(),
+          perName: 2,
+        };
+      } finally {
+        await tally.close();
+        plugin.cleanup();
+        repo.cleanup();
+      }
+    },
+  };
+}
+
 const claudeWriteBash = writeShell('Write', 'Bash', () => ({
   command: 'echo beta > b.txt',
   description: 'Write b.txt',
@@ -309,4 +361,5 @@ export const SCENARIOS: Scenario[] = [
   }),
   opencodeScenario('write-bash', {}),
   opencodeScenario('permission-ask', { permission: { edit: 'ask', bash: 'ask' } }),
+  opencodeSubagentScenario(),
 ];

@@ -1,6 +1,6 @@
 /**
  * Regenerates the payload fixtures under test/agents/fixtures/ from the real agents:
- *   npm run build && node dist/test/agents/capture.js [agent…]
+ *   npm run build && node dist/test/agents/capture.js [agent | agent/scenario …]
  * Each scenario runs an agent with recording hooks on every event it has, then writes every hook
  * payload (and the agent's own transcripts, where it keeps them) with machine paths rewritten to
  * /home/user/... and secrets replaced, so the files are stable to read and safe to commit.
@@ -23,6 +23,8 @@ export interface Captured {
   http?: HttpHookCall[];
   /** OpenCode plugin calls; at most `perName` of each hook/event name are kept (default all). */
   plugin?: PluginCall[];
+  /** What Tally's own plugin posted to the recorder (a recording server standing in for it). */
+  posts?: HttpHookCall[];
   perName?: number;
   /** Files from run.collected to keep, by their path relative to HOME. */
   keep?: (path: string) => boolean;
@@ -115,7 +117,17 @@ export function writeCapture(dir: string, c: Captured): string[] {
     if ((counts.get(base) ?? 0) >= (c.perName ?? Number.POSITIVE_INFINITY)) continue;
     const name = fileName('plugin', label, input.tool, counts);
     order.push(name);
-    put(name, `${JSON.stringify({ hook: call.hook, input: call.input, output: call.output }, null, 2)}\n`);
+    const session = call.session === undefined ? {} : { session: call.session };
+    put(
+      name,
+      `${JSON.stringify({ hook: call.hook, input: call.input, output: call.output, ...session }, null, 2)}\n`,
+    );
+  }
+  for (const post of c.posts ?? []) {
+    const input = (post.payload.input ?? {}) as Record<string, unknown>;
+    const name = fileName('post', String(post.payload.hook_event_name), input.tool, counts);
+    order.push(name);
+    put(name, `${JSON.stringify({ path: post.path, body: post.payload }, null, 2)}\n`);
   }
   for (const [path, content] of Object.entries(c.run.collected)) {
     if (c.keep && !c.keep(path)) continue;
@@ -141,7 +153,8 @@ async function main(): Promise<void> {
   const only = process.argv.slice(2);
   const out = join(repoRoot(), 'test', 'agents', 'fixtures');
   for (const scenario of SCENARIOS) {
-    if (only.length > 0 && !only.includes(scenario.agent)) continue;
+    const named = [scenario.agent, `${scenario.agent}/${scenario.name}`];
+    if (only.length > 0 && !named.some((n) => only.includes(n))) continue;
     process.stderr.write(`capture: ${scenario.agent}/${scenario.name} … `);
     const captured = await scenario.capture();
     const files = writeCapture(join(out, scenario.agent, scenario.name), captured);

@@ -206,15 +206,22 @@ export interface PluginCall {
   hook: string;
   input: unknown;
   output: unknown;
+  /** With `sessions`: what OpenCode's client answered for the hook's session (`session.get`). */
+  session?: unknown;
 }
 
 // Runs inside OpenCode (Bun). Records every hook it is given and throws where a rule says so;
-// values are copied through JSON so that what is recorded is what a plugin could serialise.
-const PLUGIN = (dir: string): string => `import { appendFileSync, readFileSync } from 'node:fs';
+// values are copied through JSON so that what is recorded is what a plugin could serialise. With
+// SESSIONS it also asks OpenCode's client (the plugin's context) for the hook's session.
+const PLUGIN = (
+  dir: string,
+  sessions: boolean,
+): string => `import { appendFileSync, readFileSync } from 'node:fs';
 const DIR = ${JSON.stringify(dir)};
+const SESSIONS = ${JSON.stringify(sessions)};
 const safe = (v) => { try { return JSON.parse(JSON.stringify(v ?? null)); } catch { return String(v); } };
-const record = (hook, input, output) =>
-  appendFileSync(DIR + '/calls.jsonl', JSON.stringify({ hook, input: safe(input), output: safe(output) }) + '\\n');
+const record = (hook, input, output, session) =>
+  appendFileSync(DIR + '/calls.jsonl', JSON.stringify({ hook, input: safe(input), output: safe(output), ...(session === undefined ? {} : { session: safe(session) }) }) + '\\n');
 const answer = (hook, input) => {
   const rules = JSON.parse(readFileSync(DIR + '/answers.json', 'utf8'));
   const rule = rules.find((r) => r.hook === hook && (r.tool === undefined || r.tool === input?.tool));
@@ -222,7 +229,11 @@ const answer = (hook, input) => {
 };
 export const TallyTestRecorder = async (ctx) => {
   record('plugin.init', { keys: Object.keys(ctx), directory: ctx.directory, worktree: ctx.worktree }, null);
-  const hook = (name) => async (input, output) => { record(name, input, output); answer(name, input); };
+  const sessionOf = async (id) => {
+    if (!SESSIONS || typeof id !== 'string') return undefined;
+    try { return (await ctx.client.session.get({ path: { id } })).data ?? null; } catch (e) { return { error: String(e) }; }
+  };
+  const hook = (name) => async (input, output) => { record(name, input, output, await sessionOf(input?.sessionID)); answer(name, input); };
   return {
     event: async ({ event }) => record('event', event, null),
     'chat.message': hook('chat.message'),
@@ -243,14 +254,14 @@ export interface OpencodePlugin {
   cleanup(): void;
 }
 
-export function opencodePlugin(rules: PluginAnswer[] = []): OpencodePlugin {
+export function opencodePlugin(rules: PluginAnswer[] = [], o: { sessions?: boolean } = {}): OpencodePlugin {
   const dir = makeTempDir('plugin');
   writeFileSync(join(dir, 'calls.jsonl'), '');
   const setAnswers = (r: PluginAnswer[]): void => writeFileSync(join(dir, 'answers.json'), JSON.stringify(r));
   setAnswers(rules);
   return {
     dir,
-    files: { '.config/opencode/plugin/tally-test-recorder.js': PLUGIN(dir) },
+    files: { '.config/opencode/plugin/tally-test-recorder.js': PLUGIN(dir, o.sessions === true) },
     setAnswers,
     calls: () =>
       readFileSync(join(dir, 'calls.jsonl'), 'utf8')

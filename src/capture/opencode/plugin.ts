@@ -2,7 +2,10 @@
  * Tally's OpenCode plugin: OpenCode's native hook mechanism is a JS module in a `plugin/`
  * directory of one of its config directories. The plugin posts every hook it forwards to the
  * recorder (`POST /hooks/opencode`, the secret read from TALLY_HOME like the command shim does)
- * and throws when the answer is a deny, which stops the tool. A session's first event goes
+ * and throws when the answer is a deny, which stops the tool. Each post names the session the user
+ * started (`session_id`) and carries OpenCode's own info of the session the hook came from
+ * (`session`: its `parentID` when a subagent runs in it, its agent and model), kept from
+ * OpenCode's session events or asked of its client (./agent.ts). A session's first event goes
  * through the command shim, which starts the recorder when none answers. When the recorder cannot
  * be reached the payload is spooled (ingested when the recorder next starts) and a tool call is
  * answered by the failure policy written in: fail closed throws, fail open lets it run.
@@ -116,25 +119,67 @@ function throughShim(body) {
   });
 }
 
-export const TallyPlugin = async ({ directory }) => ({
-  'tool.execute.before': async (input, output) => {
-    const answer = await deliver({ hook_event_name: 'tool.execute.before', session_id: input.sessionID, cwd: directory, input, output }, true);
-    if (answer && answer.decision === 'deny') throw new Error(answer.reason || 'denied by policy');
-  },
-  'tool.execute.after': async (input, output) => {
-    await deliver({ hook_event_name: 'tool.execute.after', session_id: input.sessionID, cwd: directory, input, output }, false);
-  },
-  'chat.message': async (input, output) => {
-    await deliver({ hook_event_name: 'chat.message', session_id: input.sessionID, cwd: directory, input, output }, false);
-  },
-  event: async ({ event }) => {
-    const session = event && event.properties && event.properties.sessionID;
-    if (!session) return;
-    const body = { hook_event_name: 'event.' + event.type, session_id: session, cwd: directory, event };
-    if (event.type === 'session.created') await throughShim(body);
-    else if (event.type === 'session.idle') await deliver(body, false);
-  },
-});
+// OpenCode's info of each session (parentID, agent, model), kept current from its session events;
+// a session first met in a hook is asked of OpenCode.
+function sessionBook(client) {
+  const known = new Map();
+  const keep = (info) => {
+    if (!info || typeof info.id !== 'string') return undefined;
+    const model = info.model && typeof info.model.id === 'string' ? { id: info.model.id, providerID: info.model.providerID } : undefined;
+    const kept = { id: info.id, ...(info.parentID ? { parentID: info.parentID } : {}), ...(info.agent ? { agent: info.agent } : {}), ...(model ? { model } : {}) };
+    known.set(info.id, kept);
+    return kept;
+  };
+  const of = async (id) => {
+    if (known.has(id)) return known.get(id);
+    try {
+      const found = await client.session.get({ path: { id } });
+      return keep(found && found.data) || { id };
+    } catch {
+      return { id };
+    }
+  };
+  // The session the user started: a subagent runs in a child session that names its parent.
+  const rootOf = async (info) => {
+    let at = info;
+    for (let hops = 0; at.parentID && hops < 16; hops++) at = await of(at.parentID);
+    return at.id;
+  };
+  return { keep, of, rootOf };
+}
+
+export const TallyPlugin = async ({ directory, client }) => {
+  const sessions = sessionBook(client);
+  // session_id is the session the user started (one Tally session holds its subagents too);
+  // session is OpenCode's info of the session the hook came from.
+  const body = async (name, id, rest) => {
+    const session = await sessions.of(id);
+    return { hook_event_name: name, session_id: await sessions.rootOf(session), cwd: directory, session, ...rest };
+  };
+  return {
+    'tool.execute.before': async (input, output) => {
+      const answer = await deliver(await body('tool.execute.before', input.sessionID, { input, output }), true);
+      if (answer && answer.decision === 'deny') throw new Error(answer.reason || 'denied by policy');
+    },
+    'tool.execute.after': async (input, output) => {
+      await deliver(await body('tool.execute.after', input.sessionID, { input, output }), false);
+    },
+    'chat.message': async (input, output) => {
+      await deliver(await body('chat.message', input.sessionID, { input, output }), false);
+    },
+    event: async ({ event }) => {
+      if (!event) return;
+      const properties = event.properties || {};
+      if (event.type === 'session.created' || event.type === 'session.updated') sessions.keep(properties.info);
+      const session = properties.sessionID;
+      if (!session || (event.type !== 'session.created' && event.type !== 'session.idle')) return;
+      const sent = await body('event.' + event.type, session, { event });
+      // A subagent's session starts while its parent's is recorded: no recorder to start.
+      if (event.type === 'session.created' && !sent.session.parentID) await throughShim(sent);
+      else await deliver(sent, false);
+    },
+  };
+};
 `;
 }
 

@@ -3,16 +3,19 @@
  * plugin (./plugin.ts) posts each hook's own arguments as they are — `{hook_event_name,
  * session_id, cwd, input, output}` for `tool.execute.before` / `tool.execute.after` /
  * `chat.message`, `{hook_event_name: "event.<type>", session_id, cwd, event}` for the session
- * events it forwards. The fields are OpenCode's (test/agents/README.md): `input {tool, sessionID,
- * callID}`, `output {args}` before a tool, `input.args` and `output {title, output, metadata}`
- * after it.
+ * events it forwards, each with OpenCode's info of its session (`session`; ./agent.ts). The fields
+ * are OpenCode's (test/agents/README.md): `input {tool, sessionID, callID}`, `output {args}` before
+ * a tool, `input.args` and `output {title, output, metadata}` after it. A subagent's session start
+ * and end are its `dev.tally.agent.start` / `stop`; the `task` call that ran it names it.
  */
 import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { TALLY_VERSION } from '../../core/version.js';
+import { MODEL_EXTENSION } from '../codex/translate.js';
 import { textItems } from '../items.js';
 import { inferredMcp } from '../mcp-tool.js';
 import { type Captured, CaptureError } from '../types.js';
+import { actorOf } from './agent.js';
 
 export const OPENCODE_SOURCE = 'urn:tally:opencode';
 
@@ -73,6 +76,17 @@ function toolOf(input: JsonObject, args: unknown): JsonObject {
   return { origin: 'native', name, ...(KINDS[name] ? { kind: KINDS[name] } : {}), input: toolInput };
 }
 
+/** The subagent a `task` call ran, as its result's metadata names it. */
+function spawned(input: JsonObject, metadata: JsonObject): JsonObject | undefined {
+  if (input.tool !== 'task' || typeof metadata.sessionId !== 'string' || metadata.sessionId === '')
+    return undefined;
+  const args = isJsonObject(input.args) ? input.args : {};
+  return {
+    agent_id: metadata.sessionId,
+    ...(typeof args.subagent_type === 'string' ? { agent_name: args.subagent_type } : {}),
+  };
+}
+
 function promptText(output: JsonObject): string {
   const parts = Array.isArray(output.parts) ? output.parts : [];
   return parts
@@ -94,13 +108,25 @@ export function translateOpenCode(payload: unknown, id?: string): Captured {
   const nativeEvent = name as OpenCodeEvent;
   const sessionId = field(payload, 'session_id', '');
   const cwd = typeof payload.cwd === 'string' && payload.cwd !== '' ? payload.cwd : undefined;
+  const actor = actorOf(payload, sessionId);
+  const { agent } = actor;
   const base: JsonObject = {
     ...(id ? { id } : {}),
     source: OPENCODE_SOURCE,
-    session: { id: sessionId, ...(cwd ? { cwd } : {}), agent: { id: sessionId, type: 'primary' } },
+    session: {
+      id: sessionId,
+      ...(cwd ? { cwd } : {}),
+      agent: { id: agent.instance, type: agent.type ?? 'primary' },
+      ...(agent.model ? { model: agent.model } : {}),
+    },
   };
+  const subagent = agent.parent !== undefined;
   let event: JsonObject;
-  if (nativeEvent === 'event.session.created')
+  if (nativeEvent === 'event.session.created' && subagent)
+    event = { ...base, type: 'dev.tally.agent.start', extensions: native(name) };
+  else if (nativeEvent === 'event.session.idle' && subagent)
+    event = { ...base, type: 'dev.tally.agent.stop', extensions: native(name) };
+  else if (nativeEvent === 'event.session.created')
     event = {
       ...base,
       type: 'session.start',
@@ -114,7 +140,7 @@ export function translateOpenCode(payload: unknown, id?: string): Captured {
   else if (nativeEvent === 'chat.message') {
     const output = object(payload, 'output');
     const message = isJsonObject(output.message) ? output.message : {};
-    const turn = typeof message.id === 'string' && message.id !== '' ? message.id : `turn-${sessionId}`;
+    const turn = typeof message.id === 'string' && message.id !== '' ? message.id : `turn-${agent.instance}`;
     event = {
       ...base,
       type: 'turn.start',
@@ -139,6 +165,7 @@ export function translateOpenCode(payload: unknown, id?: string): Captured {
     const output = isJsonObject(payload.output) ? payload.output : {};
     const metadata = isJsonObject(output.metadata) ? output.metadata : {};
     const failed = typeof metadata.exit === 'number' && metadata.exit !== 0;
+    const child = spawned(input, metadata);
     event = {
       ...base,
       type: 'tool.after',
@@ -155,24 +182,28 @@ export function translateOpenCode(payload: unknown, id?: string): Captured {
           ...(typeof output.output === 'string' ? { text_bytes: Buffer.byteLength(output.output) } : {}),
           ...(typeof metadata.exit === 'number' ? { exit: metadata.exit } : {}),
         },
+        ...(child ? { spawned: child } : {}),
       }),
     };
   } else
     event = {
       ...base,
       type: 'turn.end',
-      turn: { id: `turn-${sessionId}` },
+      turn: { id: `turn-${agent.instance}` },
       outcome: 'completed',
       continuationCount: 0,
       items: [],
       extensions: native(name),
     };
+  // The provider of the acting agent's model, where the agent graph reads it (as for Codex).
+  if (actor.provider !== undefined)
+    (event.extensions as JsonObject)[MODEL_EXTENSION] = { provider: actor.provider };
   return {
     mode: OPENCODE_EVENTS[nativeEvent],
     event,
-    harnessSession: sessionId,
+    harnessSession: actor.harnessSession,
     ...(cwd ? { cwd } : {}),
-    agent: { instance: sessionId },
+    agent,
     nativeEvent,
   };
 }
