@@ -319,8 +319,8 @@ export class FileRecordStore implements RecordStore {
         const batch = this.queue;
         this.queue = [];
         try {
-          const lines = batch.flatMap((p) => p.lines);
-          const bytes = Buffer.concat(lines);
+          const lines = batch.length === 1 ? batch[0]!.lines : batch.flatMap((p) => p.lines);
+          const bytes = lines.length === 1 ? lines[0]! : Buffer.concat(lines);
           // Reserved from the second commit on: a store that appends once (a CLI command) and
           // closes pays no extension and no truncation.
           if (this.end + bytes.length > this.capacity && this.commits++ > 0) this.extend(bytes.length);

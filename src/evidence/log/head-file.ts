@@ -120,6 +120,7 @@ export const HEAD_SLOT_BYTES = 4096;
 export class HeadFile {
   private fd: number | null = null;
   private created = false;
+  private readonly slot = Buffer.alloc(HEAD_SLOT_BYTES);
 
   constructor(
     readonly path: string,
@@ -198,11 +199,14 @@ export class HeadFile {
         },
       ],
     };
-    const line = Buffer.from(`${canonicalize(envelope)}\n`);
-    if (line.length > HEAD_SLOT_BYTES)
-      throw new HeadFileError('head-invalid', `a chain head of ${line.length} bytes does not fit its slot`);
-    const slot = Buffer.alloc(HEAD_SLOT_BYTES, 0);
-    line.copy(slot);
+    const line = `${canonicalize(envelope)}\n`;
+    const bytes = Buffer.byteLength(line);
+    if (bytes > HEAD_SLOT_BYTES)
+      throw new HeadFileError('head-invalid', `a chain head of ${bytes} bytes does not fit its slot`);
+    // One slot buffer for the file's life (a head is written once per group commit, one at a time).
+    const slot = this.slot;
+    slot.write(line, 0, 'utf8');
+    slot.fill(0, bytes);
     if (this.fd === null) {
       mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
       let created = false;
