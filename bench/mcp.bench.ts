@@ -32,6 +32,7 @@ import { type BenchModule, type BenchResult, percentile } from './harness.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const TALLY = join(here, '..', '..', 'bin', 'tally.js');
 const RELAY = join(here, 'programs', 'mcp-relay.js');
+const PIPE = join(here, 'programs', 'pipe-relay.js');
 const EVERYTHING = join(
   here,
   '..',
@@ -118,16 +119,19 @@ const bench: BenchModule = {
       env,
     );
     const relayOnly = await client([process.execPath, RELAY, ...server], repo, env);
+    const pipeOnly = await client([process.execPath, PIPE, ...server], repo, env);
     const results: BenchResult[] = [];
     try {
       await direct.listTools();
       await gateway.listTools();
       await relayOnly.listTools();
+      await pipeOnly.listTools();
       const call = (c: Client) => (i: number) =>
         c.callTool({ name: 'echo', arguments: { message: `call ${i}` } });
       await timed(200, call(direct));
       await timed(200, call(gateway));
       await timed(200, call(relayOnly));
+      await timed(200, call(pipeOnly));
       // The floor's recording, as the hook floor does it: sign a record-sized payload, append the
       // line, fdatasync — timed together and alone.
       const { privateKey } = generateKeyPair();
@@ -149,11 +153,13 @@ const bench: BenchModule = {
       const gatewayMs: number[] = [];
       const decideMs: number[] = [];
       const relayMs: number[] = [];
+      const pipeMs: number[] = [];
       await timed(100, decide);
       for (let block = 0; block < 10; block++) {
         directMs.push(...(await timed(100, call(direct), 1000 + block * 100)));
         gatewayMs.push(...(await timed(100, call(gateway), 1000 + block * 100)));
         relayMs.push(...(await timed(100, call(relayOnly), 1000 + block * 100)));
+        pipeMs.push(...(await timed(100, call(pipeOnly), 1000 + block * 100)));
         await timed(100, recordOnce);
         decideMs.push(...(await timed(100, decide, 1000 + block * 100)));
       }
@@ -190,6 +196,16 @@ const bench: BenchModule = {
         ratio: relay / p(directMs, 50),
         target: 'informational',
       });
+      // The least any gateway process adds (bytes forwarded, nothing read), with the recording the
+      // floor counts: what the target leaves for judging and recording beyond one sign and one sync.
+      const pipe = p(pipeMs, 50) - p(directMs, 50);
+      results.push({
+        name: 'per call: a bare byte relay (a process forwarding both pipes, nothing read), p50; ratio: that relay + sign + fdatasync against the floor',
+        measured: `${pipe.toFixed(3)} ms`,
+        baseline: `floor ${floor.toFixed(3)} ms`,
+        ratio: (floor + pipe) / floor,
+        target: 'informational: the least a gateway process can read',
+      });
       const rest = p(gatewayMs, 50) - p(directMs, 50) - decided - relay;
       results.push({
         name: 'per call: the rest (gateway − direct − decision alone − relay alone: the decision’s extra cost in the gateway’s process, the answer’s batched record), p50',
@@ -203,6 +219,7 @@ const bench: BenchModule = {
       await direct.close().catch(() => undefined);
       await gateway.close().catch(() => undefined);
       await relayOnly.close().catch(() => undefined);
+      await pipeOnly.close().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     }
     return results;
