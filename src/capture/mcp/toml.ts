@@ -190,11 +190,12 @@ class Reader {
   }
 
   basic(): string {
+    const start = this.i;
     this.expect('"');
     let out = '';
     for (;;) {
       const c = this.peek();
-      if (c === '' || c === '\n') this.fail('unterminated string');
+      if (c === '' || c === '\n') this.fail('unterminated string', start);
       this.i++;
       if (c === '"') return out;
       out += c === '\\' ? this.escape() : c;
@@ -220,7 +221,7 @@ class Reader {
     this.expect("'");
     const start = this.i;
     while (this.peek() !== "'") {
-      if (this.peek() === '' || this.peek() === '\n') this.fail('unterminated string');
+      if (this.peek() === '' || this.peek() === '\n') this.fail('unterminated string', start - 1);
       this.i++;
     }
     this.i++;
@@ -228,12 +229,13 @@ class Reader {
   }
 
   multiline(quote: '"""' | "'''"): string {
+    const start = this.i;
     this.expect(quote);
     if (this.peek() === '\n') this.i++;
     else if (this.startsWith('\r\n')) this.i += 2;
     let out = '';
     for (;;) {
-      if (this.i >= this.text.length) this.fail('unterminated string');
+      if (this.i >= this.text.length) this.fail('unterminated string', start);
       if (this.startsWith(quote)) {
         // Up to two quotes may end the content, just before the closing three.
         let run = 3;
