@@ -7,8 +7,9 @@
  */
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { type CodexMcpView, codexMcpView } from '../capture/codex/mcp-view.js';
 import { CODEX_TOML } from '../capture/mcp/codex-config.js';
-import { MCP_SERVERS_JSON, type McpFormat, type Skipped } from '../capture/mcp/config.js';
+import { isGatewayArgv, MCP_SERVERS_JSON, type McpFormat, type Skipped } from '../capture/mcp/config.js';
 import { OPENCODE_JSONC } from '../capture/mcp/opencode-config.js';
 import { parseJson } from '../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
@@ -24,6 +25,45 @@ interface McpConfig {
   format: McpFormat;
   /** Said after an install: what else decides whether the agent runs these servers. */
   note?: string;
+  /** Asks the agent, after an install, which servers it will run (`bin`: its executable). */
+  check?: (root: string, env: NodeJS.ProcessEnv, bin: string | undefined) => Promise<Check>;
+}
+
+interface Check {
+  report: JsonObject;
+  /** What to tell a person. */
+  lines: string[];
+}
+
+async function checkCodex(root: string, env: NodeJS.ProcessEnv, bin: string | undefined): Promise<Check> {
+  let view: CodexMcpView;
+  try {
+    view = await codexMcpView(bin ?? 'codex', env, root, (argv) => isGatewayArgv(argv, tallyParts()));
+  } catch (error) {
+    const reason = (error as Error).message;
+    return {
+      report: { checked: false, reason },
+      lines: [
+        `could not ask Codex which servers it runs (${reason}); --agent-bin names the codex executable. Codex reads .codex/config.toml only in a project it trusts`,
+      ],
+    };
+  }
+  const lines: string[] = [];
+  if (view.projectSkipped !== null)
+    lines.push(`Codex does not load ${root}/.codex/config.toml: ${view.projectSkipped}`);
+  if (view.ungated.length > 0)
+    lines.push(
+      `Codex runs these stdio servers not through the gateway (from $CODEX_HOME/config.toml or another of its layers; Tally rewrites only the project's): ${view.ungated.join(', ')}`,
+    );
+  return {
+    report: {
+      checked: true,
+      project_config: view.projectSkipped === null ? 'loaded' : 'skipped',
+      ...(view.projectSkipped !== null ? { skipped_because: view.projectSkipped } : {}),
+      not_behind_gateway: view.ungated,
+    },
+    lines,
+  };
 }
 
 export const MCP_CONFIGS: Readonly<Record<string, McpConfig>> = {
@@ -34,7 +74,8 @@ export const MCP_CONFIGS: Readonly<Record<string, McpConfig>> = {
   codex: {
     files: [join('.codex', 'config.toml')],
     format: CODEX_TOML,
-    note: 'Codex reads .codex/config.toml only in a project it trusts (trust_level = "trusted" under [projects."<root>"] in $CODEX_HOME/config.toml); the servers of $CODEX_HOME/config.toml itself are not rewritten. Codex hands a server only HOME, PATH and a few other variables: a TALLY_HOME other than ~/.tally must be named in the entry’s env_vars',
+    note: 'Codex hands a server only HOME, PATH and a few other variables: a TALLY_HOME other than ~/.tally must be named in the entry’s env_vars',
+    check: checkCodex,
   },
   opencode: {
     files: [
@@ -105,12 +146,12 @@ function present(target: Target): { file: string; path: string; text: string; mo
     .map((f) => ({ ...f, text: readFileSync(f.path, 'utf8'), mode: statSync(f.path).mode & 0o777 }));
 }
 
-export function installMcpServers(
+export async function installMcpServers(
   ctx: CommandContext,
   agent: string,
-  dryRun: boolean,
-  json: boolean,
-): number {
+  options: { dryRun: boolean; json: boolean; agentBin?: string },
+): Promise<number> {
+  const { dryRun, json } = options;
   const target = targetOf(ctx, agent);
   const found = present(target);
   if (found.length === 0)
@@ -136,7 +177,20 @@ export function installMcpServers(
     skipped: r.result.skipped,
     ...(dryRun ? { text: r.result.text } : {}),
   }));
-  if (json) printJson(ctx, { agent, path: results[0]!.path, wrapped, skipped, files, dry_run: dryRun });
+  const check =
+    !dryRun && target.config.check
+      ? await target.config.check(target.root, ctx.env, options.agentBin)
+      : undefined;
+  if (json)
+    printJson(ctx, {
+      agent,
+      path: results[0]!.path,
+      wrapped,
+      skipped,
+      files,
+      dry_run: dryRun,
+      ...(check ? { [agent]: check.report } : {}),
+    });
   else {
     for (const f of files) {
       ctx.stderr(
@@ -144,6 +198,7 @@ export function installMcpServers(
       );
       for (const s of f.skipped) ctx.stderr(`  skipped ${s.server}: ${s.reason}\n`);
     }
+    for (const line of check?.lines ?? []) ctx.stderr(`${line}\n`);
     if (target.config.note) ctx.stderr(`note: ${target.config.note}\n`);
   }
   return 0;

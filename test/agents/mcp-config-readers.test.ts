@@ -125,6 +125,48 @@ describe('the rewritten MCP files, read by the pinned agents', () => {
     }
   });
 
+  it('tally install codex --mcp asks Codex whether it loads the file and which servers it runs outside the gateway', async () => {
+    const codex = await ensureAgent('codex');
+    const repo = makeRepo({ files: {} });
+    const home = makeTempDir('tally-home');
+    try {
+      const user = join(home, '.codex', 'config.toml');
+      mkdirSync(dirname(user));
+      writeFileSync(user, '[mcp_servers.userfs]\ncommand = "node"\nargs = ["user.js"]\n');
+      mkdirSync(join(repo.dir, '.codex'));
+      writeFileSync(
+        join(repo.dir, '.codex/config.toml'),
+        '[mcp_servers.fs]\ncommand = "node"\nargs = ["fs.js"]\n',
+      );
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        TALLY_HOME: join(home, 'tally'),
+        CODEX_HOME: dirname(user),
+      };
+      assert.equal((await runTally(['init'], { cwd: repo.dir, env })).code, 0);
+      const install = async () =>
+        jsonOut(
+          await runTally(['install', 'codex', '--mcp', '--agent-bin', codex.bin, '--json'], {
+            cwd: repo.dir,
+            env,
+          }),
+        ).codex as Record<string, unknown>;
+      const untrusted = await install();
+      assert.deepEqual([untrusted.project_config, untrusted.not_behind_gateway], ['skipped', ['userfs']]);
+      assert.match(String(untrusted.skipped_because), /trusted project/);
+      writeFileSync(
+        user,
+        `${readFileSync(user, 'utf8')}[projects.${JSON.stringify(repo.dir)}]\ntrust_level = "trusted"\n`,
+      );
+      const trusted = await install();
+      assert.deepEqual(trusted, { checked: true, project_config: 'loaded', not_behind_gateway: ['userfs'] });
+    } finally {
+      repo.cleanup();
+      removeTempDir(home);
+    }
+  });
+
   it('OpenCode reads each local server Tally rewrote as the gateway in front of it, and the rest as before', async () => {
     const opencode = await ensureAgent('opencode');
     const home = makeTempDir('tally-home');

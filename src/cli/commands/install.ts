@@ -58,7 +58,11 @@ const install: Command = {
     });
     const installer = agentOf(positionals);
     if (values.mcp)
-      return installMcpServers(ctx, installer.agent, values['dry-run'] === true, values.json === true);
+      return installMcpServers(ctx, installer.agent, {
+        dryRun: values['dry-run'] === true,
+        json: values.json === true,
+        ...(values['agent-bin'] ? { agentBin: values['agent-bin'] } : {}),
+      });
     const transport = values.transport ?? 'auto';
     if (!['auto', 'http', 'command'].includes(transport))
       throw new UsageError('--transport must be auto, http or command');
