@@ -4,7 +4,7 @@
  * one value can be replaced and every other byte (comments, spacing, order) left as it was. A key
  * given twice in one object is refused: readers disagree on which one wins.
  */
-import { CaptureError } from '../types.js';
+import { failAt } from './position.js';
 
 export type JsoncNode =
   | { kind: 'object'; start: number; end: number; members: { key: string; value: JsoncNode }[] }
@@ -19,10 +19,7 @@ class Reader {
   constructor(readonly text: string) {}
 
   fail(message: string, at = this.i): never {
-    const before = this.text.slice(0, at).split('\n');
-    const line = before.length;
-    const column = before.at(-1)!.length + 1;
-    throw new CaptureError('bad-payload', `line ${line}, column ${column}: ${message}`, { line, column });
+    failAt(this.text, at, message);
   }
 
   blank(): void {

@@ -6,7 +6,7 @@
  * arrays and inline tables are decoded, other values (numbers, booleans, dates) kept as their
  * text. A document it cannot read is refused with the line and column, never guessed at.
  */
-import { CaptureError } from '../types.js';
+import { failAt } from './position.js';
 
 /** A value that is neither a string, an array nor an inline table: its text as written. */
 export class TomlScalar {
@@ -69,10 +69,7 @@ class Reader {
   constructor(readonly text: string) {}
 
   fail(message: string, at = this.i): never {
-    const before = this.text.slice(0, at).split('\n');
-    const line = before.length;
-    const column = before.at(-1)!.length + 1;
-    throw new CaptureError('bad-payload', `line ${line}, column ${column}: ${message}`, { line, column });
+    failAt(this.text, at, message);
   }
 
   peek(n = 0): string {
