@@ -71,6 +71,7 @@ describe('tally install codex --mcp', () => {
       ['remote', 'inline'],
     );
     assert.equal(readFileSync(path, 'utf8'), codexInstalled(root));
+    assert.ok(existsSync(join(root, '.tally/mcp-servers-codex.json')), 'the originals are kept');
     assert.deepEqual(jsonOut(await project.tally(['install', 'codex', '--mcp', '--json'])).wrapped, []);
     await assertGatewayDenies(
       { command: NODE, args: gateway('fs', NODE, FS_SERVER, root) },

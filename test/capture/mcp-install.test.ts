@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { jsonOut, makeProject } from '../cli/tally-process.js';
+import { jsonOut, makeProject, TALLY_BIN } from '../cli/tally-process.js';
 import { assertGatewayDenies, certified, FS_SERVER } from './mcp-fixture.js';
 
 describe('tally install claude-code --mcp', () => {
@@ -82,6 +82,24 @@ describe('tally install claude-code --mcp', () => {
     const second = jsonOut(await project.tally(['uninstall', 'claude-code', '--mcp', '--json']));
     assert.deepEqual(second.restored, ['b']);
     assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), original);
+  });
+
+  it('originals kept by an earlier Tally (one file’s, as `servers`) are restored', async () => {
+    const project = makeProject('tally-mcp-install-kept-');
+    const { root } = project;
+    assert.equal((await project.tally(['init'])).code, 0);
+    const original = { command: process.execPath, args: [FS_SERVER, root] };
+    const wrapped = {
+      command: process.execPath,
+      args: [TALLY_BIN, 'mcp', '--name', 'fs', '--', process.execPath, FS_SERVER, root],
+    };
+    const path = join(root, '.mcp.json');
+    writeFileSync(path, JSON.stringify({ mcpServers: { fs: wrapped } }));
+    writeFileSync(join(root, '.tally/mcp-servers.json'), JSON.stringify({ servers: { fs: original } }));
+    const removed = jsonOut(await project.tally(['uninstall', 'claude-code', '--mcp', '--json']));
+    assert.deepEqual(removed.restored, ['fs']);
+    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), { mcpServers: { fs: original } });
+    assert.equal(existsSync(join(root, '.tally/mcp-servers.json')), false);
   });
 
   // Cursor's is its documented format (no Cursor CLI runs here): Claude Code's, a remote server by `url`.
