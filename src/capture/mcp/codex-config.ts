@@ -99,7 +99,7 @@ function argvOf(name: string, s: CodexServer, tally: readonly string[]): string[
   return refusal(name, argv, tally) ?? argv;
 }
 
-/** Where the line holding `at` starts, and its indentation. */
+/** The indentation of the line holding `at` (what comes before it on its line). */
 function indentOf(text: string, at: number): string {
   const start = text.lastIndexOf('\n', at - 1) + 1;
   return text.slice(start, at);
@@ -129,9 +129,15 @@ export const CODEX_TOML: McpFormat = {
       edits.push({ start: command.valueStart, end: command.valueEnd, text: tomlString(program!) });
       if (s.args) edits.push({ start: s.args.valueStart, end: s.args.valueEnd, text: tomlStrings(args) });
       else {
+        // Under `command`, indented and ended as it is.
         const line = `${indentOf(text, command.start)}args = ${tomlStrings(args)}`;
-        const ended = text.slice(command.start, command.end).endsWith('\n');
-        edits.push({ start: command.end, end: command.end, text: ended ? `${line}\n` : `\n${line}` });
+        const own = text.slice(command.start, command.end);
+        const eol = own.endsWith('\r\n') ? '\r\n' : '\n';
+        edits.push({
+          start: command.end,
+          end: command.end,
+          text: own.endsWith('\n') ? `${line}${eol}` : `\n${line}`,
+        });
       }
       result.originals[name] = {
         command: text.slice(command.valueStart, command.valueEnd),
