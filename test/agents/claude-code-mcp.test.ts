@@ -7,16 +7,31 @@
  * each `mcp__fs__…` call, judged by its kind (a write of the path it names).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FS_SERVER } from '../capture/mcp-fixture.js';
-import { jsonOut, runTally, TALLY_BIN } from '../cli/tally-process.js';
-import { call, type Step, text } from './model/script.js';
+import { TALLY_BIN } from '../cli/tally-process.js';
+import {
+  assertNotesNotKey,
+  assertOnlyDenialIsTheKey,
+  assertSealedWithGatewayDenial,
+  FORBIDDEN_RULE,
+  MCP_CERTIFICATE,
+  mcpSession,
+  notesThenKey,
+} from './mcp-flow.js';
+import { call } from './model/script.js';
 import { asArray, asRecord } from './model/server.js';
 import { makeRepo } from './repo.js';
 import { type AgentRun, runAgent } from './runner.js';
-import { runSummary, tallyProject, underTallyRun, verifiedUnderCertificate } from './tally-flow.js';
+import {
+  receiptOf,
+  runSummary,
+  tallyProject,
+  underTallyRun,
+  verifiedUnderCertificate,
+} from './tally-flow.js';
 import { stopRecorder } from './tally-run-check.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
@@ -27,19 +42,11 @@ function toolResults(body: unknown): Record<string, unknown>[] {
     .filter((b) => b.type === 'tool_result');
 }
 
-/** The script both runs play: a write that is allowed, then one the certificate forbids. */
-function notesThenKey(dir: string): Step[] {
-  return [
-    call('mcp__fs__write_file', { path: join(dir, 'notes.txt'), content: 'from claude\n' }),
-    call('mcp__fs__write_file', { path: join(dir, 'secret/key.txt'), content: 'leak\n' }),
-    text('Done.'),
-  ];
-}
+const script = (dir: string) => notesThenKey(dir, (args) => call('mcp__fs__write_file', args));
 
 /** The allowed write landed and the forbidden one did not; the two tool results the model saw. */
 function notesWrittenKeyNot(run: AgentRun, dir: string): Record<string, unknown>[] {
-  assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'from claude\n');
-  assert.equal(existsSync(join(dir, 'secret/key.txt')), false, 'the forbidden write did not happen');
+  assertNotesNotKey(dir);
   const results = toolResults(run.requests.at(-1)?.body);
   assert.equal(results.length, 2, JSON.stringify(results));
   assert.notEqual(results[0]!.is_error, true, JSON.stringify(results[0]));
@@ -52,16 +59,8 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
   it('writes through mcp__fs__write_file, is denied a forbidden write, and the receipt verifies', async (t) => {
     const repo = makeRepo({ files: { 'README.md': '# demo\n', 'secret/.keep': '' } });
     const home = makeTempDir('tally-home');
-    const env = { PATH: process.env.PATH ?? '', HOME: home, TALLY_HOME: join(home, 'tally') };
     try {
-      for (const args of [
-        ['init'],
-        ['agent', 'register', '--name', 'coder', '--allow', 'mcp__fs__*', '--forbid', 'Write(secret/**)'],
-        ['session', 'start', '--agent', 'coder'],
-      ]) {
-        const ran = await runTally(args, { cwd: repo.dir, env });
-        assert.equal(ran.code, 0, ran.stderr);
-      }
+      const project = await mcpSession(repo.dir, home);
       const config = join(home, 'mcp.json');
       writeFileSync(
         config,
@@ -71,7 +70,7 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
               type: 'stdio',
               command: process.execPath,
               args: [TALLY_BIN, 'mcp', '--name', 'fs', '--', process.execPath, FS_SERVER, repo.dir],
-              env: { TALLY_HOME: env.TALLY_HOME },
+              env: { TALLY_HOME: project.env.TALLY_HOME! },
             },
           },
         }),
@@ -80,35 +79,17 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
         agent: 'claude-code',
         cwd: repo.dir,
         prompt: 'Write the notes, then the key.',
-        script: notesThenKey(repo.dir),
-        env: { TALLY_HOME: env.TALLY_HOME },
+        script: script(repo.dir),
+        env: { TALLY_HOME: project.env.TALLY_HOME! },
         args: ['--mcp-config', config, '--strict-mcp-config'],
       });
       t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-400)}`);
       assert.equal(run.exitCode, 0, run.stderr);
       const results = notesWrittenKeyNot(run, repo.dir);
       assert.equal(results[1]!.is_error, true, JSON.stringify(results[1]));
-      assert.match(JSON.stringify(results[1]!.content), /Write\(secret\/\*\*\)/);
+      assert.match(JSON.stringify(results[1]!.content), FORBIDDEN_RULE);
 
-      const closed = jsonOut(await runTally(['session', 'close', '--json'], { cwd: repo.dir, env }));
-      const pkg = String(closed.package);
-      const verify = await runTally(['verify', pkg, '--certificate', 'coder', '--json'], {
-        cwd: repo.dir,
-        env,
-      });
-      assert.equal(verify.code, 0, verify.stdout);
-      const receipt = jsonOut(await runTally(['receipt', 'show', pkg, '--json'], { cwd: repo.dir, env }));
-      const written = (receipt.files_written as { path: string; sources: string[] }[]).find(
-        (f) => f.path === 'notes.txt',
-      );
-      assert.ok(written?.sources.includes('mcp'), JSON.stringify(receipt.files_written));
-      const denied = (receipt.decisions as { decision: string; rule?: string; tool?: string }[]).filter(
-        (d) => d.decision === 'deny',
-      );
-      assert.deepEqual(
-        denied.map((d) => [d.tool, d.rule]),
-        [['mcp__fs__write_file', 'Write(secret/**)']],
-      );
+      await assertSealedWithGatewayDenial(project);
     } finally {
       repo.cleanup();
       removeTempDir(home);
@@ -119,12 +100,7 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
     const repo = makeRepo({ files: { 'README.md': '# demo\n', 'secret/.keep': '' } });
     const home = makeTempDir('tally-home');
     try {
-      const project = await tallyProject(repo.dir, home, [
-        '--allow',
-        'mcp__fs__*',
-        '--forbid',
-        'Write(secret/**)',
-      ]);
+      const project = await tallyProject(repo.dir, home, MCP_CERTIFICATE);
       const config = join(home, 'mcp.json');
       writeFileSync(
         config,
@@ -136,7 +112,7 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
         agent: 'claude-code',
         cwd: repo.dir,
         prompt: 'Write the notes, then the key.',
-        script: notesThenKey(repo.dir),
+        script: script(repo.dir),
         env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
         args: ['--mcp-config', config, '--strict-mcp-config'],
         wrap: underTallyRun,
@@ -158,14 +134,7 @@ describe('Claude Code through the MCP gateway (real CLI, scripted model)', () =>
         [true],
         JSON.stringify(unauthorized),
       );
-      const receipt = jsonOut(await project.tally(['receipt', 'show', String(summary.package), '--json']));
-      const denied = (receipt.decisions as { decision: string; rule?: string; tool?: string }[]).filter(
-        (d) => d.decision === 'deny',
-      );
-      assert.deepEqual(
-        denied.map((d) => [d.tool, d.rule]),
-        [['mcp__fs__write_file', 'Write(secret/**)']],
-      );
+      assertOnlyDenialIsTheKey(await receiptOf(project, String(summary.package)));
     } finally {
       await stopRecorder(repo.dir, home);
       repo.cleanup();

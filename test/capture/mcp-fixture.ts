@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -121,6 +122,40 @@ export async function certifiedProject(prefix: string, server: string, forbidden
   const project = makeProject(prefix);
   await certify(project, ['--allow', `mcp__${server}__*`, '--forbid', `mcp__${server}__${forbidden}`]);
   return project;
+}
+
+/** A project with a session open under a certificate allowing the fs server's tools, a folder forbidden. */
+export async function certified(prefix: string): Promise<Project> {
+  const project = makeProject(prefix);
+  mkdirSync(join(project.root, 'secret'));
+  for (const args of [
+    ['init'],
+    ['agent', 'register', '--name', 'coder', '--allow', 'mcp__fs__*', '--forbid', 'Write(secret/**)'],
+    ['session', 'start', '--agent', 'coder'],
+  ]) {
+    const ran = await project.tally(args);
+    assert.equal(ran.code, 0, ran.stderr);
+  }
+  return project;
+}
+
+/** The entry as written runs the server through the gateway: the forbidden write is denied. */
+export async function assertGatewayDenies(
+  entry: { command: string; args: string[] },
+  root: string,
+  env: Record<string, string>,
+): Promise<void> {
+  const tapped = await connect([entry.command, ...entry.args], { cwd: root, env });
+  try {
+    const denied = await tapped.client.callTool({
+      name: 'write_file',
+      arguments: { path: join(root, 'secret/x.txt'), content: 'no' },
+    });
+    assert.equal(denied.isError, true);
+    assert.match(resultText(denied), /Write\(secret\/\*\*\)/);
+  } finally {
+    await tapped.close();
+  }
 }
 
 /** Resolves with the first text on the child's `stream` matching `pattern`; rejects if it exits first. */

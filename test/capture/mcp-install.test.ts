@@ -3,48 +3,15 @@
  * (the rewritten entry, run by the real SDK client, relays the real filesystem server and denies
  * what the certificate forbids), leaves other servers alone and says why, and `tally uninstall
  * claude-code --mcp` puts back exactly the entries that were there. Gemini CLI and Qwen Code keep
- * their servers in their project settings, beside their hooks: the same, the rest of the file kept.
+ * their servers in their project settings, beside their hooks, and Cursor in .cursor/mcp.json: the
+ * same, the rest of the file kept.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
-import { connect, FS_SERVER, resultText } from './mcp-fixture.js';
-
-/** A project with a session open under a certificate allowing the fs server's tools, a folder forbidden. */
-async function certified(prefix: string): Promise<Project> {
-  const project = makeProject(prefix);
-  mkdirSync(join(project.root, 'secret'));
-  for (const args of [
-    ['init'],
-    ['agent', 'register', '--name', 'coder', '--allow', 'mcp__fs__*', '--forbid', 'Write(secret/**)'],
-    ['session', 'start', '--agent', 'coder'],
-  ]) {
-    const ran = await project.tally(args);
-    assert.equal(ran.code, 0, ran.stderr);
-  }
-  return project;
-}
-
-/** The entry as written runs the server through the gateway: the forbidden write is denied. */
-async function assertGatewayDenies(
-  entry: { command: string; args: string[] },
-  root: string,
-  env: Record<string, string>,
-): Promise<void> {
-  const tapped = await connect([entry.command, ...entry.args], { cwd: root, env });
-  try {
-    const denied = await tapped.client.callTool({
-      name: 'write_file',
-      arguments: { path: join(root, 'secret/x.txt'), content: 'no' },
-    });
-    assert.equal(denied.isError, true);
-    assert.match(resultText(denied), /Write\(secret\/\*\*\)/);
-  } finally {
-    await tapped.close();
-  }
-}
+import { jsonOut, makeProject, TALLY_BIN } from '../cli/tally-process.js';
+import { assertGatewayDenies, certified, FS_SERVER } from './mcp-fixture.js';
 
 describe('tally install claude-code --mcp', () => {
   it('wraps stdio servers in the gateway and uninstall restores them', async () => {
@@ -117,18 +84,38 @@ describe('tally install claude-code --mcp', () => {
     assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), original);
   });
 
-  for (const [agent, file] of [
-    ['gemini-cli', '.gemini/settings.json'],
-    ['qwen-code', '.qwen/settings.json'],
+  it('originals kept by an earlier Tally (one file’s, as `servers`) are restored', async () => {
+    const project = makeProject('tally-mcp-install-kept-');
+    const { root } = project;
+    assert.equal((await project.tally(['init'])).code, 0);
+    const original = { command: process.execPath, args: [FS_SERVER, root] };
+    const wrapped = {
+      command: process.execPath,
+      args: [TALLY_BIN, 'mcp', '--name', 'fs', '--', process.execPath, FS_SERVER, root],
+    };
+    const path = join(root, '.mcp.json');
+    writeFileSync(path, JSON.stringify({ mcpServers: { fs: wrapped } }));
+    writeFileSync(join(root, '.tally/mcp-servers.json'), JSON.stringify({ servers: { fs: original } }));
+    const removed = jsonOut(await project.tally(['uninstall', 'claude-code', '--mcp', '--json']));
+    assert.deepEqual(removed.restored, ['fs']);
+    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), { mcpServers: { fs: original } });
+    assert.equal(existsSync(join(root, '.tally/mcp-servers.json')), false);
+  });
+
+  // Cursor's is its documented format (no Cursor CLI runs here): Claude Code's, a remote server by `url`.
+  for (const [agent, file, remote] of [
+    ['gemini-cli', '.gemini/settings.json', 'httpUrl'],
+    ['qwen-code', '.qwen/settings.json', 'httpUrl'],
+    ['cursor', '.cursor/mcp.json', 'url'],
   ] as const)
-    it(`${agent}: the mcpServers of ${file}, beside its hooks, and back`, async () => {
+    it(`${agent}: the mcpServers of ${file}, the rest of the file kept, and back`, async () => {
       const project = await certified(`tally-mcp-install-${agent}-`);
       const { root } = project;
       const original = {
         hooks: { BeforeTool: [{ matcher: '', hooks: [{ type: 'command', command: 'true' }] }] },
         mcpServers: {
           fs: { command: process.execPath, args: [FS_SERVER, root], cwd: root, trust: false },
-          remote: { httpUrl: 'https://mcp.example.test/mcp' },
+          remote: { [remote]: 'https://mcp.example.test/mcp' },
         },
       };
       const path = join(root, file);
@@ -152,14 +139,12 @@ describe('tally install claude-code --mcp', () => {
       assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), original);
     });
 
-  it('an agent with no MCP file Tally rewrites is refused, naming those it rewrites', async () => {
-    const project = makeProject('tally-mcp-install-codex-');
+  it('a project without the agent’s MCP file is refused, naming the file, and nothing is written', async () => {
+    const project = makeProject('tally-mcp-install-none-');
     assert.equal((await project.tally(['init'])).code, 0);
-    const ran = await project.tally(['install', 'codex', '--mcp']);
+    const ran = await project.tally(['install', 'cursor', '--mcp']);
     assert.equal(ran.code, 2, ran.stderr);
-    assert.match(
-      ran.stderr,
-      /codex has no MCP configuration Tally rewrites; it does for claude-code, gemini-cli, qwen-code/,
-    );
+    assert.match(ran.stderr, /\.cursor\/mcp\.json: no MCP servers to put behind the gateway/);
+    assert.equal(existsSync(join(project.root, '.tally/mcp-servers-cursor.json')), false);
   });
 });

@@ -31,7 +31,7 @@ type Request = (method: string, params: unknown) => Promise<unknown>;
  * exit awaited. One process for a whole trust (list, write, list again): each start of the
  * native binary costs hundreds of milliseconds.
  */
-async function withAppServer<T>(
+export async function withAppServer<T>(
   codex: string,
   env: NodeJS.ProcessEnv,
   cwd: string,

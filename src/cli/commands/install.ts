@@ -21,7 +21,7 @@ const install: Command = {
   usage: [
     `usage: tally install ${Object.keys(INSTALLERS).join('|')} [--registration FILE]`,
     '                     [--scope project|user|managed] [--agent NAME] [--transport auto|http|command]',
-    '                     [--agent-bin PATH] [--dry-run] [--json]',
+    '                     [--agent-bin PATH] [--mcp] [--dry-run] [--json]',
     '',
     'One native hook per covered event, pointing at this user’s recorder; each one’s timeout is the',
     "event's whole intercept deadline plus a margin, and it fails closed exactly when an intercept",
@@ -41,9 +41,13 @@ const install: Command = {
     '                 trust; install trusts Tally’s own through Codex itself (its app-server), never',
     '                 the user’s. Codex hooks are user ($CODEX_HOME/hooks.json, default) or managed',
     '                 (/etc/codex/hooks.json, which needs no trust).',
-    '  --mcp          instead of hooks, put the project’s stdio MCP servers behind `tally mcp`',
-    '                 (docs/mcp.md): Claude Code’s .mcp.json, Gemini CLI’s .gemini/settings.json, Qwen',
-    '                 Code’s .qwen/settings.json; `tally uninstall <agent> --mcp` puts them back',
+    '  --mcp          instead of hooks, put the project’s stdio MCP servers behind `tally mcp`, changing',
+    '                 only their command lines (docs/mcp.md): Claude Code’s .mcp.json, Gemini CLI’s',
+    '                 .gemini/settings.json, Qwen Code’s .qwen/settings.json, Cursor’s .cursor/mcp.json,',
+    '                 Codex’s .codex/config.toml (edited in place, comments kept; Codex is asked, with',
+    '                 --agent-bin, whether it loads the file and which servers it runs outside the gateway),',
+    '                 OpenCode’s opencode.json[c] and .opencode/opencode.json[c]. Remote (url) servers are',
+    '                 left alone and named. `tally uninstall <agent> --mcp` puts them back',
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
@@ -58,7 +62,11 @@ const install: Command = {
     });
     const installer = agentOf(positionals);
     if (values.mcp)
-      return installMcpServers(ctx, installer.agent, values['dry-run'] === true, values.json === true);
+      return installMcpServers(ctx, installer.agent, {
+        dryRun: values['dry-run'] === true,
+        json: values.json === true,
+        ...(values['agent-bin'] ? { agentBin: values['agent-bin'] } : {}),
+      });
     const transport = values.transport ?? 'auto';
     if (!['auto', 'http', 'command'].includes(transport))
       throw new UsageError('--transport must be auto, http or command');

@@ -9,7 +9,7 @@ import { uninstallMcpServers } from '../mcp-servers.js';
 
 export const command: Command = {
   summary: 'remove only the hooks Tally added to the agent’s settings',
-  usage: `usage: tally uninstall ${Object.keys(INSTALLERS).join('|')} [--scope project|user|managed] [--dry-run] [--json]\n       tally uninstall claude-code|gemini-cli|qwen-code --mcp   (put the MCP servers back as they were)`,
+  usage: `usage: tally uninstall ${Object.keys(INSTALLERS).join('|')} [--scope project|user|managed] [--dry-run] [--json]\n       tally uninstall ${Object.keys(INSTALLERS).join('|')} --mcp [--dry-run] [--json]   (put the MCP servers back as they were)`,
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
       scope: { type: 'string' },

@@ -121,3 +121,32 @@ export async function trustCodexHooks(
   }
   return listCodexHooks(bin, cwd, env);
 }
+
+/**
+ * The config Codex reads from the project `.codex/config.toml` of each directory (`config/read`
+ * with its layers): what Codex itself parsed, whether or not it would load it (an untrusted
+ * project's layer is listed with its `disabledReason`).
+ */
+export async function codexProjectLayers(
+  bin: string,
+  cwds: string[],
+  env: Record<string, string>,
+): Promise<{ config: Record<string, unknown>; disabledReason?: string | null }[]> {
+  const answers = await appServer(
+    bin,
+    cwds[0]!,
+    env,
+    cwds.map((cwd) => ({ method: 'config/read', params: { cwd, includeLayers: true } })),
+  );
+  return cwds.map((cwd, i) => {
+    const result = answers.get(i + 1)?.result as
+      | { layers?: { name: { type: string; dotCodexFolder?: string }; config: Record<string, unknown> }[] }
+      | undefined;
+    const layer = result?.layers?.find(
+      (l) => l.name.type === 'project' && l.name.dotCodexFolder === `${cwd}/.codex`,
+    );
+    if (!layer)
+      throw new Error(`Codex read no project config in ${cwd}: ${JSON.stringify(result).slice(0, 400)}`);
+    return layer;
+  });
+}
