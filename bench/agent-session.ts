@@ -1,7 +1,9 @@
 /**
  * A whole scripted session of one real agent CLI (31 tool calls: writes, edits, shell commands,
- * reads), run alone and under `tally run` (hooks, recorder, close, verify), alternately, three
- * times each: the ratio of the medians (target ≤ 1.15), Tally's fixed costs apart (recorder start,
+ * reads), run alone, with `tally run`'s hook set answered by nothing (null-hooks.ts: the floor of
+ * any capture through those hooks) and under `tally run` (hooks, recorder, close, verify),
+ * alternately, three times each: the ratio of the medians (target ≤ 1.15), the floor's ratio and
+ * Tally's against the floor, Tally's fixed costs apart (recorder start,
  * session start, seal, verify, in ms, from `tally run --json`), and the latency Tally adds per
  * hook event: the agent's own time under Tally minus its time alone, over the hook events it sent.
  * Every run must leave the disk as the script says, and no call may be denied, so an agent that
@@ -29,6 +31,7 @@ import { stopRecorder } from '../test/agents/tally-run-check.js';
 import { makeTempDir, removeTempDir } from '../test/agents/temp.js';
 import { type BenchResult, median, spread } from './harness.js';
 import { HOOK_LOG_ENV, type ProbedHook } from './hook-probe.js';
+import { type FiredHooks, type NullHooks, openNullHooks } from './null-hooks.js';
 
 export const CALLS = 31;
 const ROUNDS = 3;
@@ -79,6 +82,10 @@ export function checkDisk(dir: string, what: string): void {
 
 export interface SessionMeasure {
   alone: number[];
+  /** With tally run's hook set answered by nothing. */
+  floor: number[];
+  /** The hooks that fired in each floor run. */
+  fired: FiredHooks[];
   withTally: number[];
   /** Under `tally run` with the recorder already running. */
   warm: number[];
@@ -92,6 +99,7 @@ export interface SessionMeasure {
 
 interface OneRun {
   run: AgentRun;
+  fired?: FiredHooks;
   timings?: Record<string, number>;
   hooks?: number;
   /** The hook records of the package: [event.time, record.time] in ms since the epoch. */
@@ -112,11 +120,21 @@ function countBy(names: string[]): Record<string, number> {
   return out;
 }
 
-async function once(a: SessionAgent, under: boolean, probe: boolean, warm = false): Promise<OneRun> {
+/**
+ * How the agent is run: alone, with the null hook set, or under `tally run` — the recorder started
+ * by it (cold), already running (warm), or cold and probed.
+ */
+type Mode = 'alone' | 'floor' | 'cold' | 'warm' | 'probed';
+
+async function once(a: SessionAgent, mode: Mode): Promise<OneRun> {
+  const under = mode === 'cold' || mode === 'warm' || mode === 'probed';
+  const probe = mode === 'probed';
   const repo = makeRepo({ files: { 'README.md': '# bench\n' } });
   const home = makeTempDir('bench-home');
   const hookLog = join(home, 'hooks.jsonl');
+  let floor: NullHooks | undefined;
   try {
+    if (mode === 'floor') floor = await openNullHooks(a.agent, repo.dir);
     const project = under
       ? await tallyProject(
           repo.dir,
@@ -124,7 +142,7 @@ async function once(a: SessionAgent, under: boolean, probe: boolean, warm = fals
           a.allow.flatMap((rule) => ['--allow', rule]),
         )
       : undefined;
-    if (project && warm) {
+    if (project && mode === 'warm') {
       const client = await RecorderClient.of(project.env.TALLY_HOME!, project.env);
       await client.ensure({ env: project.env });
     }
@@ -133,6 +151,7 @@ async function once(a: SessionAgent, under: boolean, probe: boolean, warm = fals
       cwd: repo.dir,
       prompt: 'Do the steps.',
       script: sessionScript(repo.dir, a.tools),
+      ...floor?.options,
       ...(project
         ? {
             env: {
@@ -148,9 +167,10 @@ async function once(a: SessionAgent, under: boolean, probe: boolean, warm = fals
           }
         : {}),
     });
-    const what = `${a.label} ${under ? 'under tally run' : 'alone'}`;
+    const what = `${a.label} ${under ? 'under tally run' : floor ? 'with null hooks' : 'alone'}`;
     if (run.exitCode !== 0) throw new Error(`${what} exited ${run.exitCode}: ${run.stderr.slice(-800)}`);
     checkDisk(repo.dir, what);
+    if (floor) return { run, fired: floor.fired() };
     if (!project) return { run };
     const summary = runSummary(run.stdout);
     if (summary.verified !== true) throw new Error(`${what}: did not verify: ${JSON.stringify(summary)}`);
@@ -173,16 +193,30 @@ async function once(a: SessionAgent, under: boolean, probe: boolean, warm = fals
           : [],
     };
   } finally {
+    await floor?.close();
     if (under) await stopRecorder(repo.dir, home);
     repo.cleanup();
     removeTempDir(home);
   }
 }
 
-/** Three rounds of the agent alone and under `tally run`, alternately. */
+/**
+ * Throws unless the null hooks fired at least as often as `tally run` recorded hook events in the
+ * same round: the same hook set in the same session, so fewer means some did not run.
+ */
+function checkFloor(a: SessionAgent, fired: FiredHooks, under: OneRun): void {
+  if (fired.requests + fired.commands >= under.hooks!) return;
+  throw new Error(
+    `${a.label} with null hooks: ${fired.requests + fired.commands} hook events fired (${JSON.stringify(fired.events)}), ${under.hooks} recorded under tally run (${JSON.stringify(under.events)})`,
+  );
+}
+
+/** Three rounds of the agent alone, with null hooks and under `tally run`, alternately. */
 export async function measureSession(a: SessionAgent): Promise<SessionMeasure> {
   const m: SessionMeasure = {
     alone: [],
+    floor: [],
+    fired: [],
     withTally: [],
     warm: [],
     agentUnder: [],
@@ -191,25 +225,39 @@ export async function measureSession(a: SessionAgent): Promise<SessionMeasure> {
     load: [loadavg()[0]!, 0],
   };
   for (let round = 0; round < ROUNDS; round++) {
-    m.alone.push((await once(a, false, false)).run.durationMs);
-    const under = await once(a, true, false);
+    m.alone.push((await once(a, 'alone')).run.durationMs);
+    const floor = await once(a, 'floor');
+    m.floor.push(floor.run.durationMs);
+    m.fired.push(floor.fired!);
+    const under = await once(a, 'cold');
+    checkFloor(a, floor.fired!, under);
     m.withTally.push(under.run.durationMs);
     m.agentUnder.push(under.timings!.agent_ms!);
     for (const k of Object.keys(m.fixed) as (keyof SessionMeasure['fixed'])[])
       m.fixed[k].push(under.timings![k]!);
     m.hooks.push(under.hooks!);
-    m.warm.push((await once(a, true, false, true)).run.durationMs);
+    m.warm.push((await once(a, 'warm')).run.durationMs);
   }
   m.load[1] = loadavg()[0]!;
   return m;
 }
 
 const ms = (xs: number[]) => `${median(xs).toFixed(0)} ms (${spread(xs)})`;
+/** A count over the rounds: the number, or its range when the rounds differ. */
+const counted = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? `${xs[0]}` : spread(xs));
 
-/** The rows of one agent's session: ratio, fixed costs, added latency per hook event. */
+/** What fired in the floor runs, e.g. "65 http requests, 1 command run". */
+function firedText(fired: FiredHooks[]): string {
+  const requests = counted(fired.map((f) => f.requests));
+  const commands = counted(fired.map((f) => f.commands));
+  return `${requests} http request${requests === '1' ? '' : 's'}, ${commands} command run${commands === '1' ? '' : 's'}`;
+}
+
+/** The rows of one agent's session: ratio, the null-hook floor, fixed costs, added latency per hook event. */
 export function sessionResults(label: string, m: SessionMeasure): BenchResult[] {
   const hooks = median(m.hooks);
   const perHook = (median(m.agentUnder) - median(m.alone)) / Math.max(1, hooks);
+  const overFloor = (median(m.agentUnder) - median(m.floor)) / Math.max(1, hooks);
   const fixed = (k: keyof SessionMeasure['fixed']) => median(m.fixed[k]).toFixed(0);
   return [
     {
@@ -218,6 +266,20 @@ export function sessionResults(label: string, m: SessionMeasure): BenchResult[] 
       baseline: `alone ${ms(m.alone)}`,
       ratio: median(m.withTally) / median(m.alone),
       target: '<= 1.15',
+    },
+    {
+      name: `${label}: whole session with tally run's hook set answered by nothing (${firedText(m.fired)} a session; median of ${ROUNDS})`,
+      measured: ms(m.floor),
+      baseline: `alone ${ms(m.alone)}`,
+      ratio: median(m.floor) / median(m.alone),
+      target: 'report: the floor of hook-based capture',
+    },
+    {
+      name: `${label}: tally run vs that null-hook floor (the agent's own time under Tally ${median(m.agentUnder).toFixed(0)} ms: ${overFloor.toFixed(1)} ms per hook event over the floor)`,
+      measured: ms(m.withTally),
+      baseline: `null hooks ${ms(m.floor)}`,
+      ratio: median(m.withTally) / median(m.floor),
+      target: 'report',
     },
     {
       name: `${label}: whole session, tally run with the user's recorder already running (median of ${ROUNDS})`,
@@ -249,7 +311,7 @@ export function sessionResults(label: string, m: SessionMeasure): BenchResult[] 
  * process's life: node start to the request, the request to the recorder, the answer to exit.
  */
 export async function probeSession(a: SessionAgent): Promise<BenchResult[]> {
-  const probed = await once(a, true, true);
+  const probed = await once(a, 'probed');
   const inRecorder = probed.recorded!.map(([event, record]) => record - event);
   const mean = inRecorder.reduce((s, x) => s + x, 0) / Math.max(1, inRecorder.length);
   const events = Object.entries(probed.events!)

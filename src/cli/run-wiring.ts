@@ -24,8 +24,9 @@ import {
 import { join } from 'node:path';
 import type { Registration } from '../ahp/registration/types.js';
 import { parseSettings } from '../capture/hook-settings.js';
+import type { JsonObject } from '../core/json.js';
 import { FailureError } from './command.js';
-import { INSTALLERS } from './installers.js';
+import { type HookWiring, INSTALLERS } from './installers.js';
 
 export interface RunWiring {
   argv: string[];
@@ -89,6 +90,26 @@ function unlay(userDir: string, runDir: string, own: Record<string, string>): vo
   }
 }
 
+/** What `tally run` wires for an agent: its hooks block, or OpenCode's plugin. */
+export type RunHooks = { block: Record<string, JsonObject[]> } | { plugin: string };
+
+/**
+ * The hooks `tally run` wires for `harness`: http hooks wherever the agent has them (Claude Code,
+ * Qwen Code), command hooks otherwise, OpenCode's plugin. The null-hook benchmarks derive their
+ * hook sets from this too.
+ */
+export function runHooks(
+  harness: string,
+  registration: Registration | null,
+  wiring: Omit<HookWiring, 'transport'>,
+): RunHooks {
+  const installer = INSTALLERS[harness]!;
+  if (installer.wholeFile)
+    return { plugin: installer.wholeFile.render(registration, { ...wiring, transport: 'command' }) };
+  const transport = installer.transports.includes('http') ? 'http' : 'command';
+  return { block: installer.hooks(registration, { ...wiring, transport }) };
+}
+
 export async function wireRun(
   harness: string,
   agentArgv: string[],
@@ -104,34 +125,27 @@ export async function wireRun(
   },
 ): Promise<RunWiring> {
   const installer = INSTALLERS[harness]!;
-  const wiring = {
+  const hooks = runHooks(harness, options.registration, {
     port: options.port,
     tally: options.tally,
     ...(options.sh ? { sh: options.sh } : {}),
     ...(options.agent ? { agent: options.agent } : {}),
-  };
+  });
+  if ('plugin' in hooks) return openCodeWiring(agentArgv, options, hooks.plugin);
   if (harness === 'claude-code') {
     const settings = join(options.dir, 'claude-code-settings.json');
-    const hooks = installer.hooks(options.registration, { ...wiring, transport: 'http' });
-    writeFileSync(settings, `${JSON.stringify({ hooks }, null, 2)}\n`, { mode: 0o600 });
+    writeFileSync(settings, `${JSON.stringify({ hooks: hooks.block }, null, 2)}\n`, { mode: 0o600 });
     return {
       argv: [agentArgv[0]!, '--settings', settings, ...agentArgv.slice(1)],
       env: {},
       restore: () => {},
     };
   }
-  if (installer.wholeFile)
-    return openCodeWiring(
-      agentArgv,
-      options,
-      installer.wholeFile.render(options.registration, { ...wiring, transport: 'command' }),
-    );
   const home = CONFIG_HOMES[harness]!;
   const userDir = home.dir(options.env);
   const userHooks = join(userDir, home.hooks);
   const base = parseSettings(existsSync(userHooks) ? readFileSync(userHooks, 'utf8') : undefined, userHooks);
-  const transport = installer.transports.includes('http') ? 'http' : 'command';
-  const merged = installer.merge(base, installer.hooks(options.registration, { ...wiring, transport }));
+  const merged = installer.merge(base, hooks.block);
   const own: Record<string, string> = { [home.hooks]: `${JSON.stringify(merged, null, 2)}\n` };
   for (const name of home.copied ?? [])
     own[name] = existsSync(join(userDir, name)) ? readFileSync(join(userDir, name), 'utf8') : '';

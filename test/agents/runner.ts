@@ -53,6 +53,11 @@ export interface RunOptions {
    */
   trustHooks?: boolean;
   /**
+   * Runs once the run's files are written, before the agent starts, with its binary and
+   * environment (after the profile's own step); what it returns is the result's `setup`.
+   */
+  beforeSpawn?: (bin: string, env: Record<string, string>) => Promise<unknown>;
+  /**
    * Runs the agent through another command (e.g. `tally run -- <agent>`): given the agent's binary
    * and arguments, returns the program and arguments actually spawned, in the same environment.
    */
@@ -82,7 +87,10 @@ export interface AgentRun {
   home: string;
   /** Files read from `collect`, by path relative to HOME. */
   collected: Record<string, string>;
-  /** What the profile's set-up step reported (Codex with trustHooks: its hooks as listed after). */
+  /**
+   * What `beforeSpawn` returned, else what the profile's set-up step reported (Codex with
+   * trustHooks: its hooks as listed after).
+   */
   setup?: unknown;
   durationMs: number;
 }
@@ -169,7 +177,8 @@ export async function runAgent(options: RunOptions): Promise<AgentRun> {
     writeFiles(home, options.files ?? {});
     const env = { ...baseEnv(root, home, tmp, marker), ...egress.env, ...prepared.env, ...options.env };
     const argv = [...prepared.args, ...(options.args ?? [])];
-    const setup = profile.beforeSpawn ? await profile.beforeSpawn(ctx, installed.bin, env) : undefined;
+    const prepare = profile.beforeSpawn ? await profile.beforeSpawn(ctx, installed.bin, env) : undefined;
+    const setup = options.beforeSpawn ? await options.beforeSpawn(installed.bin, env) : prepare;
     const started = Date.now();
     const [program, programArgs] = options.wrap ? options.wrap(installed.bin, argv) : [installed.bin, argv];
     const child = spawn(program, programArgs, {
