@@ -193,10 +193,20 @@ export function redactValue(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, inner]) => [
-      key,
-      isSecretName(key) ? redactSecretLeaf(inner, key) : redactValue(inner),
-    ]),
-  );
+  // Built member by member (every event passes here): no array of entries made and dropped.
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const inner = (value as Record<string, unknown>)[key];
+    const redacted = isSecretName(key) ? redactSecretLeaf(inner, key) : redactValue(inner);
+    // A member named __proto__ (JSON.parse makes it an own member) stays one, as fromEntries kept it.
+    if (key === '__proto__')
+      Object.defineProperty(out, key, {
+        value: redacted,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    else out[key] = redacted;
+  }
+  return out;
 }
