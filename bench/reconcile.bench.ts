@@ -1,7 +1,7 @@
 /**
  * The cost of reconciliation at close and of `tally wrap`'s snapshot, on a git repository of
  * 20,000 committed files (1 KiB each, 200 folders) of which 200 are modified, 100 deleted and 100
- * created during the "session". Baselines measured in the same run on the same tree: `git status
+ * created during the "session"; and of the baseline the session start takes on the same tree. Baselines measured in the same run on the same tree: `git status
  * --porcelain -uall` (what git itself needs to find the changed paths) for the reconcile pass, and
  * reading and SHA-256-hashing every listed file in one loop for the snapshot.
  */
@@ -46,6 +46,8 @@ const bench: BenchModule = {
       git(root, 'init', '-q');
       git(root, 'add', '.');
       git(root, 'commit', '-qm', 'tree');
+      // The session start's side: the baseline taken before the agent runs (the tree still clean).
+      const start = await best(() => captureBaseline(root));
       const { baseline } = captureBaseline(root);
       for (let i = 0; i < 200; i++) writeFileSync(join(root, `d${i % DIRS}`, `f${i}.txt`), `changed ${i}\n`);
       for (let i = 200; i < 300; i++) unlinkSync(join(root, `d${i % DIRS}`, `f${i}.txt`));
@@ -72,6 +74,13 @@ const bench: BenchModule = {
       });
       const ms = (s: number) => `${(s * 1000).toFixed(0)} ms`;
       return [
+        {
+          name: `start baseline, ${FILES} files`,
+          measured: ms(start),
+          baseline: `git status -uall ${ms(status)}`,
+          ratio: start / status,
+          target: 'report',
+        },
         {
           name: `reconcile pass, ${FILES} files, ${changes} changes`,
           measured: ms(reconcile),
