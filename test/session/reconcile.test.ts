@@ -272,7 +272,7 @@ describe('reconciliation against a tree whose .git the agent can write', () => {
 });
 
 describe('reconciliation when the start commit is gone', () => {
-  it('the close still seals, and the summary says why nothing was reconciled', async () => {
+  it('still compares the tree: the start snapshot holds what the pass needs of the start commit', async () => {
     const fx = await makeFixture('tally-reconcile-gone-');
     writeFileSync(join(fx.root, 'later.txt'), 'later\n');
     git(fx.root, 'add', '.');
@@ -282,6 +282,29 @@ describe('reconciliation when the start commit is gone', () => {
     git(fx.root, 'reset', '-q', '--hard', 'HEAD~1');
     git(fx.root, 'reflog', 'expire', '--expire=now', '--all');
     git(fx.root, 'gc', '-q', '--prune=now');
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+    });
+    const pkg = readFileSync(closed.packagePath);
+    assert.deepEqual(
+      receiptOf(pkg).files_written.map((row) => [row.path, row.operation]),
+      [
+        ['.git/info/refs', 'created'], // written by git gc
+        ['later.txt', 'deleted'],
+      ],
+    );
+    const verified = await verifyPackage(pkg, { trusted: [toPublicKey(fx.signer.privateKey)], now: new Date() });
+    assert.equal(verified.ok, true, JSON.stringify(verified.checks.filter((c) => !c.ok)));
+  });
+});
+
+describe('reconciliation when git cannot read the repository', () => {
+  it('the close still seals, and the summary says why nothing was reconciled', async () => {
+    const fx = await makeFixture('tally-reconcile-broken-');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+    writeFileSync(join(fx.root, '.git', 'index'), 'not an index');
     const closed = await closeSession({
       state: fx.state,
       session: readSessionInfo(fx.state, info.id),

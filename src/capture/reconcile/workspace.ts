@@ -105,17 +105,6 @@ export function nulList(output: Buffer): string[] {
 }
 
 /**
- * Tracked paths whose index entry tells git not to look at the working file — assume-unchanged (a
- * lower-case tag in `ls-files -v`) or skip-worktree (`S`, `s`) — so that `git diff` and `git status`
- * pass over them whatever the file holds. Reconciliation looks at these itself.
- */
-export function unwatchedPaths(root: string): string[] {
-  return nulList(gitBuffer(root, ['ls-files', '-z', '-v']))
-    .filter((entry) => entry[1] === ' ' && (entry[0] === 'S' || /[a-z]/.test(entry[0]!)))
-    .map((entry) => entry.slice(2));
-}
-
-/**
  * git's own files that decide what runs or what git shows, watched like project files: the
  * repository's config (hooks path, filters, fsmonitor), its hooks (run by the user's next commit)
  * and `info/` (exclude, attributes). Raw paths under the work tree, in byte order.
@@ -201,7 +190,8 @@ export function compareRaw(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function insideTally(raw: string): boolean {
+/** Whether a raw path is Tally's own state folder or under it (never reconciled). */
+export function insideTally(raw: string): boolean {
   return raw === '.tally' || raw.startsWith('.tally/');
 }
 
@@ -218,9 +208,23 @@ export function listTree(root: string, inGit: boolean, limit = DEFAULT_FILE_LIMI
       limit,
     );
   }
-  const found: string[] = [];
+  const listing = walkFiles(root, '', limit, (rel, name) => rel === name && SKIPPED_DIRS.has(name));
+  return { paths: listing.paths.sort(compareRaw), skipped: listing.skipped };
+}
+
+/**
+ * The files and symbolic links under `root/from` (`''`: the whole tree), walked in byte order so
+ * which files a limit keeps depends only on the tree; `skipDir(rel, name)` leaves a folder out.
+ * Raw paths relative to `root`; at most `limit`, the rest counted.
+ */
+export function walkFiles(
+  root: string,
+  from: string,
+  limit: number,
+  skipDir: (rel: string, name: string) => boolean,
+): Listing {
+  const paths: string[] = [];
   let skipped = 0;
-  const rootBytes = Buffer.from(root, 'utf8');
   const walk = (dir: Buffer, prefix: string): void => {
     let entries: import('node:fs').Dirent<Buffer>[];
     try {
@@ -228,22 +232,32 @@ export function listTree(root: string, inGit: boolean, limit = DEFAULT_FILE_LIMI
     } catch {
       return;
     }
-    // Byte order, so which files a limit keeps depends only on the tree.
     entries.sort((a, b) => Buffer.compare(a.name, b.name));
     for (const entry of entries) {
       const name = rawPath(entry.name);
       const rel = prefix === '' ? name : `${prefix}/${name}`;
       if (entry.isDirectory()) {
-        if (prefix === '' && SKIPPED_DIRS.has(name)) continue;
-        walk(Buffer.concat([dir, Buffer.from('/'), entry.name]), rel);
+        if (!skipDir(rel, name)) walk(Buffer.concat([dir, Buffer.from('/'), entry.name]), rel);
       } else if (entry.isFile() || entry.isSymbolicLink()) {
-        if (found.length < limit) found.push(rel);
+        if (paths.length < limit) paths.push(rel);
         else skipped++;
       }
     }
   };
-  walk(rootBytes, '');
-  return { paths: found.sort(compareRaw), skipped };
+  walk(from === '' ? Buffer.from(root, 'utf8') : nativePath(root, from), from);
+  return { paths, skipped };
+}
+
+/** `git ls-tree -r` of a commit: raw path → blob id (gitlinks left out). */
+export function treeBlobs(root: string, commit: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const entry of nulList(gitBuffer(root, ['ls-tree', '-r', '-z', '--full-tree', commit]))) {
+    const tab = entry.indexOf('\t');
+    const [mode, type, id] = entry.slice(0, tab).split(' ');
+    if (type !== 'blob' || mode === '160000' || id === undefined) continue;
+    out.set(entry.slice(tab + 1), id);
+  }
+  return out;
 }
 
 export interface TreeSnapshot {
