@@ -10,32 +10,20 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { trustKeys } from '../../src/core/dsse.js';
 import { toPublicKey } from '../../src/core/keys.js';
-import { checkLine } from '../../src/evidence/log/reader.js';
 import { verifyPackage } from '../../src/evidence/package/verify.js';
-import type { Receipt } from '../../src/evidence/receipt/receipt.js';
-import type { EventRecord } from '../../src/evidence/record/record.js';
 import { closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
 import { readSessionInfo } from '../../src/session/store.js';
 import { tempDir } from '../temp.js';
-import { type Fixture, git, makeFixture, packageLines, toolAfter, toolBefore } from './fixture.js';
-
-function records(fx: Fixture, pkg: Buffer): EventRecord[] {
-  const keys = trustKeys([toPublicKey(fx.signer.privateKey)]);
-  const lines = packageLines(pkg);
-  return lines.slice(1, -1).map((line) => {
-    const checked = checkLine(line, keys);
-    assert.ok(checked.ok);
-    return checked.record;
-  });
-}
-
-function receiptOf(pkg: Buffer): Receipt {
-  const lines = packageLines(pkg);
-  const seal = JSON.parse(lines.at(-1)!.toString('utf8')) as { receipt: { payload: string } };
-  return JSON.parse(Buffer.from(seal.receipt.payload, 'base64').toString('utf8')) as Receipt;
-}
+import {
+  type Fixture,
+  git,
+  makeFixture,
+  packageReceipt as receiptOf,
+  packageRecords as records,
+  toolAfter,
+  toolBefore,
+} from './fixture.js';
 
 /** git's own net view: every change since `start`, renames of identical content paired. */
 function gitNetView(root: string, start: string): Map<string, string> {
@@ -295,7 +283,10 @@ describe('reconciliation when the start commit is gone', () => {
         ['later.txt', 'deleted'],
       ],
     );
-    const verified = await verifyPackage(pkg, { trusted: [toPublicKey(fx.signer.privateKey)], now: new Date() });
+    const verified = await verifyPackage(pkg, {
+      trusted: [toPublicKey(fx.signer.privateKey)],
+      now: new Date(),
+    });
     assert.equal(verified.ok, true, JSON.stringify(verified.checks.filter((c) => !c.ok)));
   });
 });
