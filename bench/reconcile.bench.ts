@@ -10,8 +10,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { captureBaseline } from '../src/capture/reconcile/baseline.js';
 import { diffWorkspace } from '../src/capture/reconcile/reconcile.js';
+import { RECENT_MS } from '../src/capture/reconcile/stat.js';
 import { listTree, snapshotTree } from '../src/capture/reconcile/workspace.js';
 import { type BenchModule, type BenchResult, seconds } from './harness.js';
 
@@ -46,16 +48,18 @@ const bench: BenchModule = {
       git(root, 'init', '-q');
       git(root, 'add', '.');
       git(root, 'commit', '-qm', 'tree');
-      // The session start's side: the baseline taken before the agent runs (the tree still clean).
+      // The session start's side: the baseline taken before the agent runs (the tree still clean),
+      // once the files are older than a stat can vouch for, as in a tree not written just now.
+      await sleep(RECENT_MS);
       const start = await best(() => captureBaseline(root));
-      const { baseline } = captureBaseline(root);
+      const { baseline, stat } = captureBaseline(root);
       for (let i = 0; i < 200; i++) writeFileSync(join(root, `d${i % DIRS}`, `f${i}.txt`), `changed ${i}\n`);
       for (let i = 200; i < 300; i++) unlinkSync(join(root, `d${i % DIRS}`, `f${i}.txt`));
       for (let i = 0; i < 100; i++) writeFileSync(join(root, `d${i}`, `new${i}.txt`), `new ${i}\n`);
 
       let changes = 0;
       const reconcile = await best(() => {
-        changes = diffWorkspace(root, baseline).changes.length;
+        changes = diffWorkspace(root, baseline, stat ? { startStat: stat } : {}).changes.length;
       });
       const status = await best(() =>
         execFileSync('git', ['status', '--porcelain', '-uall'], { cwd: root, maxBuffer: 1 << 28 }),

@@ -23,7 +23,6 @@ import {
   snapshotJson,
   snapshotTree,
   type TreeSnapshot,
-  treeBlobs,
 } from './workspace.js';
 
 /** What `session.start` records in `extensions["dev.tally.workspace"].baseline`. */
@@ -84,21 +83,35 @@ export function headOf(root: string): string | undefined {
   }
 }
 
-/**
- * The index at the start, read once: every tracked path, and those whose entry tells git not to
- * look at the working file — assume-unchanged (a lower-case tag in `ls-files -v`) or skip-worktree
- * (`S`, `s`) — so that `git diff` and `git status` pass over them whatever the file holds.
- */
-function indexAtStart(root: string): { tracked: string[]; unwatched: string[] } {
-  const tracked: string[] = [];
-  const unwatched: string[] = [];
-  for (const entry of nulList(gitBuffer(root, ['ls-files', '-z', '-v']))) {
-    if (entry[1] !== ' ') continue;
-    const raw = entry.slice(2);
-    tracked.push(raw);
-    if (entry[0] === 'S' || /[a-z]/.test(entry[0]!)) unwatched.push(raw);
+/** The index at the start, read once (before the agent runs, so trusted as the start's). */
+interface StartIndex {
+  tracked: string[];
+  /**
+   * Paths whose entry tells git not to look at the working file — assume-unchanged (a lower-case
+   * tag in `ls-files -v`) or skip-worktree (`S`, `s`) — so that `git diff` and `git status` pass
+   * over them whatever the file holds.
+   */
+  unwatched: string[];
+  /**
+   * Each entry's blob id: a file git finds clean holds what its entry names, which is also its blob
+   * in HEAD (one that differs from HEAD is dirty, and its digest is kept instead).
+   */
+  blobs: Map<string, string>;
+}
+
+function indexAtStart(root: string): StartIndex {
+  const index: StartIndex = { tracked: [], unwatched: [], blobs: new Map() };
+  // `<tag> <mode> <id> <stage>\t<path>`
+  for (const entry of nulList(gitBuffer(root, ['ls-files', '-z', '-s', '-v']))) {
+    const tab = entry.indexOf('\t');
+    const [tag, mode, id, stage] = entry.slice(0, tab).split(' ');
+    if (tab < 0 || tag === undefined || id === undefined) continue;
+    const raw = entry.slice(tab + 1);
+    index.tracked.push(raw);
+    if (tag === 'S' || /^[a-z]$/.test(tag)) index.unwatched.push(raw);
+    if (stage === '0' && mode !== '160000') index.blobs.set(raw, id);
   }
-  return { tracked, unwatched };
+  return index;
 }
 
 /**
@@ -106,7 +119,7 @@ function indexAtStart(root: string): { tracked: string[]; unwatched: string[] } 
  * from HEAD, what is untracked (what the listing shows that the index does not hold), and what git
  * is told not to look at (the close looks at these itself).
  */
-function dirtyPaths(root: string, visible: VisibleTree, index: { tracked: string[]; unwatched: string[] }) {
+function dirtyPaths(root: string, visible: VisibleTree, index: StartIndex): string[] {
   const status = gitBuffer(root, [
     'status',
     '--porcelain=v1',
@@ -148,7 +161,7 @@ export function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): Captu
     .filter((raw) => !insideTally(raw))
     .sort(compareRaw);
   // The stats first, then git's view of what is dirty: a write in between shows in a stat.
-  const stat = takeStatSnapshot(root, all, visible.nested, head ? treeBlobs(root, head) : new Map(), limit);
+  const stat = takeStatSnapshot(root, all, visible.nested, index.blobs, limit);
   const statBytes = `${JSON.stringify(statJson(stat))}\n`;
   baseline.stat = { digest: digest(statBytes), files: stat.files.size, skipped: stat.skipped, limit };
   const paths = dirtyPaths(root, visible, index);

@@ -1,7 +1,7 @@
 /**
  * Tally's own stat snapshot of a git working tree at the start of a session: for every file, its
- * size, modification and change times, inode and mode, and its blob in the start commit (read from
- * git before the agent runs). The close content-hashes only the files whose stat differs: writing
+ * size, modification and change times, inode and mode, and its blob id as the index holds it
+ * before the agent runs (the start commit's, for a file git finds clean). The close content-hashes only the files whose stat differs: writing
  * a file sets its change time (ctime) to the clock's time, and no program can set a ctime back
  * short of changing the system clock, so a file whose stat is as it was still holds what it held.
  * A file changed too shortly before the snapshot for that to hold (its ctime within `RECENT_MS` of
@@ -16,7 +16,7 @@ export type FileStat = readonly [number, number, number, number, number];
 export interface StatEntry {
   /** null: changed too shortly before the snapshot for its stat to vouch for its content. */
   stat: FileStat | null;
-  /** Its blob id in the start commit, when the commit has it. */
+  /** Its blob id in the index at the start, when the index has it. */
   blob?: string;
 }
 
@@ -55,7 +55,7 @@ export function sameStat(a: FileStat, b: FileStat): boolean {
 
 /**
  * The snapshot of `paths` (raw, sorted, unique): the first `limit` of them are looked at; `blobs`
- * are the start commit's. Taken before git is asked which files are dirty, so a write that lands
+ * are the index's at the start. Taken before git is asked which files are dirty, so a write that lands
  * in between changes a stat the close compares.
  */
 export function takeStatSnapshot(
