@@ -182,6 +182,25 @@ describe('reconciliation at close (git)', () => {
     assert.deepEqual([compared.ok, compared.code], [true, 'ok']);
   });
 
+  it('a folder replaced by a file: the files it held deleted, the file created', async () => {
+    const fx = await makeFixture('tally-reconcile-folder-');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+    rmSync(join(fx.root, 'src'), { recursive: true });
+    writeFileSync(join(fx.root, 'src'), 'now a file\n');
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+    });
+    assert.deepEqual(
+      receiptOf(readFileSync(closed.packagePath)).files_written.map((row) => [row.path, row.operation]),
+      [
+        ['src', 'created'],
+        ['src/app.js', 'deleted'],
+      ],
+    );
+  });
+
   it('stops at the limit and reports how many paths it did not look at', async () => {
     const fx = await makeFixture('tally-reconcile-limit-');
     const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DEFAULT_FILE_LIMIT,
+  GIT_OVERRIDES,
   insideTally,
   type Listing,
   nulList,
@@ -37,12 +38,22 @@ function emptyGitDir(): string {
 }
 
 export function listVisible(root: string): VisibleTree {
-  const dir = emptyGitDir();
+  let dir: string | undefined;
   let out: Buffer;
   try {
+    dir = emptyGitDir();
     out = execFileSync(
       'git',
-      ['-c', 'safe.directory=*', 'ls-files', '-z', '--others', '--exclude-per-directory=.gitignore'],
+      // The overrides too: they hold even against a config written into the directory meanwhile.
+      [
+        ...GIT_OVERRIDES,
+        '-c',
+        'safe.directory=*',
+        'ls-files',
+        '-z',
+        '--others',
+        '--exclude-per-directory=.gitignore',
+      ],
       {
         cwd: root,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,7 +76,7 @@ export function listVisible(root: string): VisibleTree {
   } catch (error) {
     throw new ReconcileError('git', `git could not list the files of ${root}`, { root }, { cause: error });
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }
   const files: string[] = [];
   const nested: string[] = [];

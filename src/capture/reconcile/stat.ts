@@ -7,7 +7,7 @@
  * A file changed too shortly before the snapshot for that to hold (its ctime within `RECENT_MS` of
  * it) is compared by content at the close whatever its stat says.
  */
-import { lstatSync } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { nativePath, ReconcileError, rawPath } from './workspace.js';
 
 /** size, modification time (ms), change time (ms), inode, mode: what `lstat` says of a file. */
@@ -42,9 +42,12 @@ const ASCII = /^[\x20-\x7e]*$/;
 
 /** The stat of a regular file or symbolic link at `root/raw`, or undefined when there is none. */
 export function statOf(root: string, raw: string): FileStat | undefined {
-  const stat = lstatSync(ASCII.test(raw) ? `${root}/${raw}` : nativePath(root, raw), {
-    throwIfNoEntry: false,
-  });
+  let stat: Stats | undefined;
+  try {
+    stat = lstatSync(ASCII.test(raw) ? `${root}/${raw}` : nativePath(root, raw), { throwIfNoEntry: false });
+  } catch {
+    return undefined; // a folder on the way is now a file, or cannot be read: no file here
+  }
   if (stat === undefined || !(stat.isFile() || stat.isSymbolicLink())) return undefined;
   return [stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino, stat.mode];
 }

@@ -61,7 +61,7 @@ export function rawOfText(path: string): string {
  * changed), the index's cache of untracked directories, and the user's global exclude file.
  * `GIT_NO_REPLACE_OBJECTS`: `git replace` cannot swap the start commit for another.
  */
-const GIT_OVERRIDES = [
+export const GIT_OVERRIDES = [
   '-c',
   'core.fsmonitor=false',
   '-c',
