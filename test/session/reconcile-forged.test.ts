@@ -306,4 +306,27 @@ describe('a start snapshot past the limit', () => {
     const check = verified.checks.find((c) => c.check === 'workspace_reconciled')!;
     assert.deepEqual([check.ok, check.code], [true, 'info']);
   });
+
+  it('a new repository folder holding more files than the limit: the rest counted', async () => {
+    const fx = await makeFixture('tally-forged-nested-limit-');
+    const r = fx.root;
+    const { info } = await startSession({ state: fx.state, root: r, signer: fx.signer });
+    mkdirSync(join(r, 'vendor'));
+    for (let i = 0; i < 4; i++) writeFileSync(join(r, 'vendor', `${i}.js`), `${i}\n`);
+    git(join(r, 'vendor'), 'init', '-q');
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+      reconcileLimit: 2,
+    });
+    const pkg = readFileSync(closed.packagePath);
+    assert.deepEqual(
+      packageReceipt(pkg).files_written.map((row) => row.path),
+      ['vendor/0.js', 'vendor/1.js'],
+    );
+    const summary = packageRecords(fx, pkg).find((rec) => rec.event.type === 'tally.reconcile.summary')!;
+    const ext = (summary.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.reconcile']!;
+    assert.deepEqual([ext.limit, ext.skipped], [2, 2]);
+  });
 });

@@ -199,9 +199,16 @@ function diffGit(
   };
   const visible = listVisible(root);
   const candidates = new Set([...visible.files, ...dirty.keys(), ...(stat?.files.keys() ?? blobs.keys())]);
-  for (const folder of visible.nested)
-    if (stat !== undefined && !stat.nested.has(folder))
-      for (const raw of listNested(root, folder, limit).paths) candidates.add(raw);
+  // New repository folders share one budget of `limit` files; what is past it is counted.
+  let budget = limit;
+  let unwalked = 0;
+  for (const folder of visible.nested) {
+    if (stat === undefined || stat.nested.has(folder)) continue;
+    const listing = listNested(root, folder, budget);
+    for (const raw of listing.paths) candidates.add(raw);
+    budget -= listing.paths.length;
+    unwalked += listing.skipped;
+  }
   // What the index names is a candidate too, never the only source: it is the agent's to write.
   for (const raw of nulList(gitBuffer(root, ['ls-files', '-z', '--cached'])))
     if (plainPath(raw)) candidates.add(raw);
@@ -222,7 +229,7 @@ function diffGit(
   return {
     mode: 'git',
     changes: pairRenames(differing),
-    skipped: beyond + Math.max(0, changed.length - limit),
+    skipped: beyond + unwalked + Math.max(0, changed.length - limit),
     limit,
     commit,
   };
