@@ -52,14 +52,14 @@ const bench: BenchModule = {
       // once the files are older than a stat can vouch for, as in a tree not written just now.
       await sleep(RECENT_MS);
       const start = await best(() => captureBaseline(root));
-      const { baseline, stat } = captureBaseline(root);
+      const { baseline, stat } = await captureBaseline(root);
       for (let i = 0; i < 200; i++) writeFileSync(join(root, `d${i % DIRS}`, `f${i}.txt`), `changed ${i}\n`);
       for (let i = 200; i < 300; i++) unlinkSync(join(root, `d${i % DIRS}`, `f${i}.txt`));
       for (let i = 0; i < 100; i++) writeFileSync(join(root, `d${i}`, `new${i}.txt`), `new ${i}\n`);
 
       let changes = 0;
-      const reconcile = await best(() => {
-        changes = diffWorkspace(root, baseline, stat ? { startStat: stat } : {}).changes.length;
+      const reconcile = await best(async () => {
+        changes = (await diffWorkspace(root, baseline, stat ? { startStat: stat } : {})).changes.length;
       });
       const status = await best(() =>
         execFileSync('git', ['status', '--porcelain', '-uall'], { cwd: root, maxBuffer: 1 << 28 }),

@@ -128,7 +128,7 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     copyFileSync(registrationPath, info.registration);
   }
   writeSessionInfo(options.state, info);
-  const { baseline, snapshotBytes, statBytes } = captureBaseline(options.root, options.reconcileLimit);
+  const { baseline, snapshotBytes, statBytes } = await captureBaseline(options.root, options.reconcileLimit);
   if (snapshotBytes !== undefined) keepTreeBaseline(options.state, id, snapshotBytes);
   if (statBytes !== undefined) keepStatBaseline(options.state, id, statBytes);
   const event: CanonicalEvent = {

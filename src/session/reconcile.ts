@@ -147,7 +147,7 @@ export async function reconcileSession(options: {
   try {
     const snapshot = startSnapshot(options.state, options.session, baseline);
     if (snapshot === 'altered') summary.baseline = 'altered';
-    else diff = diffWorkspace(root, baseline, { ...snapshot, ...limit });
+    else diff = await diffWorkspace(root, baseline, { ...snapshot, ...limit });
   } catch (error) {
     // A tree that cannot be compared (the start commit gone, git missing) must not stop the close:
     // the summary says why nothing was reconciled.

@@ -14,6 +14,7 @@ import {
   compareRaw,
   DEFAULT_FILE_LIMIT,
   gitBuffer,
+  gitBufferAsync,
   gitStatePaths,
   identify,
   insideTally,
@@ -99,10 +100,10 @@ interface StartIndex {
   blobs: Map<string, string>;
 }
 
-function indexAtStart(root: string): StartIndex {
+/** The index from `git ls-files -z -s -v`: `<tag> <mode> <id> <stage>\t<path>` per entry. */
+function indexOf(listing: Buffer): StartIndex {
   const index: StartIndex = { tracked: [], unwatched: [], blobs: new Map() };
-  // `<tag> <mode> <id> <stage>\t<path>`
-  for (const entry of nulList(gitBuffer(root, ['ls-files', '-z', '-s', '-v']))) {
+  for (const entry of nulList(listing)) {
     const tab = entry.indexOf('\t');
     const [tag, mode, id, stage] = entry.slice(0, tab).split(' ');
     if (tab < 0 || tag === undefined || id === undefined) continue;
@@ -114,20 +115,22 @@ function indexAtStart(root: string): StartIndex {
   return index;
 }
 
+/** What `git status` says differs from HEAD (untracked files left out). */
+const STATUS_ARGS = [
+  'status',
+  '--porcelain=v1',
+  '-z',
+  '--untracked-files=no',
+  '--no-renames',
+  '--ignore-submodules=all',
+];
+
 /**
  * Raw paths whose start content the baseline keeps, `.tally/` left out, in byte order: what differs
- * from HEAD, what is untracked (what the listing shows that the index does not hold), and what git
+ * from HEAD (`status`), what is untracked (what the listing shows that the index does not hold), and what git
  * is told not to look at (the close looks at these itself).
  */
-function dirtyPaths(root: string, visible: VisibleTree, index: StartIndex): string[] {
-  const status = gitBuffer(root, [
-    'status',
-    '--porcelain=v1',
-    '-z',
-    '--untracked-files=no',
-    '--no-renames',
-    '--ignore-submodules=all',
-  ]);
+function dirtyPaths(status: Buffer, visible: VisibleTree, index: StartIndex): string[] {
   const changed = nulList(status)
     .filter((entry) => entry.length > 3)
     .map((entry) => entry.slice(3));
@@ -138,7 +141,7 @@ function dirtyPaths(root: string, visible: VisibleTree, index: StartIndex): stri
     .sort(compareRaw);
 }
 
-export function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): CapturedBaseline {
+export async function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): Promise<CapturedBaseline> {
   if (!isGitRoot(root)) {
     const snapshot = snapshotTree(root, false, limit);
     const snapshotBytes = `${canonicalize(snapshotJson(snapshot))}\n`;
@@ -155,16 +158,23 @@ export function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): Captu
   const head = headOf(root);
   if (head) baseline.commit = head;
   const format = objectFormat(root);
-  const visible = listVisible(root);
-  const index = indexAtStart(root);
+  const [visible, listing] = await Promise.all([
+    listVisible(root),
+    gitBufferAsync(root, ['ls-files', '-z', '-s', '-v']),
+  ]);
+  const index = indexOf(listing);
   const all = [...new Set([...visible.files, ...index.tracked])]
     .filter((raw) => !insideTally(raw))
     .sort(compareRaw);
-  // The stats first, then git's view of what is dirty: a write in between shows in a stat.
-  const stat = takeStatSnapshot(root, all, visible.nested, index.blobs, limit);
+  // From here on a write to any file gives it a ctime the snapshot calls too recent to vouch for
+  // its content, so git may look for dirty files while Tally takes the stats.
+  const since = Date.now();
+  const status = gitBufferAsync(root, STATUS_ARGS);
+  status.catch(() => undefined); // awaited below; a failure is thrown there
+  const stat = takeStatSnapshot(root, all, visible.nested, index.blobs, limit, since);
   const statBytes = `${JSON.stringify(statJson(stat))}\n`;
   baseline.stat = { digest: digest(statBytes), files: stat.files.size, skipped: stat.skipped, limit };
-  const paths = dirtyPaths(root, visible, index);
+  const paths = dirtyPaths(await status, visible, index);
   // git's own config, hooks and info files: always kept (a few files, not counted in the limit).
   for (const raw of gitStatePaths(root)) {
     const id = identify(root, raw, format);

@@ -4,13 +4,12 @@
  * user's are not read). Nothing the tree's `.git/` holds — which files its index says are tracked,
  * what its config sets — takes part, so an agent that writes `.git/` cannot hide a file from it.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DEFAULT_FILE_LIMIT,
-  GIT_OVERRIDES,
+  gitBufferAsync,
   insideTally,
   type Listing,
   nulList,
@@ -37,46 +36,40 @@ function emptyGitDir(): string {
   return dir;
 }
 
-export function listVisible(root: string): VisibleTree {
-  let dir: string | undefined;
-  let out: Buffer;
+export async function listVisible(root: string): Promise<VisibleTree> {
+  let dir: string;
   try {
     dir = emptyGitDir();
-    out = execFileSync(
+  } catch (error) {
+    throw new ReconcileError(
       'git',
-      // The overrides too: they hold even against a config written into the directory meanwhile.
-      [
-        ...GIT_OVERRIDES,
-        '-c',
-        'safe.directory=*',
-        'ls-files',
-        '-z',
-        '--others',
-        '--exclude-per-directory=.gitignore',
-      ],
+      'no temporary git directory could be made to list the tree',
+      { root },
+      { cause: error },
+    );
+  }
+  let out: Buffer;
+  try {
+    // Only what git needs to run: no variable of the caller's environment steers it. The
+    // overrides apply too, so they hold even against a config written into the directory meanwhile.
+    out = await gitBufferAsync(
+      root,
+      ['-c', 'safe.directory=*', 'ls-files', '-z', '--others', '--exclude-per-directory=.gitignore'],
       {
-        cwd: root,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        maxBuffer: 1024 * 1024 * 1024,
-        // Only what git needs to run: no variable of the caller's environment steers it.
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          GIT_DIR: dir,
-          GIT_WORK_TREE: root,
-          GIT_INDEX_FILE: join(dir, 'index'),
-          HOME: dir,
-          XDG_CONFIG_HOME: dir,
-          GIT_CONFIG_NOSYSTEM: '1',
-          GIT_CONFIG_GLOBAL: '/dev/null',
-          GIT_ATTR_NOSYSTEM: '1',
-          GIT_OPTIONAL_LOCKS: '0',
-        },
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        GIT_DIR: dir,
+        GIT_WORK_TREE: root,
+        GIT_INDEX_FILE: join(dir, 'index'),
+        HOME: dir,
+        XDG_CONFIG_HOME: dir,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_ATTR_NOSYSTEM: '1',
+        GIT_OPTIONAL_LOCKS: '0',
       },
     );
-  } catch (error) {
-    throw new ReconcileError('git', `git could not list the files of ${root}`, { root }, { cause: error });
   } finally {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
   const files: string[] = [];
   const nested: string[] = [];

@@ -14,7 +14,7 @@ import {
   compareRaw,
   DEFAULT_FILE_LIMIT,
   type FileIdentity,
-  gitBuffer,
+  gitBufferAsync,
   gitStatePaths,
   identify,
   insideTally,
@@ -134,7 +134,11 @@ export interface DiffOptions {
 }
 
 /** The net change of the working tree since the baseline. */
-export function diffWorkspace(root: string, baseline: Baseline, options: DiffOptions = {}): WorkspaceDiff {
+export async function diffWorkspace(
+  root: string,
+  baseline: Baseline,
+  options: DiffOptions = {},
+): Promise<WorkspaceDiff> {
   const limit = options.limit ?? DEFAULT_FILE_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1)
     throw new ReconcileError('bad-option', 'the reconcile limit must be a positive integer', {
@@ -177,12 +181,12 @@ function toCompare(
   return { recent, changed, beyond };
 }
 
-function diffGit(
+async function diffGit(
   root: string,
   baseline: Baseline,
   stat: StatSnapshot | undefined,
   limit: number,
-): WorkspaceDiff {
+): Promise<WorkspaceDiff> {
   const format = objectFormat(root);
   const dirty = dirtyMap(baseline);
   const start = baseline.commit;
@@ -197,7 +201,11 @@ function diffGit(
     if (blob !== undefined) return { blob };
     return stat?.files.has(raw) ? {} : null;
   };
-  const visible = listVisible(root);
+  // What the index names is a candidate too, never the only source: it is the agent's to write.
+  const [visible, indexed] = await Promise.all([
+    listVisible(root),
+    gitBufferAsync(root, ['ls-files', '-z', '--cached']),
+  ]);
   const candidates = new Set([...visible.files, ...dirty.keys(), ...(stat?.files.keys() ?? blobs.keys())]);
   // New repository folders share one budget of `limit` files; what is past it is counted.
   let budget = limit;
@@ -209,9 +217,7 @@ function diffGit(
     budget -= listing.paths.length;
     unwalked += listing.skipped;
   }
-  // What the index names is a candidate too, never the only source: it is the agent's to write.
-  for (const raw of nulList(gitBuffer(root, ['ls-files', '-z', '--cached'])))
-    if (plainPath(raw)) candidates.add(raw);
+  for (const raw of nulList(indexed)) if (plainPath(raw)) candidates.add(raw);
   const { recent, changed, beyond } = toCompare(root, stat, startOf, candidates);
   // git's own config, hooks and info files: always compared (a few files, not counted in the limit).
   const watched = [...new Set([...gitStatePaths(root), ...[...dirty.keys()].filter(isGitState)])];

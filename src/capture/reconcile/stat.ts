@@ -5,7 +5,7 @@
  * a file sets its change time (ctime) to the clock's time, and no program can set a ctime back
  * short of changing the system clock, so a file whose stat is as it was still holds what it held.
  * A file changed too shortly before the snapshot for that to hold (its ctime within `RECENT_MS` of
- * it) is compared by content at the close whatever its stat says.
+ * it, or later) is compared by content at the close whatever its stat says.
  */
 import { lstatSync, type Stats } from 'node:fs';
 import { nativePath, ReconcileError, rawPath } from './workspace.js';
@@ -58,8 +58,8 @@ export function sameStat(a: FileStat, b: FileStat): boolean {
 
 /**
  * The snapshot of `paths` (raw, sorted, unique): the first `limit` of them are looked at; `blobs`
- * are the index's at the start. Taken before git is asked which files are dirty, so a write that lands
- * in between changes a stat the close compares.
+ * are the index's at the start. `since`: a time (ms) no later than the first stat taken and than
+ * git's look for dirty files — a file whose ctime is not `RECENT_MS` older has no stat here.
  */
 export function takeStatSnapshot(
   root: string,
@@ -67,9 +67,10 @@ export function takeStatSnapshot(
   nested: readonly string[],
   blobs: ReadonlyMap<string, string>,
   limit: number,
+  since: number,
 ): StatSnapshot {
   const kept = paths.slice(0, limit);
-  const recent = Date.now() - RECENT_MS;
+  const recent = since - RECENT_MS;
   const files = new Map<string, StatEntry>();
   for (const raw of kept) {
     const stat = statOf(root, raw);

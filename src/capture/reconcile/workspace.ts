@@ -5,7 +5,7 @@
  * bytes (a latin1 string, one code unit per byte) so a name that is not UTF-8 survives; `pathOut`
  * turns one into what a record can carry.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { TallyError } from '../../core/errors.js';
@@ -77,18 +77,44 @@ export const GIT_OVERRIDES = [
  */
 export const UNTRACKED_ARGS = ['--others', '--exclude-per-directory=.gitignore'] as const;
 
-export function gitBuffer(root: string, args: string[], input?: string): Buffer {
+/** The most output a git command may give (a listing of a very large tree). */
+const GIT_OUTPUT_LIMIT = 1024 * 1024 * 1024;
+
+/** The environment of every git command run on a tree Tally reconciles. */
+function gitEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1' };
+}
+
+function gitFailed(root: string, args: string[], error: unknown): ReconcileError {
+  return new ReconcileError('git', `git ${args[0]} failed in ${root}`, { args }, { cause: error });
+}
+
+export function gitBuffer(root: string, args: string[]): Buffer {
   try {
     return execFileSync('git', [...GIT_OVERRIDES, ...args], {
       cwd: root,
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      maxBuffer: 1024 * 1024 * 1024,
-      ...(input === undefined ? {} : { input }),
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: GIT_OUTPUT_LIMIT,
+      env: gitEnv(),
     });
   } catch (error) {
-    throw new ReconcileError('git', `git ${args[0]} failed in ${root}`, { args }, { cause: error });
+    throw gitFailed(root, args, error);
   }
+}
+
+/**
+ * `gitBuffer` without blocking, so git runs beside Tally's own work; `env` replaces the usual
+ * environment (the overrides still apply).
+ */
+export function gitBufferAsync(root: string, args: string[], env = gitEnv()): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      [...GIT_OVERRIDES, ...args],
+      { cwd: root, encoding: 'buffer', maxBuffer: GIT_OUTPUT_LIMIT, env },
+      (error, stdout) => (error ? reject(gitFailed(root, args, error)) : resolve(stdout)),
+    );
+  });
 }
 
 /** NUL-separated git output as raw paths. */
