@@ -4,8 +4,9 @@
  * a clean filter that gives git the old content, an index entry that keeps a new file out of
  * git's listings, a new folder made a repository. Each trick is first shown to blind git (its own
  * commands report nothing); the close must still record the change, from the reconcile source, and
- * the package must verify. Also: a file only touched is not blamed (content decides), an altered
- * stat snapshot fails verification, and a start snapshot past the limit says what it left out.
+ * the package must verify. Also: a file only touched is not blamed (content decides), a name that
+ * is not UTF-8 survives the snapshot, an altered stat snapshot fails verification, and a snapshot
+ * or a new repository folder past the limit says what it left out.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -31,7 +32,7 @@ import { closeSession, startSession } from '../../src/session/lifecycle.js';
 import { readSessionInfo, sessionDir } from '../../src/session/store.js';
 import { type Fixture, git, makeFixture, packageReceipt, packageRecords } from './fixture.js';
 
-const TRICKS = ['index', 'object', 'filter', 'gitlink', 'nested', 'touched', 'altered'] as const;
+const TRICKS = ['index', 'object', 'filter', 'gitlink', 'nested', 'touched', 'altered', 'latin'] as const;
 
 /** A fixture whose commit also holds `target.txt` ("start"), made before the session. */
 async function treeWithTarget(name: string): Promise<Fixture> {
@@ -40,6 +41,11 @@ async function treeWithTarget(name: string): Promise<Fixture> {
   git(fx.root, 'add', '.');
   git(fx.root, 'commit', '-qm', 'target');
   return fx;
+}
+
+/** `root/<stem>é.txt`, the é as the one byte ISO-8859-1 gives it (not UTF-8). */
+function latinName(root: string, stem: string): Buffer {
+  return Buffer.concat([Buffer.from(`${root}/${stem}`), Buffer.from([0xe9]), Buffer.from('.txt')]);
 }
 
 async function start(fx: Fixture): Promise<string> {
@@ -60,7 +66,7 @@ function assertStatVouches(fx: Fixture, id: string, raw: string): void {
   const snapshot = JSON.parse(readFileSync(statFile(fx, id), 'utf8')) as {
     files: [string, unknown, unknown][];
   };
-  const entry = snapshot.files.find(([b64]) => Buffer.from(b64, 'base64').toString('latin1') === raw);
+  const entry = snapshot.files.find(([path]) => path === raw);
   assert.ok(entry, `${raw} is not in the start snapshot`);
   assert.notEqual(entry[1], null, `${raw}'s stat was too recent at the start to vouch for it`);
 }
@@ -111,6 +117,11 @@ describe('reconciliation against a forged index and object store', () => {
   const trees = new Map<(typeof TRICKS)[number], Fixture>();
   before(async () => {
     for (const name of TRICKS) trees.set(name, await treeWithTarget(name));
+    const latin = trees.get('latin')!.root;
+    writeFileSync(latinName(latin, 'kept'), 'kept\n');
+    writeFileSync(latinName(latin, 'changed'), 'before\n');
+    git(latin, 'add', '.');
+    git(latin, 'commit', '-qm', 'latin-1 names');
     // Every start file older than what a stat can vouch for, so the close relies on the stats.
     await sleep(RECENT_MS + 200);
   });
@@ -240,6 +251,29 @@ describe('reconciliation against a forged index and object store', () => {
     await closeAndCheck(fx, id, [['real.txt', 'created']]);
   });
 
+  it('names that are not UTF-8 keep their bytes through the snapshot', async () => {
+    const fx = trees.get('latin')!;
+    const r = fx.root;
+    const id = await start(fx);
+    assertStatVouches(fx, id, 'changed\u00e9.txt');
+    writeFileSync(latinName(r, 'changed'), 'after\n');
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, id),
+      signer: fx.signer,
+    });
+    const changed = packageRecords(fx, readFileSync(closed.packagePath)).filter(
+      (rec) => rec.event.type === 'file.changed',
+    );
+    assert.equal(changed.length, 1);
+    const facts = (changed[0]!.event.extensions as Record<string, Record<string, Record<string, unknown>>>)[
+      'dev.tally.changes'
+    ]!;
+    const [fact] = Object.values(facts);
+    assert.equal(Buffer.from(String(fact?.path_b64), 'base64').toString('latin1'), 'changed\u00e9.txt');
+    assert.equal((changed[0]!.event.changes as { operation: string }[])[0]!.operation, 'update');
+  });
+
   it('an altered stat snapshot fails verification, and nothing is attributed from it', async () => {
     const fx = trees.get('altered')!;
     const r = fx.root;
@@ -250,8 +284,7 @@ describe('reconciliation against a forged index and object store', () => {
     const snapshot = JSON.parse(readFileSync(path, 'utf8')) as { files: [string, unknown, unknown][] };
     const now = lstatSync(join(r, 'target.txt'));
     for (const entry of snapshot.files)
-      if (Buffer.from(entry[0], 'base64').toString('utf8') === 'target.txt')
-        entry[1] = [now.size, now.mtimeMs, now.ctimeMs, now.ino, now.mode];
+      if (entry[0] === 'target.txt') entry[1] = [now.size, now.mtimeMs, now.ctimeMs, now.ino, now.mode];
     writeFileSync(path, `${JSON.stringify(snapshot)}\n`);
     const closed = await closeSession({
       state: fx.state,

@@ -8,7 +8,7 @@
  * it, or later) is compared by content at the close whatever its stat says.
  */
 import { lstatSync, type Stats } from 'node:fs';
-import { nativePath, ReconcileError, rawPath } from './workspace.js';
+import { nativePath, ReconcileError } from './workspace.js';
 
 /** size, modification time (ms), change time (ms), inode, mode: what `lstat` says of a file. */
 export type FileStat = readonly [number, number, number, number, number];
@@ -90,20 +90,25 @@ export function takeStatSnapshot(
   return snapshot;
 }
 
-const b64 = (raw: string): string => Buffer.from(raw, 'latin1').toString('base64');
-const unb64 = (text: string): string => rawPath(Buffer.from(text, 'base64'));
-
-/** The snapshot as kept beside the session (its digest is in the signed start record). */
+/**
+ * The snapshot as kept beside the session (its digest is in the signed start record). A path is
+ * written as its raw form, one character per byte of its name, so any name survives as it is.
+ */
 export function statJson(snapshot: StatSnapshot): Record<string, unknown> {
   const out: Record<string, unknown> = { limit: snapshot.limit, skipped: snapshot.skipped };
-  if (snapshot.last !== undefined) out.last = b64(snapshot.last);
-  out.nested = [...snapshot.nested].map(b64);
-  out.files = [...snapshot.files].map(([raw, entry]) => [b64(raw), entry.stat, entry.blob ?? null]);
+  if (snapshot.last !== undefined) out.last = snapshot.last;
+  out.nested = [...snapshot.nested];
+  out.files = [...snapshot.files].map(([raw, entry]) => [raw, entry.stat, entry.blob ?? null]);
   return out;
 }
 
 function bad(field: string, message: string): never {
   throw new ReconcileError('baseline', `the stat snapshot ${message}`, { field });
+}
+
+/** A raw path: one character per byte. */
+function isRaw(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && /^[\x01-\xff]*$/.test(value);
 }
 
 function isCount(value: unknown): value is number {
@@ -122,26 +127,25 @@ export function statOfJson(value: unknown): StatSnapshot {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) bad('', 'is not an object');
   if (!isCount(v.limit) || v.limit < 1) bad('limit', 'has no limit');
   if (!isCount(v.skipped)) bad('skipped', 'has no count of skipped paths');
-  if (v.last !== undefined && typeof v.last !== 'string') bad('last', 'names no last path');
-  if (!Array.isArray(v.nested) || !v.nested.every((n) => typeof n === 'string'))
-    bad('nested', 'has no list of nested repositories');
+  if (v.last !== undefined && !isRaw(v.last)) bad('last', 'names no last path');
+  if (!Array.isArray(v.nested) || !v.nested.every(isRaw)) bad('nested', 'has no list of nested repositories');
   if (!Array.isArray(v.files)) bad('files', 'has no files');
   const files = new Map<string, StatEntry>();
   for (const [i, item] of (v.files as unknown[]).entries()) {
     const field = `files/${i}`;
-    if (!Array.isArray(item) || item.length !== 3 || typeof item[0] !== 'string')
+    if (!Array.isArray(item) || item.length !== 3 || !isRaw(item[0]))
       bad(field, 'has an entry that is not [path, stat, blob]');
     const entry: StatEntry = { stat: statField(item[1], `${field}/1`) };
     if (typeof item[2] === 'string') entry.blob = item[2];
     else if (item[2] !== null) bad(`${field}/2`, 'has a blob id that is not a string');
-    files.set(unb64(item[0]), entry);
+    files.set(item[0], entry);
   }
   const snapshot: StatSnapshot = {
     files,
-    nested: new Set((v.nested as string[]).map(unb64)),
+    nested: new Set(v.nested as string[]),
     limit: v.limit,
     skipped: v.skipped,
   };
-  if (typeof v.last === 'string') snapshot.last = unb64(v.last);
+  if (typeof v.last === 'string') snapshot.last = v.last;
   return snapshot;
 }
