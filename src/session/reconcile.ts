@@ -4,7 +4,7 @@
  * reconcile source; one `tally.reconcile.summary` record lists the paths it corroborated (seen by
  * another channel too) with their net operation, and what a limit left out.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
@@ -58,7 +58,7 @@ function readKept(state: string, id: string, file: string, expected: string): st
 
 /**
  * The start snapshot to compare with (checked against the digest the signed start record holds),
- * `altered`, or undefined for a git baseline that has no stat snapshot (an earlier version's).
+ * `altered`, or none for a git baseline without a stat snapshot (an earlier version's).
  */
 function startSnapshot(
   state: string,
@@ -71,7 +71,8 @@ function startSnapshot(
   }
   if (baseline.stat !== undefined) {
     const text = readKept(state, id, STAT_FILE, baseline.stat.digest);
-    // Plain JSON.parse: the file is Tally's own, its digest checked, and too large for the strict parser to be cheap.
+    // Plain JSON.parse: the file is Tally's own, its digest checked, and too large (megabytes)
+    // for the strict parser to be cheap.
     return text === 'altered' ? text : { startStat: statOfJson(JSON.parse(text)) };
   }
   return {};
@@ -149,7 +150,7 @@ export async function reconcileSession(options: {
     if (snapshot === 'altered') summary.baseline = 'altered';
     else diff = await diffWorkspace(root, baseline, { ...snapshot, ...limit });
   } catch (error) {
-    // A tree that cannot be compared (the start commit gone, git missing) must not stop the close:
+    // A tree that cannot be compared (git missing, an index git cannot read) must not stop the close:
     // the summary says why nothing was reconciled.
     if (!(error instanceof ReconcileError)) throw error;
     summary.error = { code: error.code, message: error.message };
@@ -194,5 +195,8 @@ export async function reconcileSession(options: {
       extensions: { 'dev.tally.reconcile': summary },
     },
   });
+  // The pass runs once per session: with its summary recorded, the start snapshots have served.
+  for (const file of [TREE_FILE, STAT_FILE])
+    rmSync(join(sessionDir(options.state, options.session), file), { force: true });
   return { mode, reported, corroborated: corroborated.length, skipped: diff?.skipped ?? 0 };
 }

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   readFileSync,
@@ -111,6 +112,8 @@ async function closeAndCheck(fx: Fixture, id: string, rows: [string, string][]):
     now: new Date(),
   });
   assert.equal(verified.ok, true, JSON.stringify(verified.checks.filter((c) => !c.ok)));
+  // The pass ran once: the snapshot has served and is gone.
+  assert.equal(existsSync(statFile(fx, id)), false);
 }
 
 describe('reconciliation against a forged index and object store', () => {
