@@ -1,9 +1,10 @@
 /**
  * Tally's own stat snapshot of a git working tree at the start of a session: for every file, its
  * size, modification and change times, inode and mode, and its blob id as the index holds it
- * before the agent runs (the start commit's, for a file git finds clean). The close content-hashes only the files whose stat differs: writing
- * a file sets its change time (ctime) to the clock's time, and no program can set a ctime back
- * short of changing the system clock, so a file whose stat is as it was still holds what it held.
+ * before the agent runs (the start commit's, for a file git finds clean). The close content-hashes
+ * only the files whose stat differs: writing a file sets its change time (ctime) to the clock's
+ * time, and no program can set a ctime back short of changing the system clock, so a file whose
+ * stat is as it was still holds what it held.
  * A file changed too shortly before the snapshot for that to hold (its ctime within `RECENT_MS` of
  * it, or later) is compared by content at the close whatever its stat says.
  */
