@@ -1,7 +1,7 @@
 /**
  * The cost of reconciliation at close and of `tally wrap`'s snapshot, on a git repository of
  * 20,000 committed files (1 KiB each, 200 folders) of which 200 are modified, 100 deleted and 100
- * created during the "session". Baselines measured in the same run on the same tree: `git status
+ * created during the "session"; and of the baseline the session start takes on the same tree. Baselines measured in the same run on the same tree: `git status
  * --porcelain -uall` (what git itself needs to find the changed paths) for the reconcile pass, and
  * reading and SHA-256-hashing every listed file in one loop for the snapshot.
  */
@@ -10,8 +10,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { captureBaseline } from '../src/capture/reconcile/baseline.js';
 import { diffWorkspace } from '../src/capture/reconcile/reconcile.js';
+import { RECENT_MS } from '../src/capture/reconcile/stat.js';
 import { listTree, snapshotTree } from '../src/capture/reconcile/workspace.js';
 import { type BenchModule, type BenchResult, seconds } from './harness.js';
 
@@ -46,14 +48,18 @@ const bench: BenchModule = {
       git(root, 'init', '-q');
       git(root, 'add', '.');
       git(root, 'commit', '-qm', 'tree');
-      const { baseline } = captureBaseline(root);
+      // The session start's side: the baseline taken before the agent runs (the tree still clean),
+      // once the files are older than a stat can vouch for, as in a tree not written just now.
+      await sleep(RECENT_MS);
+      const start = await best(() => captureBaseline(root));
+      const { baseline, stat } = await captureBaseline(root);
       for (let i = 0; i < 200; i++) writeFileSync(join(root, `d${i % DIRS}`, `f${i}.txt`), `changed ${i}\n`);
       for (let i = 200; i < 300; i++) unlinkSync(join(root, `d${i % DIRS}`, `f${i}.txt`));
       for (let i = 0; i < 100; i++) writeFileSync(join(root, `d${i}`, `new${i}.txt`), `new ${i}\n`);
 
       let changes = 0;
-      const reconcile = await best(() => {
-        changes = diffWorkspace(root, baseline).changes.length;
+      const reconcile = await best(async () => {
+        changes = (await diffWorkspace(root, baseline, stat ? { startStat: stat } : {})).changes.length;
       });
       const status = await best(() =>
         execFileSync('git', ['status', '--porcelain', '-uall'], { cwd: root, maxBuffer: 1 << 28 }),
@@ -72,6 +78,13 @@ const bench: BenchModule = {
       });
       const ms = (s: number) => `${(s * 1000).toFixed(0)} ms`;
       return [
+        {
+          name: `start baseline, ${FILES} files`,
+          measured: ms(start),
+          baseline: `git status -uall ${ms(status)}`,
+          ratio: start / status,
+          target: 'report',
+        },
         {
           name: `reconcile pass, ${FILES} files, ${changes} changes`,
           measured: ms(reconcile),

@@ -42,7 +42,7 @@ import {
   registrationDigest,
 } from './binding.js';
 import type { ShipSigner } from './identity.js';
-import { keepTreeBaseline, reconcileSession } from './reconcile.js';
+import { keepStatBaseline, keepTreeBaseline, reconcileSession } from './reconcile.js';
 import {
   currentSession,
   logPath,
@@ -128,8 +128,9 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     copyFileSync(registrationPath, info.registration);
   }
   writeSessionInfo(options.state, info);
-  const { baseline, snapshotBytes } = captureBaseline(options.root, options.reconcileLimit);
+  const { baseline, snapshotBytes, statBytes } = await captureBaseline(options.root, options.reconcileLimit);
   if (snapshotBytes !== undefined) keepTreeBaseline(options.state, id, snapshotBytes);
+  if (statBytes !== undefined) keepStatBaseline(options.state, id, statBytes);
   const event: CanonicalEvent = {
     id: eventId(),
     type: 'session.start',

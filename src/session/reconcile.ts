@@ -4,13 +4,14 @@
  * reconcile source; one `tally.reconcile.summary` record lists the paths it corroborated (seen by
  * another channel too) with their net operation, and what a limit left out.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
 import type { Baseline } from '../capture/reconcile/baseline.js';
 import { fileChangedEvent } from '../capture/reconcile/events.js';
 import { diffWorkspace, type WorkspaceDiff } from '../capture/reconcile/reconcile.js';
+import { type StatSnapshot, statOfJson } from '../capture/reconcile/stat.js';
 import {
   pathOut,
   ReconcileError,
@@ -32,19 +33,49 @@ export const RECONCILE_URI = 'urn:tally:reconcile';
  */
 export const RECONCILE_SOURCE = 'git-reconcile';
 
+/** The start snapshots kept beside the session: outside git, and in git. */
 const TREE_FILE = 'baseline-tree.json';
+const STAT_FILE = 'baseline-stat.json';
 
 /** Keeps an outside-git start snapshot beside the session (its digest is in the start record). */
 export function keepTreeBaseline(state: string, id: string, bytes: string): void {
   writeFileSync(join(sessionDir(state, id), TREE_FILE), bytes, { mode: 0o600 });
 }
 
-function readTreeBaseline(state: string, id: string, expected: string): TreeSnapshot | 'altered' {
-  const path = join(sessionDir(state, id), TREE_FILE);
+/** Keeps a git start's stat snapshot beside the session (its digest is in the start record). */
+export function keepStatBaseline(state: string, id: string, bytes: string): void {
+  writeFileSync(join(sessionDir(state, id), STAT_FILE), bytes, { mode: 0o600 });
+}
+
+/** A kept snapshot's text, read once, or 'altered' when it is gone or its digest is not the one recorded. */
+function readKept(state: string, id: string, file: string, expected: string): string | 'altered' {
+  const path = join(sessionDir(state, id), file);
   if (!existsSync(path)) return 'altered';
   const bytes = readFileSync(path);
   if (digest(bytes) !== expected) return 'altered';
-  return snapshotOfJson(parseJson(bytes.toString('utf8')));
+  return bytes.toString('utf8');
+}
+
+/**
+ * The start snapshot to compare with (checked against the digest the signed start record holds),
+ * `altered`, or none for a git baseline without a stat snapshot (an earlier version's).
+ */
+function startSnapshot(
+  state: string,
+  id: string,
+  baseline: Baseline,
+): { startTree?: TreeSnapshot; startStat?: StatSnapshot } | 'altered' {
+  if (baseline.tree !== undefined) {
+    const text = readKept(state, id, TREE_FILE, baseline.tree.digest);
+    return text === 'altered' ? text : { startTree: snapshotOfJson(parseJson(text)) };
+  }
+  if (baseline.stat !== undefined) {
+    const text = readKept(state, id, STAT_FILE, baseline.stat.digest);
+    // Plain JSON.parse: the file is Tally's own, its digest checked, and too large (megabytes)
+    // for the strict parser to be cheap.
+    return text === 'altered' ? text : { startStat: statOfJson(JSON.parse(text)) };
+  }
+  return {};
 }
 
 /** The baseline and root `session.start` recorded, or null when it recorded none. */
@@ -115,13 +146,11 @@ export async function reconcileSession(options: {
   let diff: WorkspaceDiff | null = null;
   const limit = options.limit ? { limit: options.limit } : {};
   try {
-    if (baseline.tree !== undefined) {
-      const tree = readTreeBaseline(options.state, options.session, baseline.tree.digest);
-      if (tree === 'altered') summary.baseline = 'altered';
-      else diff = diffWorkspace(root, baseline, { startTree: tree, ...limit });
-    } else diff = diffWorkspace(root, baseline, limit);
+    const snapshot = startSnapshot(options.state, options.session, baseline);
+    if (snapshot === 'altered') summary.baseline = 'altered';
+    else diff = await diffWorkspace(root, baseline, { ...snapshot, ...limit });
   } catch (error) {
-    // A tree that cannot be compared (the start commit gone, git missing) must not stop the close:
+    // A tree that cannot be compared (git missing, an index git cannot read) must not stop the close:
     // the summary says why nothing was reconciled.
     if (!(error instanceof ReconcileError)) throw error;
     summary.error = { code: error.code, message: error.message };
@@ -166,5 +195,8 @@ export async function reconcileSession(options: {
       extensions: { 'dev.tally.reconcile': summary },
     },
   });
+  // The pass runs once per session: with its summary recorded, the start snapshots have served.
+  for (const file of [TREE_FILE, STAT_FILE])
+    rmSync(join(sessionDir(options.state, options.session), file), { force: true });
   return { mode, reported, corroborated: corroborated.length, skipped: diff?.skipped ?? 0 };
 }

@@ -3,10 +3,16 @@
  * helpers to run a whole session (start → events → close) through the library with a fixed clock.
  */
 
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { trustKeys } from '../../src/core/dsse.js';
+import { toPublicKey } from '../../src/core/keys.js';
 import { createKey } from '../../src/core/keystore.js';
+import { checkLine } from '../../src/evidence/log/reader.js';
+import type { Receipt } from '../../src/evidence/receipt/receipt.js';
+import type { EventRecord } from '../../src/evidence/record/record.js';
 import { loadShipSigner, type ShipSigner } from '../../src/session/identity.js';
 import { type Clock, closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
 import { readSessionInfo, type SessionInfo } from '../../src/session/store.js';
@@ -188,4 +194,22 @@ export function packageLines(bytes: Buffer): Buffer[] {
 
 export function joinLines(lines: readonly Buffer[]): Buffer {
   return Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]));
+}
+
+/** The records of a package (its header and seal left out), each checked with the fixture's key. */
+export function packageRecords(fx: Fixture, pkg: Buffer): EventRecord[] {
+  const keys = trustKeys([toPublicKey(fx.signer.privateKey)]);
+  return packageLines(pkg)
+    .slice(1, -1)
+    .map((line) => {
+      const checked = checkLine(line, keys);
+      assert.ok(checked.ok);
+      return checked.record;
+    });
+}
+
+/** The receipt a package's seal carries. */
+export function packageReceipt(pkg: Buffer): Receipt {
+  const seal = JSON.parse(packageLines(pkg).at(-1)!.toString('utf8')) as { receipt: { payload: string } };
+  return JSON.parse(Buffer.from(seal.receipt.payload, 'base64').toString('utf8')) as Receipt;
 }

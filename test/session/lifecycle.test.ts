@@ -75,8 +75,13 @@ describe('session start baseline', () => {
       const event = logRecords(logPath(state, info.id))[0]!.event as Record<string, unknown>;
       return (event.extensions as Record<string, Record<string, unknown>>)['dev.tally.workspace']!.baseline;
     };
-    const { git_state, ...rest } = (await baselineOf(fresh)) as { git_state: Record<string, string> };
+    const { git_state, stat, ...rest } = (await baselineOf(fresh)) as {
+      git_state: Record<string, string>;
+      stat: { files: number; skipped: number };
+    };
     assert.deepEqual(rest, { dirty: { 'f.txt': sha256sum(join(fresh, 'f.txt')) } });
+    // Tally's own stat snapshot of the tree's one file, kept beside the session.
+    assert.deepEqual([stat.files, stat.skipped], [1, 0]);
     // git's own config and hooks, each with its digest at the start.
     assert.equal(git_state['.git/config'], sha256sum(join(fresh, '.git/config')));
     for (const path of Object.keys(git_state)) assert.match(path, /^\.git\/(config$|hooks\/|info\/)/);

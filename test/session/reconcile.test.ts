@@ -10,32 +10,20 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { trustKeys } from '../../src/core/dsse.js';
 import { toPublicKey } from '../../src/core/keys.js';
-import { checkLine } from '../../src/evidence/log/reader.js';
 import { verifyPackage } from '../../src/evidence/package/verify.js';
-import type { Receipt } from '../../src/evidence/receipt/receipt.js';
-import type { EventRecord } from '../../src/evidence/record/record.js';
 import { closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
 import { readSessionInfo } from '../../src/session/store.js';
 import { tempDir } from '../temp.js';
-import { type Fixture, git, makeFixture, packageLines, toolAfter, toolBefore } from './fixture.js';
-
-function records(fx: Fixture, pkg: Buffer): EventRecord[] {
-  const keys = trustKeys([toPublicKey(fx.signer.privateKey)]);
-  const lines = packageLines(pkg);
-  return lines.slice(1, -1).map((line) => {
-    const checked = checkLine(line, keys);
-    assert.ok(checked.ok);
-    return checked.record;
-  });
-}
-
-function receiptOf(pkg: Buffer): Receipt {
-  const lines = packageLines(pkg);
-  const seal = JSON.parse(lines.at(-1)!.toString('utf8')) as { receipt: { payload: string } };
-  return JSON.parse(Buffer.from(seal.receipt.payload, 'base64').toString('utf8')) as Receipt;
-}
+import {
+  type Fixture,
+  git,
+  makeFixture,
+  packageReceipt as receiptOf,
+  packageRecords as records,
+  toolAfter,
+  toolBefore,
+} from './fixture.js';
 
 /** git's own net view: every change since `start`, renames of identical content paired. */
 function gitNetView(root: string, start: string): Map<string, string> {
@@ -194,6 +182,25 @@ describe('reconciliation at close (git)', () => {
     assert.deepEqual([compared.ok, compared.code], [true, 'ok']);
   });
 
+  it('a folder replaced by a file: the files it held deleted, the file created', async () => {
+    const fx = await makeFixture('tally-reconcile-folder-');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+    rmSync(join(fx.root, 'src'), { recursive: true });
+    writeFileSync(join(fx.root, 'src'), 'now a file\n');
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+    });
+    assert.deepEqual(
+      receiptOf(readFileSync(closed.packagePath)).files_written.map((row) => [row.path, row.operation]),
+      [
+        ['src', 'created'],
+        ['src/app.js', 'deleted'],
+      ],
+    );
+  });
+
   it('stops at the limit and reports how many paths it did not look at', async () => {
     const fx = await makeFixture('tally-reconcile-limit-');
     const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
@@ -272,7 +279,7 @@ describe('reconciliation against a tree whose .git the agent can write', () => {
 });
 
 describe('reconciliation when the start commit is gone', () => {
-  it('the close still seals, and the summary says why nothing was reconciled', async () => {
+  it('still compares the tree: the start snapshot holds what the pass needs of the start commit', async () => {
     const fx = await makeFixture('tally-reconcile-gone-');
     writeFileSync(join(fx.root, 'later.txt'), 'later\n');
     git(fx.root, 'add', '.');
@@ -282,6 +289,32 @@ describe('reconciliation when the start commit is gone', () => {
     git(fx.root, 'reset', '-q', '--hard', 'HEAD~1');
     git(fx.root, 'reflog', 'expire', '--expire=now', '--all');
     git(fx.root, 'gc', '-q', '--prune=now');
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+    });
+    const pkg = readFileSync(closed.packagePath);
+    assert.deepEqual(
+      receiptOf(pkg).files_written.map((row) => [row.path, row.operation]),
+      [
+        ['.git/info/refs', 'created'], // written by git gc
+        ['later.txt', 'deleted'],
+      ],
+    );
+    const verified = await verifyPackage(pkg, {
+      trusted: [toPublicKey(fx.signer.privateKey)],
+      now: new Date(),
+    });
+    assert.equal(verified.ok, true, JSON.stringify(verified.checks.filter((c) => !c.ok)));
+  });
+});
+
+describe('reconciliation when git cannot read the repository', () => {
+  it('the close still seals, and the summary says why nothing was reconciled', async () => {
+    const fx = await makeFixture('tally-reconcile-broken-');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+    writeFileSync(join(fx.root, '.git', 'index'), 'not an index');
     const closed = await closeSession({
       state: fx.state,
       session: readSessionInfo(fx.state, info.id),

@@ -1,25 +1,29 @@
 /**
- * The start-of-session baseline. In a git repository: HEAD and the content digest of every file
+ * The start-of-session baseline. In a git repository: HEAD, the content digest of every file
  * already dirty or untracked (`.gitignore` respected), so the close blames the session only for
- * what changed after it. Outside git: a snapshot of every file's content hash, kept beside the
- * session, its digest in the signed start record.
+ * what changed after it, and Tally's own stat snapshot of every file with its blob in HEAD, so the
+ * close need not ask the repository's index or objects which files changed. Outside git: a
+ * snapshot of every file's content hash. A snapshot is kept beside the session, its digest in the
+ * signed start record.
  */
 import { canonicalize } from '../../core/canonical.js';
 import { digest } from '../../core/hash.js';
+import { listVisible, type VisibleTree } from './listing.js';
+import { type StatSnapshot, statJson, takeStatSnapshot } from './stat.js';
 import {
   compareRaw,
   DEFAULT_FILE_LIMIT,
   gitBuffer,
+  gitBufferAsync,
   gitStatePaths,
   identify,
+  insideTally,
   nulList,
   objectFormat,
   pathOut,
   snapshotJson,
   snapshotTree,
   type TreeSnapshot,
-  UNTRACKED_ARGS,
-  unwatchedPaths,
 } from './workspace.js';
 
 /** What `session.start` records in `extensions["dev.tally.workspace"].baseline`. */
@@ -35,10 +39,20 @@ export interface Baseline {
    */
   git_state?: Record<string, string>;
   /** Outside git: the tree snapshot the close compares with (its file is beside the session). */
-  tree?: { digest: string; files: number; skipped: number; limit: number };
+  tree?: KeptSnapshot;
+  /** In git: the stat snapshot the close compares with (its file is beside the session). */
+  stat?: KeptSnapshot;
   /** Dirty files past the limit, not recorded (the close cannot tell their changes apart). */
   skipped?: number;
   limit?: number;
+}
+
+/** A snapshot kept beside the session: the digest of its file, and how many files it holds. */
+export interface KeptSnapshot {
+  digest: string;
+  files: number;
+  skipped: number;
+  limit: number;
 }
 
 export interface CapturedBaseline {
@@ -46,6 +60,9 @@ export interface CapturedBaseline {
   /** Outside git: the snapshot, to keep beside the session as `snapshotBytes`. */
   snapshot?: TreeSnapshot;
   snapshotBytes?: string;
+  /** In git: the stat snapshot, to keep beside the session as `statBytes`. */
+  stat?: StatSnapshot;
+  statBytes?: string;
 }
 
 /** Whether `root` is the top of a git work tree with git available. */
@@ -57,7 +74,8 @@ export function isGitRoot(root: string): boolean {
   }
 }
 
-function headOf(root: string): string | undefined {
+/** HEAD's commit id, or undefined in a repository without commits. */
+export function headOf(root: string): string | undefined {
   try {
     const out = gitBuffer(root, ['rev-parse', '--verify', '--quiet', 'HEAD']).toString('utf8').trim();
     return out === '' ? undefined : out;
@@ -66,30 +84,64 @@ function headOf(root: string): string | undefined {
   }
 }
 
+/** The index at the start, read once (before the agent runs, so trusted as the start's). */
+interface StartIndex {
+  tracked: string[];
+  /**
+   * Paths whose entry tells git not to look at the working file — assume-unchanged (a lower-case
+   * tag in `ls-files -v`) or skip-worktree (`S`, `s`) — so that `git diff` and `git status` pass
+   * over them whatever the file holds.
+   */
+  unwatched: string[];
+  /**
+   * Each entry's blob id: a file git finds clean holds what its entry names, which is also its blob
+   * in HEAD (one that differs from HEAD is dirty, and its digest is kept instead).
+   */
+  blobs: Map<string, string>;
+}
+
+/** The index from `git ls-files -z -s -v`: `<tag> <mode> <id> <stage>\t<path>` per entry. */
+function indexOf(listing: Buffer): StartIndex {
+  const index: StartIndex = { tracked: [], unwatched: [], blobs: new Map() };
+  for (const entry of nulList(listing)) {
+    const tab = entry.indexOf('\t');
+    const [tag, mode, id, stage] = entry.slice(0, tab).split(' ');
+    if (tab < 0 || tag === undefined || id === undefined) continue;
+    const raw = entry.slice(tab + 1);
+    index.tracked.push(raw);
+    if (tag === 'S' || /^[a-z]$/.test(tag)) index.unwatched.push(raw);
+    if (stage === '0' && mode !== '160000') index.blobs.set(raw, id);
+  }
+  return index;
+}
+
+/** What `git status` says differs from HEAD (untracked files left out). */
+const STATUS_ARGS = [
+  'status',
+  '--porcelain=v1',
+  '-z',
+  '--untracked-files=no',
+  '--no-renames',
+  '--ignore-submodules=all',
+];
+
 /**
  * Raw paths whose start content the baseline keeps, `.tally/` left out, in byte order: what differs
- * from HEAD, what is untracked (listed as the close lists it), and what git is told not to look at
- * (assume-unchanged, skip-worktree: the close looks at these itself).
+ * from HEAD (`status`), what is untracked (what the listing shows that the index does not hold), and what git
+ * is told not to look at (the close looks at these itself).
  */
-export function dirtyPaths(root: string): string[] {
-  const status = gitBuffer(root, [
-    'status',
-    '--porcelain=v1',
-    '-z',
-    '--untracked-files=no',
-    '--no-renames',
-    '--ignore-submodules=all',
-  ]);
+function dirtyPaths(status: Buffer, visible: VisibleTree, index: StartIndex): string[] {
   const changed = nulList(status)
     .filter((entry) => entry.length > 3)
     .map((entry) => entry.slice(3));
-  const untracked = nulList(gitBuffer(root, ['ls-files', '-z', ...UNTRACKED_ARGS]));
-  return [...new Set([...changed, ...untracked, ...unwatchedPaths(root)])]
-    .filter((path) => path !== '.tally' && !path.startsWith('.tally/'))
+  const tracked = new Set(index.tracked);
+  const untracked = visible.files.filter((raw) => !tracked.has(raw));
+  return [...new Set([...changed, ...untracked, ...index.unwatched])]
+    .filter((path) => !insideTally(path))
     .sort(compareRaw);
 }
 
-export function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): CapturedBaseline {
+export async function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): Promise<CapturedBaseline> {
   if (!isGitRoot(root)) {
     const snapshot = snapshotTree(root, false, limit);
     const snapshotBytes = `${canonicalize(snapshotJson(snapshot))}\n`;
@@ -106,7 +158,23 @@ export function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): Captu
   const head = headOf(root);
   if (head) baseline.commit = head;
   const format = objectFormat(root);
-  const paths = dirtyPaths(root);
+  const [visible, listing] = await Promise.all([
+    listVisible(root),
+    gitBufferAsync(root, ['ls-files', '-z', '-s', '-v']),
+  ]);
+  const index = indexOf(listing);
+  const all = [...new Set([...visible.files, ...index.tracked])]
+    .filter((raw) => !insideTally(raw))
+    .sort(compareRaw);
+  // From here on a write to any file gives it a ctime the snapshot calls too recent to vouch for
+  // its content, so git may look for dirty files while Tally takes the stats.
+  const since = Date.now();
+  const status = gitBufferAsync(root, STATUS_ARGS);
+  status.catch(() => undefined); // awaited below; a failure is thrown there
+  const stat = takeStatSnapshot(root, all, visible.nested, index.blobs, limit, since);
+  const statBytes = `${JSON.stringify(statJson(stat))}\n`;
+  baseline.stat = { digest: digest(statBytes), files: stat.files.size, skipped: stat.skipped, limit };
+  const paths = dirtyPaths(await status, visible, index);
   // git's own config, hooks and info files: always kept (a few files, not counted in the limit).
   for (const raw of gitStatePaths(root)) {
     const id = identify(root, raw, format);
@@ -128,5 +196,5 @@ export function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): Captu
     baseline.skipped = paths.length - limit;
     baseline.limit = limit;
   }
-  return { baseline };
+  return { baseline, stat, statBytes };
 }

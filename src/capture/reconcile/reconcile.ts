@@ -1,19 +1,23 @@
 /**
  * The working tree at close against the baseline of the start: every path whose content (or
- * existence) differs, with its net operation. In git the candidates are what differs from the
- * start commit (commits made during the session included), what is untracked now, and what was
- * dirty at the start; outside git, the two tree snapshots. A deleted file whose content reappears
+ * existence) differs, with its net operation. In git every file of the start's stat snapshot and
+ * every file the tree holds now is a candidate, and those whose stat differs from the snapshot's
+ * are compared by content with the start (the repository's index and objects are not trusted to
+ * say which changed); outside git, the two tree snapshots. A deleted file whose content reappears
  * under a new path is a rename. Order is byte order of the paths; at most `limit` paths are
- * looked at and the rest are counted.
+ * compared and the rest are counted.
  */
-import type { Baseline } from './baseline.js';
+import { type Baseline, headOf } from './baseline.js';
+import { listNested, listVisible } from './listing.js';
+import { type StatSnapshot, sameStat, statOf } from './stat.js';
 import {
   compareRaw,
   DEFAULT_FILE_LIMIT,
   type FileIdentity,
-  gitBuffer,
+  gitBufferAsync,
   gitStatePaths,
   identify,
+  insideTally,
   nulList,
   objectFormat,
   ReconcileError,
@@ -21,8 +25,7 @@ import {
   rawPath,
   snapshotTree,
   type TreeSnapshot,
-  UNTRACKED_ARGS,
-  unwatchedPaths,
+  treeBlobs,
 } from './workspace.js';
 
 export type NetOperation = 'created' | 'modified' | 'deleted' | 'renamed';
@@ -49,7 +52,10 @@ export interface WorkspaceDiff {
   commit?: { start?: string; end?: string };
 }
 
-/** The start state of one path: a SHA-256 (dirty or snapshotted), a git blob id, or absent. */
+/**
+ * The start state of one path: a SHA-256 (dirty or snapshotted), a git blob id, or absent (null);
+ * neither (`{}`): present, its content not recorded (a dirty file past the limit).
+ */
 interface Start {
   sha256?: string;
   blob?: string;
@@ -71,33 +77,13 @@ function dirtyMap(baseline: Baseline): Map<string, string | null> {
   return out;
 }
 
-/** `git ls-tree -r` of a commit: raw path → blob id (gitlinks left out). */
-function treeBlobs(root: string, commit: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const entry of nulList(gitBuffer(root, ['ls-tree', '-r', '-z', '--full-tree', commit]))) {
-    const tab = entry.indexOf('\t');
-    const [mode, type, id] = entry.slice(0, tab).split(' ');
-    if (type !== 'blob' || mode === '160000' || id === undefined) continue;
-    out.set(entry.slice(tab + 1), id);
-  }
-  return out;
-}
-
-function headNow(root: string): string | undefined {
-  try {
-    const out = gitBuffer(root, ['rev-parse', '--verify', '--quiet', 'HEAD']).toString('utf8').trim();
-    return out === '' ? undefined : out;
-  } catch {
-    return undefined;
-  }
-}
-
 function isGitState(raw: string): boolean {
   return raw.startsWith('.git/');
 }
 
-function notTally(raw: string): boolean {
-  return raw !== '.tally' && !raw.startsWith('.tally/');
+/** A relative path git could hold: an index entry naming anything else is not looked at. */
+function plainPath(raw: string): boolean {
+  return !raw.startsWith('/') && raw.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
 }
 
 /** Pairs deletions with creations of the same content, in byte order of both paths. */
@@ -139,64 +125,117 @@ export interface DiffOptions {
   limit?: number;
   /** Outside git: the start snapshot (read back from beside the session and checked by the caller). */
   startTree?: TreeSnapshot;
+  /**
+   * In git: the start's stat snapshot (read back and checked the same way). Without it (a session
+   * an earlier version started) every file is compared by content, with the start commit's blobs
+   * as git reads them now.
+   */
+  startStat?: StatSnapshot;
 }
 
 /** The net change of the working tree since the baseline. */
-export function diffWorkspace(root: string, baseline: Baseline, options: DiffOptions = {}): WorkspaceDiff {
+export async function diffWorkspace(
+  root: string,
+  baseline: Baseline,
+  options: DiffOptions = {},
+): Promise<WorkspaceDiff> {
   const limit = options.limit ?? DEFAULT_FILE_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1)
     throw new ReconcileError('bad-option', 'the reconcile limit must be a positive integer', {
       field: 'limit',
     });
   if (baseline.tree !== undefined) return diffTrees(root, options.startTree, limit);
+  return diffGit(root, baseline, options.startStat, limit);
+}
+
+/**
+ * Which paths the close compares by content, in byte order: every candidate — a file of the start
+ * snapshot, a file the tree shows now (Tally's own listing, and every file of a folder that became
+ * a repository of its own during the session), a path the index names now, a file dirty at the
+ * start — but one whose stat is as the snapshot recorded it (its ctime vouches for its content) or
+ * that is absent at both ends. `recent`: files whose stat could not vouch at the start.
+ */
+function toCompare(
+  root: string,
+  stat: StatSnapshot | undefined,
+  startOf: (raw: string) => Start | null,
+  candidates: Set<string>,
+): { recent: string[]; changed: string[]; beyond: number } {
+  const recent: string[] = [];
+  const changed: string[] = [];
+  let beyond = 0;
+  for (const raw of [...candidates].sort(compareRaw)) {
+    if (insideTally(raw) || isGitState(raw)) continue;
+    // Past the snapshot's limit nothing is known of the start: not compared, counted.
+    if (stat?.last !== undefined && raw > stat.last) {
+      beyond++;
+      continue;
+    }
+    const entry = stat?.files.get(raw);
+    const now = statOf(root, raw);
+    if (entry?.stat && now !== undefined && sameStat(entry.stat, now)) continue;
+    if (now === undefined && startOf(raw) === null) continue;
+    if (entry !== undefined && entry.stat === null) recent.push(raw);
+    else changed.push(raw);
+  }
+  return { recent, changed, beyond };
+}
+
+async function diffGit(
+  root: string,
+  baseline: Baseline,
+  stat: StatSnapshot | undefined,
+  limit: number,
+): Promise<WorkspaceDiff> {
   const format = objectFormat(root);
   const dirty = dirtyMap(baseline);
   const start = baseline.commit;
-  const changed = start
-    ? nulList(
-        gitBuffer(root, [
-          'diff',
-          '--name-only',
-          '-z',
-          '--no-renames',
-          '--ignore-submodules=all',
-          start,
-          '--',
-        ]),
-      )
-    : nulList(gitBuffer(root, ['ls-files', '-z', '--cached']));
-  const untracked = nulList(gitBuffer(root, ['ls-files', '-z', ...UNTRACKED_ARGS]));
-  // What git would pass over (assume-unchanged, skip-worktree) is looked at here, content against
-  // content; so are git's own config, hooks and info files, always (a few files, not counted in the
-  // limit).
-  const state = gitStatePaths(root);
-  const all = [...new Set([...changed, ...untracked, ...unwatchedPaths(root), ...dirty.keys()])]
-    .filter((raw) => notTally(raw) && !isGitState(raw))
-    .sort(compareRaw);
-  const watched = [...new Set([...state, ...[...dirty.keys()].filter(isGitState)])];
-  const looked = [...all.slice(0, limit), ...watched].sort(compareRaw);
-  const blobs = start ? treeBlobs(root, start) : new Map<string, string>();
-  const differing: { raw: string; start: Start | null; end: FileIdentity | null }[] = [];
-  for (const raw of looked) {
-    let before: Start | null;
+  const blobs =
+    stat === undefined && start !== undefined ? treeBlobs(root, start) : new Map<string, string>();
+  const startOf = (raw: string): Start | null => {
     if (dirty.has(raw)) {
       const value = dirty.get(raw);
-      before = value === null || value === undefined ? null : { sha256: value };
-    } else {
-      const blob = blobs.get(raw);
-      before = blob === undefined ? null : { blob };
+      return value === null || value === undefined ? null : { sha256: value };
     }
+    const blob = stat === undefined ? blobs.get(raw) : stat.files.get(raw)?.blob;
+    if (blob !== undefined) return { blob };
+    return stat?.files.has(raw) ? {} : null;
+  };
+  // What the index names is a candidate too, never the only source: it is the agent's to write.
+  const [visible, indexed] = await Promise.all([
+    listVisible(root),
+    gitBufferAsync(root, ['ls-files', '-z', '--cached']),
+  ]);
+  const candidates = new Set([...visible.files, ...dirty.keys(), ...(stat?.files.keys() ?? blobs.keys())]);
+  // New repository folders share one budget of `limit` files; what is past it is counted.
+  let budget = limit;
+  let unwalked = 0;
+  for (const folder of visible.nested) {
+    if (stat === undefined || stat.nested.has(folder)) continue;
+    const listing = listNested(root, folder, budget);
+    for (const raw of listing.paths) candidates.add(raw);
+    budget -= listing.paths.length;
+    unwalked += listing.skipped;
+  }
+  for (const raw of nulList(indexed)) if (plainPath(raw)) candidates.add(raw);
+  const { recent, changed, beyond } = toCompare(root, stat, startOf, candidates);
+  // git's own config, hooks and info files: always compared (a few files, not counted in the limit).
+  const watched = [...new Set([...gitStatePaths(root), ...[...dirty.keys()].filter(isGitState)])];
+  const looked = [...recent, ...changed.slice(0, limit), ...watched].sort(compareRaw);
+  const differing: { raw: string; start: Start | null; end: FileIdentity | null }[] = [];
+  for (const raw of looked) {
+    const before = startOf(raw);
     const end = identify(root, raw, format);
     if (!same(before, end)) differing.push({ raw, start: before, end });
   }
-  const end = headNow(root);
+  const end = headOf(root);
   const commit: WorkspaceDiff['commit'] = {};
   if (start !== undefined) commit.start = start;
   if (end !== undefined) commit.end = end;
   return {
     mode: 'git',
     changes: pairRenames(differing),
-    skipped: Math.max(0, all.length - limit),
+    skipped: beyond + unwalked + Math.max(0, changed.length - limit),
     limit,
     commit,
   };

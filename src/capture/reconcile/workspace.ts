@@ -5,7 +5,7 @@
  * bytes (a latin1 string, one code unit per byte) so a name that is not UTF-8 survives; `pathOut`
  * turns one into what a record can carry.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { TallyError } from '../../core/errors.js';
@@ -61,7 +61,7 @@ export function rawOfText(path: string): string {
  * changed), the index's cache of untracked directories, and the user's global exclude file.
  * `GIT_NO_REPLACE_OBJECTS`: `git replace` cannot swap the start commit for another.
  */
-const GIT_OVERRIDES = [
+export const GIT_OVERRIDES = [
   '-c',
   'core.fsmonitor=false',
   '-c',
@@ -77,18 +77,44 @@ const GIT_OVERRIDES = [
  */
 export const UNTRACKED_ARGS = ['--others', '--exclude-per-directory=.gitignore'] as const;
 
-export function gitBuffer(root: string, args: string[], input?: string): Buffer {
+/** The most output a git command may give (a listing of a very large tree). */
+const GIT_OUTPUT_LIMIT = 1024 * 1024 * 1024;
+
+/** The environment of every git command run on a tree Tally reconciles. */
+function gitEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1' };
+}
+
+function gitFailed(root: string, args: string[], error: unknown): ReconcileError {
+  return new ReconcileError('git', `git ${args[0]} failed in ${root}`, { args }, { cause: error });
+}
+
+export function gitBuffer(root: string, args: string[]): Buffer {
   try {
     return execFileSync('git', [...GIT_OVERRIDES, ...args], {
       cwd: root,
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      maxBuffer: 1024 * 1024 * 1024,
-      ...(input === undefined ? {} : { input }),
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: GIT_OUTPUT_LIMIT,
+      env: gitEnv(),
     });
   } catch (error) {
-    throw new ReconcileError('git', `git ${args[0]} failed in ${root}`, { args }, { cause: error });
+    throw gitFailed(root, args, error);
   }
+}
+
+/**
+ * `gitBuffer` without blocking, so git runs beside Tally's own work; `env` replaces the usual
+ * environment (the overrides still apply).
+ */
+export function gitBufferAsync(root: string, args: string[], env = gitEnv()): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      [...GIT_OVERRIDES, ...args],
+      { cwd: root, encoding: 'buffer', maxBuffer: GIT_OUTPUT_LIMIT, env },
+      (error, stdout) => (error ? reject(gitFailed(root, args, error)) : resolve(stdout)),
+    );
+  });
 }
 
 /** NUL-separated git output as raw paths. */
@@ -102,17 +128,6 @@ export function nulList(output: Buffer): string[] {
   }
   if (start < output.length) out.push(rawPath(output.subarray(start)));
   return out;
-}
-
-/**
- * Tracked paths whose index entry tells git not to look at the working file — assume-unchanged (a
- * lower-case tag in `ls-files -v`) or skip-worktree (`S`, `s`) — so that `git diff` and `git status`
- * pass over them whatever the file holds. Reconciliation looks at these itself.
- */
-export function unwatchedPaths(root: string): string[] {
-  return nulList(gitBuffer(root, ['ls-files', '-z', '-v']))
-    .filter((entry) => entry[1] === ' ' && (entry[0] === 'S' || /[a-z]/.test(entry[0]!)))
-    .map((entry) => entry.slice(2));
 }
 
 /**
@@ -201,7 +216,8 @@ export function compareRaw(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function insideTally(raw: string): boolean {
+/** Whether a raw path is Tally's own state folder or under it (never reconciled). */
+export function insideTally(raw: string): boolean {
   return raw === '.tally' || raw.startsWith('.tally/');
 }
 
@@ -218,9 +234,23 @@ export function listTree(root: string, inGit: boolean, limit = DEFAULT_FILE_LIMI
       limit,
     );
   }
-  const found: string[] = [];
+  const listing = walkFiles(root, '', limit, (rel, name) => rel === name && SKIPPED_DIRS.has(name));
+  return { paths: listing.paths.sort(compareRaw), skipped: listing.skipped };
+}
+
+/**
+ * The files and symbolic links under `root/from` (`''`: the whole tree), walked in byte order so
+ * which files a limit keeps depends only on the tree; `skipDir(rel, name)` leaves a folder out.
+ * Raw paths relative to `root`; at most `limit`, the rest counted.
+ */
+export function walkFiles(
+  root: string,
+  from: string,
+  limit: number,
+  skipDir: (rel: string, name: string) => boolean,
+): Listing {
+  const paths: string[] = [];
   let skipped = 0;
-  const rootBytes = Buffer.from(root, 'utf8');
   const walk = (dir: Buffer, prefix: string): void => {
     let entries: import('node:fs').Dirent<Buffer>[];
     try {
@@ -228,22 +258,32 @@ export function listTree(root: string, inGit: boolean, limit = DEFAULT_FILE_LIMI
     } catch {
       return;
     }
-    // Byte order, so which files a limit keeps depends only on the tree.
     entries.sort((a, b) => Buffer.compare(a.name, b.name));
     for (const entry of entries) {
       const name = rawPath(entry.name);
       const rel = prefix === '' ? name : `${prefix}/${name}`;
       if (entry.isDirectory()) {
-        if (prefix === '' && SKIPPED_DIRS.has(name)) continue;
-        walk(Buffer.concat([dir, Buffer.from('/'), entry.name]), rel);
+        if (!skipDir(rel, name)) walk(Buffer.concat([dir, Buffer.from('/'), entry.name]), rel);
       } else if (entry.isFile() || entry.isSymbolicLink()) {
-        if (found.length < limit) found.push(rel);
+        if (paths.length < limit) paths.push(rel);
         else skipped++;
       }
     }
   };
-  walk(rootBytes, '');
-  return { paths: found.sort(compareRaw), skipped };
+  walk(from === '' ? Buffer.from(root, 'utf8') : nativePath(root, from), from);
+  return { paths, skipped };
+}
+
+/** `git ls-tree -r` of a commit: raw path → blob id (gitlinks left out). */
+export function treeBlobs(root: string, commit: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const entry of nulList(gitBuffer(root, ['ls-tree', '-r', '-z', '--full-tree', commit]))) {
+    const tab = entry.indexOf('\t');
+    const [mode, type, id] = entry.slice(0, tab).split(' ');
+    if (type !== 'blob' || mode === '160000' || id === undefined) continue;
+    out.set(entry.slice(tab + 1), id);
+  }
+  return out;
 }
 
 export interface TreeSnapshot {

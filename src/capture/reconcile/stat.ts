@@ -1,0 +1,152 @@
+/**
+ * Tally's own stat snapshot of a git working tree at the start of a session: for every file, its
+ * size, modification and change times, inode and mode, and its blob id as the index holds it
+ * before the agent runs (the start commit's, for a file git finds clean). The close content-hashes
+ * only the files whose stat differs: writing a file sets its change time (ctime) to the clock's
+ * time, and no program can set a ctime back short of changing the system clock, so a file whose
+ * stat is as it was still holds what it held.
+ * A file changed too shortly before the snapshot for that to hold (its ctime within `RECENT_MS` of
+ * it, or later) is compared by content at the close whatever its stat says.
+ */
+import { lstatSync, type Stats } from 'node:fs';
+import { nativePath, ReconcileError } from './workspace.js';
+
+/** size, modification time (ms), change time (ms), inode, mode: what `lstat` says of a file. */
+export type FileStat = readonly [number, number, number, number, number];
+
+export interface StatEntry {
+  /** null: changed too shortly before the snapshot for its stat to vouch for its content. */
+  stat: FileStat | null;
+  /** Its blob id in the index at the start, when the index has it. */
+  blob?: string;
+}
+
+export interface StatSnapshot {
+  /** Raw path → entry, for every file present at the start (in byte order). */
+  files: Map<string, StatEntry>;
+  /** Folders holding a repository of their own at the start (git does not look into them). */
+  nested: Set<string>;
+  limit: number;
+  /** Paths of the start past the limit, not in the snapshot. */
+  skipped: number;
+  /** When the limit left paths out: the last path kept; the close does not compare later ones. */
+  last?: string;
+}
+
+/**
+ * How recent a ctime may be and still vouch for the content: above the lag of the kernel's coarse
+ * clock behind the wall clock, and above a one-second timestamp granularity.
+ */
+export const RECENT_MS = 1000;
+
+const ASCII = /^[\x20-\x7e]*$/;
+
+/** The stat of a regular file or symbolic link at `root/raw`, or undefined when there is none. */
+export function statOf(root: string, raw: string): FileStat | undefined {
+  let stat: Stats | undefined;
+  try {
+    stat = lstatSync(ASCII.test(raw) ? `${root}/${raw}` : nativePath(root, raw), { throwIfNoEntry: false });
+  } catch {
+    return undefined; // a folder on the way is now a file, or cannot be read: no file here
+  }
+  if (stat === undefined || !(stat.isFile() || stat.isSymbolicLink())) return undefined;
+  return [stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino, stat.mode];
+}
+
+export function sameStat(a: FileStat, b: FileStat): boolean {
+  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4];
+}
+
+/**
+ * The snapshot of `paths` (raw, sorted, unique): the first `limit` of them are looked at; `blobs`
+ * are the index's at the start. `since`: a time (ms) no later than the first stat taken and than
+ * git's look for dirty files — a file whose ctime is not `RECENT_MS` older has no stat here.
+ */
+export function takeStatSnapshot(
+  root: string,
+  paths: readonly string[],
+  nested: readonly string[],
+  blobs: ReadonlyMap<string, string>,
+  limit: number,
+  since: number,
+): StatSnapshot {
+  const kept = paths.slice(0, limit);
+  const recent = since - RECENT_MS;
+  const files = new Map<string, StatEntry>();
+  for (const raw of kept) {
+    const stat = statOf(root, raw);
+    if (stat === undefined) continue;
+    const entry: StatEntry = { stat: stat[2] >= recent ? null : stat };
+    const blob = blobs.get(raw);
+    if (blob !== undefined) entry.blob = blob;
+    files.set(raw, entry);
+  }
+  const snapshot: StatSnapshot = {
+    files,
+    nested: new Set(nested),
+    limit,
+    skipped: paths.length - kept.length,
+  };
+  if (snapshot.skipped > 0 && kept.length > 0) snapshot.last = kept.at(-1)!;
+  return snapshot;
+}
+
+/**
+ * The snapshot as kept beside the session (its digest is in the signed start record). A path is
+ * written as its raw form, one character per byte of its name, so any name survives as it is.
+ */
+export function statJson(snapshot: StatSnapshot): Record<string, unknown> {
+  const out: Record<string, unknown> = { limit: snapshot.limit, skipped: snapshot.skipped };
+  if (snapshot.last !== undefined) out.last = snapshot.last;
+  out.nested = [...snapshot.nested];
+  out.files = [...snapshot.files].map(([raw, entry]) => [raw, entry.stat, entry.blob ?? null]);
+  return out;
+}
+
+function bad(field: string, message: string): never {
+  throw new ReconcileError('baseline', `the stat snapshot ${message}`, { field });
+}
+
+/** A raw path: one character per byte. */
+function isRaw(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && /^[\x01-\xff]*$/.test(value);
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+function statField(value: unknown, field: string): FileStat | null {
+  if (value === null) return null;
+  if (!Array.isArray(value) || value.length !== 5 || !value.every((n) => Number.isFinite(n)))
+    bad(field, 'has a stat that is not five numbers');
+  return value as unknown as FileStat;
+}
+
+export function statOfJson(value: unknown): StatSnapshot {
+  const v = value as Record<string, unknown> | null;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) bad('', 'is not an object');
+  if (!isCount(v.limit) || v.limit < 1) bad('limit', 'has no limit');
+  if (!isCount(v.skipped)) bad('skipped', 'has no count of skipped paths');
+  if (v.last !== undefined && !isRaw(v.last)) bad('last', 'names no last path');
+  if (!Array.isArray(v.nested) || !v.nested.every(isRaw)) bad('nested', 'has no list of nested repositories');
+  if (!Array.isArray(v.files)) bad('files', 'has no files');
+  const files = new Map<string, StatEntry>();
+  for (const [i, item] of (v.files as unknown[]).entries()) {
+    const field = `files/${i}`;
+    if (!Array.isArray(item) || item.length !== 3 || !isRaw(item[0]))
+      bad(field, 'has an entry that is not [path, stat, blob]');
+    const entry: StatEntry = { stat: statField(item[1], `${field}/1`) };
+    if (typeof item[2] === 'string') entry.blob = item[2];
+    else if (item[2] !== null) bad(`${field}/2`, 'has a blob id that is not a string');
+    files.set(item[0], entry);
+  }
+  const snapshot: StatSnapshot = {
+    files,
+    nested: new Set(v.nested as string[]),
+    limit: v.limit,
+    skipped: v.skipped,
+  };
+  if (typeof v.last === 'string') snapshot.last = v.last;
+  return snapshot;
+}
