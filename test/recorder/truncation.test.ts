@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, readFileSync, truncateSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
@@ -30,7 +31,68 @@ function payload(p: Project, event: string, extra: Record<string, unknown> = {})
   };
 }
 
+/** The seq of a log line or head slot's envelope (its payload read without checking it). */
+function seqOf(line: string): number {
+  const envelope = JSON.parse(line) as { payload: string };
+  return (JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')) as { seq: number }).seq;
+}
+
+/** Posts a hook over a raw connection and SIGKILLs the recorder at the first byte of its answer. */
+function killAtAnswer(p: Project, body: string): Promise<string> {
+  const { port } = JSON.parse(readFileSync(join(p.home, 'recorder.json'), 'utf8')) as { port: number };
+  const secret = readFileSync(join(p.home, 'run', 'recorder.secret'), 'utf8').trim();
+  const { pid } = JSON.parse(readFileSync(join(p.home, 'run', 'recorder.pid'), 'utf8')) as { pid: number };
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(
+        `POST /hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${secret}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      ),
+    );
+    socket.once('data', (chunk) => {
+      process.kill(pid, 'SIGKILL');
+      socket.destroy();
+      resolve(chunk.toString('utf8'));
+    });
+    socket.on('error', reject);
+  });
+}
+
 describe('the recorder holds the chain head', () => {
+  it('names a record in the head file before its answer leaves: a recorder killed at the answer leaves no record the head does not cover', async () => {
+    const p = makeProject('tally-rec-headfirst-');
+    p.env.TALLY_RECORDER_IDLE_MS = '5000';
+    projects.push(p);
+    assert.equal((await p.tally(['init'])).code, 0);
+    for (let attempt = 0; attempt < 8; attempt++) {
+      // A SessionStart through the shim (re)starts the recorder, which resumes the session's log.
+      assert.equal((await hook(p, payload(p, 'SessionStart', { source: 'startup' }))).code, 0);
+      const status = jsonOut(await p.tally(['recorder', 'status', '--json'])) as {
+        sessions: { session: string }[];
+      };
+      const id = status.sessions[0]!.session;
+      const pre = payload(p, 'PreToolUse', {
+        tool_name: 'Bash',
+        tool_input: { command: `ls ${attempt}` },
+        tool_use_id: `k${attempt}`,
+      });
+      const answer = await killAtAnswer(p, JSON.stringify(pre));
+      assert.match(answer, /^HTTP\/1\.1 200/, 'the hook was answered');
+      const log = readFileSync(join(p.root, '.tally', 'sessions', id, 'events.log'), 'utf8');
+      const lines = log.replace(/\0+$/, '').trimEnd().split('\n');
+      const last = lines[lines.length - 1]!;
+      assert.match(
+        Buffer.from(JSON.parse(last).payload, 'base64').toString('utf8'),
+        new RegExp(`"k${attempt}"`),
+      );
+      const slots = readFileSync(join(p.home, 'heads', `${id}.head.json`), 'utf8')
+        .split(/[\n\u0000]+/)
+        .filter((line) => line.startsWith('{'));
+      const head = Math.max(...slots.map(seqOf));
+      assert.equal(head, seqOf(last), `attempt ${attempt}: the head names the answered record`);
+    }
+  });
+
   it('a log cut back under a restored older head file is refused at close, naming the missing records', async () => {
     const p = makeProject('tally-rec-trunc-');
     p.env.TALLY_RECORDER_IDLE_MS = '5000';

@@ -337,23 +337,18 @@ export class FileRecordStore implements RecordStore {
                 : (await this.handle.write(bytes, at, bytes.length - at, position + at)).bytesWritten;
           this.end += bytes.length;
           this.capacity = Math.max(this.capacity, this.end);
-          // Once per group commit, after the log is durable: the head never names a record the log lacks.
+          // Once per group commit, after the log is durable and before anything is acknowledged: the
+          // head never names a record the log lacks, and no answer leaves before the head names its
+          // record (an agent that kills the recorder the moment it reads an answer, then cuts that
+          // record off the log, meets the head). Only the write that creates the head file is synced;
+          // later ones go into the page cache in place (a head lost in a crash only lags the log).
           const lastLine = lines[lines.length - 1];
           const head =
             this.head && lastLine !== undefined
               ? (batch[batch.length - 1]!.head ?? headOfLine(lastLine.subarray(0, lastLine.length - 1)))
               : undefined;
-          const first = head !== undefined && !this.head!.opened;
-          // The first head of this store (it may create the file) is durable before the ack.
-          if (first) await this.head!.write(head);
+          if (head !== undefined) await this.head!.write(head);
           for (const p of batch) p.resolve();
-          if (head !== undefined && !first) {
-            // Later heads follow the acknowledgement: their write is never synced (a head lost in a
-            // crash only lags the log), so waiting for it would buy nothing but latency. The
-            // answers go out first; the head is written before the next group commit starts.
-            await new Promise((resolve) => setImmediate(resolve));
-            await this.head!.write(head);
-          }
         } catch (error) {
           this.failure = new StoreError(
             'write-failed',

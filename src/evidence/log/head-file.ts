@@ -242,11 +242,6 @@ export class HeadFile {
     this.created = false;
   }
 
-  /** Whether the file is open here (a head was written through this object). */
-  get opened(): boolean {
-    return this.fd !== null;
-  }
-
   /** Releases the open file, if any. */
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
