@@ -35,6 +35,7 @@ import {
   isUnanswerableCall,
   passesUnjudged,
   readCall,
+  singleLine,
   UNANSWERABLE_CALL,
 } from './messages.js';
 import type { GatewaySink } from './relay.js';
@@ -276,7 +277,9 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
       if (req.method === 'POST' && body.length > 0) {
         const judged = await judge(body, session, version);
         if (!('forward' in judged)) return reply(res, judged.status, judged.answer);
-        forward = judged.forward;
+        // Valid JSON, so written as one line: a server that hands bodies to a line reader (a bridge
+        // to a stdio server) reads one message, the one judged.
+        forward = singleLine(judged.forward);
         local = judged.local;
       }
       const target = new URL(o.upstream);

@@ -68,8 +68,59 @@ export function passesUnjudged(bytes: Buffer, code: string | undefined): boolean
   );
 }
 
+/** The UTF-8 line separators some servers' line readers split at (Python's `str.splitlines`). */
+const SEPARATORS: readonly [Buffer, Buffer][] = [
+  [Buffer.from('\u0085'), Buffer.from('\\u0085')],
+  [Buffer.from('\u2028'), Buffer.from('\\u2028')],
+  [Buffer.from('\u2029'), Buffer.from('\\u2029')],
+];
+const SPACE = Buffer.from(' ');
+
+/**
+ * A JSON text that a conforming parser accepted, written so that no line reader splits it: each CR
+ * or LF (in valid JSON only ever whitespace between tokens: inside a string they must be escaped)
+ * becomes a space, and each NEL, LINE SEPARATOR or PARAGRAPH SEPARATOR (legal only raw inside a
+ * string) becomes its `\u` escape. The value is the same to every parser; the text is one line to
+ * LF readers, to CR-or-LF readers (Python's universal newlines, Node's readline) and to readers
+ * that split on Unicode line ends (`str.splitlines`). Its other line ends (VT, FF, FS, GS, RS) are
+ * control characters no valid JSON holds raw. Returns `json` itself when nothing needed writing.
+ */
+export function singleLine(json: Buffer): Buffer {
+  const hasBreak = json.indexOf(0x0d) >= 0 || json.indexOf(0x0a) >= 0;
+  if (!hasBreak && !SEPARATORS.some(([raw]) => json.includes(raw))) return json;
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (let i = 0; i < json.length; i++) {
+    const b = json[i]!;
+    let raw = 1;
+    let written: Buffer | undefined;
+    if (b === 0x0d || b === 0x0a) written = SPACE;
+    else if (b === 0xc2 || b === 0xe2) {
+      const found = SEPARATORS.find(([r]) => json.subarray(i, i + r.length).equals(r));
+      if (found) [raw, written] = [found[0].length, found[1]];
+    }
+    if (written === undefined) continue;
+    parts.push(json.subarray(from, i), written);
+    from = i + raw;
+    i += raw - 1;
+  }
+  parts.push(json.subarray(from));
+  return Buffer.concat(parts);
+}
+
+/**
+ * A client line as the gateway forwards it once read: its JSON in single-line form, then the line
+ * end it came with (LF, CRLF, or none at the end of input). The same bytes when nothing changed.
+ */
+export function forwardedLine(line: Buffer, raw: Buffer): Buffer {
+  const content = line[line.length - 1] === 0x0d ? line.subarray(0, line.length - 1) : line;
+  const single = singleLine(content);
+  return single === content ? raw : Buffer.concat([single, raw.subarray(content.length)]);
+}
+
+/** A message the gateway writes itself, as one line (`JSON.stringify` leaves U+2028 raw). */
 export function line(value: unknown): Buffer {
-  return Buffer.from(`${JSON.stringify(value)}\n`);
+  return Buffer.concat([singleLine(Buffer.from(JSON.stringify(value))), Buffer.from('\n')]);
 }
 
 /** A JSON-RPC error response (protocol errors: malformed requests). */

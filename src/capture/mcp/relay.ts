@@ -28,6 +28,7 @@ import {
 } from './events.js';
 import {
   deniedResult,
+  forwardedLine,
   idKey,
   isCall,
   isUnanswerableCall,
@@ -255,22 +256,24 @@ export class McpRelay {
     try {
       message = parseJson(bytes);
     } catch (error) {
-      if (passesUnjudged(bytes, (error as { code?: string }).code)) this.toServer(raw);
+      if (passesUnjudged(bytes, (error as { code?: string }).code)) this.toServer(forwardedLine(bytes, raw));
       else this.toClient(protocolError(null, -32700, `parse error: ${(error as Error).message}`));
       return undefined;
     }
-    if (Array.isArray(message)) return this.batchFromClient(raw, message);
+    // From here on the line is valid JSON, forwarded as one line to every kind of line reader.
+    const forwarded = forwardedLine(bytes, raw);
+    if (Array.isArray(message)) return this.batchFromClient(forwarded, message);
     if (!isJsonObject(message)) {
       this.toClient(protocolError(null, -32600, 'invalid request: a JSON-RPC message is an object'));
       return undefined;
     }
-    if (isCall(message)) return this.call(message, raw);
+    if (isCall(message)) return this.call(message, forwarded);
     if (isUnanswerableCall(message)) {
       this.toClient(protocolError(null, -32600, UNANSWERABLE_CALL));
       return undefined;
     }
     this.noteClientMessage(message);
-    this.toServer(raw);
+    this.toServer(forwarded);
     return undefined;
   }
 
