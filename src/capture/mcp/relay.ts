@@ -9,8 +9,10 @@
  * Client lines are kept in order. A line that could name a method the gateway follows
  * (`needsReading`) is read with the strict parser: one that is not JSON, or is ambiguous JSON
  * (duplicate keys), is answered with a protocol error and not forwarded, because a laxer server
- * parser could read a call the gateway never judged. Any other line passes unread. Server lines
- * are forwarded first and read only while a call or a tool list is awaited.
+ * parser could read a call the gateway never judged. A line read and valid goes on in single-line
+ * form (`forwardedLine`: no CR, NEL, U+2028 or U+2029 inside it), so a server whose line reader
+ * splits at those reads the one message judged. Any other line passes unread. Server lines are
+ * forwarded first and read only while a call or a tool list is awaited.
  */
 import type { Readable, Writable } from 'node:stream';
 import { toolKindHint } from '../../boundary/tool-kind.js';
