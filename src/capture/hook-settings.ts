@@ -4,7 +4,9 @@
  * Claude Code, Qwen Code, Gemini CLI, Codex's hooks.json) shares this; each says which hooks are
  * Tally's and checks the block the way its pinned version validates it.
  */
-import { isJsonObject, type JsonObject, jsonErrorMessage } from '../core/json.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
+import { type JsoncNode, type JsonDialect, plain, readJsonc } from './jsonc.js';
+import { editJsonc } from './jsonc-edit.js';
 import { CaptureError } from './types.js';
 
 export type HookPredicate = (hook: unknown) => boolean;
@@ -82,19 +84,58 @@ export function checkHookGroups(
   }
 }
 
-/** Parses a settings file's text; an empty or missing file is `{}`, anything but an object is refused. */
-export function parseSettings(text: string | undefined, path: string): JsonObject {
-  if (text === undefined || text.trim() === '') return {};
-  let value: unknown;
+const DIALECT_NAMES: Record<JsonDialect, string> = {
+  json: 'JSON',
+  'json-comments': 'JSON (with comments)',
+  jsonc: 'JSON with comments',
+};
+
+function readTree(text: string, path: string, dialect: JsonDialect): JsoncNode {
+  let root: JsoncNode;
   try {
-    value = JSON.parse(text);
+    root = readJsonc(text, dialect);
   } catch (error) {
+    if (!(error instanceof CaptureError)) throw error;
     throw new CaptureError(
       'bad-payload',
-      `${path} is not JSON (${jsonErrorMessage(error)}); fix it before installing, nothing was changed`,
+      `${path} is not ${DIALECT_NAMES[dialect]} as the agent reads it (${error.message}); fix it before installing, nothing was changed`,
+      error.detail,
     );
   }
-  if (!isJsonObject(value))
+  if (root.kind !== 'object')
     throw new CaptureError('bad-payload', `${path} is not a JSON object; nothing was changed`);
-  return value;
+  return root;
+}
+
+/**
+ * Parses a settings file's text as the agent reads it (`dialect`); an empty or missing file is
+ * `{}`, anything but an object is refused, and so is a key given twice.
+ */
+export function parseSettings(
+  text: string | undefined,
+  path: string,
+  dialect: JsonDialect = 'json',
+): JsonObject {
+  if (text === undefined || text.trim() === '') return {};
+  return plain(readTree(text, path, dialect)) as JsonObject;
+}
+
+/**
+ * The settings file's new text: the old one edited in place to hold `value` (every other byte —
+ * comments, spacing, order, line ends — kept), or, for a new or empty file, `value` written out.
+ */
+export function settingsText(
+  text: string | undefined,
+  value: JsonObject,
+  path: string,
+  dialect: JsonDialect = 'json',
+): string {
+  if (text === undefined || text.trim() === '') return `${JSON.stringify(value, null, 2)}\n`;
+  const root = readTree(text, path, dialect);
+  try {
+    return editJsonc(text, root, value, dialect);
+  } catch (error) {
+    if (!(error instanceof CaptureError)) throw error;
+    throw new CaptureError('bad-payload', `${path}: ${error.message}`, error.detail);
+  }
 }

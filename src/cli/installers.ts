@@ -32,6 +32,7 @@ import {
   withGeminiTallyHooks,
   withoutGeminiTallyHooks,
 } from '../capture/gemini-cli/hooks.js';
+import type { JsonDialect } from '../capture/jsonc.js';
 import { OPENCODE_GAPS } from '../capture/opencode/answer.js';
 import { isTallyPlugin, openCodePlugin, openCodePluginPath } from '../capture/opencode/plugin.js';
 import { OPENCODE_EVENTS, type OpenCodeEvent } from '../capture/opencode/translate.js';
@@ -82,6 +83,8 @@ export interface Installer {
   hooks(registration: Registration | null, wiring: HookWiring): Record<string, JsonObject[]>;
   merge(settings: JsonObject, hooks: Record<string, JsonObject[]>): JsonObject;
   remove(settings: JsonObject): JsonObject;
+  /** How the agent reads its settings file: install and uninstall read it the same way and edit it in place. */
+  dialect: JsonDialect;
   gaps: readonly string[];
   /** The scopes it has, the first the default. */
   scopes: readonly InstallScope[];
@@ -145,6 +148,7 @@ const claudeCode: Installer = {
     }),
   merge: withTallyHooks,
   remove: withoutTallyHooks,
+  dialect: 'json',
   gaps: CLAUDE_CODE_GAPS,
   scopes: ['project', 'user', 'managed'],
 };
@@ -164,6 +168,7 @@ const geminiCli: Installer = {
     }),
   merge: withGeminiTallyHooks,
   remove: withoutGeminiTallyHooks,
+  dialect: 'json-comments',
   gaps: GEMINI_CLI_GAPS,
   scopes: ['project', 'user', 'managed'],
 };
@@ -183,6 +188,7 @@ const qwenCode: Installer = {
     qwenCodeHooks(planQwenCodeHooks(withCertificateJudge(registration)), wiring),
   merge: withQwenTallyHooks,
   remove: withoutQwenTallyHooks,
+  dialect: 'json-comments',
   gaps: QWEN_CODE_GAPS,
   scopes: ['project', 'user', 'managed'],
 };
@@ -210,6 +216,7 @@ const codex: Installer = {
     }),
   merge: withCodexTallyHooks,
   remove: withoutCodexTallyHooks,
+  dialect: 'json',
   gaps: CODEX_GAPS,
   scopes: ['user', 'managed'],
   afterWrite: async (path, context) => {
@@ -254,6 +261,7 @@ const opencode: Installer = {
   hooks: notMerged,
   merge: notMerged,
   remove: notMerged,
+  dialect: 'jsonc',
   gaps: OPENCODE_GAPS,
   scopes: ['project', 'user'],
   wholeFile: {
@@ -285,6 +293,7 @@ const cursor: Installer = {
     cursorHooks(planCursorHooks(withCertificateJudge(registration)), wiring.tally, wiring.agent, wiring.sh),
   merge: withCursorTallyHooks,
   remove: withoutCursorTallyHooks,
+  dialect: 'json',
   gaps: CURSOR_GAPS,
   scopes: ['project', 'user'],
 };

@@ -9,7 +9,16 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CodexMcpView, codexMcpView } from '../capture/codex/mcp-view.js';
 import { CODEX_TOML } from '../capture/mcp/codex-config.js';
-import { isGatewayArgv, MCP_SERVERS_JSON, type McpFormat, type Skipped } from '../capture/mcp/config.js';
+import {
+  CLAUDE_CODE_TRANSPORT,
+  CURSOR_TRANSPORT,
+  GEMINI_CLI_TRANSPORT,
+  isGatewayArgv,
+  type McpFormat,
+  mcpServersJson,
+  QWEN_CODE_TRANSPORT,
+  type Skipped,
+} from '../capture/mcp/config.js';
 import { OPENCODE_JSONC } from '../capture/mcp/opencode-config.js';
 import { parseJson } from '../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
@@ -67,10 +76,16 @@ async function checkCodex(root: string, env: NodeJS.ProcessEnv, bin: string | un
 }
 
 export const MCP_CONFIGS: Readonly<Record<string, McpConfig>> = {
-  'claude-code': { files: ['.mcp.json'], format: MCP_SERVERS_JSON },
-  'gemini-cli': { files: [join('.gemini', 'settings.json')], format: MCP_SERVERS_JSON },
-  'qwen-code': { files: [join('.qwen', 'settings.json')], format: MCP_SERVERS_JSON },
-  cursor: { files: [join('.cursor', 'mcp.json')], format: MCP_SERVERS_JSON },
+  'claude-code': { files: ['.mcp.json'], format: mcpServersJson('json', CLAUDE_CODE_TRANSPORT) },
+  'gemini-cli': {
+    files: [join('.gemini', 'settings.json')],
+    format: mcpServersJson('json-comments', GEMINI_CLI_TRANSPORT),
+  },
+  'qwen-code': {
+    files: [join('.qwen', 'settings.json')],
+    format: mcpServersJson('json-comments', QWEN_CODE_TRANSPORT),
+  },
+  cursor: { files: [join('.cursor', 'mcp.json')], format: mcpServersJson('json', CURSOR_TRANSPORT) },
   codex: {
     files: [join('.codex', 'config.toml')],
     format: CODEX_TOML,

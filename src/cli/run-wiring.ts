@@ -144,7 +144,11 @@ export async function wireRun(
   const home = CONFIG_HOMES[harness]!;
   const userDir = home.dir(options.env);
   const userHooks = join(userDir, home.hooks);
-  const base = parseSettings(existsSync(userHooks) ? readFileSync(userHooks, 'utf8') : undefined, userHooks);
+  const base = parseSettings(
+    existsSync(userHooks) ? readFileSync(userHooks, 'utf8') : undefined,
+    userHooks,
+    installer.dialect,
+  );
   const merged = installer.merge(base, hooks.block);
   const own: Record<string, string> = { [home.hooks]: `${JSON.stringify(merged, null, 2)}\n` };
   for (const name of home.copied ?? [])

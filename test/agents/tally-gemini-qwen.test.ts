@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { plain, readJsonc } from '../../src/capture/jsonc.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
 import { tallyProject, toolResults } from './tally-flow.js';
@@ -44,7 +45,9 @@ describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () 
         const settingsPath = join(repo.dir, a.dir, 'settings.json');
         mkdirSync(join(repo.dir, a.dir));
         const mine = { ui: { theme: 'Default' }, hooks: { SessionStart: [{ hooks: [userHook] }] } };
-        writeFileSync(settingsPath, JSON.stringify(mine));
+        // Written by hand, with a comment (both CLIs strip comments before parsing): edited in place.
+        const text = `{\r\n\t// my settings\r\n\t"ui": {"theme": "Default"},\r\n\t"hooks": {"SessionStart": [{"hooks": [${JSON.stringify(userHook)}]}]}\r\n}\r\n`;
+        writeFileSync(settingsPath, text);
         const installed = await project.tally(['install', a.agent, '--agent', 'coder', '--json']);
         assert.equal(installed.code, 0, installed.stderr);
         const report = JSON.parse(installed.stdout) as { cannot_express: string[]; hooks: unknown[] };
@@ -70,10 +73,14 @@ describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () 
         t.diagnostic(status.stdout.slice(0, 600));
         const uninstalled = await project.tally(['uninstall', a.agent]);
         assert.equal(uninstalled.code, 0, uninstalled.stderr);
-        // Qwen Code stamps the file with its own settings version when it loads it; nothing else moved.
-        const left = JSON.parse(readFileSync(settingsPath, 'utf8')) as Record<string, unknown>;
-        if (a.agent === 'qwen-code') delete left.$version;
-        assert.deepEqual(left, mine);
+        // Gemini CLI's file comes back byte for byte. Qwen Code stamps the file with its own settings
+        // version when it loads it, and writes it out in its own layout (the comment kept).
+        const left = readFileSync(settingsPath, 'utf8');
+        if (a.agent === 'gemini-cli') assert.equal(left, text);
+        const value = plain(readJsonc(left, 'json-comments')) as Record<string, unknown>;
+        delete value.$version;
+        assert.deepEqual(value, mine);
+        assert.match(left, /\/\/ my settings/);
       } finally {
         await stopRecorder(repo.dir, home);
         repo.cleanup();

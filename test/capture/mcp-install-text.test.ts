@@ -100,6 +100,18 @@ describe('tally install codex --mcp', () => {
     assert.equal(readFileSync(path, 'utf8'), codexConfig(root));
   });
 
+  it('a CRLF file whose last line is a command gets its args line with CRLF, and back', async () => {
+    const project = makeProject('tally-mcp-install-codex-crlf-');
+    assert.equal((await project.tally(['init'])).code, 0);
+    const text = `model = "o3"\r\n\r\n[mcp_servers.fs]\r\ncommand = ${q(NODE)}`;
+    const path = write(project.root, '.codex/config.toml', text);
+    assert.equal((await project.tally(['install', 'codex', '--mcp'])).code, 0);
+    const args = `args = [${gateway('fs', NODE).map(q).join(', ')}]`;
+    assert.equal(readFileSync(path, 'utf8'), `${text}\r\n${args}`);
+    assert.equal((await project.tally(['uninstall', 'codex', '--mcp'])).code, 0);
+    assert.equal(readFileSync(path, 'utf8'), text);
+  });
+
   it('a file that is not TOML is refused with its line and column, and nothing is written', async () => {
     const project = makeProject('tally-mcp-install-codex-bad-');
     assert.equal((await project.tally(['init'])).code, 0);

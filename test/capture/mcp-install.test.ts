@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { plain, readJsonc } from '../../src/capture/jsonc.js';
 import { jsonOut, makeProject, TALLY_BIN } from '../cli/tally-process.js';
 import { assertGatewayDenies, certified, FS_SERVER } from './mcp-fixture.js';
 
@@ -120,24 +121,53 @@ describe('tally install claude-code --mcp', () => {
       };
       const path = join(root, file);
       mkdirSync(join(path, '..'), { recursive: true });
-      writeFileSync(path, `${JSON.stringify(original, null, 2)}\n`);
+      // Gemini CLI and Qwen Code read comments in their settings: the file is edited around them.
+      const comment = agent === 'cursor' ? '' : '\t// mine\r\n';
+      const text = `{\r\n${comment}${JSON.stringify(original, null, '\t').split('\n').slice(1).join('\r\n')}\r\n`;
+      writeFileSync(path, text);
       const report = jsonOut(await project.tally(['install', agent, '--mcp', '--json']));
       assert.deepEqual([report.agent, report.wrapped], [agent, ['fs']]);
       assert.deepEqual(
         (report.skipped as { server: string }[]).map((x) => x.server),
         ['remote'],
       );
-      const installed = JSON.parse(readFileSync(path, 'utf8')) as typeof original & {
+      const installed = plain(readJsonc(readFileSync(path, 'utf8'))) as typeof original & {
         mcpServers: { fs: { command: string; args: string[]; cwd: string; trust: boolean } };
       };
+      assert.match(readFileSync(path, 'utf8'), new RegExp(`^\\{\\r\\n${comment}\\t"hooks"`));
       assert.deepEqual(installed.hooks, original.hooks);
       assert.deepEqual([installed.mcpServers.fs.cwd, installed.mcpServers.fs.trust], [root, false]);
       const entry = installed.mcpServers.fs;
       await assertGatewayDenies(entry, root, project.env as Record<string, string>);
       const removed = jsonOut(await project.tally(['uninstall', agent, '--mcp', '--json']));
       assert.deepEqual(removed.restored, ['fs']);
-      assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), original);
+      assert.equal(readFileSync(path, 'utf8'), text, 'the file comes back byte for byte');
     });
+
+  it('an entry the agent would not start by its command is named and left alone', async () => {
+    const project = makeProject('tally-mcp-install-transport-');
+    assert.equal((await project.tally(['init'])).code, 0);
+    const url = 'https://mcp.example.test/mcp';
+    const cases = [
+      // Cursor's documentation does not say which of command and url it uses when both are given.
+      ['cursor', '.cursor/mcp.json', { command: 'x', url }, /does not say whether it runs command/],
+      // Qwen Code's type sdk is its SDK's own in-process server.
+      ['qwen-code', '.qwen/settings.json', { command: 'x', type: 'sdk' }, /SDK server/],
+      ['gemini-cli', '.gemini/settings.json', { command: 'x', url }, /Gemini CLI dials url/],
+    ] as const;
+    for (const [agent, file, entry, reason] of cases) {
+      const path = join(project.root, file);
+      mkdirSync(join(path, '..'), { recursive: true });
+      const text = JSON.stringify({ mcpServers: { fs: entry } });
+      writeFileSync(path, text);
+      const report = jsonOut(await project.tally(['install', agent, '--mcp', '--json']));
+      assert.deepEqual(report.wrapped, [], agent);
+      const skipped = report.skipped as { server: string; reason: string }[];
+      assert.equal(skipped[0]?.server, 'fs');
+      assert.match(skipped[0]!.reason, reason);
+      assert.equal(readFileSync(path, 'utf8'), text);
+    }
+  });
 
   it('a project without the agent’s MCP file is refused, naming the file, and nothing is written', async () => {
     const project = makeProject('tally-mcp-install-none-');

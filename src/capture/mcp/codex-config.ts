@@ -7,6 +7,7 @@
  * written another way (an inline table, dotted keys under `[mcp_servers]`) is named and left alone.
  */
 import type { JsonObject } from '../../core/json.js';
+import { splice } from '../text-spans.js';
 import { CaptureError } from '../types.js';
 import {
   gatewayArgv,
@@ -14,7 +15,6 @@ import {
   type Restored,
   refusal,
   remoteReason,
-  splice,
   strings,
   type Wrapped,
 } from './config.js';
@@ -90,6 +90,8 @@ function codexServers(text: string, where: string): Map<string, CodexServer> {
 function argvOf(name: string, s: CodexServer, tally: readonly string[]): string[] | string {
   if (s.elsewhere || !s.table)
     return `not written as a [mcp_servers.${name}] table with its own command line (the one form Tally edits)`;
+  if (s.url && s.command)
+    return 'command and url are both set: the pinned Codex refuses the entry ("url is not supported for stdio") and loads no configuration at all';
   if (s.url) return remoteReason('a streamable-HTTP server (url)');
   if (!s.command) return 'the entry has no command';
   if (typeof s.command.value !== 'string' || s.command.value === '') return 'command is not a string';
@@ -98,6 +100,9 @@ function argvOf(name: string, s: CodexServer, tally: readonly string[]): string[
   const argv = [s.command.value, ...args];
   return refusal(name, argv, tally) ?? argv;
 }
+
+/** The file's line end: CRLF when its lines end so. */
+const lineEnd = (text: string) => (text.includes('\r\n') ? '\r\n' : '\n');
 
 /** The indentation of the line holding `at` (what comes before it on its line). */
 function indentOf(text: string, at: number): string {
@@ -131,12 +136,13 @@ export const CODEX_TOML: McpFormat = {
       else {
         // Under `command`, indented and ended as it is.
         const line = `${indentOf(text, command.start)}args = ${tomlStrings(args)}`;
+        // (At the end of a file with no final newline, the file's own line end goes before it.)
         const own = text.slice(command.start, command.end);
-        const eol = own.endsWith('\r\n') ? '\r\n' : '\n';
+        const eol = own.endsWith('\n') ? (own.endsWith('\r\n') ? '\r\n' : '\n') : lineEnd(text);
         edits.push({
           start: command.end,
           end: command.end,
-          text: own.endsWith('\n') ? `${line}${eol}` : `\n${line}`,
+          text: own.endsWith('\n') ? `${line}${eol}` : `${eol}${line}`,
         });
       }
       result.originals[name] = {
@@ -173,9 +179,8 @@ export const CODEX_TOML: McpFormat = {
       else {
         // The line Tally added: removed with its newline (or the newline before it, at the end).
         const last = args.end === text.length && !text.endsWith('\n');
-        const start = last
-          ? args.start - indentOf(text, args.start).length - 1
-          : args.start - indentOf(text, args.start).length;
+        let start = args.start - indentOf(text, args.start).length;
+        if (last) start -= text[start - 2] === '\r' ? 2 : 1;
         edits.push({ start, end: args.end, text: '' });
       }
       result.restored.push(name);

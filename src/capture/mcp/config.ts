@@ -4,11 +4,14 @@
  * the entry is kept. What was replaced is kept apart (not in the agent's file, whose entries the
  * agent validates), so that removal restores exactly it, and only where the entry is still what
  * Tally wrote. Each file format is an `McpFormat`: `mcpServers` JSON here (Claude Code's
- * `.mcp.json`, Gemini CLI's and Qwen Code's settings, Cursor's `.cursor/mcp.json`), Codex's TOML
- * (codex-config.ts) and OpenCode's JSONC (opencode-config.ts).
+ * `.mcp.json`, Gemini CLI's and Qwen Code's settings, Cursor's `.cursor/mcp.json`, each with the
+ * agent's own choice between `command` and a URL), Codex's TOML (codex-config.ts) and OpenCode's
+ * JSONC (opencode-config.ts). Every format is edited in place.
  */
-import { parseJson } from '../../core/canonical.js';
-import { isJsonObject, type JsonObject, jsonErrorMessage } from '../../core/json.js';
+import { isDeepStrictEqual } from 'node:util';
+import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { type JsoncNode, type JsonDialect, plain, readJsonc } from '../jsonc.js';
+import { editJsonc } from '../jsonc-edit.js';
 import { CaptureError } from '../types.js';
 
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -75,22 +78,69 @@ export function strings(value: unknown): string[] | undefined {
   return Array.isArray(value) && value.every((a) => typeof a === 'string') ? (value as string[]) : undefined;
 }
 
-function readObject(text: string, where: string): JsonObject {
-  let value: unknown;
+/**
+ * Why an agent would not start an `mcpServers` entry by its `command` — it would dial a URL
+ * instead, say — or undefined when it would. Each agent chooses the transport its own way.
+ */
+export type NotByCommand = (entry: JsonObject) => string | undefined;
+
+/** A JSON value JavaScript's `if (value)` takes as set. */
+const set = (value: unknown) => Boolean(value);
+
+/** Claude Code picks the transport by `type`: none or `stdio` runs `command`, any other dials `url`. */
+export const CLAUDE_CODE_TRANSPORT: NotByCommand = (e) =>
+  e.type === undefined || e.type === 'stdio'
+    ? undefined
+    : remoteReason(`a ${String(e.type)} server (Claude Code picks the transport by type)`);
+
+/** Gemini CLI dials `httpUrl` or `url` when either is set, whatever `command` says. */
+export const GEMINI_CLI_TRANSPORT: NotByCommand = (e) => {
+  const url = ['httpUrl', 'url'].find((k) => set(e[k]));
+  return url
+    ? remoteReason(`a remote server (Gemini CLI dials ${url} before it looks at command)`)
+    : undefined;
+};
+
+/** Qwen Code: `type: "sdk"` is its own SDK's server; then `httpUrl`, then `url`, then `command`. */
+export const QWEN_CODE_TRANSPORT: NotByCommand = (e) => {
+  if (e.type === 'sdk') return 'an SDK server (type sdk): Qwen Code runs no command for it';
+  const url = ['httpUrl', 'url'].find((k) => set(e[k]));
+  return url
+    ? remoteReason(`a remote server (Qwen Code dials ${url} before it looks at command)`)
+    : undefined;
+};
+
+/**
+ * Cursor's documented format: `command` (and `type: "stdio"`) for a local server, `url` for a
+ * remote one. Which one wins when both are given is not documented, so such an entry is left alone.
+ */
+export const CURSOR_TRANSPORT: NotByCommand = (e) => {
+  if (e.type !== undefined && e.type !== 'stdio') return remoteReason(`a ${String(e.type)} server`);
+  if (e.url !== undefined)
+    return remoteReason(
+      "a server with a url (Cursor's documentation does not say whether it runs command then)",
+    );
+  return undefined;
+};
+
+function readObject(text: string, where: string, dialect: JsonDialect): JsoncNode {
+  let root: JsoncNode;
   try {
-    value = parseJson(text);
+    root = readJsonc(text, dialect);
   } catch (error) {
+    if (!(error instanceof CaptureError)) throw error;
     throw new CaptureError(
       'bad-payload',
-      `${where}: the MCP configuration is not JSON (${jsonErrorMessage(error)}); nothing was changed`,
+      `${where}: the MCP configuration is not ${dialect === 'json' ? 'JSON' : 'JSON (with comments)'} as the agent reads it (${error.message}); nothing was changed`,
+      error.detail,
     );
   }
-  if (!isJsonObject(value))
+  if (root.kind !== 'object')
     throw new CaptureError(
       'bad-payload',
       `${where}: the MCP configuration must be a JSON object; nothing was changed`,
     );
-  return value;
+  return root;
 }
 
 function serversOf(config: JsonObject, where: string): JsonObject {
@@ -112,61 +162,68 @@ function gatewayEntry(name: string, entry: JsonObject, tally: readonly string[])
   return { ...entry, command: command!, args };
 }
 
-function jsonSkip(name: string, entry: unknown, tally: readonly string[]): string | undefined {
+function jsonSkip(
+  name: string,
+  entry: unknown,
+  tally: readonly string[],
+  notByCommand: NotByCommand,
+): string | undefined {
   if (!isJsonObject(entry)) return 'the entry is not an object';
-  if (entry.type !== undefined && entry.type !== 'stdio')
-    return remoteReason(`a ${String(entry.type)} server`);
-  const url = ['url', 'httpUrl'].find((k) => typeof entry[k] === 'string');
-  if (entry.command === undefined && url) return remoteReason(`a remote server (${url})`);
+  const remote = notByCommand(entry);
+  if (remote !== undefined) return remote;
   if (typeof entry.command !== 'string' || entry.command === '') return 'the entry has no command';
   const args = entry.args === undefined ? [] : strings(entry.args);
   if (args === undefined) return 'args is not a list of strings';
   return refusal(name, [entry.command, ...args], tally);
 }
 
-const text = (config: JsonObject) => `${JSON.stringify(config, null, 2)}\n`;
-
-/** `{mcpServers: {name: {command, args, env, …}}}`: the whole entry is kept, and compared at removal. */
-export const MCP_SERVERS_JSON: McpFormat = {
-  wrap(source, tally, where) {
-    const config = readObject(source, where);
-    const out: JsonObject = {};
-    const result: Wrapped = { text: source, originals: {}, wrapped: [], skipped: [] };
-    for (const [name, entry] of Object.entries(serversOf(config, where))) {
-      const reason = jsonSkip(name, entry, tally);
-      out[name] = reason === undefined ? gatewayEntry(name, entry as JsonObject, tally) : entry;
-      if (reason !== undefined) result.skipped.push({ server: name, reason });
-      else {
-        result.originals[name] = entry as JsonObject;
-        result.wrapped.push(name);
+/**
+ * `{mcpServers: {name: {command, args, env, …}}}`, read as the agent reads it (`dialect`) and
+ * edited in place: only `command` and `args` of each entry change, every other byte stays. The
+ * whole entry is kept, and compared at removal. `notByCommand` is the agent's choice of transport.
+ */
+export function mcpServersJson(dialect: JsonDialect, notByCommand: NotByCommand): McpFormat {
+  const edit = (source: string, root: JsoncNode, value: JsonObject, where: string) => {
+    try {
+      return editJsonc(source, root, value, dialect);
+    } catch (error) {
+      if (!(error instanceof CaptureError)) throw error;
+      throw new CaptureError('bad-payload', `${where}: ${error.message}`, error.detail);
+    }
+  };
+  return {
+    wrap(source, tally, where) {
+      const root = readObject(source, where, dialect);
+      const config = plain(root) as JsonObject;
+      const out: JsonObject = {};
+      const result: Wrapped = { text: source, originals: {}, wrapped: [], skipped: [] };
+      for (const [name, entry] of Object.entries(serversOf(config, where))) {
+        const reason = jsonSkip(name, entry, tally, notByCommand);
+        out[name] = reason === undefined ? gatewayEntry(name, entry as JsonObject, tally) : entry;
+        if (reason !== undefined) result.skipped.push({ server: name, reason });
+        else {
+          result.originals[name] = entry as JsonObject;
+          result.wrapped.push(name);
+        }
       }
-    }
-    if (result.wrapped.length > 0) result.text = text({ ...config, mcpServers: out });
-    return result;
-  },
-  unwrap(source, originals, tally, where) {
-    const config = readObject(source, where);
-    const servers = { ...serversOf(config, where) };
-    const result: Restored = { text: source, restored: [], kept: [] };
-    for (const [name, original] of Object.entries(originals)) {
-      const current = servers[name];
-      if (
-        isJsonObject(current) &&
-        JSON.stringify(current) === JSON.stringify(gatewayEntry(name, original, tally))
-      ) {
-        servers[name] = original;
-        result.restored.push(name);
-      } else result.kept.push(name);
-    }
-    if (result.restored.length > 0) result.text = text({ ...config, mcpServers: servers });
-    return result;
-  },
-};
-
-/** Replacements of spans of a text, applied from the last so earlier offsets hold. */
-export function splice(source: string, edits: { start: number; end: number; text: string }[]): string {
-  let out = source;
-  for (const e of [...edits].sort((a, b) => b.start - a.start))
-    out = out.slice(0, e.start) + e.text + out.slice(e.end);
-  return out;
+      if (result.wrapped.length > 0) result.text = edit(source, root, { ...config, mcpServers: out }, where);
+      return result;
+    },
+    unwrap(source, originals, tally, where) {
+      const root = readObject(source, where, dialect);
+      const config = plain(root) as JsonObject;
+      const servers = { ...serversOf(config, where) };
+      const result: Restored = { text: source, restored: [], kept: [] };
+      for (const [name, original] of Object.entries(originals)) {
+        const current = servers[name];
+        if (isJsonObject(current) && isDeepStrictEqual(current, gatewayEntry(name, original, tally))) {
+          servers[name] = original;
+          result.restored.push(name);
+        } else result.kept.push(name);
+      }
+      if (result.restored.length > 0)
+        result.text = edit(source, root, { ...config, mcpServers: servers }, where);
+      return result;
+    },
+  };
 }

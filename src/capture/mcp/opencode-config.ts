@@ -7,6 +7,8 @@
  * stays, comments included.
  */
 import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { type JsoncNode, member, plain, readJsonc } from '../jsonc.js';
+import { splice } from '../text-spans.js';
 import { CaptureError } from '../types.js';
 import {
   gatewayArgv,
@@ -14,11 +16,9 @@ import {
   type Restored,
   refusal,
   remoteReason,
-  splice,
   strings,
   type Wrapped,
 } from './config.js';
-import { type JsoncNode, member, plain, readJsonc } from './jsonc.js';
 
 interface Entry {
   name: string;

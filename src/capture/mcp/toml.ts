@@ -6,7 +6,7 @@
  * arrays and inline tables are decoded, other values (numbers, booleans, dates) kept as their
  * text. A document it cannot read is refused with the line and column, never guessed at.
  */
-import { failAt } from './position.js';
+import { failAt } from '../text-spans.js';
 
 /** A value that is neither a string, an array nor an inline table: its text as written. */
 export class TomlScalar {

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseSettings } from '../../capture/hook-settings.js';
+import { parseSettings, settingsText } from '../../capture/hook-settings.js';
 import { tallyHome } from '../../core/home.js';
 import { RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV } from '../../recorder/config.js';
@@ -104,11 +104,11 @@ const install: Command = {
     } else {
       const hooks = installer.hooks(registration, wiring);
       const own = scope === 'managed' && installer.ownManagedFile;
-      const before = own
-        ? {}
-        : parseSettings(existsSync(path) ? readFileSync(path, 'utf8') : undefined, path);
-      after = installer.merge(before, hooks);
-      text = `${JSON.stringify(after, null, 2)}\n`;
+      // The user's file is edited in place: what Tally does not change keeps its bytes.
+      const existing = !own && existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+      const merged = installer.merge(parseSettings(existing, path, installer.dialect), hooks);
+      after = merged;
+      text = settingsText(existing, merged, path, installer.dialect);
     }
     let after_write: Record<string, unknown> | undefined;
     if (!values['dry-run']) {

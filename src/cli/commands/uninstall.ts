@@ -1,6 +1,6 @@
 /** `tally uninstall <agent>`: removes only the hooks Tally added to the agent's settings. */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { parseSettings } from '../../capture/hook-settings.js';
+import { parseSettings, settingsText } from '../../capture/hook-settings.js';
 import { writeAtomic } from '../../session/store.js';
 import { agentOf, settingsTarget } from '../agent-hooks.js';
 import { type Command, parseFlags, printJson } from '../command.js';
@@ -36,12 +36,19 @@ export const command: Command = {
       else ctx.stderr(ours ? `removed Tally's plugin ${path}\n` : `no Tally plugin at ${path}\n`);
       return 0;
     }
-    const before = parseSettings(existed ? readFileSync(path, 'utf8') : undefined, path);
+    const existing = existed ? readFileSync(path, 'utf8') : undefined;
+    const before = parseSettings(existing, path, installer.dialect);
     const after = installer.remove(before);
     const removed = JSON.stringify(before) !== JSON.stringify(after);
     if (!values['dry-run'] && removed) {
       if (scope === 'managed' && installer.ownManagedFile) rmSync(path, { force: true });
-      else writeAtomic(path, `${JSON.stringify(after, null, 2)}\n`, scope === 'managed' ? 0o644 : 0o600);
+      // Edited in place: only Tally's hooks go, every other byte stays.
+      else
+        writeAtomic(
+          path,
+          settingsText(existing, after, path, installer.dialect),
+          scope === 'managed' ? 0o644 : 0o600,
+        );
     }
     if (values.json)
       printJson(ctx, { agent: installer.agent, scope, path, removed, dry_run: values['dry-run'] === true });

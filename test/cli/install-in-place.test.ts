@@ -1,0 +1,127 @@
+/**
+ * `tally install <agent>` and `tally uninstall <agent>` edit the user's settings file in place: an
+ * install then an uninstall gives back the file byte for byte — its indentation (tabs or spaces),
+ * its CRLF line ends, its key order and, where the agent reads comments (Gemini CLI and Qwen Code
+ * strip them before parsing JSON), its comments. A file in a dialect the agent does not read (a
+ * comment in Claude Code's or Codex's JSON, a trailing comma in Gemini CLI's) is refused with its
+ * line and column, and nothing is written. Each installer's own merge and removal are run on the
+ * text; `tally install`/`uninstall` themselves on the two files the finding named.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parseSettings, settingsText } from '../../src/capture/hook-settings.js';
+import { plain, readJsonc } from '../../src/capture/jsonc.js';
+import { INSTALLERS } from '../../src/cli/installers.js';
+import type { JsonObject } from '../../src/core/json.js';
+import { makeProject } from './tally-process.js';
+
+const WIRING = { port: 4567, tally: '/opt/tally/bin/tally.js', transport: 'command' as const };
+
+/** A user's settings in each agent's own shape: one key of theirs, one hook of theirs. */
+const USER: Record<string, JsonObject> = {
+  'claude-code': {
+    model: 'opus',
+    hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: './guard.sh' }] }] },
+  },
+  'gemini-cli': {
+    ui: { theme: 'Default' },
+    hooks: { BeforeTool: [{ matcher: '', hooks: [{ type: 'command', command: 'true' }] }] },
+  },
+  'qwen-code': {
+    model: { name: 'qwen' },
+    hooks: { PreToolUse: [{ matcher: '', hooks: [{ type: 'command', command: 'true' }] }] },
+  },
+  codex: {
+    hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: './guard.sh' }] }] },
+  },
+  cursor: { version: 1, hooks: { afterFileEdit: [{ command: './format.sh' }] } },
+};
+
+/** The same settings written by hand: `indent`, `eol`, and comments where `comments` is set. */
+function handWritten(value: JsonObject, indent: string, eol: string, comments: boolean): string {
+  const lines = JSON.stringify(value, null, indent).split('\n');
+  if (comments) {
+    lines.splice(1, 0, `${indent}// my settings`);
+    lines[lines.length - 2] += ' /* kept */';
+  }
+  return `${lines.join(eol)}${eol}`;
+}
+
+function roundTrip(agent: string, text: string): { installed: string; back: string } {
+  const installer = INSTALLERS[agent]!;
+  const hooks = installer.hooks(null, WIRING);
+  const path = `/project/${agent}.json`;
+  const merged = installer.merge(parseSettings(text, path, installer.dialect), hooks);
+  const installed = settingsText(text, merged, path, installer.dialect);
+  assert.deepEqual(
+    plain(readJsonc(installed, installer.dialect)),
+    merged,
+    'the text holds the merged settings',
+  );
+  const removed = installer.remove(parseSettings(installed, path, installer.dialect));
+  return { installed, back: settingsText(installed, removed, path, installer.dialect) };
+}
+
+describe('install and uninstall edit the settings text in place', () => {
+  for (const agent of Object.keys(USER)) {
+    const comments = INSTALLERS[agent]!.dialect !== 'json';
+    for (const [indent, eol] of [
+      ['  ', '\n'],
+      ['\t', '\r\n'],
+      ['    ', '\n'],
+    ] as const)
+      it(`${agent}: ${JSON.stringify(indent)} indentation, ${JSON.stringify(eol)} line ends${comments ? ', comments' : ''}: back byte for byte`, () => {
+        const text = handWritten(USER[agent]!, indent, eol, comments);
+        const { installed, back } = roundTrip(agent, text);
+        assert.notEqual(installed, text);
+        if (eol === '\r\n')
+          assert.doesNotMatch(installed.replaceAll('\r\n', ''), /\n/, 'every line ends in CRLF');
+        if (comments) assert.match(installed, /\/\/ my settings[\s\S]*\/\* kept \*\//);
+        assert.equal(back, text);
+        // Installing twice is installing once.
+        const again = roundTrip(agent, installed).installed;
+        assert.equal(again, installed);
+      });
+  }
+
+  it('a file in a dialect the agent does not read is refused with its line and column', () => {
+    const commented = '{\n  // mine\n  "model": "opus"\n}\n';
+    for (const agent of ['claude-code', 'codex', 'cursor'])
+      assert.throws(
+        () => parseSettings(commented, `/p/${agent}.json`, INSTALLERS[agent]!.dialect),
+        /is not JSON as the agent reads it \(line 2, column 3: comments are not JSON/,
+      );
+    assert.throws(
+      () => parseSettings('{\n  "ui": {},\n}\n', '/p/settings.json', INSTALLERS['gemini-cli']!.dialect),
+      /line 2, column 11: a comma before '}' is not JSON/,
+    );
+    assert.throws(
+      () => parseSettings('{"a": 1, "a": 2}', '/p/settings.json', 'json'),
+      /the key "a" is given twice/,
+    );
+  });
+});
+
+describe('tally install / uninstall on the user’s file', () => {
+  const files = [
+    ['gemini-cli', '.gemini/settings.json', 'json-comments'],
+    ['cursor', '.cursor/hooks.json', 'json'],
+  ] as const;
+  for (const [agent, file] of files)
+    it(`${agent}: ${file} comes back byte for byte`, async () => {
+      const project = makeProject(`tally-install-in-place-${agent}-`);
+      assert.equal((await project.tally(['init'])).code, 0);
+      const text = handWritten(USER[agent]!, '\t', '\r\n', agent === 'gemini-cli');
+      const path = join(project.root, file);
+      mkdirSync(join(path, '..'), { recursive: true });
+      writeFileSync(path, text);
+      const installed = await project.tally(['install', agent]);
+      assert.equal(installed.code, 0, installed.stderr);
+      assert.notEqual(readFileSync(path, 'utf8'), text);
+      const removed = await project.tally(['uninstall', agent]);
+      assert.equal(removed.code, 0, removed.stderr);
+      assert.equal(readFileSync(path, 'utf8'), text);
+    });
+});
