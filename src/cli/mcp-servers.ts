@@ -53,7 +53,7 @@ async function checkCodex(root: string, env: NodeJS.ProcessEnv, bin: string | un
     return {
       report: { checked: false, reason },
       lines: [
-        `could not ask Codex which servers it runs (${reason}); --agent-bin names the codex executable. Codex reads .codex/config.toml only in a project it trusts`,
+        `could not ask Codex which servers it runs: ${reason} (--agent-bin names the codex executable). Codex reads .codex/config.toml only in a project it trusts`,
       ],
     };
   }

@@ -47,6 +47,17 @@ export async function withAppServer<T>(
     for (const w of waiting.values()) w.reject(failure);
     waiting.clear();
   };
+  /** The child is gone or deaf: said with what it wrote on stderr. */
+  const gone = (why: string) => {
+    const said = stderr.trim().slice(0, 300);
+    return new CaptureError('bad-payload', `${codex} app-server ${why}${said ? `: ${said}` : ''}`);
+  };
+  // A child that exits at once closes its pipes under us: every pipe's error is the conversation's.
+  child.stdin.on('error', (error: NodeJS.ErrnoException) =>
+    fail(gone(`stopped reading its input (${error.code ?? error.message}): it exited before it answered`)),
+  );
+  child.stdout.on('error', (error: Error) => fail(gone(`could not be read (${error.message})`)));
+  child.stderr.on('error', () => {});
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     stderr += d;
   });
@@ -73,25 +84,29 @@ export async function withAppServer<T>(
       );
       resolve();
     });
-    child.once('exit', () => {
-      fail(new CaptureError('bad-payload', `codex app-server exited early: ${stderr.slice(0, 300)}`));
+    child.once('exit', (code, signal) => {
+      const why = `exited (${signal ?? `code ${code}`}) before it answered`;
+      // What it said on stderr may come after its exit, with the end of the pipe.
+      if (child.stderr.readableEnded) fail(gone(why));
+      else child.stderr.once('end', () => fail(gone(why))).once('close', () => fail(gone(why)));
       resolve();
     });
   });
   const timer = setTimeout(() => {
-    fail(
-      new CaptureError('bad-payload', `codex app-server did not answer within 30 s: ${stderr.slice(0, 300)}`),
-    );
+    fail(gone('did not answer within 30 s'));
     child.kill('SIGKILL');
   }, 30_000);
   let next = 0;
+  const write = (message: unknown) => {
+    if (failure === undefined && child.stdin.writable) child.stdin.write(`${JSON.stringify(message)}\n`);
+  };
   const send = (method: string, params: unknown): Promise<Message> => {
     const id = next++;
     const answer = new Promise<Message>((resolve, reject) => {
       if (failure) reject(failure);
       else waiting.set(id, { resolve, reject });
     });
-    child.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
+    write({ id, method, params });
     return answer;
   };
   const request: Request = async (method, params) => {
@@ -105,10 +120,12 @@ export async function withAppServer<T>(
   };
   try {
     const handshake = send('initialize', { clientInfo: { name: 'tally', version: '0' } });
-    child.stdin.write(`${JSON.stringify({ method: 'initialized' })}\n`);
+    write({ method: 'initialized' });
     await handshake;
     return await use(request);
   } finally {
+    // A child that failed the conversation is not waited for.
+    if (failure !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     child.stdin.end();
     await exited;
     clearTimeout(timer);

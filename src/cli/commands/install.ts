@@ -115,11 +115,14 @@ const install: Command = {
       mkdirSync(dirname(path), { recursive: true });
       writeAtomic(path, text, scope === 'managed' ? 0o644 : 0o600);
       if (installer.afterWrite)
-        after_write = await installer.afterWrite(path, {
-          bin: values['agent-bin'] ?? installer.agent,
-          env: ctx.env,
-          cwd: ctx.cwd,
-        });
+        // The file is written: an agent that cannot be asked leaves the hooks untrusted, said below.
+        after_write = await installer
+          .afterWrite(path, {
+            bin: values['agent-bin'] ?? installer.agent,
+            env: ctx.env,
+            cwd: ctx.cwd,
+          })
+          .catch((error: Error) => ({ trust: 'untrusted', trust_error: error.message }));
     }
     const report = {
       agent: installer.agent,
@@ -163,7 +166,11 @@ const install: Command = {
         ctx.stderr(
           `trusted Tally's ${String(after_write.hooks_trusted)} hooks through ${installer.label} itself\n`,
         );
-      if (untrusted)
+      if (untrusted && after_write?.trust_error !== undefined)
+        ctx.stderr(
+          `could not have ${installer.label} trust the hooks written: ${String(after_write.trust_error)} (--agent-bin names the ${installer.agent} executable). ${installer.label} skips untrusted hooks without a word\n`,
+        );
+      else if (untrusted)
         ctx.stderr(
           `${installer.label} does not trust the hooks written (${String(after_write?.hooks_trusted)} of ${String(after_write?.hooks_listed)} trusted): it will skip them without a word. Review them in its /hooks screen, or rerun with --agent-bin <path to ${installer.agent}>\n`,
         );
