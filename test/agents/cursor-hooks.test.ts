@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { runTally } from '../cli/tally-process.js';
+import { jsonOut, runTally } from '../cli/tally-process.js';
 import { logContent } from '../log-content.js';
 import { makeRepo } from './repo.js';
 import { tallyProject } from './tally-flow.js';
@@ -121,6 +121,22 @@ describe('Cursor hooks (documented format, real recorder)', () => {
         env,
         repo.dir,
       );
+      // Cursor has no before-edit hook: an edit into protected/ reaches Tally only once it is made.
+      writeFileSync(join(repo.dir, 'protected/edited.txt'), 'edited\n');
+      assert.deepEqual(
+        await runHook(
+          command('afterFileEdit'),
+          {
+            ...common,
+            hook_event_name: 'afterFileEdit',
+            file_path: join(repo.dir, 'protected/edited.txt'),
+            edits: [{ old_string: '', new_string: 'edited\n' }],
+          },
+          env,
+          repo.dir,
+        ),
+        {},
+      );
       // What the recorder wrote: the deny is there, the file's content is not.
       const sessions = join(repo.dir, '.tally', 'sessions');
       const [id] = readdirSync(sessions).filter((d) => d.startsWith('ses_'));
@@ -131,6 +147,28 @@ describe('Cursor hooks (documented format, real recorder)', () => {
         .map((l) => Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64').toString());
       assert.ok(decoded.some((r) => r.includes('"Write(protected/**)"') && r.includes('"deny"')));
       assert.ok(!decoded.some((r) => r.includes('sk-live-0123456789abcdef')), 'no file content recorded');
+      // The edit that could not be stopped is recorded, and verification fails on it, named.
+      const closed = jsonOut(await runTally(['session', 'close', '--json'], { cwd: repo.dir, env }));
+      const verify = await runTally(['verify', String(closed.package), '--certificate', 'coder', '--json'], {
+        cwd: repo.dir,
+        env,
+      });
+      assert.equal(verify.code, 1, verify.stdout);
+      const unauthorized = (
+        jsonOut(verify).checks as {
+          check: string;
+          ok: boolean;
+          detail: { executed: number; calls: { tool: string; verdict: string; blocked: boolean }[] };
+        }[]
+      ).find((c) => c.check === 'unauthorized_calls')!;
+      assert.equal(unauthorized.ok, false);
+      assert.equal(unauthorized.detail.executed, 1, JSON.stringify(unauthorized.detail));
+      assert.deepEqual(
+        unauthorized.detail.calls.filter((c) => !c.blocked).map((c) => [c.tool, c.verdict]),
+        [['Edit', 'forbidden']],
+      );
+      // And install said so, among what Cursor cannot express.
+      assert.match(JSON.stringify(jsonOut(installed).cannot_express), /no before-edit hook/);
       const removed = await runTally(['uninstall', 'cursor'], { cwd: repo.dir, env });
       assert.equal(removed.code, 0, removed.stderr);
       assert.deepEqual(JSON.parse(readFileSync(join(repo.dir, '.cursor', 'hooks.json'), 'utf8')), mine);

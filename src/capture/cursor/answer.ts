@@ -44,6 +44,7 @@ export const CURSOR_GAPS: readonly string[] = [
   'tested against Cursor’s documented hook format only: no Cursor CLI runs here',
   'beforeSubmitPrompt: a deny blocks the prompt, but Cursor has no field for the model (the reason goes to the person)',
   '`modify` of a tool input and `return` (a supplied result) have no answer in these events: both are refused as deny',
+  'no before-edit hook: a write through Cursor’s own edit tool reaches Tally only after it is made (afterFileEdit), so a forbidden edit cannot be stopped: it is recorded, and verification’s unauthorized_calls fails on it (its shell commands and MCP calls are judged before they run)',
   'after* events are fire-and-forget in Cursor: recorded, never blocked',
   'no call id: a before/after pair is matched by its conversation, generation and command (or tool and input), each call with an id of its own',
   'Cursor runs every hook through a process: the command shim (tally hook cursor)',
