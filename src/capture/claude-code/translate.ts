@@ -10,6 +10,8 @@ import { TALLY_VERSION } from '../../core/version.js';
 import { textItems, textParts } from '../items.js';
 import { inferredMcp } from '../mcp-tool.js';
 import { type Captured, CaptureError, type HarnessAgent } from '../types.js';
+import { ClaudeFamilyAgents, claudeSubagentFile } from './agents.js';
+import { claudeCodeModelLine, TranscriptModels } from './models.js';
 
 /** Tally's source URI for events it translated from Claude Code. */
 export const CLAUDE_CODE_SOURCE = 'urn:tally:claude-code';
@@ -310,7 +312,23 @@ export function translateClaudeFamily(
   };
 }
 
+/**
+ * Claude Code's subagents and models (./agents.ts): `Agent` spawns; a subagent's `.meta.json` and
+ * transcript sit in `<session>/subagents/` beside the session's transcript.
+ */
+const CLAUDE_CODE_AGENTS = new ClaudeFamilyAgents({
+  spawnTools: ['Agent'],
+  metaPath: (transcript, agent) => claudeSubagentFile(transcript, agent, '.meta.json'),
+  modelSource: (transcript, agent) => {
+    if (agent === undefined) return { path: transcript, agent: '' };
+    const path = claudeSubagentFile(transcript, agent, '.jsonl');
+    return path === undefined ? undefined : { path, agent };
+  },
+  models: new TranscriptModels(claudeCodeModelLine),
+});
+
 /** A Claude Code hook payload as the canonical event the boundary takes. */
 export function translateClaudeCode(payload: unknown, id?: string): Captured {
-  return translateClaudeFamily(payload, CLAUDE_CODE_DIALECT, id);
+  const captured = translateClaudeFamily(payload, CLAUDE_CODE_DIALECT, id);
+  return CLAUDE_CODE_AGENTS.attribute(captured, payload as JsonObject);
 }

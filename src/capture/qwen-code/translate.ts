@@ -3,6 +3,9 @@
  * (same event names, `tool_use_id`, the same answers) with Gemini CLI's tools (it is a fork of
  * it): the Claude Code builders with Gemini's tool kinds and changed-file reports.
  */
+import type { JsonObject } from '../../core/json.js';
+import { ClaudeFamilyAgents, qwenSubagentMeta } from '../claude-code/agents.js';
+import { qwenCodeModelLine, TranscriptModels } from '../claude-code/models.js';
 import { CLAUDE_CODE_EVENTS, type ClaudeDialect, translateClaudeFamily } from '../claude-code/translate.js';
 import { GEMINI_FAMILY_KINDS, geminiFamilyFileChanges } from '../gemini-cli/translate.js';
 import type { Captured } from '../types.js';
@@ -33,6 +36,19 @@ export const QWEN_CODE_DIALECT: ClaudeDialect = {
   fileChanges: geminiFamilyFileChanges,
 };
 
+/**
+ * Qwen Code's subagents and models (../claude-code/agents.ts): `agent` spawns (a subagent's id is
+ * `<type>-<tool_call_id of its spawn>`); its `.meta.json` is in `<project>/subagents/<session>/`; the
+ * session's transcript names every agent's model (SessionStart's `model` names the session's own).
+ */
+const QWEN_CODE_AGENTS = new ClaudeFamilyAgents({
+  spawnTools: ['agent'],
+  metaPath: qwenSubagentMeta,
+  modelSource: (transcript, agent) => ({ path: transcript, agent: agent ?? '' }),
+  models: new TranscriptModels(qwenCodeModelLine),
+});
+
 export function translateQwenCode(payload: unknown, id?: string): Captured {
-  return translateClaudeFamily(payload, QWEN_CODE_DIALECT, id, QWEN_CODE_EVENTS);
+  const captured = translateClaudeFamily(payload, QWEN_CODE_DIALECT, id, QWEN_CODE_EVENTS);
+  return QWEN_CODE_AGENTS.attribute(captured, payload as JsonObject);
 }
