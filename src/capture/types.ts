@@ -16,12 +16,6 @@ export interface HarnessAgent {
   model?: string;
 }
 
-/**
- * The extension naming the provider of the event's `session.model`, as the harness reported it (the
- * receipt's agent graph reads it: src/evidence/receipt/agents.ts).
- */
-export const MODEL_EXTENSION = 'dev.tally.model';
-
 export interface Captured {
   mode: 'decide' | 'observe';
   /** The canonical AHP event, without `id`/`time` when the channel has none (the boundary fills them). */

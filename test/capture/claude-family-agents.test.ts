@@ -8,7 +8,16 @@
  * its first tool result), all at once, or never.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -222,11 +231,44 @@ describe('Qwen Code: one name per subagent, nested parents and models', () => {
         ['UserPromptSubmit', 'session', null, null, model],
         ['Stop', 'session', null, null, model],
       ]);
-      for (const { captured } of steps.slice(1)) {
-        const extensions = captured.event.extensions as Record<string, unknown>;
-        // Qwen names the kind of API it signs in to beside each model response.
-        assert.deepEqual(extensions['dev.tally.model'], files === 'all' ? { provider: 'openai' } : undefined);
-      }
+      // Qwen names no provider (its auth_type is the kind of API, not who serves it).
+      for (const { captured } of steps)
+        assert.equal((captured.event.extensions as Record<string, unknown>)['dev.tally.model'], undefined);
     });
   }
+});
+
+describe('what a subagent cannot make the adapter read or believe', () => {
+  it('an agent id that is a path reads no file; a .meta.json naming another agent, or the agent itself as parent, places nothing', () => {
+    const home = join(root, 'forged');
+    const base = join(home, 'session-x');
+    mkdirSync(join(base, 'subagents'), { recursive: true });
+    const transcript = `${base}.jsonl`;
+    writeFileSync(transcript, '');
+    // Another agent's record, under this agent's name; and one that names the agent as its own parent.
+    writeFileSync(
+      join(base, 'subagents', 'agent-a1.meta.json'),
+      JSON.stringify({ agentId: 'a2', parentAgentId: 'p' }),
+    );
+    writeFileSync(join(base, 'subagents', 'agent-a3.meta.json'), JSON.stringify({ parentAgentId: 'a3' }));
+    // `agent-../../x.meta.json` would be subagents/x.meta.json, were the id taken as a path.
+    mkdirSync(join(base, 'subagents', 'agent-..'));
+    writeFileSync(join(base, 'subagents', 'x.meta.json'), JSON.stringify({ parentAgentId: 'outside' }));
+    const event = (agent: string) =>
+      translateClaudeCode({
+        session_id: 'session-x',
+        transcript_path: transcript,
+        hook_event_name: 'SubagentStart',
+        agent_id: agent,
+        agent_type: 'general-purpose',
+      });
+    const placed = (agent: string) => {
+      const c = event(agent);
+      const native = (c.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.native']!;
+      return [c.agent.parent, native.parent_from];
+    };
+    assert.deepEqual(placed('a1'), ['session-x', 'session']);
+    assert.deepEqual(placed('a3'), ['session-x', 'session']);
+    assert.deepEqual(placed('../../x'), ['session-x', 'session']);
+  });
 });

@@ -22,9 +22,9 @@
  */
 import { basename, dirname, join } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
-import { type Captured, MODEL_EXTENSION } from '../types.js';
+import type { Captured } from '../types.js';
 import { readFileSlice } from './harness-files.js';
-import { type ModelReport, reportedName, type TranscriptModels } from './models.js';
+import { reportedName, type TranscriptModels } from './models.js';
 
 /** How one harness of the family reports its subagents and models. */
 export interface AgentReports {
@@ -207,21 +207,20 @@ export class ClaudeFamilyAgents {
     return { parent: session, from: 'session' };
   }
 
-  /** The acting agent's model: a payload's own `model` (Qwen's SessionStart), else its transcript's. */
+  /**
+   * The acting agent's model: a payload's own `model` (Qwen's SessionStart), else its transcript's.
+   * Neither harness names a provider.
+   */
   private addModel(captured: Captured, payload: JsonObject): void {
     const subagent = captured.agent.parent === undefined ? undefined : captured.agent.instance;
-    let report: ModelReport | undefined;
-    const named = subagent === undefined ? reportedName(payload.model) : undefined;
-    if (named !== undefined) report = { model: named };
-    else {
+    let model = subagent === undefined ? reportedName(payload.model) : undefined;
+    if (model === undefined) {
       const transcript = text(payload.transcript_path);
       const source = transcript === undefined ? undefined : this.reports.modelSource(transcript, subagent);
-      if (source !== undefined) report = this.reports.models.latest(source.path, source.agent);
+      if (source !== undefined) model = this.reports.models.latest(source.path, source.agent);
     }
-    if (report === undefined) return;
-    (captured.event.session as JsonObject).model = report.model;
-    captured.agent.model = report.model;
-    if (report.provider !== undefined)
-      (captured.event.extensions as JsonObject)[MODEL_EXTENSION] = { provider: report.provider };
+    if (model === undefined) return;
+    (captured.event.session as JsonObject).model = model;
+    captured.agent.model = model;
   }
 }

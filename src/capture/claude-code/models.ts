@@ -9,18 +9,13 @@
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { readFileSlice } from './harness-files.js';
 
-export interface ModelReport {
-  model: string;
-  provider?: string;
-}
-
 /** The model a transcript line reports, and for which agent (`''`: the session's own agent). */
-export type ModelLine = (line: JsonObject) => { agent: string; report: ModelReport } | undefined;
+export type ModelLine = (line: JsonObject) => { agent: string; model: string } | undefined;
 
 const WINDOW = 256 * 1024;
 const KEPT_FILES = 256;
 const KEPT_AGENTS = 256;
-/** A model or provider name as a report may carry it: printable ASCII, not `<synthetic>`-like. */
+/** A model name as a report may carry it: printable ASCII, not `<synthetic>`-like. */
 const NAME = /^[\x21-\x3b\x3d-\x7e][\x20-\x7e]{0,199}$/;
 
 export function reportedName(value: unknown): string | undefined {
@@ -31,7 +26,7 @@ interface FileState {
   identity: string;
   /** Where the next unread line starts. */
   offset: number;
-  models: Map<string, ModelReport>;
+  models: Map<string, string>;
 }
 
 export class TranscriptModels {
@@ -40,7 +35,7 @@ export class TranscriptModels {
   constructor(private readonly lineModel: ModelLine) {}
 
   /** The latest model the transcript at `path` reports for `agent` (`''`: the session's own). */
-  latest(path: string, agent = ''): ModelReport | undefined {
+  latest(path: string, agent = ''): string | undefined {
     return this.advance(path)?.models.get(agent);
   }
 
@@ -81,13 +76,10 @@ export class TranscriptModels {
     if (!isJsonObject(line)) return;
     const found = this.lineModel(line);
     if (found === undefined) return;
-    const before = state.models.get(found.agent);
-    // A line naming only the model keeps the provider an earlier line gave the same model.
-    if (before?.model === found.report.model && found.report.provider === undefined) return;
-    if (before === undefined && state.models.size >= KEPT_AGENTS)
+    if (!state.models.has(found.agent) && state.models.size >= KEPT_AGENTS)
       state.models.delete(state.models.keys().next().value as string);
     state.models.delete(found.agent);
-    state.models.set(found.agent, found.report);
+    state.models.set(found.agent, found.model);
   }
 }
 
@@ -100,7 +92,7 @@ export const claudeCodeModelLine: ModelLine = (line) => {
   const model = reportedName(line.message.model);
   if (model === undefined) return undefined;
   const agent = line.isSidechain === true && typeof line.agentId === 'string' ? line.agentId : '';
-  return { agent, report: { model } };
+  return { agent, model };
 };
 
 /** A Qwen Code prompt id: `<session>########<n>` for the session's agent, `<session>#<agent id>#<n>`. */
@@ -116,15 +108,15 @@ function qwenPromptAgent(promptId: unknown): string | undefined {
 
 /**
  * Qwen Code: the session's transcript records every model response of every agent as a
- * `ui_telemetry` line (`qwen-code.api_response`: `model`, `auth_type`, and the `prompt_id` that names
- * the agent); its own `assistant` lines carry `model` too. A subagent's transcript names none.
- * The provider is `auth_type`: the kind of API Qwen signs in to (`openai`, `qwen-oauth`, …), as Qwen
- * names it — not who serves the model behind that API.
+ * `ui_telemetry` line (`qwen-code.api_response`: `model`, and the `prompt_id` that names the agent);
+ * its own `assistant` lines carry `model` too. A subagent's transcript names none. Qwen names no
+ * provider: the line's `auth_type` (`openai`, `qwen-oauth`, …) is the kind of API it signs in to, not
+ * who serves the model behind it, so it is not taken for one.
  */
 export const qwenCodeModelLine: ModelLine = (line) => {
   if (line.type === 'assistant' && line.isSidechain !== true) {
     const model = reportedName(line.model);
-    return model === undefined ? undefined : { agent: '', report: { model } };
+    return model === undefined ? undefined : { agent: '', model };
   }
   if (line.type !== 'system' || line.subtype !== 'ui_telemetry' || !isJsonObject(line.systemPayload))
     return undefined;
@@ -132,7 +124,5 @@ export const qwenCodeModelLine: ModelLine = (line) => {
   if (!isJsonObject(ui) || ui['event.name'] !== 'qwen-code.api_response') return undefined;
   const model = reportedName(ui.model);
   const agent = qwenPromptAgent(ui.prompt_id);
-  if (model === undefined || agent === undefined) return undefined;
-  const provider = reportedName(ui.auth_type);
-  return { agent, report: provider === undefined ? { model } : { model, provider } };
+  return model === undefined || agent === undefined ? undefined : { agent, model };
 };

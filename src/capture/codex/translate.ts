@@ -12,11 +12,12 @@
  */
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { CLAUDE_CODE_EVENTS, type ClaudeDialect, translateClaudeFamily } from '../claude-code/translate.js';
-import { type Captured, MODEL_EXTENSION } from '../types.js';
+import type { Captured } from '../types.js';
 import { patchChanges } from './patch.js';
 import { rolloutProvider } from './rollout.js';
 
-export { MODEL_EXTENSION } from '../types.js';
+/** The extension naming the provider of `session.model`, as the harness reported it. */
+export const MODEL_EXTENSION = 'dev.tally.model';
 
 export const CODEX_SOURCE = 'urn:tally:codex';
 
