@@ -1,0 +1,271 @@
+/**
+ * What in an agent's own settings can stop Tally's hooks from running, or run beside them: every
+ * settings file the pinned agent reads for a project (managed or system, user, project, local),
+ * the keys that switch hooks off, and the other hooks at the event where Tally judges a call —
+ * a hook there can answer "allow" with a rewritten input after Tally allowed the original
+ * (Claude Code and Qwen Code `updatedInput`, Gemini CLI's BeforeTool, an OpenCode plugin's
+ * `output.args`). Measured on the pinned versions (docs/agents.md, "What can switch the hooks off").
+ * This module reads and reports; `tally run` decides what to refuse.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { isJsonObject, type JsonObject, jsonErrorMessage } from '../core/json.js';
+import { isTallyHook } from './claude-code/hooks.js';
+import { isGeminiTallyHook } from './gemini-cli/hooks.js';
+import { plain, readJsonc } from './mcp/jsonc.js';
+import { isTallyPlugin } from './opencode/plugin.js';
+import { isShimCommand } from './plan.js';
+import { isQwenTallyHook } from './qwen-code/hooks.js';
+import { CaptureError } from './types.js';
+
+/** Who can write a settings file: the agent (as the user), or an administrator (root-owned). */
+export type LayerScope = 'managed' | 'system' | 'system-defaults' | 'user' | 'project' | 'local';
+
+export interface SettingsLayer {
+  scope: LayerScope;
+  path: string;
+  /** How the agent parses it: plain JSON, JSON with comments, TOML (read for one key), plugins. */
+  syntax: 'json' | 'jsonc' | 'toml' | 'plugins';
+}
+
+export interface HookSwitch {
+  path: string;
+  scope: LayerScope;
+  /** What it is: every hook switched off, Tally's own hook switched off, another hook at the judged event. */
+  kind: 'hooks-off' | 'tally-hook-off' | 'other-hook';
+  /** The key at fault, as a JSON pointer (or the TOML key, or the plugin file's name). */
+  key: string;
+  /** The other hook's command, URL or file, for `other-hook`. */
+  hook?: string;
+}
+
+export interface Whereabouts {
+  cwd: string;
+  /** The project's root (its repository), when it differs from cwd. */
+  root: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+}
+
+/** Project files at cwd and, when it is elsewhere, the project root (Claude Code reads the root's). */
+function projectDirs(w: Whereabouts): string[] {
+  return [...new Set([resolve(w.cwd), resolve(w.root)])];
+}
+
+/** Every settings file the pinned agent reads for this project, highest precedence last where it matters. */
+export function settingsLayers(harness: string, w: Whereabouts): SettingsLayer[] {
+  const { env, home } = w;
+  if (harness === 'claude-code') {
+    const managed = '/etc/claude-code';
+    const dropins = existsSync(join(managed, 'managed-settings.d'))
+      ? readdirSync(join(managed, 'managed-settings.d'))
+          .filter((n) => n.endsWith('.json'))
+          .sort()
+          .map((n) => join(managed, 'managed-settings.d', n))
+      : [];
+    return [
+      {
+        scope: 'user',
+        path: join(env.CLAUDE_CONFIG_DIR || join(home, '.claude'), 'settings.json'),
+        syntax: 'json',
+      },
+      ...projectDirs(w).flatMap((dir): SettingsLayer[] => [
+        { scope: 'project', path: join(dir, '.claude', 'settings.json'), syntax: 'json' },
+        { scope: 'local', path: join(dir, '.claude', 'settings.local.json'), syntax: 'json' },
+      ]),
+      ...[join(managed, 'managed-settings.json'), ...dropins].map(
+        (path): SettingsLayer => ({ scope: 'managed', path, syntax: 'json' }),
+      ),
+    ];
+  }
+  if (harness === 'gemini-cli' || harness === 'qwen-code') {
+    const gemini = harness === 'gemini-cli';
+    const system = gemini
+      ? env.GEMINI_CLI_SYSTEM_SETTINGS_PATH || '/etc/gemini-cli/settings.json'
+      : env.QWEN_CODE_SYSTEM_SETTINGS_PATH || '/etc/qwen-code/settings.json';
+    const defaults =
+      (gemini ? env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH : env.QWEN_CODE_SYSTEM_DEFAULTS_PATH) ||
+      join(system, '..', 'system-defaults.json');
+    const user = gemini
+      ? join(env.GEMINI_CLI_HOME || home, '.gemini', 'settings.json')
+      : join(env.QWEN_HOME || join(home, '.qwen'), 'settings.json');
+    // Both read the project file of the directory they start in, and none when that is the home.
+    const project =
+      resolve(w.cwd) === resolve(home)
+        ? []
+        : [{ scope: 'project' as const, path: join(w.cwd, gemini ? '.gemini' : '.qwen', 'settings.json') }];
+    const layers: { scope: LayerScope; path: string }[] = [
+      { scope: 'system-defaults', path: defaults },
+      { scope: 'user', path: user },
+      ...project,
+      { scope: 'system', path: system },
+    ];
+    return layers.map((l) => ({ ...l, syntax: 'jsonc' }));
+  }
+  // Codex: the run's hooks are user hooks (in the run's CODEX_HOME); managed requirements can drop them.
+  if (harness === 'codex')
+    return [{ scope: 'managed', path: '/etc/codex/requirements.toml', syntax: 'toml' }];
+  if (harness === 'opencode') {
+    const dirs: [LayerScope, string][] = [
+      ['user', join(env.XDG_CONFIG_HOME || join(home, '.config'), 'opencode')],
+      ...projectDirs(w).map((d): [LayerScope, string] => ['project', join(d, '.opencode')]),
+      ...(env.OPENCODE_CONFIG_DIR ? [['user', env.OPENCODE_CONFIG_DIR] as [LayerScope, string]] : []),
+    ];
+    return dirs.flatMap(([scope, dir]) =>
+      ['plugin', 'plugins'].map((p): SettingsLayer => ({ scope, path: join(dir, p), syntax: 'plugins' })),
+    );
+  }
+  return [];
+}
+
+/** The events at which another hook could change a call after Tally judged it. */
+const JUDGED_EVENTS: Record<string, string[]> = {
+  'claude-code': ['PreToolUse', 'PermissionRequest'],
+  'qwen-code': ['PreToolUse', 'PermissionRequest'],
+  'gemini-cli': ['BeforeTool'],
+};
+
+const IS_TALLY: Record<string, (hook: unknown) => boolean> = {
+  'claude-code': isTallyHook,
+  'qwen-code': isQwenTallyHook,
+  'gemini-cli': isGeminiTallyHook,
+};
+
+/** Reads a settings file as the agent would; a missing one is null, one the agent cannot read is refused. */
+function readSettings(layer: SettingsLayer): JsonObject | null {
+  if (!existsSync(layer.path)) return null;
+  let text: string;
+  try {
+    text = readFileSync(layer.path, 'utf8');
+  } catch (error) {
+    throw new CaptureError(
+      'bad-payload',
+      `${layer.path}: cannot be read (${(error as NodeJS.ErrnoException).code})`,
+    );
+  }
+  if (text.trim() === '') return null;
+  let value: unknown;
+  try {
+    value = layer.syntax === 'jsonc' ? plain(readJsonc(text)) : JSON.parse(text);
+  } catch (error) {
+    throw new CaptureError(
+      'bad-payload',
+      `${layer.path} is not ${layer.syntax === 'jsonc' ? 'JSON with comments' : 'JSON'} (${jsonErrorMessage(error)})`,
+      { path: layer.path },
+    );
+  }
+  return isJsonObject(value) ? value : null;
+}
+
+function hookLabel(hook: unknown): string {
+  if (!isJsonObject(hook)) return JSON.stringify(hook);
+  const label = hook.command ?? hook.url ?? hook.prompt ?? hook.name ?? hook.type;
+  return typeof label === 'string' ? label : JSON.stringify(hook);
+}
+
+/** The other hooks at the judged events of a Claude-Code-shaped `hooks` block. */
+function otherHooks(harness: string, layer: SettingsLayer, settings: JsonObject): HookSwitch[] {
+  const hooks = settings.hooks;
+  if (!isJsonObject(hooks)) return [];
+  const out: HookSwitch[] = [];
+  for (const event of JUDGED_EVENTS[harness] ?? []) {
+    const groups = hooks[event];
+    if (!Array.isArray(groups)) continue;
+    groups.forEach((group, i) => {
+      if (!isJsonObject(group) || !Array.isArray(group.hooks)) return;
+      group.hooks.forEach((hook, j) => {
+        if (IS_TALLY[harness]?.(hook) !== false) return;
+        out.push({
+          path: layer.path,
+          scope: layer.scope,
+          kind: 'other-hook',
+          key: `/hooks/${event}/${i}/hooks/${j}`,
+          hook: hookLabel(hook),
+        });
+      });
+    });
+  }
+  return out;
+}
+
+/** The switches and other hooks of one settings file. */
+function switchesOf(harness: string, layer: SettingsLayer): HookSwitch[] {
+  const at = (kind: HookSwitch['kind'], key: string): HookSwitch => ({
+    path: layer.path,
+    scope: layer.scope,
+    kind,
+    key,
+  });
+  if (layer.syntax === 'plugins') {
+    if (!existsSync(layer.path)) return [];
+    return readdirSync(layer.path)
+      .filter((name) => /\.(m?[jt]s)$/.test(name))
+      .filter((name) => {
+        try {
+          return !isTallyPlugin(readFileSync(join(layer.path, name), 'utf8'));
+        } catch {
+          return true;
+        }
+      })
+      .map((name) => ({ ...at('other-hook', name), hook: join(layer.path, name) }));
+  }
+  if (layer.syntax === 'toml') {
+    if (!existsSync(layer.path)) return [];
+    const line = readFileSync(layer.path, 'utf8')
+      .split('\n')
+      .find((l) => /^\s*allow_managed_hooks_only\s*=\s*true\b/.test(l));
+    return line ? [at('hooks-off', 'allow_managed_hooks_only')] : [];
+  }
+  const settings = readSettings(layer);
+  if (settings === null) return [];
+  const out: HookSwitch[] = [];
+  if (harness === 'claude-code' || harness === 'qwen-code') {
+    if (settings.disableAllHooks === true) out.push(at('hooks-off', '/disableAllHooks'));
+    if (harness === 'claude-code' && layer.scope === 'managed' && settings.allowManagedHooksOnly === true)
+      out.push(at('hooks-off', '/allowManagedHooksOnly'));
+  }
+  if (harness === 'gemini-cli') {
+    const config = settings.hooksConfig;
+    if (isJsonObject(config)) {
+      if (config.enabled === false) out.push(at('hooks-off', '/hooksConfig/enabled'));
+      if (Array.isArray(config.disabled))
+        config.disabled.forEach((name, i) => {
+          if (isShimCommand(name, 'gemini-cli')) out.push(at('tally-hook-off', `/hooksConfig/disabled/${i}`));
+        });
+    }
+  }
+  // Managed hooks are the administrator's, a party Tally trusts (docs/security.md): not reported.
+  if (layer.scope !== 'managed' && layer.scope !== 'system')
+    out.push(...otherHooks(harness, layer, settings));
+  return out;
+}
+
+/** Every switch and other hook in the settings the pinned agent will read for this project. */
+export function hookSwitches(harness: string, w: Whereabouts): HookSwitch[] {
+  return settingsLayers(harness, w).flatMap((layer) => switchesOf(harness, layer));
+}
+
+/**
+ * Environment variables and arguments with which the pinned agent runs no hook at all (Claude
+ * Code and Qwen Code `--bare` / `--safe-mode` and their variables).
+ */
+export function hookSwitchesInCommand(
+  harness: string,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): string[] {
+  const found: string[] = [];
+  const variables: Record<string, string[]> = {
+    'claude-code': ['CLAUDE_CODE_SIMPLE', 'CLAUDE_CODE_SAFE_MODE'],
+    'qwen-code': ['QWEN_CODE_SIMPLE', 'QWEN_CODE_SAFE_MODE'],
+  };
+  for (const name of variables[harness] ?? []) {
+    const value = env[name];
+    if (value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false')
+      found.push(`the environment variable ${name}=${value}`);
+  }
+  if (harness === 'claude-code' || harness === 'qwen-code')
+    for (const arg of argv.slice(1))
+      if (arg === '--bare' || arg === '--safe-mode') found.push(`the argument ${arg}`);
+  return found;
+}
