@@ -32,7 +32,7 @@ export interface HookSwitch {
   path: string;
   scope: LayerScope;
   /** What it is: every hook switched off, Tally's own hook switched off, another hook at the judged event. */
-  kind: 'hooks-off' | 'tally-hook-off' | 'other-hook';
+  kind: 'hooks-off' | 'tally-hook-off' | 'other-hook' | 'managed-only';
   /** The key at fault, as a JSON pointer (or the TOML key, or the plugin file's name). */
   key: string;
   /** The other hook's command, URL or file, for `other-hook`. */
@@ -222,7 +222,7 @@ function switchesOf(harness: string, layer: SettingsLayer): HookSwitch[] {
   if (harness === 'claude-code' || harness === 'qwen-code') {
     if (settings.disableAllHooks === true) out.push(at('hooks-off', '/disableAllHooks'));
     if (harness === 'claude-code' && layer.scope === 'managed' && settings.allowManagedHooksOnly === true)
-      out.push(at('hooks-off', '/allowManagedHooksOnly'));
+      out.push(at('managed-only', '/allowManagedHooksOnly'));
   }
   if (harness === 'gemini-cli') {
     const config = settings.hooksConfig;
@@ -240,9 +240,30 @@ function switchesOf(harness: string, layer: SettingsLayer): HookSwitch[] {
   return out;
 }
 
-/** Every switch and other hook in the settings the pinned agent will read for this project. */
+/** Whether a managed settings file holds Tally's hook at PreToolUse (`tally install --scope managed`). */
+function managedTallyHook(layers: SettingsLayer[]): boolean {
+  return layers
+    .filter((l) => l.scope === 'managed' && l.syntax === 'json')
+    .some((l) => {
+      const hooks = readSettings(l)?.hooks;
+      const groups = isJsonObject(hooks) && Array.isArray(hooks.PreToolUse) ? hooks.PreToolUse : [];
+      return groups.some((g) => isJsonObject(g) && Array.isArray(g.hooks) && g.hooks.some(isTallyHook));
+    });
+}
+
+/**
+ * Every switch and other hook in the settings the pinned agent will read for this project. Claude
+ * Code's managed `allowManagedHooksOnly` drops the run's own hooks (they are not managed): it
+ * switches hooks off for the run unless Tally's managed hooks are installed, which then report
+ * into the run's session.
+ */
 export function hookSwitches(harness: string, w: Whereabouts): HookSwitch[] {
-  return settingsLayers(harness, w).flatMap((layer) => switchesOf(harness, layer));
+  const layers = settingsLayers(harness, w);
+  const found = layers.flatMap((layer) => switchesOf(harness, layer));
+  const managedOnly = found.filter((s) => s.kind === 'managed-only');
+  const rest = found.filter((s) => s.kind !== 'managed-only');
+  if (managedOnly.length === 0 || managedTallyHook(layers)) return rest;
+  return [...managedOnly.map((s) => ({ ...s, kind: 'hooks-off' as const })), ...rest];
 }
 
 /**

@@ -37,6 +37,7 @@ const WHAT: Record<HookSwitch['kind'], string> = {
   'hooks-off': 'switches off every hook',
   'tally-hook-off': "switches off Tally's hook",
   'other-hook': 'is a hook that is not Tally’s',
+  'managed-only': 'allows only managed hooks',
 };
 
 export function describeSwitch(s: HookSwitch): string {

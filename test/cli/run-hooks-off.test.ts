@@ -160,7 +160,7 @@ describe('tally run: a harness that never reported', () => {
     await p.tally(['recorder', 'stop']);
   });
 
-  it('a session no run wired verifies as before (harness_reported is info)', async () => {
+  it('a session no run wired verifies as before', async () => {
     const p = await initialised();
     assert.equal((await p.tally(['session', 'start'])).code, 0);
     const pkg = String(jsonOut(await p.tally(['session', 'close', '--json'])).package);
@@ -169,6 +169,31 @@ describe('tally run: a harness that never reported', () => {
     const check = (jsonOut(verify).checks as { check: string; code: string }[]).find(
       (c) => c.check === 'harness_reported',
     );
-    assert.equal(check?.code, 'info');
+    assert.equal(check?.code, 'ok');
+  });
+});
+
+describe('tally install claude-code --scope managed --managed-hooks-only', () => {
+  it('writes allowManagedHooksOnly beside Tally’s managed hooks, and only there', async () => {
+    const p = await initialised();
+    const dry = await p.tally([
+      'install',
+      'claude-code',
+      '--scope',
+      'managed',
+      '--managed-hooks-only',
+      '--dry-run',
+      '--json',
+    ]);
+    assert.equal(dry.code, 0, dry.stderr);
+    const report = jsonOut(dry);
+    assert.equal(report.path, '/etc/claude-code/managed-settings.d/tally.json');
+    assert.equal(report.managed_hooks_only, true);
+    const settings = report.settings as { allowManagedHooksOnly?: unknown; hooks?: Record<string, unknown> };
+    assert.equal(settings.allowManagedHooksOnly, true);
+    assert.ok(settings.hooks?.PreToolUse, 'Tally’s own hooks are in the same managed file');
+    const project = await p.tally(['install', 'claude-code', '--managed-hooks-only', '--dry-run']);
+    assert.equal(project.code, 2, project.stderr);
+    assert.match(project.stderr, /--managed-hooks-only is for claude-code with --scope managed/);
   });
 });

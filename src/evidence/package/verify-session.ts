@@ -43,13 +43,13 @@ export function sessionChecks(checks: Checks, facts: SessionFacts, records: numb
 /**
  * Whether the harness `tally run` wired reported the session: one whose hooks never sent an event,
  * or whose calls ran with only the agent's transcript to show them, was not captured live, whatever
- * the rest of the package says. `info` for a session that records no wiring (started otherwise, or
- * sealed before runs recorded it).
+ * the rest of the package says. A session that records no wiring (started otherwise, or sealed
+ * before runs recorded it) claims no harness, and passes as before.
  */
 function harnessCheck(checks: Checks, facts: SessionFacts): void {
   const wiring = facts.wiring;
   if (wiring === null) {
-    checks.pass('harness_reported', { reason: 'the session records no harness wiring' }, 'info');
+    checks.pass('harness_reported', { harness: null, reason: 'no run wired a harness for this session' });
     return;
   }
   const detail = { harness: wiring.harness, events: facts.harnessEvents };
