@@ -102,9 +102,16 @@ export function settingsLayers(harness: string, w: Whereabouts): SettingsLayer[]
     ];
     return layers.map((l) => ({ ...l, syntax: 'jsonc' }));
   }
-  // Codex: the run's hooks are user hooks (in the run's CODEX_HOME); managed requirements can drop them.
+  // Codex: the run's hooks are user hooks (in the run's CODEX_HOME); managed requirements can drop
+  // them, and `[features] hooks = false` (or its old name codex_hooks) in a config switches them off.
   if (harness === 'codex')
-    return [{ scope: 'managed', path: '/etc/codex/requirements.toml', syntax: 'toml' }];
+    return [
+      { scope: 'user', path: join(env.CODEX_HOME || join(home, '.codex'), 'config.toml'), syntax: 'toml' },
+      ...projectDirs(w).map(
+        (d): SettingsLayer => ({ scope: 'project', path: join(d, '.codex', 'config.toml'), syntax: 'toml' }),
+      ),
+      { scope: 'managed', path: '/etc/codex/requirements.toml', syntax: 'toml' },
+    ];
   if (harness === 'opencode') {
     const dirs: [LayerScope, string][] = [
       ['user', join(env.XDG_CONFIG_HOME || join(home, '.config'), 'opencode')],
@@ -188,6 +195,33 @@ function otherHooks(harness: string, layer: SettingsLayer, settings: JsonObject)
   return out;
 }
 
+/**
+ * Codex's keys, read line by line (a TOML table header, then `key = value`): `allow_managed_hooks_only`
+ * in the managed requirements, `hooks` (or `codex_hooks`) false under `[features]` in a config.
+ */
+function tomlSwitches(
+  layer: SettingsLayer,
+  at: (kind: HookSwitch['kind'], key: string) => HookSwitch,
+): HookSwitch[] {
+  let table = '';
+  const out: HookSwitch[] = [];
+  for (const line of readFileSync(layer.path, 'utf8').split('\n')) {
+    const header = /^\s*\[\s*([^\]]+?)\s*\]/.exec(line);
+    if (header) {
+      table = header[1]!;
+      continue;
+    }
+    const pair = /^\s*([A-Za-z0-9_.]+)\s*=\s*(true|false)\b/.exec(line);
+    if (!pair) continue;
+    const key = table ? `${table}.${pair[1]}` : pair[1]!;
+    if (layer.scope === 'managed' && key === 'allow_managed_hooks_only' && pair[2] === 'true')
+      out.push(at('hooks-off', key));
+    if (layer.scope !== 'managed' && /^features\.(codex_)?hooks$/.test(key) && pair[2] === 'false')
+      out.push(at('hooks-off', key));
+  }
+  return out;
+}
+
 /** The switches and other hooks of one settings file. */
 function switchesOf(harness: string, layer: SettingsLayer): HookSwitch[] {
   const at = (kind: HookSwitch['kind'], key: string): HookSwitch => ({
@@ -209,13 +243,7 @@ function switchesOf(harness: string, layer: SettingsLayer): HookSwitch[] {
       })
       .map((name) => ({ ...at('other-hook', name), hook: join(layer.path, name) }));
   }
-  if (layer.syntax === 'toml') {
-    if (!existsSync(layer.path)) return [];
-    const line = readFileSync(layer.path, 'utf8')
-      .split('\n')
-      .find((l) => /^\s*allow_managed_hooks_only\s*=\s*true\b/.test(l));
-    return line ? [at('hooks-off', 'allow_managed_hooks_only')] : [];
-  }
+  if (layer.syntax === 'toml') return existsSync(layer.path) ? tomlSwitches(layer, at) : [];
   const settings = readSettings(layer);
   if (settings === null) return [];
   const out: HookSwitch[] = [];

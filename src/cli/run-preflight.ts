@@ -28,6 +28,8 @@ export interface Preflight {
 function overridden(harness: string, s: HookSwitch): boolean {
   if (s.kind === 'other-hook') return false;
   if (harness === 'claude-code') return s.key === '/disableAllHooks' && s.scope !== 'managed';
+  // Codex is started with `-c features.hooks=true`, which beats every config file.
+  if (harness === 'codex') return s.scope !== 'managed';
   if (harness === 'gemini-cli' || harness === 'qwen-code')
     return s.scope === 'user' || (s.scope === 'system-defaults' && s.kind === 'hooks-off');
   return false;

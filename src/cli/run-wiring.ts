@@ -110,6 +110,26 @@ function hooksOn(harness: string, settings: JsonObject): JsonObject {
 }
 
 /**
+ * The run's copy of Codex's config.toml with its hooks feature on: `hooks` (or its old name
+ * `codex_hooks`) false under `[features]`, or `features.hooks = false`, turned true line by line
+ * (Codex's own trust step reads this copy too, so the command line's override is not enough).
+ */
+function codexHooksOn(text: string): string {
+  let table = '';
+  return text
+    .split('\n')
+    .map((line) => {
+      const header = /^\s*\[\s*([^\]]+?)\s*\]/.exec(line);
+      if (header) table = header[1]!;
+      const key = /^(\s*)([A-Za-z0-9_.]+)(\s*=\s*)false\b/.exec(line);
+      if (header || !key) return line;
+      const full = table ? `${table}.${key[2]}` : key[2]!;
+      return /^features\.(codex_)?hooks$/.test(full) ? line.replace(/=(\s*)false\b/, '=$1true') : line;
+    })
+    .join('\n');
+}
+
+/**
  * Claude Code's session id for the run when the command does not choose one (or resume one), and
  * the transcript the pinned version then writes: `<config dir>/projects/<cwd, every character but
  * letters and digits as '-'>/<id>.jsonl`. Known before the agent starts, the transcript is read at
@@ -192,6 +212,7 @@ export async function wireRun(
   const own: Record<string, string> = { [home.hooks]: `${JSON.stringify(merged, null, 2)}\n` };
   for (const name of home.copied ?? [])
     own[name] = existsSync(join(userDir, name)) ? readFileSync(join(userDir, name), 'utf8') : '';
+  if (own['config.toml'] !== undefined) own['config.toml'] = codexHooksOn(own['config.toml']);
   const runHome = join(options.dir, `${harness}-home`);
   const runDir = home.inner ? join(runHome, home.inner) : runHome;
   overlay(userDir, runDir, own);
@@ -218,7 +239,10 @@ export async function wireRun(
       );
     }
   }
-  return { argv: agentArgv, env, restore };
+  // Codex: its hooks feature on for this run, whatever a config file says (the command line wins).
+  const argv =
+    harness === 'codex' ? [agentArgv[0]!, '-c', 'features.hooks=true', ...agentArgv.slice(1)] : agentArgv;
+  return { argv, env, restore };
 }
 
 /**

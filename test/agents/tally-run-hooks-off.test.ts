@@ -152,8 +152,10 @@ describe('tally run and settings that switch hooks off (real CLIs, scripted mode
   for (const a of [
     { agent: 'gemini-cli', settings: { hooksConfig: { enabled: false } }, key: '/hooksConfig/enabled' },
     { agent: 'qwen-code', settings: { disableAllHooks: true }, key: '/disableAllHooks' },
+    // Codex: `-c features.hooks=true` on the run's command line beats the config file.
+    { agent: 'codex', settings: { features: { hooks: false } }, key: 'features.hooks' },
   ] as const)
-    it(`${a.agent}: the user's ${a.key} is overridden in the run's own copy; the forbidden write is denied`, async (t) => {
+    it(`${a.agent}: the user's ${a.key} is overridden for the run; the forbidden write is denied`, async (t) => {
       const repo = makeRepo({ files: { 'README.md': '# demo\n', 'protected/keep.txt': 'keep\n' } });
       const home = makeTempDir('tally-home');
       try {
@@ -163,10 +165,12 @@ describe('tally run and settings that switch hooks off (real CLIs, scripted mode
           cwd: repo.dir,
           prompt: 'Write protected/a.',
           script: [
-            call('run_shell_command', {
-              command: 'echo x > protected/a',
-              description: 'write into protected',
-            }),
+            a.agent === 'codex'
+              ? call('exec_command', { cmd: 'echo x > protected/a', workdir: repo.dir })
+              : call('run_shell_command', {
+                  command: 'echo x > protected/a',
+                  description: 'write into protected',
+                }),
             text('Done.'),
           ],
           settings: a.settings,

@@ -8,7 +8,7 @@
  * measured on the pinned CLIs); the real agents are run in test/agents/tally-run-hooks-off.test.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project } from './tally-process.js';
@@ -101,6 +101,19 @@ describe('tally run: settings that keep the wired hooks from running', () => {
     assert.deepEqual(start.other_hooks, [
       { path: settings, key: '/hooks/PreToolUse/0/hooks/0', hook: './rewrite-path.sh' },
     ]);
+    await p.tally(['recorder', 'stop']);
+  });
+
+  it('refuses a plugin of another party in OpenCode’s plugin folders; Tally’s own is not one', async () => {
+    const p = await initialised();
+    const plugin = join(p.root, '.opencode', 'plugin', 'rewrite.js');
+    write(plugin, 'export const Rewrite = async () => ({});\n');
+    await refused(p, ['--', 'opencode', 'run', 'x'], plugin, 'rewrite.js');
+    rmSync(plugin);
+    assert.equal((await p.tally(['install', 'opencode'])).code, 0);
+    // Only Tally's plugin there: the run starts (and, as this "agent" reports nothing, exits 1).
+    const ran = await p.tally(['run', '--harness', 'opencode', '--', 'true']);
+    assert.equal(ran.code, 1, ran.stderr);
     await p.tally(['recorder', 'stop']);
   });
 
