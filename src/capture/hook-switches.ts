@@ -19,7 +19,7 @@ import { isQwenTallyHook } from './qwen-code/hooks.js';
 import { CaptureError } from './types.js';
 
 /** Who can write a settings file: the agent (as the user), or an administrator (root-owned). */
-export type LayerScope = 'managed' | 'system' | 'system-defaults' | 'user' | 'project' | 'local';
+export type LayerScope = 'managed' | 'system' | 'system-defaults' | 'user' | 'project' | 'local' | 'flag';
 
 export interface SettingsLayer {
   scope: LayerScope;
@@ -280,14 +280,72 @@ function managedTallyHook(layers: SettingsLayer[]): boolean {
 }
 
 /**
+ * Claude Code's `--settings <file or JSON>` in a command: the pinned version keeps only the last one
+ * (measured: a second `--settings` dropped the first one's hooks). Returns that one's settings and
+ * where they came from, and the command without any `--settings`, so the run can pass one file with
+ * the user's settings and its own hooks together.
+ */
+export function claudeFlagSettings(
+  argv: readonly string[],
+  cwd: string,
+): { settings?: JsonObject; source?: string; rest: string[] } {
+  const rest: string[] = [];
+  let value: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--settings' && i + 1 < argv.length) value = argv[++i];
+    else if (arg.startsWith('--settings=')) value = arg.slice('--settings='.length);
+    else rest.push(arg);
+  }
+  if (value === undefined) return { rest };
+  const inline = value.trim().startsWith('{');
+  const source = inline ? '--settings (inline JSON)' : resolve(cwd, value);
+  const settings = inline
+    ? parseFlagJson(value, source)
+    : readSettings({ scope: 'flag', path: source, syntax: 'json' });
+  if (settings === null && !inline)
+    throw new CaptureError('bad-payload', `--settings ${source}: no such file, or not a JSON object`, {
+      path: source,
+    });
+  return { ...(settings ? { settings } : {}), source, rest };
+}
+
+function parseFlagJson(text: string, source: string): JsonObject {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CaptureError('bad-payload', `${source} is not JSON (${jsonErrorMessage(error)})`);
+  }
+  if (!isJsonObject(value)) throw new CaptureError('bad-payload', `${source} is not a JSON object`);
+  return value;
+}
+
+/** The switches and other hooks of the settings a Claude Code command passes with `--settings`. */
+function flagSwitches(harness: string, argv: readonly string[], cwd: string): HookSwitch[] {
+  if (harness !== 'claude-code') return [];
+  const { settings, source } = claudeFlagSettings(argv.slice(1), cwd);
+  if (!settings || !source) return [];
+  const layer: SettingsLayer = { scope: 'flag', path: source, syntax: 'json' };
+  const off: HookSwitch[] =
+    settings.disableAllHooks === true
+      ? [{ path: source, scope: 'flag', kind: 'hooks-off', key: '/disableAllHooks' }]
+      : [];
+  return [...off, ...otherHooks(harness, layer, settings)];
+}
+
+/**
  * Every switch and other hook in the settings the pinned agent will read for this project. Claude
  * Code's managed `allowManagedHooksOnly` drops the run's own hooks (they are not managed): it
  * switches hooks off for the run unless Tally's managed hooks are installed, which then report
  * into the run's session.
  */
-export function hookSwitches(harness: string, w: Whereabouts): HookSwitch[] {
+export function hookSwitches(harness: string, w: Whereabouts, argv: readonly string[] = []): HookSwitch[] {
   const layers = settingsLayers(harness, w);
-  const found = layers.flatMap((layer) => switchesOf(harness, layer));
+  const found = [
+    ...layers.flatMap((layer) => switchesOf(harness, layer)),
+    ...flagSwitches(harness, argv, w.cwd),
+  ];
   const managedOnly = found.filter((s) => s.kind === 'managed-only');
   const rest = found.filter((s) => s.kind !== 'managed-only');
   if (managedOnly.length === 0 || managedTallyHook(layers)) return rest;

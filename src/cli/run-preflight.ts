@@ -57,7 +57,7 @@ export function preflightRun(
     throw new UsageError(
       `${inCommand.join(' and ')} would make the agent run no hook, so nothing it did would be judged or recorded: drop it and run again`,
     );
-  const found = hookSwitches(harness, where);
+  const found = hookSwitches(harness, where, argv);
   const refused = found.filter((s) => s.kind !== 'other-hook' && !overridden(harness, s));
   if (refused.length > 0)
     throw new UsageError(

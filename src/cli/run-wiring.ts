@@ -26,7 +26,9 @@ import {
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Registration } from '../ahp/registration/types.js';
+import { withTallyHooks } from '../capture/claude-code/settings.js';
 import { parseSettings } from '../capture/hook-settings.js';
+import { claudeFlagSettings } from '../capture/hook-switches.js';
 import { isShimCommand } from '../capture/plan.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { FailureError } from './command.js';
@@ -193,13 +195,14 @@ export async function wireRun(
   if ('plugin' in hooks) return openCodeWiring(agentArgv, options, hooks.plugin);
   if (harness === 'claude-code') {
     const settings = join(options.dir, 'claude-code-settings.json');
+    // Claude Code keeps only the last --settings: the user's own (if any) goes into this one file.
     // `disableAllHooks: false` here beats the key in every settings file but the managed ones.
-    writeFileSync(settings, `${JSON.stringify({ disableAllHooks: false, hooks: hooks.block }, null, 2)}\n`, {
-      mode: 0o600,
-    });
+    const given = claudeFlagSettings(agentArgv.slice(1), options.cwd);
+    const merged = { ...withTallyHooks(given.settings ?? {}, hooks.block), disableAllHooks: false };
+    writeFileSync(settings, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
     const id = options.harnessSession ? ['--session-id', options.harnessSession] : [];
     return {
-      argv: [agentArgv[0]!, '--settings', settings, ...id, ...agentArgv.slice(1)],
+      argv: [agentArgv[0]!, '--settings', settings, ...id, ...given.rest],
       env: {},
       restore: () => {},
     };

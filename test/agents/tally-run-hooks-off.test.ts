@@ -38,7 +38,7 @@ function write(path: string, value: unknown): void {
 describe('tally run and settings that switch hooks off (real CLIs, scripted model)', () => {
   after(() => assert.deepEqual(leftovers(), { dirs: [], processes: [] }));
 
-  it('claude-code: project and local disableAllHooks are overridden, rm -rf is denied, the transcript is read', async (t) => {
+  it('claude-code: disableAllHooks in project, local and --settings are overridden, rm -rf is denied, the transcript is read', async (t) => {
     const repo = makeRepo({ files: { 'README.md': '# demo\n', 'keep/important.txt': 'precious\n' } });
     const home = makeTempDir('tally-home');
     try {
@@ -50,6 +50,8 @@ describe('tally run and settings that switch hooks off (real CLIs, scripted mode
         cwd: repo.dir,
         prompt: 'Write a.txt, then clean up.',
         // Tools run without asking (as in the finding): only the run's hooks stand before rm -rf.
+        // A --settings of the command's own: Claude Code keeps only the last one, so the run merges.
+        args: ['--settings', JSON.stringify({ disableAllHooks: true })],
         script: [
           call('Write', { file_path: join(repo.dir, 'a.txt'), content: 'alpha\n' }),
           call('Bash', { command: 'rm -rf keep', description: 'clean up' }),
@@ -67,6 +69,7 @@ describe('tally run and settings that switch hooks off (real CLIs, scripted mode
         /settings\.json \/disableAllHooks would switch hooks off; this run's own settings/,
       );
       assert.match(run.stderr, /settings\.local\.json \/disableAllHooks would switch hooks off/);
+      assert.match(run.stderr, /--settings \(inline JSON\) \/disableAllHooks would switch hooks off/);
       const summary = runSummary(run.stdout);
       assert.equal(summary.verified, true, JSON.stringify(summary));
       assert.ok(toolResults(run).some((r) => r.includes(REASON)));

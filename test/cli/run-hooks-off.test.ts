@@ -8,7 +8,7 @@
  * measured on the pinned CLIs); the real agents are run in test/agents/tally-run-hooks-off.test.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project } from './tally-process.js';
@@ -114,6 +114,28 @@ describe('tally run: settings that keep the wired hooks from running', () => {
     // Only Tally's plugin there: the run starts (and, as this "agent" reports nothing, exits 1).
     const ran = await p.tally(['run', '--harness', 'opencode', '--', 'true']);
     assert.equal(ran.code, 1, ran.stderr);
+    await p.tally(['recorder', 'stop']);
+  });
+
+  it('passes Claude Code one --settings: the command’s own, with the run’s hooks merged in', async () => {
+    const p = await initialised();
+    // A stand-in for claude that keeps its arguments and the settings file it was given.
+    const agent = join(p.dir, 'bin', 'claude');
+    write(
+      agent,
+      `#!${process.execPath}\nconst fs = require('node:fs');\nconst a = process.argv.slice(2);\nfs.writeFileSync(${JSON.stringify(join(p.dir, 'seen.json'))}, JSON.stringify({ argv: a, settings: JSON.parse(fs.readFileSync(a[a.indexOf('--settings') + 1], 'utf8')) }));\n`,
+    );
+    chmodSync(agent, 0o755);
+    const mine = { env: { MINE: '1' }, disableAllHooks: true };
+    const ran = await p.tally(['run', '--', agent, '-p', 'x', '--settings', JSON.stringify(mine)]);
+    assert.equal(ran.code, 1, ran.stderr); // the stand-in reports nothing
+    assert.match(ran.stderr, /--settings \(inline JSON\) \/disableAllHooks would switch hooks off/);
+    const seen = JSON.parse(readFileSync(join(p.dir, 'seen.json'), 'utf8'));
+    assert.equal(seen.argv.filter((a: string) => a === '--settings').length, 1, JSON.stringify(seen.argv));
+    assert.deepEqual(seen.settings.env, { MINE: '1' });
+    assert.equal(seen.settings.disableAllHooks, false);
+    assert.ok(seen.settings.hooks.PreToolUse, 'the run’s hooks are in the one file');
+    assert.deepEqual(seen.argv.slice(-2), ['-p', 'x']);
     await p.tally(['recorder', 'stop']);
   });
 
