@@ -139,6 +139,29 @@ describe('tally run: settings that keep the wired hooks from running', () => {
     await p.tally(['recorder', 'stop']);
   });
 
+  it('gives Gemini CLI a user settings copy with hooks on and Tally’s hooks out of hooksConfig.disabled', async () => {
+    const p = await initialised();
+    const tallyHook = "'/opt/tally/bin/tally-hook' --node '/usr/bin/node' gemini-cli --fail closed";
+    write(join(p.dir, '.gemini', 'settings.json'), {
+      ui: { theme: 'Default' },
+      hooksConfig: { enabled: false, disabled: [tallyHook, 'mine.sh'] },
+    });
+    // A stand-in for gemini that keeps the user settings of the config home the run gave it.
+    const agent = join(p.dir, 'bin', 'gemini');
+    write(
+      agent,
+      `#!${process.execPath}\nconst fs = require('node:fs');\nfs.copyFileSync(process.env.GEMINI_CLI_HOME + '/.gemini/settings.json', ${JSON.stringify(join(p.dir, 'seen.json'))});\n`,
+    );
+    chmodSync(agent, 0o755);
+    const ran = await p.tally(['run', '--', agent, '-p', 'x']);
+    assert.equal(ran.code, 1, ran.stderr);
+    const seen = JSON.parse(readFileSync(join(p.dir, 'seen.json'), 'utf8'));
+    assert.deepEqual(seen.ui, { theme: 'Default' });
+    assert.deepEqual(seen.hooksConfig, { enabled: true, disabled: ['mine.sh'] });
+    assert.ok(seen.hooks.BeforeTool, 'the run’s hooks are there');
+    await p.tally(['recorder', 'stop']);
+  });
+
   it('overrides what the run can: Claude Code disableAllHooks outside managed settings, the user file of Gemini CLI', async () => {
     const p = await initialised();
     write(join(p.root, '.claude', 'settings.local.json'), { disableAllHooks: true });
