@@ -176,8 +176,8 @@ export const command: Command = {
     const wiring = {
       harness,
       ...(claude ? { harness_session: claude.id, transcript: claude.transcript } : {}),
-      neutralised: preflight.neutralised.map(({ path, key }) => ({ path, key })),
-      other_hooks: preflight.otherHooks.map(({ path, key, hook }) => ({
+      neutralised: preflight.neutralised.slice(0, 100).map(({ path, key }) => ({ path, key })),
+      other_hooks: preflight.otherHooks.slice(0, 100).map(({ path, key, hook }) => ({
         path,
         key,
         ...(hook ? { hook } : {}),
