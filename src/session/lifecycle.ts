@@ -57,6 +57,7 @@ import {
   writeSessionInfo,
 } from './store.js';
 import { reconcileTranscripts } from './transcripts.js';
+import { type SessionWiring, WIRING_EXTENSION } from './wiring.js';
 
 export type { Clock };
 export { eventId, TALLY_SOURCE_URI };
@@ -87,6 +88,8 @@ export interface StartOptions {
   onRecorded?: BoundaryOptions['onRecorded'];
   /** Files hashed at most for the baseline and the close's reconciliation (the rest counted). */
   reconcileLimit?: number;
+  /** What `tally run` wired (./wiring.ts), bound into session.start. */
+  wiring?: SessionWiring;
 }
 
 export async function startSession(options: StartOptions): Promise<{ info: SessionInfo; seq: number }> {
@@ -142,7 +145,10 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     permissionMode: 'default',
     manifest: capabilityManifest(),
     items: [],
-    extensions: { 'dev.tally.workspace': { root: options.root, baseline } },
+    extensions: {
+      'dev.tally.workspace': { root: options.root, baseline },
+      ...(options.wiring ? { [WIRING_EXTENSION]: { ...options.wiring } } : {}),
+    },
   };
   const store = await FileRecordStore.open(logPath(options.state, id), { head: headOf(options.signer, id) });
   try {

@@ -37,6 +37,35 @@ export function sessionChecks(checks: Checks, facts: SessionFacts, records: numb
   if (facts.repairs.length === 0) checks.pass('log_repaired', { count: 0 });
   else checks.pass('log_repaired', { count: facts.repairs.length, repairs: facts.repairs }, 'info');
   workspaceCheck(checks, facts);
+  harnessCheck(checks, facts);
+}
+
+/**
+ * Whether the harness `tally run` wired reported the session: one whose hooks never sent an event,
+ * or whose calls ran with only the agent's transcript to show them, was not captured live, whatever
+ * the rest of the package says. A session that records no wiring (started otherwise, or sealed
+ * before runs recorded it) claims no harness, and passes as before.
+ */
+function harnessCheck(checks: Checks, facts: SessionFacts): void {
+  const wiring = facts.wiring;
+  if (wiring === null) {
+    checks.pass('harness_reported', { harness: null, reason: 'no run wired a harness for this session' });
+    return;
+  }
+  const detail = { harness: wiring.harness, events: facts.harnessEvents };
+  if (facts.harnessEvents === 0)
+    checks.fail('harness_reported', 'harness-silent', {
+      ...detail,
+      transcript_only: facts.transcriptOnly.length,
+      message: `${wiring.harness} was wired for this session and none of its hooks reported an event: nothing it did was judged before it ran`,
+    });
+  else if (facts.transcriptOnly.length > 0)
+    checks.fail('harness_reported', 'calls-unreported', {
+      ...detail,
+      seqs: facts.transcriptOnly,
+      message: `${facts.transcriptOnly.length} call(s) ran that no hook of ${wiring.harness} reported; only its transcript shows them`,
+    });
+  else checks.pass('harness_reported', detail);
 }
 
 /**
