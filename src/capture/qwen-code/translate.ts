@@ -31,6 +31,8 @@ export const QWEN_CODE_DIALECT: ClaudeDialect = {
   source: QWEN_CODE_SOURCE,
   kinds: GEMINI_FAMILY_KINDS,
   fileChanges: geminiFamilyFileChanges,
+  // Gemini CLI's `dir_path`, as the fork names it; Qwen refuses a relative one.
+  directories: { run_shell_command: 'directory' },
 };
 
 export function translateQwenCode(payload: unknown, id?: string): Captured {
