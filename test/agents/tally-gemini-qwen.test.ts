@@ -23,8 +23,16 @@ const AGENTS = [
     write: 'write_file',
     shell: 'run_shell_command',
     pathKey: 'file_path',
+    dirKey: 'dir_path',
   },
-  { agent: 'qwen-code', dir: '.qwen', write: 'write_file', shell: 'run_shell_command', pathKey: 'file_path' },
+  {
+    agent: 'qwen-code',
+    dir: '.qwen',
+    write: 'write_file',
+    shell: 'run_shell_command',
+    pathKey: 'file_path',
+    dirKey: 'directory',
+  },
 ] as const;
 
 describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () => {
