@@ -29,6 +29,36 @@ function shown(value: unknown): string {
 }
 
 /**
+ * Where a directory argument points, against the session's cwd; a reason instead when it cannot be
+ * read as a directory (see the module comment).
+ */
+export function directoryOf(
+  value: unknown,
+  cwd: unknown,
+  named: string,
+): { cwd: string } | { opaque: string } {
+  const base = typeof cwd === 'string' && posix.isAbsolute(cwd) ? cwd : undefined;
+  if (typeof value === 'string' && value !== '' && !UNREADABLE.test(value)) {
+    if (posix.isAbsolute(value)) return { cwd: posix.resolve(value) };
+    if (base !== undefined) return { cwd: posix.resolve(base, value) };
+  }
+  return {
+    opaque: `${named} ${shown(value)} is not a directory Tally can read, so neither is where the command writes`,
+  };
+}
+
+/** Puts an event where `found` says its call runs, or marks it opaque. */
+export function placeEvent(event: JsonObject, found: { cwd: string } | { opaque: string }): void {
+  if ('cwd' in found) {
+    if (isJsonObject(event.session)) event.session.cwd = found.cwd;
+    return;
+  }
+  const extensions = isJsonObject(event.extensions) ? event.extensions : {};
+  extensions[OPAQUE_EXTENSION] = found.opaque;
+  event.extensions = extensions;
+}
+
+/**
  * Points a tool event at the directory its call runs in, when the tool names one (`fields`: tool
  * name → argument). `event` is a `tool.*` event with `tool {name, input}` and `session`.
  */
@@ -40,20 +70,5 @@ export function applyCallDirectory(event: JsonObject, fields: CallDirectories): 
   const field = fields[tool.name] as string;
   const input = tool.input;
   if (!isJsonObject(input) || !Object.hasOwn(input, field)) return;
-  const value = input[field];
-  const cwd = typeof session.cwd === 'string' && posix.isAbsolute(session.cwd) ? session.cwd : undefined;
-  if (typeof value === 'string' && value !== '' && !UNREADABLE.test(value)) {
-    if (posix.isAbsolute(value)) {
-      session.cwd = posix.resolve(value);
-      return;
-    }
-    if (cwd !== undefined) {
-      session.cwd = posix.resolve(cwd, value);
-      return;
-    }
-  }
-  const extensions = isJsonObject(event.extensions) ? event.extensions : {};
-  extensions[OPAQUE_EXTENSION] =
-    `${tool.name}'s ${field} ${shown(value)} is not a directory Tally can read, so neither is where the command writes`;
-  event.extensions = extensions;
+  placeEvent(event, directoryOf(input[field], session.cwd, `${tool.name}'s ${field}`));
 }

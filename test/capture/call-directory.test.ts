@@ -124,4 +124,46 @@ describe('a shell tool’s directory argument is where its command runs', () => 
     }).event;
     assert.equal((after.session as JsonObject).cwd, `${ROOT}/protected`);
   });
+
+  it('qwen: a subagent pinned to a working_dir runs its commands there', () => {
+    // The payloads the pinned Qwen Code sent (test/agents/README.md): its subagent is named
+    // `<subagent_type>-<tool_call_id of the agent call>` and reports the session's cwd.
+    const wt = `${ROOT}/protected/wt`;
+    const qwen = (payload: JsonObject) => translateQwenCode({ session_id: 's-pin', cwd: ROOT, ...payload });
+    qwen({
+      hook_event_name: 'PreToolUse',
+      tool_name: 'agent',
+      tool_input: { description: 'd', prompt: 'p', subagent_type: 'general-purpose', working_dir: wt },
+      tool_use_id: 'toolu_1796532340732_bq3r3ycgj',
+      tool_call_id: 'call_m_0_0',
+    });
+    const shell = (agent: string, input: JsonObject = {}) =>
+      qwen({
+        hook_event_name: 'PreToolUse',
+        tool_name: 'run_shell_command',
+        tool_input: { command: 'echo x > sa.txt', description: 'd', ...input },
+        tool_use_id: `t-${agent}`,
+        agent_id: agent,
+      });
+    const pinned = shell('general-purpose-call_m_0_0');
+    assert.equal((pinned.event.session as JsonObject).cwd, wt);
+    assert.equal(pinned.cwd, ROOT, 'the recorder still finds the session by the cwd Qwen reported');
+    assert.equal(verdictOf(pinned.event), 'forbidden');
+    // Its own directory argument is read from there; another subagent is not pinned.
+    assert.equal(
+      (shell('general-purpose-call_m_0_0', { directory: `${ROOT}/sub` }).event.session as JsonObject).cwd,
+      `${ROOT}/sub`,
+    );
+    assert.equal((shell('general-purpose-call_m_9_0').event.session as JsonObject).cwd, ROOT);
+    // A working_dir that cannot be read: the subagent's calls are opaque.
+    qwen({
+      hook_event_name: 'PreToolUse',
+      tool_name: 'agent',
+      tool_input: { description: 'd', prompt: 'p', working_dir: 7 },
+      tool_use_id: 'toolu_1796532340733_aaaaaaaaa',
+      tool_call_id: 'call_m_1_0',
+    });
+    const unknown = shell('general-purpose-call_m_1_0').event;
+    assert.match(String((unknown.extensions as JsonObject)['dev.tally.opaque']), /working_dir 7/);
+  });
 });
