@@ -232,6 +232,11 @@ describe('Codex under Tally (real CLI, scripted model)', () => {
         ],
       );
       assert.equal(results.filter((r) => r.includes('type into later')).length, 2, results.join('\n'));
+      // Every call's tty came from the rollout, none was assumed.
+      const found = records
+        .filter((r) => asRecord(asRecord(r.event)?.tool)?.name === 'exec_command')
+        .map((r) => asRecord(asRecord(asRecord(r.event)?.extensions)?.['dev.tally.native'])?.rollout_call);
+      assert.ok(found.length >= 4 && found.every((f) => f === 'found'), JSON.stringify(found));
       await verifiedUnderCertificate(project, String(summary.package));
     } finally {
       await stopRecorder(repo.dir, home);

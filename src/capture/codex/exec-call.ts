@@ -18,7 +18,7 @@ import { basename } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 
 const WINDOW = 2 * 1024 * 1024;
-const CHUNK = 256 * 1024;
+const CHUNK = 64 * 1024;
 const KEPT = 4096;
 const ROLLOUT_NAME = /^rollout-[A-Za-z0-9_.:-]+\.jsonl$/;
 const OTHER_SHELLS = new Set(['shell', 'local_shell']);
@@ -40,8 +40,11 @@ function beforeResponse(item: JsonObject): boolean {
   return payload.type === 'message' && payload.role !== 'assistant';
 }
 
-/** The lines of `path`'s last WINDOW bytes, last first (a first line cut by the window is dropped). */
-function* linesFromEnd(path: string): Generator<string> {
+/**
+ * The lines of `path`'s last WINDOW bytes, last first (a first line cut by the window is dropped);
+ * the whole lines of a chunk `wanted` says nothing of are passed over unsplit.
+ */
+function* linesFromEnd(path: string, wanted: (chunk: Buffer) => boolean): Generator<Buffer> {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -64,15 +67,20 @@ function* linesFromEnd(path: string): Generator<string> {
         text = text.subarray(0, cut);
         cut = text.lastIndexOf(0x0a);
       }
+      if (!wanted(text)) {
+        cut = text.indexOf(0x0a);
+        text = text.subarray(0, cut < 0 ? text.length : cut);
+        cut = -1;
+      }
       while (cut >= 0) {
-        yield text.subarray(cut + 1).toString('utf8');
+        yield text.subarray(cut + 1);
         text = text.subarray(0, cut);
         cut = text.lastIndexOf(0x0a);
       }
       carry = Buffer.from(text);
       end = start;
     }
-    if (stop === 0 && carry.length > 0) yield carry.toString('utf8');
+    if (stop === 0 && carry.length > 0) yield carry;
   } catch {
     return;
   } finally {
@@ -92,12 +100,13 @@ function parse(line: string): JsonObject | undefined {
 /** The model's call `callId` in the rollout at `path`, for the hook's `command`; undefined when not found. */
 export function rolloutExecCall(path: string, callId: string, command: string): ExecCall | undefined {
   if (!ROLLOUT_NAME.test(basename(path))) return undefined;
-  const needle = `"call_id":${JSON.stringify(callId)}`;
+  const needle = Buffer.from(`"call_id":${JSON.stringify(callId)}`);
   let found: ExecCall | undefined;
-  for (const line of linesFromEnd(path)) {
+  // Once the call is found, every line back to the response's start is read.
+  for (const line of linesFromEnd(path, (chunk) => found !== undefined || chunk.includes(needle))) {
     const mentions = line.includes(needle);
     if (!mentions && found === undefined) continue;
-    const item = parse(line);
+    const item = parse(line.toString('utf8'));
     if (item === undefined) continue;
     if (found !== undefined && beforeResponse(item)) break;
     const call = isJsonObject(item.payload) ? item.payload : {};
