@@ -16,6 +16,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { jsonLine } from '../json-line.js';
 
 const WINDOW = 2 * 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -88,15 +89,6 @@ function* linesFromEnd(path: string, wanted: (chunk: Buffer) => boolean): Genera
   }
 }
 
-function parse(line: string): JsonObject | undefined {
-  try {
-    const value: unknown = JSON.parse(line);
-    return isJsonObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The model's call `callId` in the rollout at `path`, for the hook's `command`; undefined when not found. */
 export function rolloutExecCall(path: string, callId: string, command: string): ExecCall | undefined {
   if (!ROLLOUT_NAME.test(basename(path))) return undefined;
@@ -106,14 +98,14 @@ export function rolloutExecCall(path: string, callId: string, command: string): 
   for (const line of linesFromEnd(path, (chunk) => found !== undefined || chunk.includes(needle))) {
     const mentions = line.includes(needle);
     if (!mentions && found === undefined) continue;
-    const item = parse(line.toString('utf8'));
+    const item = jsonLine(line.toString('utf8'));
     if (item === undefined) continue;
     if (found !== undefined && beforeResponse(item)) break;
     const call = isJsonObject(item.payload) ? item.payload : {};
     if (!mentions || item.type !== 'response_item' || call.type !== 'function_call') continue;
     if (call.call_id !== callId || typeof call.name !== 'string' || typeof call.arguments !== 'string')
       continue;
-    const args = parse(call.arguments);
+    const args = jsonLine(call.arguments);
     if (args === undefined) continue;
     if (call.name !== 'exec_command') {
       // Codex's shell tools without a later input; any other name is not this hook's call.
