@@ -44,6 +44,11 @@ describe('a command the agent can type into later is opaque', () => {
       'ed a.txt',
       'git rebase -i HEAD~2',
       'sqlite3 db',
+      'sudo -s',
+      'su',
+      'su - root',
+      'chroot /srv/jail',
+      'timeout 60 bash',
     ])
       assert.equal(evaluateAction(POLICY, exec(cmd, false)).verdict, 'escalate', cmd);
     for (const cmd of [
@@ -52,6 +57,8 @@ describe('a command the agent can type into later is opaque', () => {
       'git log',
       'npm test',
       'bash -c "echo x > y.txt"',
+      'sudo ls',
+      'env',
     ])
       assert.equal(evaluateAction(POLICY, exec(cmd)).verdict, 'allowed', cmd);
   });

@@ -10,6 +10,7 @@
  *   input), still the programs that read commands from their input, should it be written after all.
  */
 
+import { posix } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
 import type { SimpleCommand } from './shell.js';
 import { readOptions } from './shell-options.js';
@@ -41,12 +42,25 @@ const CONSOLES: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+/**
+ * Wrappers that start a shell when given no command (`sudo -s`, `su`, `doas -s`, `chroot DIR`,
+ * `script`); `su` and `runuser` take user names as operands, a command only with `-c`.
+ */
+const SHELL_STARTERS: ReadonlySet<string> = new Set(['sudo', 'su', 'doas', 'chroot', 'script', 'runuser']);
+
+/** The program a command runs, or the wrapper that runs a shell of its own. */
+function programOf(command: SimpleCommand): string | undefined {
+  if (command.invocation !== undefined) return command.invocation.program;
+  const head = command.argv[0];
+  return head === undefined ? undefined : posix.basename(head);
+}
+
 /** True when a command reads the commands it runs from its input: a REPL, an editor, `git rebase -i`. */
 function readsCommands(command: SimpleCommand): boolean {
   const invocation = command.invocation;
-  if (invocation === undefined) return false;
+  if (invocation === undefined) return SHELL_STARTERS.has(programOf(command) ?? '');
   const { program, args } = invocation;
-  if (CONSOLES.has(program)) return true;
+  if (CONSOLES.has(program) || invocation.wrappers.some((w) => w === 'su' || w === 'runuser')) return true;
   if (SHELLS.has(program)) {
     const read = readOptions(args, SHELL_OPTIONS);
     return read.operands.length === 0 || read.options.has('-s') || read.options.has('-i');
@@ -79,8 +93,8 @@ export function typedInputReason(
   const terminal = isJsonObject(input) && input.tty === true;
   for (const command of commands) {
     // An inline script's own commands are listed too; an opaque command is opaque already.
-    if (command.wrapper || command.opaque !== undefined || command.invocation === undefined) continue;
-    const program = command.invocation.program;
+    const program = programOf(command);
+    if (command.wrapper || command.opaque !== undefined || program === undefined) continue;
     if (readsCommands(command))
       return `${program} reads commands from its input, which ${tool} lets the agent type into later, unjudged`;
     if (terminal && !IGNORES_TERMINAL.has(program))
