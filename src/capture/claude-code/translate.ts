@@ -7,6 +7,7 @@
 import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { TALLY_VERSION } from '../../core/version.js';
+import { applyCallDirectory, type CallDirectories } from '../call-directory.js';
 import { textItems, textParts } from '../items.js';
 import { inferredMcp } from '../mcp-tool.js';
 import { type Captured, CaptureError, type HarnessAgent } from '../types.js';
@@ -55,6 +56,8 @@ export interface ClaudeDialect {
   source: string;
   kinds: Readonly<Record<string, string>>;
   fileChanges: (payload: JsonObject) => JsonObject[];
+  /** Tools whose argument names the directory they run in (../call-directory.ts). */
+  directories?: CallDirectories;
 }
 
 export function text(payload: JsonObject, field: string, required = true): string | undefined {
@@ -292,6 +295,7 @@ export function translateClaudeFamily(
     );
   const nativeEvent = name as ClaudeCodeEvent;
   const event = BUILDERS[nativeEvent](payload, id, d);
+  if (d.directories !== undefined && event.tool !== undefined) applyCallDirectory(event, d.directories);
   const nativeName = renamed ?? nativeEvent;
   if (renamed !== undefined) {
     // The event keeps the name the agent itself used.
