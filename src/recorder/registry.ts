@@ -20,7 +20,7 @@ import {
   openSession,
   startSession,
 } from '../session/lifecycle.js';
-import { type Places, places, projectRootFor } from '../session/paths.js';
+import { type Places, places, sessionRootFor } from '../session/paths.js';
 import { currentSession, readSessionInfo, type SessionInfo, sessionDir } from '../session/store.js';
 import { RecorderError } from './config.js';
 
@@ -189,7 +189,7 @@ export class SessionRegistry {
     witness?: WitnessOptions;
   }): Promise<Held> {
     const where = places(options.cwd, this.env);
-    const root = where.project ? projectRootFor(where.project) : projectRootFor(options.cwd);
+    const root = sessionRootFor(where, options.cwd);
     return this.once(`start\0${where.state}`, async () => {
       const open = currentSession(where.state);
       if (open && readSessionInfo(where.state, open).state === 'open') {

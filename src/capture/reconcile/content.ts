@@ -1,0 +1,136 @@
+/**
+ * The content identity of a file of the tree: its SHA-256, and git's blob id of the same bytes so
+ * it can be compared with a blob the index named without reading the repository's objects. A file
+ * is read in chunks whatever its size, opened without following a link and without waiting (a FIFO
+ * or a device is never read as a file); a file that is there but cannot be read is `unreadable`,
+ * never absent: only "no such file" means absent.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { digest, digestParts } from '../../core/hash.js';
+import { nativePath } from './paths.js';
+
+export interface FileIdentity {
+  /** "sha256:<hex>" of the content (of the link text for a symbolic link). */
+  sha256: string;
+  /** git's object id of the same bytes (`blob <n>\0…`), in the repository's hash. */
+  blob: string;
+}
+
+/** A file that is there but whose content could not be read: the error's code (`EACCES`, …). */
+export interface Unread {
+  unreadable: string;
+}
+
+/** What a path holds: an identity, unreadable content, or nothing (absent, or not a file). */
+export type Content = FileIdentity | Unread | null;
+
+/** A path the pass could not read (a file, or a folder it could not list). */
+export interface Unreadable {
+  raw: string;
+  code: string;
+  folder?: true;
+}
+
+export function isUnread(content: Content | undefined): content is Unread {
+  return content !== null && content !== undefined && 'unreadable' in content;
+}
+
+/** The code of a failed file-system call, or null when it says there is nothing there. */
+export function unreadableCode(error: unknown): string | null {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+  return typeof code === 'string' ? code : 'EIO';
+}
+
+/** A file that kept changing while it was read (three tries). */
+export const CHANGING = 'changing';
+
+const CHUNK = 1 << 20;
+const chunk = Buffer.allocUnsafe(CHUNK);
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+/**
+ * The identity of the file at `root/raw`: null when there is none (absent, or a folder, a FIFO, a
+ * socket or a device: nothing git would store), `{unreadable}` when it is there but could not be
+ * read. A symbolic link is identified by its target text, as git stores it.
+ */
+export function identify(root: string, raw: string, format: 'sha1' | 'sha256'): Content {
+  const native = nativePath(root, raw);
+  try {
+    const stat = lstatSync(native);
+    if (stat.isSymbolicLink()) return identityOf(readlinkSync(native, { encoding: 'buffer' }), format);
+    if (!stat.isFile()) return null;
+  } catch (error) {
+    const code = unreadableCode(error);
+    return code === null ? null : { unreadable: code };
+  }
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const content = hashFile(native, format);
+    if (content !== CHANGING) return content;
+  }
+  return { unreadable: CHANGING };
+}
+
+function identityOf(bytes: Buffer, format: 'sha1' | 'sha256'): FileIdentity {
+  const blob = createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+  return { sha256: digest(bytes), blob };
+}
+
+/** One read of a regular file, or CHANGING when it was replaced or its size moved meanwhile. */
+function hashFile(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof CHANGING {
+  let fd: number;
+  try {
+    fd = openSync(native, READ_FLAGS);
+  } catch (error) {
+    const code = unreadableCode(error);
+    // ELOOP: a link put in its place since the lstat.
+    return code === null ? null : code === 'ELOOP' ? CHANGING : { unreadable: code };
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return CHANGING;
+    const blob = createHash(format).update(`blob ${stat.size}\0`);
+    let n = readSync(fd, chunk, 0, CHUNK, null);
+    // The common case, a file read in one go: the one-shot digest.
+    if (n === stat.size)
+      return { sha256: digest(chunk.subarray(0, n)), blob: blob.update(chunk.subarray(0, n)).digest('hex') };
+    const sha = digestParts();
+    let total = 0;
+    while (n > 0) {
+      total += n;
+      if (total > stat.size) return CHANGING;
+      const part = chunk.subarray(0, n);
+      sha.update(part);
+      blob.update(part);
+      if (total === stat.size) break;
+      n = readSync(fd, chunk, 0, CHUNK, null);
+    }
+    if (total !== stat.size) return CHANGING;
+    return { sha256: sha.digest(), blob: blob.digest('hex') };
+  } catch (error) {
+    return { unreadable: unreadableCode(error) ?? 'EIO' };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A small regular file's bytes (a `.git` file, `commondir`), or null when it is not one. */
+export function readSmallFile(path: string, max = 64 * 1024): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch {
+    return null;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size > max) return null;
+    const n = readSync(fd, chunk, 0, Math.min(CHUNK, max), null);
+    return Buffer.from(chunk.subarray(0, n));
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
