@@ -6,7 +6,7 @@
  * never absent: only "no such file" means absent.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { digest, digestParts } from '../../core/hash.js';
 import { nativePath } from './paths.js';
 
@@ -57,44 +57,44 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOL
  */
 export function identify(root: string, raw: string, format: 'sha1' | 'sha256'): Content {
   const native = nativePath(root, raw);
-  try {
-    const stat = lstatSync(native);
-    if (stat.isSymbolicLink()) return identityOf(readlinkSync(native, { encoding: 'buffer' }), format);
-    if (!stat.isFile()) return null;
-  } catch (error) {
-    const code = unreadableCode(error);
-    return code === null ? null : { unreadable: code };
-  }
   for (let attempt = 0; attempt < 3; attempt++) {
-    const content = hashFile(native, format);
+    const content = readOnce(native, format);
     if (content !== CHANGING) return content;
   }
   return { unreadable: CHANGING };
 }
 
-function identityOf(bytes: Buffer, format: 'sha1' | 'sha256'): FileIdentity {
-  const blob = createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
-  return { sha256: digest(bytes), blob };
+function failed(error: unknown): Content {
+  const code = unreadableCode(error);
+  return code === null ? null : { unreadable: code };
 }
 
-/** One read of a regular file, or CHANGING when it was replaced or its size moved meanwhile. */
-function hashFile(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof CHANGING {
+/**
+ * One read of the path, or CHANGING when it was replaced or its size moved meanwhile. Opened first
+ * (one system call fewer than a look before): without following a link (ELOOP: it is one, read as
+ * such) and without waiting; read only once the open file is known to be a regular one.
+ */
+function readOnce(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof CHANGING {
   let fd: number;
   try {
     fd = openSync(native, READ_FLAGS);
   } catch (error) {
-    const code = unreadableCode(error);
-    // ELOOP: a link put in its place since the lstat.
-    return code === null ? null : code === 'ELOOP' ? CHANGING : { unreadable: code };
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') return linkIdentity(native, format);
+    if (code === 'ENXIO') return null; // a socket
+    return failed(error);
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) return CHANGING;
+    if (!stat.isFile()) return null;
     const blob = createHash(format).update(`blob ${stat.size}\0`);
     let n = readSync(fd, chunk, 0, CHUNK, null);
     // The common case, a file read in one go: the one-shot digest.
     if (n === stat.size)
-      return { sha256: digest(chunk.subarray(0, n)), blob: blob.update(chunk.subarray(0, n)).digest('hex') };
+      return {
+        sha256: digest(chunk.subarray(0, n)),
+        blob: blob.update(chunk.subarray(0, n)).digest('hex'),
+      };
     const sha = digestParts();
     let total = 0;
     while (n > 0) {
@@ -113,6 +113,18 @@ function hashFile(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof C
   } finally {
     closeSync(fd);
   }
+}
+
+/** A symbolic link, identified by its target text; CHANGING when it is no longer one. */
+function linkIdentity(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof CHANGING {
+  let target: Buffer;
+  try {
+    target = readlinkSync(native, { encoding: 'buffer' });
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EINVAL' ? CHANGING : failed(error);
+  }
+  const blob = createHash(format).update(`blob ${target.length}\0`).update(target).digest('hex');
+  return { sha256: digest(target), blob };
 }
 
 /** A small regular file's bytes (a `.git` file, `commondir`), or null when it is not one. */

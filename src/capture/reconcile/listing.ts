@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
 import { type Deadline, nulList, runGit } from './git.js';
-import { compareRaw, nativePath, rawPath, writtenByTally } from './paths.js';
+import { compareRaw, nativePath, rawOfText, rawPath, writtenByTally } from './paths.js';
 
 /** Repositories nested in the tree listed at most (each costs two git processes); the rest are counted. */
 export const NESTED_LISTED = 100;
@@ -151,6 +151,29 @@ function utf8(raw: string): boolean {
   return Buffer.from(Buffer.from(raw, 'latin1').toString('utf8'), 'utf8').equals(Buffer.from(raw, 'latin1'));
 }
 
+const DOT_GIT = Buffer.from('.git');
+
+/**
+ * A folder's folders and `.git` as [raw name, is a folder], or the error code when it cannot be listed (absent:
+ * none). Read as text, the cheaper way, unless a name is not UTF-8.
+ */
+function entriesOf(root: string, folder: string): [string, boolean][] | string {
+  const path = folder === '' ? Buffer.from(root) : nativePath(root, folder);
+  try {
+    const named = readdirSync(path.toString('utf8'), { withFileTypes: true });
+    if (utf8(folder) && !named.some((entry) => entry.name.includes('\uFFFD')))
+      // Only folders and `.git` are looked at: only their names need their raw form.
+      return named
+        .filter((entry) => entry.isDirectory() || entry.name === '.git')
+        .map((entry) => [rawOfText(entry.name), entry.isDirectory()]);
+    return readdirSync(path, { withFileTypes: true, encoding: 'buffer' })
+      .filter((entry) => entry.isDirectory() || entry.name.equals(DOT_GIT))
+      .map((entry) => [rawPath(entry.name), entry.isDirectory()]);
+  } catch (error) {
+    return unreadableCode(error) ?? [];
+  }
+}
+
 /**
  * Every `.git` (a folder or a file) in a folder that holds a listed file or a nested repository,
  * or one level below such a folder in a folder that holds neither (git lists nothing of a folder
@@ -173,27 +196,20 @@ function gitMarkers(root: string, tree: ProjectTree): string[] {
   for (const folder of tree.nested) addWithParents(folder);
   const markers = new Set<string>();
   for (const folder of folders) {
-    let entries: import('node:fs').Dirent<Buffer>[];
-    try {
-      entries = readdirSync(folder === '' ? Buffer.from(root) : nativePath(root, folder), {
-        withFileTypes: true,
-        encoding: 'buffer',
-      });
-    } catch (error) {
-      const code = unreadableCode(error);
-      if (code !== null && !tree.unreadable.some((u) => u.raw === folder))
-        tree.unreadable.push({ raw: folder, code, folder: true });
+    const entries = entriesOf(root, folder);
+    if (typeof entries === 'string') {
+      if (!tree.unreadable.some((u) => u.raw === folder))
+        tree.unreadable.push({ raw: folder, code: entries, folder: true });
       continue;
     }
     const prefix = folder === '' ? '' : `${folder}/`;
-    for (const entry of entries) {
-      const name = rawPath(entry.name);
+    for (const [name, isFolder] of entries) {
       if (name === '.git') {
         if (folder !== '') markers.add(`${prefix}.git`);
         continue;
       }
       const child = prefix + name;
-      if (!entry.isDirectory() || folders.has(child) || writtenByTally(child)) continue;
+      if (!isFolder || folders.has(child) || writtenByTally(child)) continue;
       try {
         if (lstatSync(nativePath(root, `${child}/.git`), { throwIfNoEntry: false }) !== undefined)
           markers.add(`${child}/.git`);

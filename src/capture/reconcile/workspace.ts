@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { type FileIdentity, identify, isUnread, type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
-import { type Deadline, deadlineAfter, nulList, runGit } from './git.js';
+import { checkGitEntries, type Deadline, deadlineAfter, nulList, runGit } from './git.js';
 import { listProject } from './listing.js';
 import { compareRaw, nativePath, rawPath, writtenByTally } from './paths.js';
 
@@ -119,6 +119,7 @@ export async function listTree(
   deadline: Deadline = deadlineAfter(),
 ): Promise<Listing> {
   if (!inGit) return walkFiles(root, '', limit, outsideGit);
+  checkGitEntries(root);
   const [tree, index] = await Promise.all([
     listProject(root, deadline),
     runGit(root, ['ls-files', '-z', '--cached'], deadline),
