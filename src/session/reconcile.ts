@@ -4,11 +4,12 @@
  * reconcile source; one `tally.reconcile.summary` record lists the paths it corroborated (seen by
  * another channel too) with their net operation, and what a limit left out.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
 import type { Baseline } from '../capture/reconcile/baseline.js';
+import { readRegularFile } from '../capture/reconcile/content.js';
 import { ReconcileError } from '../capture/reconcile/error.js';
 import { fileChangedEvent } from '../capture/reconcile/events.js';
 import { pathOut } from '../capture/reconcile/paths.js';
@@ -36,6 +37,8 @@ export const UNREADABLE_LISTED = 100;
 /** The start snapshots kept beside the session: outside git, and in git. */
 const TREE_FILE = 'baseline-tree.json';
 const STAT_FILE = 'baseline-stat.json';
+/** The largest kept snapshot read back (a stat snapshot of a million files is about 120 MB). */
+const KEPT_LIMIT = 512 * 1024 * 1024;
 
 /** Keeps an outside-git start snapshot beside the session (its digest is in the start record). */
 export function keepTreeBaseline(state: string, id: string, bytes: string): void {
@@ -49,10 +52,10 @@ export function keepStatBaseline(state: string, id: string, bytes: string): void
 
 /** A kept snapshot's text, read once, or 'altered' when it is gone or its digest is not the one recorded. */
 function readKept(state: string, id: string, file: string, expected: string): string | 'altered' {
-  const path = join(sessionDir(state, id), file);
-  if (!existsSync(path)) return 'altered';
-  const bytes = readFileSync(path);
-  if (digest(bytes) !== expected) return 'altered';
+  // Beside the session, where an agent that writes the project's .tally/ can put a FIFO: opened
+  // without waiting, read only if it is a regular file.
+  const bytes = readRegularFile(join(sessionDir(state, id), file), KEPT_LIMIT);
+  if (bytes === null || digest(bytes) !== expected) return 'altered';
   return bytes.toString('utf8');
 }
 

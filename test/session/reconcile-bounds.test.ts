@@ -113,7 +113,7 @@ describe('the limit, against files the session creates', () => {
   });
 });
 
-describe('git commands the agent can make wait', () => {
+describe('what the agent can make the close wait on', () => {
   it('a FIFO at .git/config or .git/index, planted during the session or before it: the close ends and the pass fails', async () => {
     const cases = [
       { file: 'config', before: false },
@@ -151,6 +151,29 @@ describe('git commands the agent can make wait', () => {
         }
       }),
     );
+  });
+
+  it("a FIFO for the start snapshot kept beside the session, in the project's .tally/: taken as altered", async () => {
+    const p = makeProject('tally-fifo-snapshot-');
+    const run = (args: string[]) =>
+      tallyAs(args, { cwd: p.root, env: p.env, asRoot: true, killAfterMs: 20_000 });
+    assert.equal((await run(['init'])).code, 0);
+    assert.equal((await run(['session', 'start'])).code, 0);
+    const sessions = join(p.root, '.tally', 'sessions');
+    const kept = join(sessions, readFileSync(join(sessions, 'current'), 'utf8').trim(), 'baseline-stat.json');
+    rmSync(kept);
+    execFileSync('mkfifo', [kept]);
+    try {
+      const closed = await run(['session', 'close', '--json']);
+      assert.deepEqual([closed.hung, closed.code], [false, 0], closed.stderr);
+      const pkg = String(jsonOut(closed).package);
+      assert.equal(summaryOfFile(pkg).baseline, 'altered');
+      const verified = await run(['verify', pkg, '--json']);
+      const checks = (JSON.parse(verified.stdout) as { checks: { check: string; code: string }[] }).checks;
+      assert.equal(checks.find((c) => c.check === 'workspace_reconciled')?.code, 'baseline-altered');
+    } finally {
+      release(kept);
+    }
   });
 
   it('a nested repository whose HEAD is a FIFO: git is stopped at the deadline, the close ends, the pass fails', async () => {

@@ -127,8 +127,11 @@ function linkIdentity(native: Buffer, format: 'sha1' | 'sha256'): Content | type
   return { sha256: digest(target), blob };
 }
 
-/** A small regular file's bytes (a `.git` file, `commondir`), or null when it is not one. */
-export function readSmallFile(path: string, max = 64 * 1024): Buffer | null {
+/**
+ * A regular file's bytes (a `.git` file, `commondir`, a snapshot kept beside the session), or null
+ * when it is absent, not a regular file (never waited on), larger than `max`, or unreadable.
+ */
+export function readRegularFile(path: string, max = 64 * 1024): Buffer | null {
   let fd: number;
   try {
     fd = openSync(path, READ_FLAGS);
@@ -138,8 +141,14 @@ export function readSmallFile(path: string, max = 64 * 1024): Buffer | null {
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile() || stat.size > max) return null;
-    const n = readSync(fd, chunk, 0, Math.min(CHUNK, max), null);
-    return Buffer.from(chunk.subarray(0, n));
+    const bytes = Buffer.allocUnsafe(stat.size);
+    let total = 0;
+    while (total < bytes.length) {
+      const n = readSync(fd, bytes, total, bytes.length - total, null);
+      if (n === 0) break;
+      total += n;
+    }
+    return bytes.subarray(0, total);
   } catch {
     return null;
   } finally {

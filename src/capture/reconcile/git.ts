@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { readSmallFile, type Unreadable, unreadableCode } from './content.js';
+import { readRegularFile, type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
 import { compareRaw, rawPath } from './paths.js';
 
@@ -177,13 +177,13 @@ export function checkGitEntries(root: string): void {
   let dir = dot;
   if (!stat.isDirectory()) {
     mustBeFile(dot, '.git');
-    const named = /^gitdir: (.+)$/m.exec(readSmallFile(dot)?.toString('utf8') ?? '')?.[1]?.trim();
+    const named = /^gitdir: (.+)$/m.exec(readRegularFile(dot)?.toString('utf8') ?? '')?.[1]?.trim();
     if (named === undefined) return; // not a git file: git says so
     dir = isAbsolute(named) ? named : resolve(root, named);
   }
   const shown = (entry: string) => (dir === dot ? `.git/${entry}` : join(dir, entry));
   for (const entry of READ_FIRST) mustBeFile(join(dir, entry), shown(entry));
-  const common = readSmallFile(join(dir, 'commondir'))?.toString('utf8').trim();
+  const common = readRegularFile(join(dir, 'commondir'))?.toString('utf8').trim();
   if (common)
     for (const entry of ['config', 'packed-refs']) {
       const path = resolve(dir, common, entry);
