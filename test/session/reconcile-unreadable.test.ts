@@ -20,7 +20,7 @@ import { closeSession, startSession } from '../../src/session/lifecycle.js';
 import { readSessionInfo } from '../../src/session/store.js';
 import { makeProject, type Project } from '../cli/tally-process.js';
 import { handOver, receiptOfFile, summaryOfFile, tallyAs } from './as-user.js';
-import { makeFixture, packageReceipt } from './fixture.js';
+import { git, makeFixture, packageReceipt } from './fixture.js';
 
 async function run(p: Project, args: string[], cwd = p.root): Promise<Record<string, unknown>> {
   const ran = await tallyAs(args, { cwd, env: p.env });
@@ -58,11 +58,17 @@ function hideFromReading(root: string, folder: string): void {
 describe('reconciliation of what it cannot read', () => {
   it('in git: a file it cannot read is a row, a folder it cannot list is named, and the pass fails', async () => {
     const p = makeProject('tally-unreadable-git-');
+    // A repository nested in the tree before the session (listed like the tree).
+    mkdirSync(join(p.root, 'vendor'));
+    writeFileSync(join(p.root, 'vendor', 'lib.js'), 'lib\n');
+    git(join(p.root, 'vendor'), 'init', '-q');
     handOver(p.dir);
     await run(p, ['init']);
     await run(p, ['session', 'start']);
     writeFileSync(join(p.root, 'src', 'app.js'), 'export const v = 2;\n');
     hideFromReading(p.root, 'src');
+    writeFileSync(join(p.root, 'vendor', 'added.js'), 'added\n');
+    chmodSync(join(p.root, 'vendor'), 0o311);
     const closed = await run(p, ['session', 'close', '--json']);
     const pkg = String(closed.package);
     // new.js: there, content unknown (no digest); src/app.js: changed, read through the folder it
@@ -74,6 +80,7 @@ describe('reconciliation of what it cannot read', () => {
     assert.deepEqual(unreadable(pkg), [
       ['new.js', 'EACCES', false],
       ['src', 'EACCES', true],
+      ['vendor', 'EACCES', true],
     ]);
     const [code, check] = await workspaceCheck(p, pkg);
     assert.deepEqual([code, check], [1, 'unreadable']);

@@ -6,7 +6,16 @@
  * A folder holding a repository of its own (git does not look into one) is listed the same way,
  * and every `.git` below the top is named, so that making a folder a repository is itself seen.
  */
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Unreadable, unreadableCode } from './content.js';
@@ -105,7 +114,7 @@ async function listVisible(root: string, folder: string, dir: string, deadline: 
       visible.files.push(prefix + raw);
   const seen = new Set<string>();
   for (const { raw, code } of [...unopened(out.stderr), ...unopened(selfIgnored.stderr)]) {
-    const path = prefix + raw;
+    const path = raw === '' ? folder : prefix + raw;
     if (seen.has(path)) continue;
     seen.add(path);
     visible.unreadable.push({ raw: path, code, folder: true });
@@ -134,6 +143,12 @@ export async function listProject(root: string, deadline: Deadline): Promise<Pro
           continue;
         }
         listed++;
+        // git would not even start in a folder it cannot enter: the folder is named instead.
+        const code = enterable(root, folder);
+        if (code !== undefined) {
+          if (code !== null) tree.unreadable.push({ raw: folder, code, folder: true });
+          continue;
+        }
       }
       const visible = await listVisible(root, folder, dir, deadline);
       for (const raw of visible.files) if (!writtenByTally(raw)) tree.files.push(raw);
@@ -145,6 +160,25 @@ export async function listProject(root: string, deadline: Deadline): Promise<Pro
   }
   tree.markers = gitMarkers(root, tree);
   return tree;
+}
+
+/** Whether there is an entry at `root/raw` (one that cannot be looked at is not known to be). */
+function exists(root: string, raw: string): boolean {
+  try {
+    return lstatSync(nativePath(root, raw), { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** undefined when git can list the folder; else why not (null: it is gone). */
+function enterable(root: string, folder: string): string | null | undefined {
+  try {
+    accessSync(nativePath(root, folder), constants.R_OK | constants.X_OK);
+    return undefined;
+  } catch (error) {
+    return unreadableCode(error);
+  }
 }
 
 function utf8(raw: string): boolean {
@@ -200,6 +234,8 @@ function gitMarkers(root: string, tree: ProjectTree): string[] {
     if (typeof entries === 'string') {
       if (!tree.unreadable.some((u) => u.raw === folder))
         tree.unreadable.push({ raw: folder, code: entries, folder: true });
+      // A folder that can be searched, not read, still shows its own .git.
+      if (folder !== '' && exists(root, `${folder}/.git`)) markers.add(`${folder}/.git`);
       continue;
     }
     const prefix = folder === '' ? '' : `${folder}/`;
@@ -210,12 +246,7 @@ function gitMarkers(root: string, tree: ProjectTree): string[] {
       }
       const child = prefix + name;
       if (!isFolder || folders.has(child) || writtenByTally(child)) continue;
-      try {
-        if (lstatSync(nativePath(root, `${child}/.git`), { throwIfNoEntry: false }) !== undefined)
-          markers.add(`${child}/.git`);
-      } catch {
-        // unreadable: git did not list it either, and reported it when it tried
-      }
+      if (exists(root, `${child}/.git`)) markers.add(`${child}/.git`);
     }
   }
   return [...markers].sort(compareRaw);

@@ -118,9 +118,19 @@ function toCompare(
   return { recent, changed, beyond };
 }
 
-/** A `.git` that appeared (a folder made a repository, or hiding what it holds) or went, up to `last`. */
-function markerChanges(start: readonly string[], now: readonly string[], last?: string): WorkspaceChange[] {
+/**
+ * A `.git` that appeared (a folder made a repository, or hiding what it holds) or went, up to
+ * `last`; one under a folder that cannot be read now is not known to have gone.
+ */
+function markerChanges(
+  start: readonly string[],
+  now: readonly string[],
+  unreadable: readonly Unreadable[],
+  last?: string,
+): WorkspaceChange[] {
   const within = (raw: string) => last === undefined || raw <= last;
+  const hidden = (raw: string) =>
+    unreadable.some((u) => u.folder && (u.raw === '' || raw.startsWith(`${u.raw}/`)));
   const was = new Set(start);
   const is = new Set(now);
   return [
@@ -128,7 +138,7 @@ function markerChanges(start: readonly string[], now: readonly string[], last?: 
       .filter((raw) => !was.has(raw) && within(raw))
       .map((raw) => ({ raw, operation: 'created' as const })),
     ...start
-      .filter((raw) => !is.has(raw) && within(raw))
+      .filter((raw) => !is.has(raw) && within(raw) && !hidden(raw))
       .map((raw) => ({ raw, operation: 'deleted' as const })),
   ];
 }
@@ -187,7 +197,8 @@ async function diffGit(
     if (isUnread(end)) unreadable.push({ raw, code: end.unreadable });
     if (!same(before, end)) differing.push({ raw, start: before, end });
   }
-  const markers = stat?.markers === undefined ? [] : markerChanges(stat.markers, tree.markers, last);
+  const markers =
+    stat?.markers === undefined ? [] : markerChanges(stat.markers, tree.markers, tree.unreadable, last);
   const end = await headOf(root, deadline);
   const commit: WorkspaceDiff['commit'] = {};
   if (start !== undefined) commit.start = start;
