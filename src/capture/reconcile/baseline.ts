@@ -14,14 +14,7 @@ import { type Deadline, deadlineAfter, gitStatePaths, headOf, nulList, repositor
 import { listProject, type ProjectTree } from './listing.js';
 import { compareRaw, pathOut, writtenByTally } from './paths.js';
 import { type StatSnapshot, statJson, takeStatSnapshot } from './stat.js';
-import {
-  DEFAULT_FILE_LIMIT,
-  minBound,
-  plainPath,
-  snapshotJson,
-  snapshotTree,
-  type TreeSnapshot,
-} from './workspace.js';
+import { DEFAULT_FILE_LIMIT, minBound, snapshotJson, snapshotTree, type TreeSnapshot } from './workspace.js';
 
 /** What `session.start` records in `extensions["dev.tally.workspace"].baseline`. */
 export interface Baseline {
@@ -173,7 +166,7 @@ async function gitBaseline(
   ]);
   const index = indexOf(listing.stdout);
   const all = [...new Set([...tree.files, ...index.tracked])]
-    .filter((raw) => !writtenByTally(raw) && plainPath(raw))
+    .filter((raw) => !writtenByTally(raw))
     .sort(compareRaw);
   // From here on a write to any file gives it a ctime the snapshot calls too recent to vouch for
   // its content, so git may look for dirty files while Tally takes the stats.

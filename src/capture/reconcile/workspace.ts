@@ -124,21 +124,23 @@ export async function listTree(
     listProject(root, deadline),
     runGit(root, ['ls-files', '-z', '--cached'], deadline),
   ]);
-  const all = [...new Set([...tree.files, ...nulList(index.stdout)])]
-    .filter((raw) => !writtenByTally(raw) && plainPath(raw))
-    .sort(compareRaw);
+  const all = new Set(tree.files);
+  for (const raw of nulList(index.stdout)) if (plainPath(raw) && !writtenByTally(raw)) all.add(raw);
   const upto = tree.unlisted.reduce<string | undefined>(
     (bound, folder) => minBound(bound, folder),
     undefined,
   );
-  const listing = bounded(all, limit, upto);
+  const listing = bounded([...all].sort(compareRaw), limit, upto);
   return { ...listing, skipped: listing.skipped + tree.unlisted.length, unreadable: tree.unreadable };
 }
 
 /** A relative path git could hold: an index entry naming anything else is not looked at. */
 export function plainPath(raw: string): boolean {
-  return !raw.startsWith('/') && raw.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
+  return !raw.startsWith('/') && !NOT_PLAIN.test(raw);
 }
+
+/** An empty, `.` or `..` part of a path. */
+const NOT_PLAIN = /(?:^|\/)(?:\.\.?)?(?:\/|$)/;
 
 export interface TreeSnapshot {
   /** Raw path → identity. */
