@@ -188,8 +188,8 @@ function utf8(raw: string): boolean {
 const DOT_GIT = Buffer.from('.git');
 
 /**
- * A folder's folders and `.git` as [raw name, is a folder], or the error code when it cannot be listed (absent:
- * none). Read as text, the cheaper way, unless a name is not UTF-8.
+ * A folder's folders and `.git` as [raw name, is a folder], or the error code when it cannot be
+ * listed (absent: none). Read as text, the cheaper way, unless a name is not UTF-8.
  */
 function entriesOf(root: string, folder: string): [string, boolean][] | string {
   const path = folder === '' ? Buffer.from(root) : nativePath(root, folder);
