@@ -20,7 +20,7 @@ import {
   openSession,
   startSession,
 } from '../session/lifecycle.js';
-import { type Places, places, projectRootFor } from '../session/paths.js';
+import { type Places, places, sessionRootFor } from '../session/paths.js';
 import { currentSession, readSessionInfo, type SessionInfo, sessionDir } from '../session/store.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import type { SessionWiring } from '../session/wiring.js';
@@ -192,7 +192,7 @@ export class SessionRegistry {
     wiring?: SessionWiring;
   }): Promise<Held> {
     const where = places(options.cwd, this.env);
-    const root = where.project ? projectRootFor(where.project) : projectRootFor(options.cwd);
+    const root = sessionRootFor(where, options.cwd);
     return this.once(`start\0${where.state}`, async () => {
       const open = currentSession(where.state);
       if (open && readSessionInfo(where.state, open).state === 'open') {

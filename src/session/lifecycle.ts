@@ -90,6 +90,8 @@ export interface StartOptions {
   reconcileLimit?: number;
   /** What `tally run` wired (./wiring.ts), bound into session.start. */
   wiring?: SessionWiring;
+  /** How long the baseline's git commands may take together (ms). */
+  reconcileTimeoutMs?: number;
 }
 
 export async function startSession(options: StartOptions): Promise<{ info: SessionInfo; seq: number }> {
@@ -131,7 +133,9 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     copyFileSync(registrationPath, info.registration);
   }
   writeSessionInfo(options.state, info);
-  const { baseline, snapshotBytes, statBytes } = await captureBaseline(options.root, options.reconcileLimit);
+  const { baseline, snapshotBytes, statBytes } = await captureBaseline(options.root, options.reconcileLimit, {
+    ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
+  });
   if (snapshotBytes !== undefined) keepTreeBaseline(options.state, id, snapshotBytes);
   if (statBytes !== undefined) keepStatBaseline(options.state, id, statBytes);
   const event: CanonicalEvent = {
@@ -402,6 +406,8 @@ export async function closeSession(options: {
   expectedHead?: ChainHead | null;
   /** Paths looked at most by the reconciliation (the rest counted in its summary). */
   reconcileLimit?: number;
+  /** How long the reconciliation's git commands may take together (ms). */
+  reconcileTimeoutMs?: number;
 }): Promise<CloseResult> {
   const clock = options.clock ?? systemClock;
   const { state, session, signer } = options;
@@ -451,6 +457,7 @@ export async function closeSession(options: {
       boundary,
       now: () => clock.now(),
       ...(options.reconcileLimit ? { limit: options.reconcileLimit } : {}),
+      ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
     });
     if (!ended) {
       await boundary.note({

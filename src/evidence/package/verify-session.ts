@@ -70,8 +70,10 @@ function harnessCheck(checks: Checks, facts: SessionFacts): void {
 
 /**
  * Whether the close compared the workspace with the start baseline: a pass that failed (the start
- * commit gone, git broken) or a tree baseline altered on disk means the receipt cannot show that it
- * holds every change made during the session.
+ * commit gone, git broken or stopped at its deadline), a tree baseline altered on disk, a pass that
+ * could not read every file or folder it had to, or one whose limit was reached because of what the
+ * session itself created or changed means the receipt cannot show that it holds every change made
+ * during the session. A limit the tree was already past at the start is only reported.
  */
 function workspaceCheck(checks: Checks, facts: SessionFacts): void {
   const found = facts.reconcile;
@@ -90,7 +92,9 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
   }
   const { seq, summary } = found;
   const error = summary.error as { code?: unknown; message?: unknown } | undefined;
-  const skipped = typeof summary.skipped === 'number' ? summary.skipped : 0;
+  const skipped = count(summary.skipped);
+  const bySession = count(summary.skipped_session);
+  const unreadable = summary.unreadable as { count?: unknown; paths?: unknown } | undefined;
   const detail = { seq, mode: summary.mode ?? null, reported: summary.reported ?? null, skipped };
   if (error !== undefined)
     checks.fail('workspace_reconciled', 'reconcile-failed', {
@@ -104,7 +108,25 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
       message:
         'the start snapshot kept beside the session was altered before the close: the workspace was not compared',
     });
+  else if (unreadable !== undefined)
+    checks.fail('workspace_reconciled', 'unreadable', {
+      seq,
+      count: count(unreadable.count),
+      paths: Array.isArray(unreadable.paths) ? unreadable.paths : [],
+      message: `${count(unreadable.count)} files or folders could not be read at the close: what they hold was not compared, and changes no channel reported may be missing from the receipt`,
+    });
+  else if (bySession > 0)
+    checks.fail('workspace_reconciled', 'limit-exceeded', {
+      ...detail,
+      skipped_session: bySession,
+      limit: summary.limit ?? null,
+      message: `what the session created or changed went past the limit of ${String(summary.limit)} paths: ${bySession} paths the pass had to compare were not`,
+    });
   else if (skipped > 0)
     checks.pass('workspace_reconciled', { ...detail, limit: summary.limit ?? null }, 'info');
   else checks.pass('workspace_reconciled', detail);
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }
