@@ -41,6 +41,14 @@ export function projectRootFor(cwd: string): string {
   return gitTopLevel(cwd) ?? resolve(cwd);
 }
 
+/**
+ * The tree a session started from `cwd` watches: the one holding the project's `.tally/` (its git
+ * top level, or the folder itself outside git), else the one `cwd` is in.
+ */
+export function sessionRootFor(where: Places, cwd: string): string {
+  return where.project ? projectRootFor(dirname(where.project)) : projectRootFor(cwd);
+}
+
 export interface Places {
   home: string;
   /** The project's `.tally/`, if there is one. */
