@@ -53,9 +53,23 @@ export async function withAppServer<T>(
     return new CaptureError('bad-payload', `${codex} app-server ${why}${said ? `: ${said}` : ''}`);
   };
   // A child that exits at once closes its pipes under us: every pipe's error is the conversation's.
-  child.stdin.on('error', (error: NodeJS.ErrnoException) =>
-    fail(gone(`stopped reading its input (${error.code ?? error.message}): it exited before it answered`)),
-  );
+  // The reason is given once its stderr has ended (what it said may come after its exit), and
+  // names its exit when it has exited by then.
+  let inputError: string | undefined;
+  const afterStderr = (then: () => void) => {
+    if (child.stderr.readableEnded) then();
+    else child.stderr.once('end', then).once('close', then);
+  };
+  const ended = () => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      fail(gone(`exited (${child.signalCode ?? `code ${child.exitCode}`}) before it answered`));
+    else if (inputError !== undefined)
+      fail(gone(`stopped reading its input (${inputError}) before it answered`));
+  };
+  child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+    inputError = error.code ?? error.message;
+    afterStderr(ended);
+  });
   child.stdout.on('error', (error: Error) => fail(gone(`could not be read (${error.message})`)));
   child.stderr.on('error', () => {});
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
@@ -84,11 +98,8 @@ export async function withAppServer<T>(
       );
       resolve();
     });
-    child.once('exit', (code, signal) => {
-      const why = `exited (${signal ?? `code ${code}`}) before it answered`;
-      // What it said on stderr may come after its exit, with the end of the pipe.
-      if (child.stderr.readableEnded) fail(gone(why));
-      else child.stderr.once('end', () => fail(gone(why))).once('close', () => fail(gone(why)));
+    child.once('exit', () => {
+      afterStderr(ended);
       resolve();
     });
   });
