@@ -4,7 +4,7 @@
  * reconcile source; one `tally.reconcile.summary` record lists the paths it corroborated (seen by
  * another channel too) with their net operation, and what a limit left out.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
@@ -21,6 +21,7 @@ import {
 import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
+import { readRegularFileSync, writeRegularFileSync } from '../core/regular-file.js';
 import { ReceiptComposer } from '../evidence/receipt/receipt.js';
 import type { EventRecord } from '../evidence/record/record.js';
 import { sessionDir } from './store.js';
@@ -36,22 +37,30 @@ export const RECONCILE_SOURCE = 'git-reconcile';
 /** The start snapshots kept beside the session: outside git, and in git. */
 const TREE_FILE = 'baseline-tree.json';
 const STAT_FILE = 'baseline-stat.json';
+/** The most a kept snapshot may hold (a 20,000-file tree's is 2.4 MB). */
+const KEPT_LIMIT = 512 * 1024 * 1024;
 
 /** Keeps an outside-git start snapshot beside the session (its digest is in the start record). */
 export function keepTreeBaseline(state: string, id: string, bytes: string): void {
-  writeFileSync(join(sessionDir(state, id), TREE_FILE), bytes, { mode: 0o600 });
+  writeRegularFileSync(join(sessionDir(state, id), TREE_FILE), bytes, 0o600);
 }
 
 /** Keeps a git start's stat snapshot beside the session (its digest is in the start record). */
 export function keepStatBaseline(state: string, id: string, bytes: string): void {
-  writeFileSync(join(sessionDir(state, id), STAT_FILE), bytes, { mode: 0o600 });
+  writeRegularFileSync(join(sessionDir(state, id), STAT_FILE), bytes, 0o600);
 }
 
-/** A kept snapshot's text, read once, or 'altered' when it is gone or its digest is not the one recorded. */
+/**
+ * A kept snapshot's text, read once, or 'altered' when it is gone, not a regular file (never waited
+ * on), or its digest is not the one recorded.
+ */
 function readKept(state: string, id: string, file: string, expected: string): string | 'altered' {
-  const path = join(sessionDir(state, id), file);
-  if (!existsSync(path)) return 'altered';
-  const bytes = readFileSync(path);
+  let bytes: Buffer;
+  try {
+    bytes = readRegularFileSync(join(sessionDir(state, id), file), KEPT_LIMIT);
+  } catch {
+    return 'altered';
+  }
   if (digest(bytes) !== expected) return 'altered';
   return bytes.toString('utf8');
 }
