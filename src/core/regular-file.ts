@@ -147,9 +147,17 @@ export function readRegularFileSync(path: string, limit: number): Buffer {
   const { fd, size } = openRegularSync(path);
   try {
     if (size > limit) throw tooLarge(path, limit);
-    const bytes = readUpTo(fd, limit + 1);
-    if (bytes.length > limit) throw tooLarge(path, limit);
-    return bytes;
+    // The size it has now in one buffer; what it grew by since (a file being written) after it.
+    const start = Buffer.allocUnsafe(size);
+    let got = 0;
+    while (got < size) {
+      const n = readSync(fd, start, got, size - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    const more = readUpTo(fd, limit + 1 - got, got);
+    if (got + more.length > limit) throw tooLarge(path, limit);
+    return more.length === 0 ? start.subarray(0, got) : Buffer.concat([start.subarray(0, got), more]);
   } finally {
     closeSync(fd);
   }

@@ -98,7 +98,8 @@ export async function ingestSpool(
         const captured = adapter.translate(entry.payload, entry.id);
         repository = captured.cwd === undefined ? undefined : repositoryOf(captured.cwd);
         const stall = repository === undefined ? undefined : stalled.get(repository);
-        if (stall !== undefined) throw new Error(stall);
+        if (stall !== undefined)
+          throw new Error(`not tried, git in ${repository} did not answer for an earlier line (${stall})`);
         const held = await registry.forEvent(captured, {
           ...(entry.session ? { session: entry.session } : {}),
           ...(typeof entry.agent === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(entry.agent)

@@ -19,6 +19,7 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -181,7 +182,7 @@ describe('the recorder does not wait on what an agent controls', () => {
     assert.equal(refused.code, 0);
     assert.equal(JSON.parse(refused.stdout).hookSpecificOutput.permissionDecision, 'deny');
     assert.match(refused.stderr, /answered 409: .*git rev-parse .*did not finish within 6000 ms/);
-    assert.deepEqual(gitsIn(other), [], 'the git that waited was stopped');
+    await until('the git that waited to be stopped', () => gitsIn(other).length === 0);
   });
 
   it('a FIFO and /dev/zero as the transcript: SessionEnd is answered and the session sealed, naming what was not read', async () => {
@@ -225,6 +226,55 @@ describe('the recorder does not wait on what an agent controls', () => {
     assert.match(
       byPath.get('/dev/zero')?.unread?.[0]?.reason ?? '',
       /is a character device, not a regular file/,
+    );
+  });
+
+  it("a spool naming a repository whose git does not answer: one wait, that repository's other lines kept untried, the rest ingested", async () => {
+    const p = project();
+    await setUp(p);
+    const other = stalledRepository(p);
+    mkdirSync(join(other, 'sub'));
+    const line = (id: string, cwd: string, harness: string, agent?: string) =>
+      JSON.stringify({
+        id,
+        received_at: new Date().toISOString(),
+        channel: 'claude-code',
+        ...(agent ? { agent } : {}),
+        payload: pre(cwd, harness, `t-${id}`, join(p.dir, `${id}.jsonl`)),
+      });
+    mkdirSync(join(p.home, 'spool'), { recursive: true });
+    writeFileSync(
+      join(p.home, 'spool', 'claude-code.jsonl'),
+      `${[
+        line('s1', other, 'harness-s'),
+        line('s2', join(other, 'sub'), 'harness-s2'),
+        line('s3', other, 'harness-s3'),
+        line('q1', p.root, 'harness-q', 'coder'),
+      ].join('\n')}\n`,
+    );
+    // The recorder starts (a SessionStart shim), ingests the spool, then answers.
+    const start = {
+      session_id: 'harness-a',
+      transcript_path: join(p.dir, 't.jsonl'),
+      cwd: p.root,
+      hook_event_name: 'SessionStart',
+      source: 'startup',
+    };
+    const started = await hook(p, p.root, start, ['--agent', 'coder']);
+    assert.doesNotMatch(started.stderr, /spooled/, started.stderr);
+    const log = readFileSync(join(p.home, 'run', 'recorder.log'), 'utf8').split('\n');
+    const waited = log.filter((l) => /could not be ingested.*: git rev-parse/.test(l));
+    const untried = log.filter((l) => /could not be ingested.*: not tried, git in /.test(l));
+    assert.equal(waited.length, 1, log.join('\n'));
+    assert.equal(untried.length, 2, log.join('\n'));
+    const kept = readFileSync(join(p.home, 'spool', 'claude-code.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).id);
+    assert.deepEqual(
+      kept,
+      ['s1', 's2', 's3'],
+      'the stalled lines are kept for the next start; the other was ingested',
     );
   });
 
