@@ -65,11 +65,11 @@ const bench: BenchModule = {
         execFileSync('git', ['status', '--porcelain', '-uall'], { cwd: root, maxBuffer: 1 << 28 }),
       );
       let files = 0;
-      const snapshot = await best(() => {
-        files = snapshotTree(root, true).files.size;
+      const snapshot = await best(async () => {
+        files = (await snapshotTree(root, true)).files.size;
       });
       // The files that exist (the listing also names the deleted ones still in git's index).
-      const listed = listTree(root, true).paths.filter((p) => existsSync(join(root, p)));
+      const listed = (await listTree(root, true)).paths.filter((p) => existsSync(join(root, p)));
       const hashing = await best(() => {
         for (const p of listed)
           createHash('sha256')

@@ -7,7 +7,7 @@
 export * from './ahp/index.js';
 export * from './boundary/index.js';
 export { McpGatewayError, type McpGatewayErrorCode } from './capture/mcp/gateway.js';
-export { ReconcileError, type ReconcileErrorCode } from './capture/reconcile/workspace.js';
+export { ReconcileError, type ReconcileErrorCode } from './capture/reconcile/error.js';
 export { type Captured, CaptureError, type CaptureErrorCode, type HarnessAgent } from './capture/types.js';
 export * from './core/index.js';
 export * from './evidence/index.js';

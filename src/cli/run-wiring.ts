@@ -10,6 +10,8 @@
  * so an agent with http hooks (Qwen Code) gets them where its failure policy allows. (A system settings file would need no copying, but Gemini CLI skips one whose
  * directories are not all root-owned and closed to others, which a session directory is not.)
  */
+
+import { randomUUID } from 'node:crypto';
 import {
   existsSync,
   lstatSync,
@@ -21,10 +23,14 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Registration } from '../ahp/registration/types.js';
+import { withTallyHooks } from '../capture/claude-code/settings.js';
 import { parseSettings } from '../capture/hook-settings.js';
-import type { JsonObject } from '../core/json.js';
+import { claudeFlagSettings } from '../capture/hook-switches.js';
+import { isShimCommand } from '../capture/plan.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
 import { FailureError } from './command.js';
 import { type HookWiring, INSTALLERS } from './installers.js';
 
@@ -90,6 +96,59 @@ function unlay(userDir: string, runDir: string, own: Record<string, string>): vo
   }
 }
 
+/**
+ * The user's settings with hooks switched on, for the run's own copy (it replaces the user's file,
+ * and beats the system defaults): Gemini CLI's `hooksConfig.enabled` and its `disabled` list
+ * without Tally's hooks, Qwen Code's `disableAllHooks`.
+ */
+function hooksOn(harness: string, settings: JsonObject): JsonObject {
+  if (harness === 'qwen-code') return { ...settings, disableAllHooks: false };
+  if (harness !== 'gemini-cli') return settings;
+  const config = isJsonObject(settings.hooksConfig) ? settings.hooksConfig : {};
+  const disabled = Array.isArray(config.disabled)
+    ? { disabled: config.disabled.filter((name) => !isShimCommand(name, 'gemini-cli')) }
+    : {};
+  return { ...settings, hooksConfig: { ...config, ...disabled, enabled: true } };
+}
+
+/**
+ * The run's copy of Codex's config.toml with its hooks feature on: `hooks` (or its old name
+ * `codex_hooks`) false under `[features]`, or `features.hooks = false`, turned true line by line
+ * (Codex's own trust step reads this copy too, so the command line's override is not enough).
+ */
+function codexHooksOn(text: string): string {
+  let table = '';
+  return text
+    .split('\n')
+    .map((line) => {
+      const header = /^\s*\[\s*([^\]]+?)\s*\]/.exec(line);
+      if (header) table = header[1]!;
+      const key = /^(\s*)([A-Za-z0-9_.]+)(\s*=\s*)false\b/.exec(line);
+      if (header || !key) return line;
+      const full = table ? `${table}.${key[2]}` : key[2]!;
+      return /^features\.(codex_)?hooks$/.test(full) ? line.replace(/=(\s*)false\b/, '=$1true') : line;
+    })
+    .join('\n');
+}
+
+/**
+ * Claude Code's session id for the run when the command does not choose one (or resume one), and
+ * the transcript the pinned version then writes: `<config dir>/projects/<cwd, every character but
+ * letters and digits as '-'>/<id>.jsonl`. Known before the agent starts, the transcript is read at
+ * close even when no hook ever named it.
+ */
+export function claudeSession(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): { id: string; transcript: string } | undefined {
+  const chosen = new Set(['--session-id', '--resume', '-r', '--continue', '-c', '--fork-session']);
+  if (argv.some((arg) => chosen.has(arg.split('=')[0]!))) return undefined;
+  const id = randomUUID();
+  const config = env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude');
+  return { id, transcript: join(config, 'projects', cwd.replace(/[^A-Za-z0-9]/g, '-'), `${id}.jsonl`) };
+}
+
 /** What `tally run` wires for an agent: its hooks block, or OpenCode's plugin. */
 export type RunHooks = { block: Record<string, JsonObject[]> } | { plugin: string };
 
@@ -122,6 +181,8 @@ export async function wireRun(
     env: NodeJS.ProcessEnv;
     cwd: string;
     agent?: string;
+    /** Claude Code: the session id the run gives the agent (`--session-id`). */
+    harnessSession?: string;
   },
 ): Promise<RunWiring> {
   const installer = INSTALLERS[harness]!;
@@ -134,9 +195,14 @@ export async function wireRun(
   if ('plugin' in hooks) return openCodeWiring(agentArgv, options, hooks.plugin);
   if (harness === 'claude-code') {
     const settings = join(options.dir, 'claude-code-settings.json');
-    writeFileSync(settings, `${JSON.stringify({ hooks: hooks.block }, null, 2)}\n`, { mode: 0o600 });
+    // Claude Code keeps only the last --settings: the user's own (if any) goes into this one file.
+    // `disableAllHooks: false` here beats the key in every settings file but the managed ones.
+    const given = claudeFlagSettings(agentArgv.slice(1), options.cwd);
+    const merged = { ...withTallyHooks(given.settings ?? {}, hooks.block), disableAllHooks: false };
+    writeFileSync(settings, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
+    const id = options.harnessSession ? ['--session-id', options.harnessSession] : [];
     return {
-      argv: [agentArgv[0]!, '--settings', settings, ...agentArgv.slice(1)],
+      argv: [agentArgv[0]!, '--settings', settings, ...id, ...given.rest],
       env: {},
       restore: () => {},
     };
@@ -145,10 +211,11 @@ export async function wireRun(
   const userDir = home.dir(options.env);
   const userHooks = join(userDir, home.hooks);
   const base = parseSettings(existsSync(userHooks) ? readFileSync(userHooks, 'utf8') : undefined, userHooks);
-  const merged = installer.merge(base, hooks.block);
+  const merged = installer.merge(hooksOn(harness, base), hooks.block);
   const own: Record<string, string> = { [home.hooks]: `${JSON.stringify(merged, null, 2)}\n` };
   for (const name of home.copied ?? [])
     own[name] = existsSync(join(userDir, name)) ? readFileSync(join(userDir, name), 'utf8') : '';
+  if (own['config.toml'] !== undefined) own['config.toml'] = codexHooksOn(own['config.toml']);
   const runHome = join(options.dir, `${harness}-home`);
   const runDir = home.inner ? join(runHome, home.inner) : runHome;
   overlay(userDir, runDir, own);
@@ -175,7 +242,10 @@ export async function wireRun(
       );
     }
   }
-  return { argv: agentArgv, env, restore };
+  // Codex: its hooks feature on for this run, whatever a config file says (the command line wins).
+  const argv =
+    harness === 'codex' ? [agentArgv[0]!, '-c', 'features.hooks=true', ...agentArgv.slice(1)] : agentArgv;
+  return { argv, env, restore };
 }
 
 /**

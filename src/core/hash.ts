@@ -23,6 +23,15 @@ export function digest(data: Uint8Array | string): string {
   return `sha256:${sha256Hex(data)}`;
 }
 
+/** `digest` of data given in parts (a file read in chunks). */
+export function digestParts(): { update(data: Uint8Array): void; digest(): string } {
+  const hash = crypto.createHash('sha256');
+  return {
+    update: (data) => void hash.update(data),
+    digest: () => `sha256:${hash.digest('hex')}`,
+  };
+}
+
 const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
 
 export function isDigest(value: unknown): value is string {

@@ -12,6 +12,8 @@ import type { EventRecord } from './record/record.js';
 export const EXT_WORKSPACE = 'dev.tally.workspace';
 export const EXT_CHANGES = 'dev.tally.changes';
 export const EXT_PROCESS = 'dev.tally.process';
+/** Why an adapter could not read what or where a call runs (a string): the call is judged as opaque. */
+export const EXT_OPAQUE = 'dev.tally.opaque';
 /** Tally's own event type for a network connection seen outside a tool call. */
 export const NETWORK_EVENT_TYPE = 'dev.tally.network.connect';
 

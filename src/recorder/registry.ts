@@ -21,8 +21,10 @@ import {
   openSession,
   startSession,
 } from '../session/lifecycle.js';
-import { type Places, places, projectRootForAsync } from '../session/paths.js';
+import { type Places, places, sessionRootForAsync } from '../session/paths.js';
 import { currentSession, readSessionInfo, type SessionInfo, sessionDir } from '../session/store.js';
+import { rememberTranscript } from '../session/transcripts.js';
+import type { SessionWiring } from '../session/wiring.js';
 import { RecorderError } from './config.js';
 
 /** What an event was answered and where it was recorded (decision null: an observed event). */
@@ -196,10 +198,11 @@ export class SessionRegistry {
     registration?: string;
     implicit?: boolean;
     witness?: WitnessOptions;
+    wiring?: SessionWiring;
   }): Promise<Held> {
     const where = places(options.cwd, this.env);
     // Asked of git without blocking and within a deadline: the repository is the agent's to write.
-    const root = await projectRootForAsync(where.project ?? options.cwd);
+    const root = await sessionRootForAsync(where, options.cwd);
     return this.once(`start\0${where.state}`, async () => {
       const open = currentSession(where.state);
       if (open && readSessionInfo(where.state, open).state === 'open') {
@@ -231,7 +234,17 @@ export class SessionRegistry {
         ...(resolved ? { agent: resolved.agent } : {}),
         ...(resolved?.certificatePath ? { certificatePath: resolved.certificatePath } : {}),
         ...(options.registration ? { registrationPath: options.registration } : {}),
+        ...(options.wiring ? { wiring: options.wiring } : {}),
       });
+      const wired = options.wiring;
+      // A transcript the run chose is read at close even when no hook ever names it.
+      if (wired?.transcript !== undefined && wired.harness_session !== undefined)
+        rememberTranscript(where.state, info.id, {
+          harness: wired.harness,
+          harness_session: wired.harness_session,
+          path: wired.transcript,
+          event_source: wired.event_source,
+        });
       const held = await this.hold(where, info, options.implicit ?? false, options.witness);
       if (first) held.witness?.record(first[0].seq, first[0].digest, first[1]);
       return held;

@@ -5,7 +5,7 @@
  *   POST /hooks/<harness>     an agent's http hooks or its command shim (claude-code, gemini-cli,
  *                             qwen-code, …): native payload in, native answer out
  *   POST /ingest              a canonical event from a shim, the MCP gateway or `tally wrap`
- *   POST /sessions            start a session for a project ({cwd, agent?, registration?, witness?})
+ *   POST /sessions            start a session for a project ({cwd, agent?, registration?, witness?, wiring?})
  *   POST /sessions/close      seal a held session ({session}) → {package, records}
  *   GET  /status              {pid, port, sessions}
  *   POST /stop                let every session go (each stays open on disk) and exit
@@ -26,6 +26,7 @@ import { isJsonObject, type JsonObject } from '../core/json.js';
 import { RegularFileError } from '../core/regular-file.js';
 import { firstBadUtf8Byte } from '../core/utf8.js';
 import { rememberTranscript } from '../session/transcripts.js';
+import { parseWiring, type SessionWiring } from '../session/wiring.js';
 import { RecorderError } from './config.js';
 import {
   DEFAULT_WITNESS_EVERY,
@@ -315,11 +316,13 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       if (!isJsonObject(value) || typeof value.cwd !== 'string')
         throw new HttpProblem(400, 'expected {cwd, agent?, registration?, witness?}');
       const witness = value.witness === undefined ? undefined : witnessOf(value.witness);
+      const wiring = value.wiring === undefined ? undefined : wiringOf(value.wiring);
       const held = await registry.start({
         cwd: value.cwd,
         ...(typeof value.agent === 'string' ? { agent: value.agent } : {}),
         ...(typeof value.registration === 'string' ? { registration: value.registration } : {}),
         ...(witness ? { witness } : {}),
+        ...(wiring ? { wiring } : {}),
       });
       return send(res, 200, { session: held.id, root: held.open.info.root, state: held.where.state });
     }
@@ -365,6 +368,14 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
 }
 
 /** `witness: {hub, every?}`: an http(s) URL and a whole number of records from 1 to 1,000,000. */
+function wiringOf(value: unknown): SessionWiring {
+  try {
+    return parseWiring(value);
+  } catch (error) {
+    throw new HttpProblem(400, (error as Error).message);
+  }
+}
+
 function witnessOf(value: unknown): WitnessOptions {
   if (!isJsonObject(value) || typeof value.hub !== 'string')
     throw new HttpProblem(400, 'witness: expected {hub: URL, every?: records}');

@@ -59,6 +59,7 @@ import {
   writeSessionInfo,
 } from './store.js';
 import { reconcileTranscripts } from './transcripts.js';
+import { type SessionWiring, WIRING_EXTENSION } from './wiring.js';
 
 export type { Clock };
 export { eventId, TALLY_SOURCE_URI };
@@ -89,6 +90,10 @@ export interface StartOptions {
   onRecorded?: BoundaryOptions['onRecorded'];
   /** Files hashed at most for the baseline and the close's reconciliation (the rest counted). */
   reconcileLimit?: number;
+  /** What `tally run` wired (./wiring.ts), bound into session.start. */
+  wiring?: SessionWiring;
+  /** How long the baseline's git commands may take together (ms). */
+  reconcileTimeoutMs?: number;
 }
 
 export async function startSession(options: StartOptions): Promise<{ info: SessionInfo; seq: number }> {
@@ -133,7 +138,9 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     writeRegularFileSync(info.registration, registrationBytes);
   }
   writeSessionInfo(options.state, info);
-  const { baseline, snapshotBytes, statBytes } = await captureBaseline(options.root, options.reconcileLimit);
+  const { baseline, snapshotBytes, statBytes } = await captureBaseline(options.root, options.reconcileLimit, {
+    ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
+  });
   if (snapshotBytes !== undefined) keepTreeBaseline(options.state, id, snapshotBytes);
   if (statBytes !== undefined) keepStatBaseline(options.state, id, statBytes);
   const event: CanonicalEvent = {
@@ -147,7 +154,10 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     permissionMode: 'default',
     manifest: capabilityManifest(),
     items: [],
-    extensions: { 'dev.tally.workspace': { root: options.root, baseline } },
+    extensions: {
+      'dev.tally.workspace': { root: options.root, baseline },
+      ...(options.wiring ? { [WIRING_EXTENSION]: { ...options.wiring } } : {}),
+    },
   };
   const store = await FileRecordStore.open(logPath(options.state, id), { head: headOf(options.signer, id) });
   try {
@@ -401,6 +411,8 @@ export async function closeSession(options: {
   expectedHead?: ChainHead | null;
   /** Paths looked at most by the reconciliation (the rest counted in its summary). */
   reconcileLimit?: number;
+  /** How long the reconciliation's git commands may take together (ms). */
+  reconcileTimeoutMs?: number;
 }): Promise<CloseResult> {
   const clock = options.clock ?? systemClock;
   const { state, session, signer } = options;
@@ -450,6 +462,7 @@ export async function closeSession(options: {
       boundary,
       now: () => clock.now(),
       ...(options.reconcileLimit ? { limit: options.reconcileLimit } : {}),
+      ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
     });
     if (!ended) {
       await boundary.note({

@@ -76,6 +76,19 @@ export async function projectRootForAsync(cwd: string): Promise<string> {
   return (await gitTopLevelAsync(cwd)) ?? resolve(cwd);
 }
 
+/**
+ * The tree a session started from `cwd` watches: the one holding the project's `.tally/` (its git
+ * top level, or the folder itself outside git), else the one `cwd` is in.
+ */
+export function sessionRootFor(where: Places, cwd: string): string {
+  return where.project ? projectRootFor(dirname(where.project)) : projectRootFor(cwd);
+}
+
+/** `sessionRootFor` without blocking, each git within its deadline (the recorder). */
+export async function sessionRootForAsync(where: Places, cwd: string): Promise<string> {
+  return where.project ? projectRootForAsync(dirname(where.project)) : projectRootForAsync(cwd);
+}
+
 export interface Places {
   home: string;
   /** The project's `.tally/`, if there is one. */

@@ -9,19 +9,17 @@ import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
 import type { Baseline } from '../capture/reconcile/baseline.js';
+import { readRegularFile } from '../capture/reconcile/content.js';
+import { ReconcileError } from '../capture/reconcile/error.js';
 import { fileChangedEvent } from '../capture/reconcile/events.js';
+import { pathOut } from '../capture/reconcile/paths.js';
 import { diffWorkspace, type WorkspaceDiff } from '../capture/reconcile/reconcile.js';
 import { type StatSnapshot, statOfJson } from '../capture/reconcile/stat.js';
-import {
-  pathOut,
-  ReconcileError,
-  snapshotOfJson,
-  type TreeSnapshot,
-} from '../capture/reconcile/workspace.js';
+import { snapshotOfJson, type TreeSnapshot } from '../capture/reconcile/workspace.js';
 import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
-import { readRegularFileSync, writeRegularFileSync } from '../core/regular-file.js';
+import { writeRegularFileSync } from '../core/regular-file.js';
 import { ReceiptComposer } from '../evidence/receipt/receipt.js';
 import type { EventRecord } from '../evidence/record/record.js';
 import { sessionDir } from './store.js';
@@ -34,10 +32,13 @@ export const RECONCILE_URI = 'urn:tally:reconcile';
  */
 export const RECONCILE_SOURCE = 'git-reconcile';
 
+/** Unreadable paths the summary names at most; its count is always whole. */
+export const UNREADABLE_LISTED = 100;
+
 /** The start snapshots kept beside the session: outside git, and in git. */
 const TREE_FILE = 'baseline-tree.json';
 const STAT_FILE = 'baseline-stat.json';
-/** The most a kept snapshot may hold (a 20,000-file tree's is 2.4 MB). */
+/** The largest kept snapshot read back (a stat snapshot of a million files is about 120 MB). */
 const KEPT_LIMIT = 512 * 1024 * 1024;
 
 /** Keeps an outside-git start snapshot beside the session (its digest is in the start record). */
@@ -55,13 +56,10 @@ export function keepStatBaseline(state: string, id: string, bytes: string): void
  * on), or its digest is not the one recorded.
  */
 function readKept(state: string, id: string, file: string, expected: string): string | 'altered' {
-  let bytes: Buffer;
-  try {
-    bytes = readRegularFileSync(join(sessionDir(state, id), file), KEPT_LIMIT);
-  } catch {
-    return 'altered';
-  }
-  if (digest(bytes) !== expected) return 'altered';
+  // Beside the session, where an agent that writes the project's .tally/ can put a FIFO: opened
+  // without waiting, read only if it is a regular file.
+  const bytes = readRegularFile(join(sessionDir(state, id), file), KEPT_LIMIT);
+  if (bytes === null || digest(bytes) !== expected) return 'altered';
   return bytes.toString('utf8');
 }
 
@@ -142,6 +140,8 @@ export async function reconcileSession(options: {
   boundary: Boundary;
   now: () => Date;
   limit?: number;
+  /** How long the pass's git commands may take together. */
+  timeoutMs?: number;
 }): Promise<ReconcileOutcome | null> {
   const { boundary } = options;
   const { start, done, seen } = await readLog(options.records);
@@ -153,11 +153,14 @@ export async function reconcileSession(options: {
   const source = RECONCILE_SOURCE;
   const summary: Record<string, unknown> = { mode };
   let diff: WorkspaceDiff | null = null;
-  const limit = options.limit ? { limit: options.limit } : {};
+  const bounds = {
+    ...(options.limit ? { limit: options.limit } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+  };
   try {
     const snapshot = startSnapshot(options.state, options.session, baseline);
     if (snapshot === 'altered') summary.baseline = 'altered';
-    else diff = await diffWorkspace(root, baseline, { ...snapshot, ...limit });
+    else diff = await diffWorkspace(root, baseline, { ...snapshot, ...bounds });
   } catch (error) {
     // A tree that cannot be compared (git missing, an index git cannot read) must not stop the close:
     // the summary says why nothing was reconciled.
@@ -189,6 +192,16 @@ export async function reconcileSession(options: {
   if (diff !== null) {
     summary.limit = diff.limit;
     summary.skipped = diff.skipped;
+    if (diff.skippedSession > 0) summary.skipped_session = diff.skippedSession;
+    if (diff.unreadable.length > 0)
+      summary.unreadable = {
+        count: diff.unreadable.length,
+        paths: diff.unreadable.slice(0, UNREADABLE_LISTED).map((u) => ({
+          path: pathOut(u.raw).path,
+          code: u.code,
+          ...(u.folder ? { folder: true } : {}),
+        })),
+      };
     if (diff.commit !== undefined) summary.commit = diff.commit;
   }
   summary.reported = reported;

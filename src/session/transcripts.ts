@@ -110,6 +110,8 @@ async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecor
   let done = false;
   let cwd: string | undefined;
   let agent: AgentAttribution | undefined;
+  // Each subagent as the hooks first named it: a use the transcript alone shows gets the same name and parent.
+  const subagents = new Map<string, AgentAttribution>();
   for await (const record of records) {
     if (record.event.type === TRANSCRIPT_SUMMARY_TYPE) done = true;
     const call = record.event.call;
@@ -122,8 +124,11 @@ async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecor
     if (cwd === undefined && isJsonObject(session) && typeof session.cwd === 'string') cwd = session.cwd;
     if (agent === undefined && record.source === 'hook' && record.agent?.parent === undefined)
       agent = record.agent;
+    const instance = record.agent?.instance;
+    if (record.source === 'hook' && record.agent?.parent !== undefined && instance !== undefined)
+      if (!subagents.has(instance)) subagents.set(instance, record.agent);
   }
-  return { calls, ended, denied, done, cwd, agent };
+  return { calls, ended, denied, done, cwd, agent, subagents };
 }
 
 export async function reconcileTranscripts(options: {
@@ -149,7 +154,12 @@ export async function reconcileTranscripts(options: {
       const only = !log.calls.has(use.id);
       const agent: AgentAttribution | undefined =
         use.agentId !== undefined
-          ? { name: 'subagent', instance: use.agentId, parent: entry.harness_session, harness: entry.harness }
+          ? (log.subagents.get(use.agentId) ?? {
+              name: 'subagent',
+              instance: use.agentId,
+              parent: entry.harness_session,
+              harness: entry.harness,
+            })
           : log.agent;
       await options.boundary.note({
         source: TRANSCRIPT_SOURCE,

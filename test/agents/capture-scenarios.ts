@@ -181,6 +181,55 @@ function subagentScript(dir: string, background: boolean): ScriptInput {
   };
 }
 
+/**
+ * A nested spawn: the main agent spawns A, A writes child.txt and spawns B, B writes grandchild.txt
+ * (foreground throughout; `model` gives B a model of its own where the spawn tool takes one).
+ */
+export function nestedSubagentScript(
+  dir: string,
+  tools: { spawn: string; write: string; modelB?: string },
+): ScriptInput {
+  const spawn = (description: string, prompt: string, model?: string) =>
+    call(tools.spawn, {
+      description,
+      prompt,
+      subagent_type: 'general-purpose',
+      ...(model ? { model } : {}),
+      run_in_background: false,
+    });
+  return {
+    steps: [spawn('A', 'SUBTASK-ALPHA: write child.txt, then delegate'), text('Main done.')],
+    threads: [
+      {
+        match: 'SUBTASK-ALPHA',
+        steps: [
+          call(tools.write, { file_path: join(dir, 'child.txt'), content: 'child\n' }),
+          spawn('B', 'SUBTASK-BETA: write grandchild.txt', tools.modelB),
+          text('A done.'),
+        ],
+      },
+      {
+        match: 'SUBTASK-BETA',
+        steps: [
+          call(tools.write, { file_path: join(dir, 'grandchild.txt'), content: 'grandchild\n' }),
+          text('B done.'),
+        ],
+      },
+    ],
+  };
+}
+
+const NESTED_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'SubagentStart',
+  'SubagentStop',
+  'Stop',
+  'SessionEnd',
+];
+
 /** A file write and a shell command, with the tool names of one agent. */
 function writeShell(
   write: string,
@@ -304,6 +353,14 @@ export const SCENARIOS: Scenario[] = [
   }),
   scenario({
     agent: 'claude-code',
+    name: 'nested-subagent',
+    events: NESTED_EVENTS,
+    prompt: 'Delegate.',
+    script: (dir) => nestedSubagentScript(dir, { spawn: 'Agent', write: 'Write', modelB: 'haiku' }),
+    collect: ['.claude/projects'],
+  }),
+  scenario({
+    agent: 'claude-code',
     name: 'headless-default-permissions',
     events: CLAUDE_EVENTS,
     prompt: 'Write a.txt, write b.txt with the shell, run false.',
@@ -358,6 +415,15 @@ export const SCENARIOS: Scenario[] = [
     http: true,
     collect: ['.qwen'],
     keep: (path) => path.includes('/chats/') || path === '.qwen/settings.json',
+  }),
+  scenario({
+    agent: 'qwen-code',
+    name: 'nested-subagent',
+    events: NESTED_EVENTS,
+    prompt: 'Delegate.',
+    script: (dir) => nestedSubagentScript(dir, { spawn: 'agent', write: 'write_file' }),
+    collect: ['.qwen'],
+    keep: (path) => path.includes('/chats/') || path.includes('/subagents/'),
   }),
   opencodeScenario('write-bash', {}),
   opencodeScenario('permission-ask', { permission: { edit: 'ask', bash: 'ask' } }),

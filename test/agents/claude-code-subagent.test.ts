@@ -1,16 +1,28 @@
 /**
  * Claude Code subagents (the Agent tool): the subagent's own tool calls reach the hooks under the
  * parent's session, and its transcript is stored beside the parent's. A scripted thread plays the
- * subagent's model.
+ * subagent's model. Under `tally run`, a nested spawn (the session's agent spawns A, A spawns B) is
+ * the receipt's graph root → A → B, each agent with the model its transcript names.
  */
 import assert from 'node:assert/strict';
 import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { nestedSubagentScript } from './capture-scenarios.js';
 import { commandHook } from './hooks.js';
 import { call, text } from './model/script.js';
+import { asArray, asRecord } from './model/server.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
-import { leftovers } from './temp.js';
+import {
+  allowing,
+  packageRecords,
+  receiptOf,
+  runSummary,
+  tallyProject,
+  underTallyRun,
+} from './tally-flow.js';
+import { stopRecorder } from './tally-run-check.js';
+import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
 const EVENTS = ['PreToolUse', 'PostToolUse', 'SubagentStart', 'SubagentStop'];
 
@@ -119,6 +131,104 @@ describe('Claude Code subagents (real CLI)', () => {
     } finally {
       hook.cleanup();
       repo.cleanup();
+    }
+  });
+
+  it('tally run -- claude: a nested spawn is root → A → B in the receipt, each with its model, rows naming the right agent', async (t) => {
+    const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
+    const home = makeTempDir('tally-home');
+    try {
+      const project = await tallyProject(repo.dir, home, allowing('Agent'));
+      const run = await runAgent({
+        agent: 'claude-code',
+        cwd: repo.dir,
+        prompt: 'Delegate.',
+        // Headless Claude Code runs a tool only when a hook allows it: the certificate does.
+        permissive: false,
+        script: nestedSubagentScript(repo.dir, { spawn: 'Agent', write: 'Write', modelB: 'haiku' }),
+        env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
+        wrap: underTallyRun,
+        collect: ['.claude/projects'],
+      });
+      t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-600)}`);
+      assert.equal(run.exitCode, 0, run.stderr);
+      assert.equal(repo.read('child.txt'), 'child\n');
+      assert.equal(repo.read('grandchild.txt'), 'grandchild\n');
+      const summary = runSummary(run.stdout);
+      assert.equal(summary.verified, true, JSON.stringify(summary));
+      const receipt = await receiptOf(project, String(summary.package));
+      const graph = asRecord(receipt.agent_graph)!;
+      t.diagnostic(`agent_graph ${JSON.stringify(graph)}`);
+      const agents = asArray(graph.agents).map((a) => asRecord(a)!);
+      const [session] = asArray(asRecord(receipt.session)?.harness_sessions);
+      // The oracle: what the real CLI wrote — each subagent's .meta.json (its spawn depth) and each
+      // transcript's assistant lines (the model the API answered with).
+      const files = Object.entries(run.collected);
+      const metaOf = (depth: number) => {
+        const found = files.find(
+          ([path, text]) => path.endsWith('.meta.json') && JSON.parse(text).spawnDepth === depth,
+        );
+        assert.ok(found, `a .meta.json of depth ${depth}: ${files.map(([p]) => p).join(', ')}`);
+        return { id: /agent-([^/]+)\.meta\.json$/.exec(found[0])![1]!, meta: JSON.parse(found[1]) };
+      };
+      const modelsIn = (suffix: string) => {
+        const [, text] = files.find(([path]) => path.endsWith(suffix))!;
+        const names = text
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+          .filter((l) => l.type === 'assistant')
+          .map((l) => l.message.model as string);
+        return [...new Set(names)].map((model) => ({ model }));
+      };
+      const a = metaOf(1);
+      const b = metaOf(2);
+      assert.equal(b.meta.parentAgentId, a.id, "Claude Code's own record: B was spawned by A");
+      const root = agents.find((n) => n.instance === session)!;
+      const nodeA = agents.find((n) => n.id === a.id)!;
+      const nodeB = agents.find((n) => n.id === b.id)!;
+      assert.ok(root && nodeA && nodeB, JSON.stringify(agents));
+      assert.equal(nodeA.parent, root.id);
+      assert.equal(nodeB.parent, nodeA.id, 'B is the child of A, not of the session');
+      assert.deepEqual(root.children, [nodeA.id]);
+      assert.deepEqual(nodeA.children, [nodeB.id]);
+      assert.equal(nodeB.parent_seen, true);
+      assert.ok((graph.roots as unknown[]).includes(root.id));
+      assert.ok(!(graph.roots as unknown[]).includes(nodeB.id));
+      assert.deepEqual([nodeA.name, nodeB.name], ['general-purpose', 'general-purpose']);
+      // Each agent's models: what its own transcript names (B was asked for haiku; A and the
+      // session's agent run the default), none of them empty.
+      assert.deepEqual(nodeB.models, modelsIn(`agent-${b.id}.jsonl`));
+      assert.deepEqual(nodeA.models, modelsIn(`agent-${a.id}.jsonl`));
+      assert.deepEqual(root.models, modelsIn(`${session}.jsonl`));
+      assert.notDeepEqual(nodeB.models, nodeA.models);
+      // The rows name the agent that wrote each file, and every record of one instance names one
+      // parent and one type.
+      const written = asArray(receipt.files_written).map((f) => asRecord(f)!);
+      t.diagnostic(`files_written ${JSON.stringify(written)}`);
+      const writers = (path: string) => written.find((f) => f.path === path)?.agents;
+      assert.deepEqual(writers('child.txt'), [nodeA.id]);
+      assert.deepEqual(writers('grandchild.txt'), [nodeB.id]);
+      const records = packageRecords(String(summary.package));
+      for (const node of [nodeA, nodeB]) {
+        const own = records.map((r) => asRecord(r.agent)).filter((x) => x?.instance === node.id);
+        assert.deepEqual(
+          [...new Set(own.map((x) => `${String(x!.name)} < ${String(x!.parent)}`))],
+          [`general-purpose < ${String(node.parent)}`],
+        );
+      }
+      // A's spawn of B is A's own call.
+      const spawnOfB = records.find(
+        (r) =>
+          asRecord(r.event)?.type === 'tool.before' &&
+          asRecord(asRecord(r.event)?.tool)?.name === 'Agent' &&
+          String(asRecord(asRecord(asRecord(r.event)?.tool)?.input)?.prompt).startsWith('SUBTASK-BETA'),
+      );
+      assert.equal(asRecord(spawnOfB?.agent)?.instance, nodeA.id);
+    } finally {
+      await stopRecorder(repo.dir, home);
+      repo.cleanup();
+      removeTempDir(home);
     }
   });
 });

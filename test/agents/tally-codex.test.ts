@@ -4,14 +4,15 @@
  * bypass flag); `tally run -- codex` does the same for one run in a config home of its own. Every
  * file an apply_patch adds, updates, moves or deletes is a judged and recorded write; a forbidden
  * patch and a forbidden redirection are stopped before they run, with Tally's reason in what the
- * model sees; the package verifies and its receipt matches the disk.
+ * model sees; the package verifies and its receipt matches the disk. A command the agent could
+ * type into later with `write_stdin` (which fires no hook) is refused as opaque.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { TALLY_BIN } from '../cli/tally-process.js';
-import { call, text } from './model/script.js';
+import { call, type Step, text } from './model/script.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
 import {
@@ -166,6 +167,77 @@ describe('Codex under Tally (real CLI, scripted model)', () => {
       assert.equal(toolResults(run).filter((r) => r.includes(REASON)).length, 3);
       // Uninstall left the user's hooks file as it was.
       assert.deepEqual(JSON.parse(run.collected['.codex/hooks.json']!), mine);
+    } finally {
+      await stopRecorder(repo.dir, home);
+      repo.cleanup();
+      removeTempDir(home);
+    }
+  });
+
+  it('tally run -- codex: a shell on a terminal, which write_stdin would type into unjudged, is refused', async (t) => {
+    const repo = makeRepo({ files: { 'README.md': '# demo\n', 'protected/keep.txt': 'k\n' } });
+    const home = makeTempDir('tally-home');
+    // The finding's certificate: any shell command, *.txt writes, nothing into protected/.
+    const certificate = ['--allow', 'Bash', '--allow', 'Write(*.txt)', '--allow', 'Edit(*.txt)'];
+    certificate.push('--forbid', 'Write(protected/**)');
+    // The session id of the shell the first call started, when it started one.
+    const typed = (request: Record<string, unknown>): Record<string, unknown> => {
+      const outputs = asArray(request.input).map((i) => asRecord(i) ?? {});
+      const shown = String(outputs.find((i) => i.call_id === 'call_m_0_0' && i.output)?.output ?? '');
+      const session = Number(/session ID (\d+)/.exec(shown)?.[1] ?? 1000);
+      return {
+        session_id: session,
+        chars: 'echo viastdin > protected/stdin.txt; exit\n',
+        yield_time_ms: 1000,
+      };
+    };
+    const steps: Step[] = [
+      call('exec_command', { cmd: 'bash', tty: true, workdir: repo.dir, yield_time_ms: 500 }),
+      { calls: [{ tool: 'write_stdin', input: {}, inputFrom: typed }] },
+      call('exec_command', { cmd: 'git log --oneline', tty: true, workdir: repo.dir }),
+      call('exec_command', { cmd: 'echo ok > ok.txt', tty: true, workdir: repo.dir }),
+      call('exec_command', { cmd: 'git log --oneline -1 > log.txt', workdir: repo.dir }),
+      text('Done.'),
+    ];
+    try {
+      const project = await tallyProject(repo.dir, home, certificate);
+      const run = await runAgent({
+        agent: 'codex',
+        cwd: repo.dir,
+        prompt: 'Open a shell and type into it.',
+        script: steps,
+        env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
+        wrap: underTallyRun,
+      });
+      t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-800)}`);
+      assert.equal(run.exitCode, 0, run.stderr);
+      const summary = runSummary(run.stdout);
+      assert.equal(summary.verified, true, JSON.stringify(summary));
+      // The disk: nothing was typed into a shell; the allowed commands ran.
+      assert.equal(existsSync(join(repo.dir, 'protected/stdin.txt')), false, 'write_stdin reached no shell');
+      assert.equal(readFileSync(join(repo.dir, 'ok.txt'), 'utf8'), 'ok\n');
+      assert.ok(readFileSync(join(repo.dir, 'log.txt'), 'utf8').length > 0, 'git log without a terminal ran');
+      const results = toolResults(run);
+      t.diagnostic(`tool results: ${results.join(' | ').slice(0, 1200)}`);
+      // The records: the model's own calls, with the tty Codex's hook leaves out; both terminals refused.
+      const records = packageRecords(String(summary.package));
+      const refused = records
+        .filter((r) => asRecord(r.decision)?.decision === 'ask' || asRecord(r.decision)?.decision === 'deny')
+        .map((r) => asRecord(asRecord(r.event)?.tool) ?? {});
+      assert.deepEqual(
+        refused.map((tool) => [tool.name, asRecord(tool.input)?.command, asRecord(tool.input)?.tty]),
+        [
+          ['exec_command', 'bash', true],
+          ['exec_command', 'git log --oneline', true],
+        ],
+      );
+      assert.equal(results.filter((r) => r.includes('type into later')).length, 2, results.join('\n'));
+      // Every call's tty came from the rollout, none was assumed.
+      const found = records
+        .filter((r) => asRecord(asRecord(r.event)?.tool)?.name === 'exec_command')
+        .map((r) => asRecord(asRecord(asRecord(r.event)?.extensions)?.['dev.tally.native'])?.rollout_call);
+      assert.ok(found.length >= 4 && found.every((f) => f === 'found'), JSON.stringify(found));
+      await verifiedUnderCertificate(project, String(summary.package));
     } finally {
       await stopRecorder(repo.dir, home);
       repo.cleanup();

@@ -4,15 +4,26 @@
  * and `tally run` wires them for one run. A write and a shell command that writes a file run; a
  * redirection into protected/ is stopped before it runs, and the model's tool result carries
  * Tally's reason; the package verifies and its receipt's files, processes and decisions are what
- * happened on disk.
+ * happened on disk. A Qwen subagent pinned to another directory (`agent {working_dir}`) is judged
+ * where it runs.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { call, text } from './model/script.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
-import { tallyProject, toolResults } from './tally-flow.js';
+import {
+  allowing,
+  asRecord,
+  packageRecords,
+  runSummary,
+  tallyProject,
+  toolResults,
+  underTallyRun,
+  verifiedUnderCertificate,
+} from './tally-flow.js';
 import { checkTallyRun, REASON, script, stopRecorder } from './tally-run-check.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
@@ -23,8 +34,16 @@ const AGENTS = [
     write: 'write_file',
     shell: 'run_shell_command',
     pathKey: 'file_path',
+    dirKey: 'dir_path',
   },
-  { agent: 'qwen-code', dir: '.qwen', write: 'write_file', shell: 'run_shell_command', pathKey: 'file_path' },
+  {
+    agent: 'qwen-code',
+    dir: '.qwen',
+    write: 'write_file',
+    shell: 'run_shell_command',
+    pathKey: 'file_path',
+    dirKey: 'directory',
+  },
 ] as const;
 
 describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () => {
@@ -81,4 +100,61 @@ describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () 
       }
     });
   }
+
+  it('qwen-code: a subagent pinned to a worktree in protected/ is judged where it runs', async (t) => {
+    const repo = makeRepo({ files: { 'README.md': '# demo\n', 'protected/keep.txt': 'keep\n' } });
+    const home = makeTempDir('tally-home');
+    const wt = join(repo.dir, 'protected', 'wt');
+    repo.git('worktree', 'add', '-q', wt);
+    try {
+      const project = await tallyProject(repo.dir, home, allowing('agent'));
+      const run = await runAgent({
+        agent: 'qwen-code',
+        cwd: repo.dir,
+        prompt: 'Have a subagent write in the worktree.',
+        script: {
+          steps: [
+            call('agent', {
+              description: 'write in the worktree',
+              prompt: 'SUBTASK: write sa.txt',
+              subagent_type: 'general-purpose',
+              working_dir: wt,
+              run_in_background: false,
+            }),
+            text('Done.'),
+          ],
+          threads: [
+            {
+              match: 'SUBTASK',
+              steps: [
+                call('run_shell_command', { command: 'echo x > sa.txt', description: 'write' }),
+                text('ok'),
+              ],
+            },
+          ],
+        },
+        env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
+        wrap: underTallyRun,
+      });
+      t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-600)}`);
+      assert.equal(run.exitCode, 0, run.stderr);
+      // Without Tally the subagent's command wrote protected/wt/sa.txt (its hook said the project dir).
+      assert.equal(existsSync(join(wt, 'sa.txt')), false, 'the subagent wrote nothing in protected/');
+      assert.ok(toolResults(run).some((r) => r.includes(REASON)));
+      const summary = runSummary(run.stdout);
+      assert.equal(summary.verified, true, JSON.stringify(summary));
+      const denied = packageRecords(String(summary.package)).filter(
+        (r) => asRecord(r.decision)?.decision === 'deny',
+      );
+      assert.deepEqual(
+        denied.map((r) => [asRecord(asRecord(r.event)?.session)?.cwd, asRecord(r.decision)?.rule]),
+        [[wt, 'Write(protected/**)']],
+      );
+      await verifiedUnderCertificate(project, String(summary.package));
+    } finally {
+      await stopRecorder(repo.dir, home);
+      repo.cleanup();
+      removeTempDir(home);
+    }
+  });
 });

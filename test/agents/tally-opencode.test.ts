@@ -17,7 +17,9 @@ import { tallyProject, toolResults } from './tally-flow.js';
 import { checkTallyRun, REASON, script, stopRecorder } from './tally-run-check.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
 
-const AGENTS = [{ agent: 'opencode', write: 'write', shell: 'bash', pathKey: 'filePath' }] as const;
+const AGENTS = [
+  { agent: 'opencode', write: 'write', shell: 'bash', pathKey: 'filePath', dirKey: 'workdir' },
+] as const;
 
 describe('OpenCode under Tally (real CLI, scripted model)', () => {
   after(() => assert.deepEqual(leftovers(), { dirs: [], processes: [] }));

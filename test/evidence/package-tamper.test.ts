@@ -54,6 +54,7 @@ const ORDER = [
   'unfinished_call',
   'log_repaired',
   'workspace_reconciled',
+  'harness_reported',
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',

@@ -234,9 +234,12 @@ describe('reconciliation against a forged index and object store', () => {
       'src/new.js\nvendor/\n',
       'git lists the new folder, not its files',
     );
+    // Each new repository is a row of its own: its .git, which git never lists.
     await closeAndCheck(fx, id, [
+      ['src/.git', 'created'],
       ['src/app.js', 'modified'],
       ['src/new.js', 'created'],
+      ['vendor/.git', 'created'],
       ['vendor/lib/payload.js', 'created'],
     ]);
   });
@@ -375,7 +378,7 @@ describe('a start snapshot past the limit', () => {
     assert.deepEqual([check.ok, check.code], [true, 'info']);
   });
 
-  it('a new repository folder holding more files than the limit: the rest counted', async () => {
+  it('a new repository folder holding more files than the limit: the rest counted, and the pass fails', async () => {
     const fx = await makeFixture('tally-forged-nested-limit-');
     const r = fx.root;
     const { info } = await startSession({ state: fx.state, root: r, signer: fx.signer });
@@ -391,10 +394,17 @@ describe('a start snapshot past the limit', () => {
     const pkg = readFileSync(closed.packagePath);
     assert.deepEqual(
       packageReceipt(pkg).files_written.map((row) => row.path),
-      ['vendor/0.js', 'vendor/1.js'],
+      ['vendor/.git', 'vendor/0.js', 'vendor/1.js'],
     );
     const summary = packageRecords(fx, pkg).find((rec) => rec.event.type === 'tally.reconcile.summary')!;
     const ext = (summary.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.reconcile']!;
-    assert.deepEqual([ext.limit, ext.skipped], [2, 2]);
+    // The session made the files that went past the limit: the pass could not compare all it had to.
+    assert.deepEqual([ext.limit, ext.skipped, ext.skipped_session], [2, 2, 2]);
+    const verified = await verifyPackage(pkg, {
+      trusted: [toPublicKey(fx.signer.privateKey)],
+      now: new Date(),
+    });
+    const check = verified.checks.find((c) => c.check === 'workspace_reconciled')!;
+    assert.deepEqual([check.ok, check.code], [false, 'limit-exceeded']);
   });
 });

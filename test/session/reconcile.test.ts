@@ -221,6 +221,14 @@ describe('reconciliation at close (git)', () => {
     const ext = (summary.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.reconcile']!;
     assert.equal(ext.limit, 3);
     assert.equal(ext.skipped, 2);
+    // Files the session created went past the limit: a pass that could not compare them fails.
+    assert.equal(ext.skipped_session, 2);
+    const verified = await verifyPackage(readFileSync(closed.packagePath), {
+      trusted: [toPublicKey(fx.signer.privateKey)],
+      now: new Date(),
+    });
+    const check = verified.checks.find((c) => c.check === 'workspace_reconciled')!;
+    assert.deepEqual([check.ok, check.code], [false, 'limit-exceeded']);
   });
 });
 

@@ -7,9 +7,12 @@
 import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { TALLY_VERSION } from '../../core/version.js';
+import { applyCallDirectory, type CallDirectories } from '../call-directory.js';
 import { textItems, textParts } from '../items.js';
 import { inferredMcp } from '../mcp-tool.js';
 import { type Captured, CaptureError, type HarnessAgent } from '../types.js';
+import { ClaudeFamilyAgents, claudeSubagentFile } from './agents.js';
+import { claudeCodeModelLine, TranscriptModels } from './models.js';
 
 /** Tally's source URI for events it translated from Claude Code. */
 export const CLAUDE_CODE_SOURCE = 'urn:tally:claude-code';
@@ -53,6 +56,8 @@ export interface ClaudeDialect {
   source: string;
   kinds: Readonly<Record<string, string>>;
   fileChanges: (payload: JsonObject) => JsonObject[];
+  /** Tools whose argument names the directory they run in (../call-directory.ts). */
+  directories?: CallDirectories;
 }
 
 export function text(payload: JsonObject, field: string, required = true): string | undefined {
@@ -290,6 +295,7 @@ export function translateClaudeFamily(
     );
   const nativeEvent = name as ClaudeCodeEvent;
   const event = BUILDERS[nativeEvent](payload, id, d);
+  if (d.directories !== undefined && event.tool !== undefined) applyCallDirectory(event, d.directories);
   const nativeName = renamed ?? nativeEvent;
   if (renamed !== undefined) {
     // The event keeps the name the agent itself used.
@@ -310,7 +316,23 @@ export function translateClaudeFamily(
   };
 }
 
+/**
+ * Claude Code's subagents and models (./agents.ts): `Agent` spawns; a subagent's `.meta.json` and
+ * transcript sit in `<session>/subagents/` beside the session's transcript.
+ */
+const CLAUDE_CODE_AGENTS = new ClaudeFamilyAgents({
+  spawnTools: ['Agent'],
+  metaPath: (transcript, agent) => claudeSubagentFile(transcript, agent, '.meta.json'),
+  modelSource: (transcript, agent) => {
+    if (agent === undefined) return { path: transcript, agent: '' };
+    const path = claudeSubagentFile(transcript, agent, '.jsonl');
+    return path === undefined ? undefined : { path, agent };
+  },
+  models: new TranscriptModels(claudeCodeModelLine),
+});
+
 /** A Claude Code hook payload as the canonical event the boundary takes. */
 export function translateClaudeCode(payload: unknown, id?: string): Captured {
-  return translateClaudeFamily(payload, CLAUDE_CODE_DIALECT, id);
+  const captured = translateClaudeFamily(payload, CLAUDE_CODE_DIALECT, id);
+  return CLAUDE_CODE_AGENTS.attribute(captured, payload as JsonObject);
 }

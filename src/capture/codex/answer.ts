@@ -40,6 +40,7 @@ export const CODEX_GAPS: readonly string[] = [
   'ask: Codex does not support it and lets the call run; Tally answers deny, with the reason saying approval was needed',
   'PreToolUse: `modify` (a rewritten input) and `return` (a supplied result) have no answer Codex applies; both are refused as deny',
   'PostToolUse: `modify` of the tool output has no native answer',
+  'write_stdin fires no hook: what it types into a process exec_command left running is not judged; an exec_command whose program could take commands typed later is judged opaque instead',
   'no http hooks: every event goes through the command shim (tally hook codex), a process per hook',
   'hooks run only once trusted: tally install trusts its own hooks through Codex (codex app-server), never the user’s; editing them makes them untrusted again, and Codex then skips them without a word',
   'a shim that outlives its timeout is killed and Codex goes on (fails open); the shim itself answers the fail-closed policy when the recorder is unreachable',

@@ -4,6 +4,10 @@
  * `tool_input.command`, patches as tool `apply_patch` with the whole patch text in
  * `tool_input.command`. A patch that ran reports every file it added, updated, deleted or moved.
  *
+ * A shell call is recorded as the tool the model called, `exec_command`, with its `tty` as the
+ * thread's rollout shows it (./exec-call.ts): a process on a terminal can be typed into later by
+ * `write_stdin`, which fires no hook, and the policy judges such a call by what it may read there.
+ *
  * Subagents (the pinned version's `spawn_agent`, test/agents/README.md): SubagentStart and
  * SubagentStop, and every hook the subagent's own tools fire, carry the parent's `session_id` with
  * the child thread's `agent_id` and `agent_type`, so the child is an instance of its own whose
@@ -13,6 +17,7 @@
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { CLAUDE_CODE_EVENTS, type ClaudeDialect, translateClaudeFamily } from '../claude-code/translate.js';
 import type { Captured } from '../types.js';
+import { execCallOf } from './exec-call.js';
 import { patchChanges } from './patch.js';
 import { rolloutProvider } from './rollout.js';
 
@@ -34,7 +39,13 @@ export const CODEX_EVENTS = {
 } as const;
 export type CodexEvent = keyof typeof CODEX_EVENTS;
 
-const KINDS: Record<string, string> = { Bash: 'shell', apply_patch: 'file_edit' };
+const KINDS: Record<string, string> = {
+  Bash: 'shell',
+  exec_command: 'shell',
+  shell: 'shell',
+  local_shell: 'shell',
+  apply_patch: 'file_edit',
+};
 
 /** A patch's changes, once Codex reports it applied (`Exit code: 0` / `Success.`). */
 function codexFileChanges(payload: JsonObject): JsonObject[] {
@@ -75,9 +86,33 @@ function spawned(payload: JsonObject): JsonObject | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/**
+ * A `Bash` hook's call as the model made it: `exec_command` (or Codex's other shell tool the
+ * rollout names) with its `tty`. A call the rollout does not show is taken to be on a terminal
+ * (`tty: true`, `rollout_call: "not found"`): fail closed, since the hook cannot say otherwise.
+ */
+function execTool(captured: Captured, p: JsonObject): void {
+  const tool = captured.event.tool;
+  if (!isJsonObject(tool) || tool.name !== 'Bash' || !isJsonObject(tool.input)) return;
+  const command = tool.input.command;
+  const call = p.tool_use_id;
+  const path = p.transcript_path;
+  const found =
+    typeof command === 'string' && typeof call === 'string' && typeof path === 'string'
+      ? execCallOf(path, call, command, p.hook_event_name === 'PreToolUse')
+      : undefined;
+  tool.name = found?.name ?? 'exec_command';
+  const tty = found === undefined ? true : found.tty;
+  if (tty !== undefined) tool.input = { ...tool.input, tty };
+  const ext = (captured.event.extensions as JsonObject)['dev.tally.native'] as JsonObject;
+  ext.hook_tool = 'Bash';
+  ext.rollout_call = found === undefined ? 'not found' : 'found';
+}
+
 export function translateCodex(payload: unknown, id?: string): Captured {
   const captured = translateClaudeFamily(payload, CODEX_DIALECT, id, CODEX_EVENTS);
   const p = payload as JsonObject;
+  execTool(captured, p);
   if (typeof p.model === 'string' && p.model !== '') {
     // The model the acting thread runs, as Codex reports it on every event but SessionEnd.
     (captured.event.session as JsonObject).model = p.model;

@@ -20,6 +20,7 @@ import { closeSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { openRegularSync, readUpTo } from '../../core/regular-file.js';
+import { jsonLine } from '../json-line.js';
 import type { HarnessAgent } from '../types.js';
 
 export const INVOKE_AGENT = 'invoke_agent';
@@ -79,15 +80,6 @@ function readSlice(path: string, fromEnd: boolean, bytes: number): string | unde
   }
 }
 
-function parseLine(line: string): JsonObject | undefined {
-  try {
-    const value: unknown = JSON.parse(line);
-    return isJsonObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function userText(line: JsonObject): string | undefined {
   if (line.type !== 'user' || !Array.isArray(line.content)) return undefined;
   const texts = line.content.flatMap((part) =>
@@ -107,14 +99,14 @@ function readChild(path: string): ChildTranscript | null {
   const head = readSlice(path, false, HEAD_BYTES);
   if (head === undefined) return null;
   const lines = head.split('\n');
-  const header = parseLine(lines[0] ?? '');
+  const header = jsonLine(lines[0] ?? '');
   if (header?.kind !== 'subagent' || typeof header.sessionId !== 'string') return null;
   const startTime = Date.parse(String(header.startTime));
   if (Number.isNaN(startTime)) return null;
   const child: ChildTranscript = { id: header.sessionId, path, startTime, task: '' };
   // The last line may be cut by the slice: only whole lines are read.
   for (const raw of lines.slice(1, -1)) {
-    const line = parseLine(raw);
+    const line = jsonLine(raw);
     if (line === undefined) continue;
     child.task ||= userText(line) ?? '';
     child.model ??= modelOf(line);
@@ -131,7 +123,7 @@ function latestModel(transcript: string): string | undefined {
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i]!;
     if (!line.includes('"gemini"')) continue;
-    const model = modelOf(parseLine(line) ?? {});
+    const model = modelOf(jsonLine(line) ?? {});
     if (model !== undefined) return model;
   }
   return undefined;

@@ -62,6 +62,7 @@ export const GEMINI_CLI_DIALECT: ClaudeDialect = {
   source: GEMINI_CLI_SOURCE,
   kinds: GEMINI_FAMILY_KINDS,
   fileChanges: geminiFamilyFileChanges,
+  directories: { run_shell_command: 'dir_path' },
 };
 
 /** The ids both halves of one tool call get: Gemini reports none (see the module comment). */

@@ -11,6 +11,7 @@
 import { capabilityManifest } from '../../ahp/protocol/capabilities.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { TALLY_VERSION } from '../../core/version.js';
+import { applyCallDirectory } from '../call-directory.js';
 import { MODEL_EXTENSION } from '../codex/translate.js';
 import { textItems } from '../items.js';
 import { inferredMcp } from '../mcp-tool.js';
@@ -195,6 +196,8 @@ export function translateOpenCode(payload: unknown, id?: string): Captured {
       items: [],
       extensions: native(name),
     };
+  // `bash {workdir}` runs the command there (resolved against the session's directory).
+  if (event.tool !== undefined) applyCallDirectory(event, { bash: 'workdir' });
   // The provider of the acting agent's model, where the agent graph reads it (as for Codex).
   if (actor.provider !== undefined)
     (event.extensions as JsonObject)[MODEL_EXTENSION] = { provider: actor.provider };

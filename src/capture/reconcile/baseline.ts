@@ -8,23 +8,13 @@
  */
 import { canonicalize } from '../../core/canonical.js';
 import { digest } from '../../core/hash.js';
-import { listVisible, type VisibleTree } from './listing.js';
+import { identify, isUnread } from './content.js';
+import { ReconcileError } from './error.js';
+import { type Deadline, deadlineAfter, gitStatePaths, headOf, nulList, repositoryOf, runGit } from './git.js';
+import { listProject, type ProjectTree } from './listing.js';
+import { compareRaw, pathOut, writtenByTally } from './paths.js';
 import { type StatSnapshot, statJson, takeStatSnapshot } from './stat.js';
-import {
-  compareRaw,
-  DEFAULT_FILE_LIMIT,
-  gitBuffer,
-  gitBufferAsync,
-  gitStatePaths,
-  identify,
-  insideTally,
-  nulList,
-  objectFormat,
-  pathOut,
-  snapshotJson,
-  snapshotTree,
-  type TreeSnapshot,
-} from './workspace.js';
+import { DEFAULT_FILE_LIMIT, minBound, snapshotJson, snapshotTree, type TreeSnapshot } from './workspace.js';
 
 /** What `session.start` records in `extensions["dev.tally.workspace"].baseline`. */
 export interface Baseline {
@@ -45,6 +35,11 @@ export interface Baseline {
   /** Dirty files past the limit, not recorded (the close cannot tell their changes apart). */
   skipped?: number;
   limit?: number;
+  /**
+   * The start could not take the baseline (a git command timed out, an entry of `.git` git reads
+   * is not a regular file): the close compares nothing and says why; verification fails.
+   */
+  error?: { code: string; message: string };
 }
 
 /** A snapshot kept beside the session: the digest of its file, and how many files it holds. */
@@ -63,25 +58,6 @@ export interface CapturedBaseline {
   /** In git: the stat snapshot, to keep beside the session as `statBytes`. */
   stat?: StatSnapshot;
   statBytes?: string;
-}
-
-/** Whether `root` is the top of a git work tree with git available. */
-export function isGitRoot(root: string): boolean {
-  try {
-    return gitBuffer(root, ['rev-parse', '--is-inside-work-tree']).toString('utf8').trim() === 'true';
-  } catch {
-    return false;
-  }
-}
-
-/** HEAD's commit id, or undefined in a repository without commits. */
-export function headOf(root: string): string | undefined {
-  try {
-    const out = gitBuffer(root, ['rev-parse', '--verify', '--quiet', 'HEAD']).toString('utf8').trim();
-    return out === '' ? undefined : out;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The index at the start, read once (before the agent runs, so trusted as the start's). */
@@ -126,65 +102,105 @@ const STATUS_ARGS = [
 ];
 
 /**
- * Raw paths whose start content the baseline keeps, `.tally/` left out, in byte order: what differs
- * from HEAD (`status`), what is untracked (what the listing shows that the index does not hold), and what git
- * is told not to look at (the close looks at these itself).
+ * Raw paths whose start content the baseline keeps, what Tally writes under `.tally/` left out, in
+ * byte order: what differs from HEAD (`status`), what is untracked (what the listing shows that the
+ * index does not hold), and what git is told not to look at (the close looks at these itself).
  */
-function dirtyPaths(status: Buffer, visible: VisibleTree, index: StartIndex): string[] {
+function dirtyPaths(status: Buffer, tree: ProjectTree, index: StartIndex): string[] {
   const changed = nulList(status)
     .filter((entry) => entry.length > 3)
     .map((entry) => entry.slice(3));
   const tracked = new Set(index.tracked);
-  const untracked = visible.files.filter((raw) => !tracked.has(raw));
+  const untracked = tree.files.filter((raw) => !tracked.has(raw));
   return [...new Set([...changed, ...untracked, ...index.unwatched])]
-    .filter((path) => !insideTally(path))
+    .filter((path) => !writtenByTally(path))
     .sort(compareRaw);
 }
 
-export async function captureBaseline(root: string, limit = DEFAULT_FILE_LIMIT): Promise<CapturedBaseline> {
-  if (!isGitRoot(root)) {
-    const snapshot = snapshotTree(root, false, limit);
-    const snapshotBytes = `${canonicalize(snapshotJson(snapshot))}\n`;
-    return {
-      baseline: {
-        dirty: {},
-        tree: { digest: digest(snapshotBytes), files: snapshot.files.size, skipped: snapshot.skipped, limit },
-      },
-      snapshot,
-      snapshotBytes,
-    };
+/**
+ * The baseline of the tree at `root`, before the agent runs. One that cannot be taken (a git
+ * command past the deadline, a FIFO where git reads a file) is recorded as an error, so the session
+ * still starts and its close says that nothing could be compared.
+ */
+export async function captureBaseline(
+  root: string,
+  limit = DEFAULT_FILE_LIMIT,
+  options: { timeoutMs?: number } = {},
+): Promise<CapturedBaseline> {
+  const deadline = deadlineAfter(options.timeoutMs);
+  try {
+    const repository = await repositoryOf(root, deadline);
+    if (repository === null) return await treeBaseline(root, limit, deadline);
+    return await gitBaseline(root, limit, repository.format, deadline);
+  } catch (error) {
+    if (!(error instanceof ReconcileError) || error.code === 'bad-option') throw error;
+    return { baseline: { dirty: {}, error: { code: error.code, message: error.message } } };
   }
+}
+
+async function treeBaseline(root: string, limit: number, deadline: Deadline): Promise<CapturedBaseline> {
+  const snapshot = await snapshotTree(root, false, limit, { deadline });
+  const snapshotBytes = `${canonicalize(snapshotJson(snapshot))}\n`;
+  return {
+    baseline: {
+      dirty: {},
+      tree: { digest: digest(snapshotBytes), files: snapshot.files.size, skipped: snapshot.skipped, limit },
+    },
+    snapshot,
+    snapshotBytes,
+  };
+}
+
+async function gitBaseline(
+  root: string,
+  limit: number,
+  format: 'sha1' | 'sha256',
+  deadline: Deadline,
+): Promise<CapturedBaseline> {
   const baseline: Baseline = { dirty: {} };
-  const head = headOf(root);
+  const head = await headOf(root, deadline);
   if (head) baseline.commit = head;
-  const format = objectFormat(root);
-  const [visible, listing] = await Promise.all([
-    listVisible(root),
-    gitBufferAsync(root, ['ls-files', '-z', '-s', '-v']),
+  const [tree, listing] = await Promise.all([
+    listProject(root, deadline),
+    runGit(root, ['ls-files', '-z', '-s', '-v'], deadline),
   ]);
-  const index = indexOf(listing);
-  const all = [...new Set([...visible.files, ...index.tracked])]
-    .filter((raw) => !insideTally(raw))
+  const index = indexOf(listing.stdout);
+  const all = [...new Set([...tree.files, ...index.tracked])]
+    .filter((raw) => !writtenByTally(raw))
     .sort(compareRaw);
   // From here on a write to any file gives it a ctime the snapshot calls too recent to vouch for
   // its content, so git may look for dirty files while Tally takes the stats.
   const since = Date.now();
-  const status = gitBufferAsync(root, STATUS_ARGS);
+  const status = runGit(root, STATUS_ARGS, deadline);
   status.catch(() => undefined); // awaited below; a failure is thrown there
-  const stat = takeStatSnapshot(root, all, visible.nested, index.blobs, limit, since);
+  const upto = tree.unlisted.reduce<string | undefined>(
+    (bound, folder) => minBound(bound, folder),
+    undefined,
+  );
+  const stat = takeStatSnapshot(
+    root,
+    all,
+    { nested: tree.nested, markers: tree.markers, unlisted: tree.unlisted.length, ...(upto ? { upto } : {}) },
+    index.blobs,
+    limit,
+    since,
+  );
   const statBytes = `${JSON.stringify(statJson(stat))}\n`;
   baseline.stat = { digest: digest(statBytes), files: stat.files.size, skipped: stat.skipped, limit };
-  const paths = dirtyPaths(await status, visible, index);
+  const paths = dirtyPaths((await status).stdout, tree, index);
   // git's own config, hooks and info files: always kept (a few files, not counted in the limit).
-  for (const raw of gitStatePaths(root)) {
+  for (const raw of gitStatePaths(root).paths) {
     const id = identify(root, raw, format);
     const out = pathOut(raw);
-    if (id === null || out.path_b64 !== undefined) continue;
+    if (id === null || isUnread(id) || out.path_b64 !== undefined) continue;
     baseline.git_state ??= {};
     baseline.git_state[out.path] = id.sha256;
   }
+  // A dirty file that cannot be read is left out: the stat snapshot has it, as present with its
+  // content unknown, so the close compares it only if its stat changes.
   for (const raw of paths.slice(0, limit)) {
     const id = identify(root, raw, format);
+    if (isUnread(id)) continue;
     const out = pathOut(raw);
     if (out.path_b64 === undefined) baseline.dirty[out.path] = id?.sha256 ?? null;
     else {

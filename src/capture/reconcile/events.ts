@@ -1,12 +1,13 @@
 /**
  * A net change of the working tree as an AHP `file.changed` event: a rename is the `create` of the
  * new path and the `remove` of the old one, with `from` in the `dev.tally.changes` extension; a path
- * that is not UTF-8 keeps its bytes there (`path_b64`, `non_utf8`).
+ * that is not UTF-8 keeps its bytes there (`path_b64`, `non_utf8`); a path whose content could not
+ * be read has no `after` and says why (`unreadable`: the error's code).
  */
 import { eventId } from '../../boundary/prepare.js';
 import type { CanonicalEvent } from '../../core/event.js';
-import type { WorkspaceChange } from './reconcile.js';
-import { pathOut } from './workspace.js';
+import type { WorkspaceChange } from './changes.js';
+import { pathOut } from './paths.js';
 
 const AHP_OPERATION = {
   created: 'create',
@@ -25,6 +26,7 @@ export function fileChangedEvent(
   if (to.path_b64 !== undefined) Object.assign(facts, { path_b64: to.path_b64, non_utf8: true });
   if (change.before !== undefined) facts.before = change.before;
   if (change.after !== undefined) facts.after = change.after;
+  if (change.unreadable !== undefined) facts.unreadable = change.unreadable;
   const changes: Record<string, unknown>[] = [
     { path: to.path, operation: AHP_OPERATION[change.operation], agentCaused },
   ];

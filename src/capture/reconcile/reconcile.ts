@@ -3,68 +3,38 @@
  * existence) differs, with its net operation. In git every file of the start's stat snapshot and
  * every file the tree holds now is a candidate, and those whose stat differs from the snapshot's
  * are compared by content with the start (the repository's index and objects are not trusted to
- * say which changed); outside git, the two tree snapshots. A deleted file whose content reappears
- * under a new path is a rename. Order is byte order of the paths; at most `limit` paths are
- * compared and the rest are counted.
+ * say which changed); outside git, the two tree snapshots (./trees.ts). Order is byte order of the
+ * paths; at most `limit` paths are compared and the rest are counted.
  */
-import { type Baseline, headOf } from './baseline.js';
-import { listNested, listVisible } from './listing.js';
-import { type StatSnapshot, sameStat, statOf } from './stat.js';
+import type { Baseline } from './baseline.js';
 import {
-  compareRaw,
-  DEFAULT_FILE_LIMIT,
-  type FileIdentity,
-  gitBufferAsync,
+  byPath,
+  type Differing,
+  pairRenames,
+  type Start,
+  same,
+  type WorkspaceChange,
+  type WorkspaceDiff,
+} from './changes.js';
+import { identify, isUnread, type Unreadable } from './content.js';
+import { ReconcileError } from './error.js';
+import {
+  type Deadline,
+  deadlineAfter,
   gitStatePaths,
-  identify,
-  insideTally,
+  headOf,
   nulList,
-  objectFormat,
-  ReconcileError,
-  rawOfText,
-  rawPath,
-  snapshotTree,
-  type TreeSnapshot,
+  repositoryOf,
+  runGit,
   treeBlobs,
-} from './workspace.js';
+} from './git.js';
+import { listProject } from './listing.js';
+import { compareRaw, rawOfText, rawPath, writtenByTally } from './paths.js';
+import { type StatSnapshot, sameStat, statOf } from './stat.js';
+import { diffTrees } from './trees.js';
+import { DEFAULT_FILE_LIMIT, plainPath, type TreeSnapshot } from './workspace.js';
 
-export type NetOperation = 'created' | 'modified' | 'deleted' | 'renamed';
-
-export interface WorkspaceChange {
-  /** Raw path (latin1 string of its bytes). */
-  raw: string;
-  operation: NetOperation;
-  /** For a rename: the raw path it came from. */
-  fromRaw?: string;
-  /** "sha256:<hex>" at the start, when known (dirty files and the tree snapshot). */
-  before?: string;
-  /** "sha256:<hex>" now. */
-  after?: string;
-}
-
-export interface WorkspaceDiff {
-  mode: 'git' | 'tree';
-  changes: WorkspaceChange[];
-  /** Paths not looked at because of the limit. */
-  skipped: number;
-  limit: number;
-  /** The commit at the start and now, in git. */
-  commit?: { start?: string; end?: string };
-}
-
-/**
- * The start state of one path: a SHA-256 (dirty or snapshotted), a git blob id, or absent (null);
- * neither (`{}`): present, its content not recorded (a dirty file past the limit).
- */
-interface Start {
-  sha256?: string;
-  blob?: string;
-}
-
-function same(start: Start | null, end: FileIdentity | null): boolean {
-  if (start === null || end === null) return start === end;
-  return start.sha256 !== undefined ? start.sha256 === end.sha256 : start.blob === end.blob;
-}
+export type { NetOperation, WorkspaceChange, WorkspaceDiff } from './changes.js';
 
 /** The baseline's dirty map with raw paths (UTF-8 names and the base64 ones together). */
 function dirtyMap(baseline: Baseline): Map<string, string | null> {
@@ -81,46 +51,6 @@ function isGitState(raw: string): boolean {
   return raw.startsWith('.git/');
 }
 
-/** A relative path git could hold: an index entry naming anything else is not looked at. */
-function plainPath(raw: string): boolean {
-  return !raw.startsWith('/') && raw.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
-}
-
-/** Pairs deletions with creations of the same content, in byte order of both paths. */
-function pairRenames(
-  changes: { raw: string; start: Start | null; end: FileIdentity | null }[],
-): WorkspaceChange[] {
-  const deleted = changes.filter((c) => c.start !== null && c.end === null);
-  const used = new Set<string>();
-  const out: WorkspaceChange[] = [];
-  for (const c of changes) {
-    if (c.start === null && c.end !== null) {
-      const end = c.end;
-      const from = deleted.find((d) => !used.has(d.raw) && same(d.start, end));
-      if (from !== undefined) {
-        used.add(from.raw);
-        const change: WorkspaceChange = {
-          raw: c.raw,
-          operation: 'renamed',
-          fromRaw: from.raw,
-          after: end.sha256,
-        };
-        if (from.start?.sha256 !== undefined) change.before = from.start.sha256;
-        out.push(change);
-        continue;
-      }
-    }
-    const operation: NetOperation = c.start === null ? 'created' : c.end === null ? 'deleted' : 'modified';
-    const change: WorkspaceChange = { raw: c.raw, operation };
-    if (c.start?.sha256 !== undefined) change.before = c.start.sha256;
-    if (c.end !== null) change.after = c.end.sha256;
-    out.push(change);
-  }
-  return out
-    .filter((c) => !(c.operation === 'deleted' && used.has(c.raw)))
-    .sort((a, b) => compareRaw(a.raw, b.raw));
-}
-
 export interface DiffOptions {
   limit?: number;
   /** Outside git: the start snapshot (read back from beside the session and checked by the caller). */
@@ -131,6 +61,8 @@ export interface DiffOptions {
    * as git reads them now.
    */
   startStat?: StatSnapshot;
+  /** How long the pass's git commands may take together (default `DEFAULT_GIT_TIMEOUT_MS`). */
+  timeoutMs?: number;
 }
 
 /** The net change of the working tree since the baseline. */
@@ -144,16 +76,21 @@ export async function diffWorkspace(
     throw new ReconcileError('bad-option', 'the reconcile limit must be a positive integer', {
       field: 'limit',
     });
-  if (baseline.tree !== undefined) return diffTrees(root, options.startTree, limit);
-  return diffGit(root, baseline, options.startStat, limit);
+  const deadline = deadlineAfter(options.timeoutMs);
+  if (baseline.error !== undefined)
+    throw new ReconcileError('baseline', `the start recorded no baseline: ${baseline.error.message}`, {
+      start: baseline.error,
+    });
+  if (baseline.tree !== undefined) return diffTrees(root, options.startTree, limit, deadline);
+  return diffGit(root, baseline, options.startStat, limit, deadline);
 }
 
 /**
  * Which paths the close compares by content, in byte order: every candidate — a file of the start
- * snapshot, a file the tree shows now (Tally's own listing, and every file of a folder that became
- * a repository of its own during the session), a path the index names now, a file dirty at the
- * start — but one whose stat is as the snapshot recorded it (its ctime vouches for its content) or
- * that is absent at both ends. `recent`: files whose stat could not vouch at the start.
+ * snapshot, a file the tree shows now (Tally's own listing, nested repositories included), a path
+ * the index names now, a file dirty at the start — but one whose stat is as the snapshot recorded
+ * it (its ctime vouches for its content) or that is absent at both ends. `recent`: files whose stat
+ * could not vouch at the start.
  */
 function toCompare(
   root: string,
@@ -165,15 +102,15 @@ function toCompare(
   const changed: string[] = [];
   let beyond = 0;
   for (const raw of [...candidates].sort(compareRaw)) {
-    if (insideTally(raw) || isGitState(raw)) continue;
-    // Past the snapshot's limit nothing is known of the start: not compared, counted.
+    if (writtenByTally(raw) || isGitState(raw)) continue;
+    // Past the snapshot's bound nothing is known of the start: not compared, counted.
     if (stat?.last !== undefined && raw > stat.last) {
       beyond++;
       continue;
     }
     const entry = stat?.files.get(raw);
     const now = statOf(root, raw);
-    if (entry?.stat && now !== undefined && sameStat(entry.stat, now)) continue;
+    if (entry?.stat && now && sameStat(entry.stat, now)) continue;
     if (now === undefined && startOf(raw) === null) continue;
     if (entry !== undefined && entry.stat === null) recent.push(raw);
     else changed.push(raw);
@@ -181,17 +118,48 @@ function toCompare(
   return { recent, changed, beyond };
 }
 
+/**
+ * A `.git` that appeared (a folder made a repository, or hiding what it holds) or went, up to
+ * `last`; one under a folder that cannot be read now is not known to have gone.
+ */
+function markerChanges(
+  start: readonly string[],
+  now: readonly string[],
+  unreadable: readonly Unreadable[],
+  last?: string,
+): WorkspaceChange[] {
+  const within = (raw: string) => last === undefined || raw <= last;
+  const hidden = (raw: string) =>
+    unreadable.some((u) => u.folder && (u.raw === '' || raw.startsWith(`${u.raw}/`)));
+  const was = new Set(start);
+  const is = new Set(now);
+  return [
+    ...now
+      .filter((raw) => !was.has(raw) && within(raw))
+      .map((raw) => ({ raw, operation: 'created' as const })),
+    ...start
+      .filter((raw) => !is.has(raw) && within(raw) && !hidden(raw))
+      .map((raw) => ({ raw, operation: 'deleted' as const })),
+  ];
+}
+
 async function diffGit(
   root: string,
   baseline: Baseline,
   stat: StatSnapshot | undefined,
   limit: number,
+  deadline: Deadline,
 ): Promise<WorkspaceDiff> {
-  const format = objectFormat(root);
+  const repository = await repositoryOf(root, deadline);
+  if (repository === null)
+    throw new ReconcileError('git', `${root} is no longer a git work tree (or git is missing)`, { root });
+  const { format } = repository;
   const dirty = dirtyMap(baseline);
   const start = baseline.commit;
   const blobs =
-    stat === undefined && start !== undefined ? treeBlobs(root, start) : new Map<string, string>();
+    stat === undefined && start !== undefined
+      ? await treeBlobs(root, start, deadline)
+      : new Map<string, string>();
   const startOf = (raw: string): Start | null => {
     if (dirty.has(raw)) {
       const value = dirty.get(raw);
@@ -202,68 +170,46 @@ async function diffGit(
     return stat?.files.has(raw) ? {} : null;
   };
   // What the index names is a candidate too, never the only source: it is the agent's to write.
-  const [visible, indexed] = await Promise.all([
-    listVisible(root),
-    gitBufferAsync(root, ['ls-files', '-z', '--cached']),
+  const [tree, indexed] = await Promise.all([
+    listProject(root, deadline),
+    runGit(root, ['ls-files', '-z', '--cached'], deadline),
   ]);
-  const candidates = new Set([...visible.files, ...dirty.keys(), ...(stat?.files.keys() ?? blobs.keys())]);
-  // New repository folders share one budget of `limit` files; what is past it is counted.
-  let budget = limit;
-  let unwalked = 0;
-  for (const folder of visible.nested) {
-    if (stat === undefined || stat.nested.has(folder)) continue;
-    const listing = listNested(root, folder, budget);
-    for (const raw of listing.paths) candidates.add(raw);
-    budget -= listing.paths.length;
-    unwalked += listing.skipped;
-  }
-  for (const raw of nulList(indexed)) if (plainPath(raw)) candidates.add(raw);
+  const candidates = new Set([...tree.files, ...dirty.keys(), ...(stat?.files.keys() ?? blobs.keys())]);
+  for (const raw of nulList(indexed.stdout)) if (plainPath(raw)) candidates.add(raw);
+  // A snapshot an earlier version took left the files of nested repositories out: so does the close.
+  if (stat !== undefined && stat.markers === undefined)
+    for (const raw of candidates)
+      if ([...stat.nested].some((folder) => raw.startsWith(`${folder}/`))) candidates.delete(raw);
+  const last = stat?.last;
+  // A nested repository not listed: past the start's bound only the start's own cut; before it, the session's doing.
+  const unlisted = tree.unlisted.filter((folder) => last === undefined || folder <= last).length;
   const { recent, changed, beyond } = toCompare(root, stat, startOf, candidates);
+  const skippedSession = unlisted + Math.max(0, changed.length - limit);
   // git's own config, hooks and info files: always compared (a few files, not counted in the limit).
-  const watched = [...new Set([...gitStatePaths(root), ...[...dirty.keys()].filter(isGitState)])];
+  const state = gitStatePaths(root);
+  const watched = [...new Set([...state.paths, ...[...dirty.keys()].filter(isGitState)])];
   const looked = [...recent, ...changed.slice(0, limit), ...watched].sort(compareRaw);
-  const differing: { raw: string; start: Start | null; end: FileIdentity | null }[] = [];
+  const unreadable: Unreadable[] = [...tree.unreadable, ...state.unreadable];
+  const differing: Differing[] = [];
   for (const raw of looked) {
     const before = startOf(raw);
     const end = identify(root, raw, format);
+    if (isUnread(end)) unreadable.push({ raw, code: end.unreadable });
     if (!same(before, end)) differing.push({ raw, start: before, end });
   }
-  const end = headOf(root);
+  const markers =
+    stat?.markers === undefined ? [] : markerChanges(stat.markers, tree.markers, tree.unreadable, last);
+  const end = await headOf(root, deadline);
   const commit: WorkspaceDiff['commit'] = {};
   if (start !== undefined) commit.start = start;
   if (end !== undefined) commit.end = end;
   return {
     mode: 'git',
-    changes: pairRenames(differing),
-    skipped: beyond + unwalked + Math.max(0, changed.length - limit),
+    changes: [...pairRenames(differing), ...markers].sort(byPath),
+    skipped: beyond + (tree.unlisted.length - unlisted) + skippedSession,
+    skippedSession,
+    unreadable: unreadable.sort(byPath),
     limit,
     commit,
   };
-}
-
-function diffTrees(root: string, startTree: TreeSnapshot | undefined, limit: number): WorkspaceDiff {
-  if (startTree === undefined)
-    throw new ReconcileError('baseline', 'the session recorded a tree baseline but none was given', {
-      field: 'tree',
-    });
-  const now = snapshotTree(root, false, limit);
-  return {
-    mode: 'tree',
-    changes: diffSnapshots(startTree, now),
-    skipped: Math.max(startTree.skipped, now.skipped),
-    limit,
-  };
-}
-
-/** The net changes from one snapshot to another (`tally wrap`, the tree mode of the close). */
-export function diffSnapshots(before: TreeSnapshot, after: TreeSnapshot): WorkspaceChange[] {
-  const keys = [...new Set([...before.files.keys(), ...after.files.keys()])].sort(compareRaw);
-  const differing: { raw: string; start: Start | null; end: FileIdentity | null }[] = [];
-  for (const raw of keys) {
-    const was = before.files.get(raw);
-    const end = after.files.get(raw) ?? null;
-    const start = was === undefined ? null : { sha256: was.sha256 };
-    if (!same(start, end)) differing.push({ raw, start, end });
-  }
-  return pairRenames(differing);
 }

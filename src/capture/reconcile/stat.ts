@@ -9,7 +9,10 @@
  * it, or later) is compared by content at the close whatever its stat says.
  */
 import { lstatSync, type Stats } from 'node:fs';
-import { nativePath, ReconcileError } from './workspace.js';
+import { unreadableCode } from './content.js';
+import { ReconcileError } from './error.js';
+import { nativePath } from './paths.js';
+import { bounded } from './workspace.js';
 
 /** size, modification time (ms), change time (ms), inode, mode: what `lstat` says of a file. */
 export type FileStat = readonly [number, number, number, number, number];
@@ -24,12 +27,17 @@ export interface StatEntry {
 export interface StatSnapshot {
   /** Raw path → entry, for every file present at the start (in byte order). */
   files: Map<string, StatEntry>;
-  /** Folders holding a repository of their own at the start (git does not look into them). */
+  /** Folders holding a repository of their own at the start (listed like the tree). */
   nested: Set<string>;
+  /**
+   * Every `.git` below the top at the start (`<folder>/.git`); the close reports one that appears
+   * or goes. Absent in a snapshot an earlier version took: its nested repositories were not listed.
+   */
+  markers?: string[];
   limit: number;
   /** Paths of the start past the limit, not in the snapshot. */
   skipped: number;
-  /** When the limit left paths out: the last path kept; the close does not compare later ones. */
+  /** When paths were left out (the limit, a nested repository not listed): the close compares none after it. */
   last?: string;
 }
 
@@ -41,13 +49,16 @@ export const RECENT_MS = 1000;
 
 const ASCII = /^[\x20-\x7e]*$/;
 
-/** The stat of a regular file or symbolic link at `root/raw`, or undefined when there is none. */
-export function statOf(root: string, raw: string): FileStat | undefined {
+/**
+ * The stat of a regular file or symbolic link at `root/raw`: undefined when there is none, null
+ * when it could not be taken (a folder on the way cannot be searched): nothing vouches for it.
+ */
+export function statOf(root: string, raw: string): FileStat | undefined | null {
   let stat: Stats | undefined;
   try {
     stat = lstatSync(ASCII.test(raw) ? `${root}/${raw}` : nativePath(root, raw), { throwIfNoEntry: false });
-  } catch {
-    return undefined; // a folder on the way is now a file, or cannot be read: no file here
+  } catch (error) {
+    return unreadableCode(error) === null ? undefined : null; // ENOTDIR: a folder on the way is now a file
   }
   if (stat === undefined || !(stat.isFile() || stat.isSymbolicLink())) return undefined;
   return [stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino, stat.mode];
@@ -58,36 +69,38 @@ export function sameStat(a: FileStat, b: FileStat): boolean {
 }
 
 /**
- * The snapshot of `paths` (raw, sorted, unique): the first `limit` of them are looked at; `blobs`
- * are the index's at the start. `since`: a time (ms) no later than the first stat taken and than
- * git's look for dirty files — a file whose ctime is not `RECENT_MS` older has no stat here.
+ * The snapshot of `paths` (raw, sorted, unique): the first `limit` of them not after `upto` (the
+ * first nested repository left unlisted) are looked at; `blobs` are the index's at the start.
+ * `since`: a time (ms) no later than the first stat taken and than git's look for dirty files — a
+ * file whose ctime is not `RECENT_MS` older, or whose stat could not be taken, has no stat here.
  */
 export function takeStatSnapshot(
   root: string,
   paths: readonly string[],
-  nested: readonly string[],
+  tree: { nested: readonly string[]; markers: readonly string[]; unlisted: number; upto?: string },
   blobs: ReadonlyMap<string, string>,
   limit: number,
   since: number,
 ): StatSnapshot {
-  const kept = paths.slice(0, limit);
+  const kept = bounded(paths, limit, tree.upto);
   const recent = since - RECENT_MS;
   const files = new Map<string, StatEntry>();
-  for (const raw of kept) {
+  for (const raw of kept.paths) {
     const stat = statOf(root, raw);
     if (stat === undefined) continue;
-    const entry: StatEntry = { stat: stat[2] >= recent ? null : stat };
+    const entry: StatEntry = { stat: stat === null || stat[2] >= recent ? null : stat };
     const blob = blobs.get(raw);
     if (blob !== undefined) entry.blob = blob;
     files.set(raw, entry);
   }
   const snapshot: StatSnapshot = {
     files,
-    nested: new Set(nested),
+    nested: new Set(tree.nested),
+    markers: [...tree.markers],
     limit,
-    skipped: paths.length - kept.length,
+    skipped: kept.skipped + tree.unlisted,
   };
-  if (snapshot.skipped > 0 && kept.length > 0) snapshot.last = kept.at(-1)!;
+  if (kept.last !== undefined) snapshot.last = kept.last;
   return snapshot;
 }
 
@@ -99,6 +112,7 @@ export function statJson(snapshot: StatSnapshot): Record<string, unknown> {
   const out: Record<string, unknown> = { limit: snapshot.limit, skipped: snapshot.skipped };
   if (snapshot.last !== undefined) out.last = snapshot.last;
   out.nested = [...snapshot.nested];
+  if (snapshot.markers !== undefined) out.markers = snapshot.markers;
   out.files = [...snapshot.files].map(([raw, entry]) => [raw, entry.stat, entry.blob ?? null]);
   return out;
 }
@@ -130,6 +144,8 @@ export function statOfJson(value: unknown): StatSnapshot {
   if (!isCount(v.skipped)) bad('skipped', 'has no count of skipped paths');
   if (v.last !== undefined && !isRaw(v.last)) bad('last', 'names no last path');
   if (!Array.isArray(v.nested) || !v.nested.every(isRaw)) bad('nested', 'has no list of nested repositories');
+  if (v.markers !== undefined && (!Array.isArray(v.markers) || !v.markers.every(isRaw)))
+    bad('markers', 'has a list of .git entries that is not one of paths');
   if (!Array.isArray(v.files)) bad('files', 'has no files');
   const files = new Map<string, StatEntry>();
   for (const [i, item] of (v.files as unknown[]).entries()) {
@@ -148,5 +164,6 @@ export function statOfJson(value: unknown): StatSnapshot {
     skipped: v.skipped,
   };
   if (typeof v.last === 'string') snapshot.last = v.last;
+  if (Array.isArray(v.markers)) snapshot.markers = v.markers as string[];
   return snapshot;
 }

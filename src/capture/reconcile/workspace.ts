@@ -1,339 +1,246 @@
 /**
- * What a working tree holds, file by file: the listing (git's own, so `.gitignore` is respected, or a
- * walk of the tree outside git), and a content identity per file (SHA-256, plus git's blob id so a
- * file can be compared with a commit without reading the commit's blobs). Paths are kept as raw
- * bytes (a latin1 string, one code unit per byte) so a name that is not UTF-8 survives; `pathOut`
- * turns one into what a record can carry.
+ * What a working tree holds, file by file, for `tally wrap` and for reconciliation outside git: the
+ * listing (Tally's own git listing plus the index's paths in a repository, a walk of the tree
+ * outside one), and a content identity per file. A limit bounds how many files are hashed; a
+ * snapshot says where it was cut, so two snapshots are compared only up to where both reach.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { TallyError } from '../../core/errors.js';
-import { digest } from '../../core/hash.js';
-
-export type ReconcileErrorCode = 'git' | 'baseline' | 'bad-option';
-
-/** The working tree could not be read as the baseline says it was; `detail` names what. */
-export class ReconcileError extends TallyError<ReconcileErrorCode> {}
+import { readdirSync } from 'node:fs';
+import { type FileIdentity, identify, isUnread, type Unreadable, unreadableCode } from './content.js';
+import { ReconcileError } from './error.js';
+import { checkGitEntries, type Deadline, deadlineAfter, nulList, runGit } from './git.js';
+import { listProject } from './listing.js';
+import { compareRaw, nativePath, rawPath, writtenByTally } from './paths.js';
 
 /** Files hashed at most per snapshot unless the caller says otherwise; the rest are counted. */
 export const DEFAULT_FILE_LIMIT = 100_000;
 
-/** Directories never looked into: Tally's own state and git's. */
-const SKIPPED_DIRS = new Set(['.tally', '.git']);
-
-export interface FileIdentity {
-  /** "sha256:<hex>" of the content (of the link text for a symbolic link). */
-  sha256: string;
-  /** git's object id of the same bytes (`blob <n>\0…`), in the repository's hash. */
-  blob: string;
-}
-
-/** A raw path (latin1 string of its bytes) as a record carries it: text, and the bytes when not UTF-8. */
-export interface PathOut {
-  path: string;
-  path_b64?: string;
-  non_utf8?: true;
-}
-
-export function rawPath(bytes: Buffer): string {
-  return bytes.toString('latin1');
-}
-
-export function pathOut(raw: string): PathOut {
-  const bytes = Buffer.from(raw, 'latin1');
-  try {
-    return { path: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
-  } catch {
-    return { path: bytes.toString('utf8'), path_b64: bytes.toString('base64'), non_utf8: true };
-  }
-}
-
-/** The raw form of a UTF-8 path as written in a record. */
-export function rawOfText(path: string): string {
-  return rawPath(Buffer.from(path, 'utf8'));
+export interface Listing {
+  /** Raw paths, in byte order, at most `limit` of them. */
+  paths: string[];
+  /** Paths past the limit, not listed. */
+  skipped: number;
+  /** When paths were left out: the bound of the listing; no path after it was looked at. */
+  last?: string;
+  /** Folders that could not be listed. */
+  unreadable: Unreadable[];
 }
 
 /**
- * Settings of the repository (or of the user's git config) that would let whoever writes the tree
- * steer what git reports about it, overridden on every git command Tally runs on a tree it
- * reconciles: a file-system monitor (a program of the config's choosing that tells git which files
- * changed), the index's cache of untracked directories, and the user's global exclude file.
- * `GIT_NO_REPLACE_OBJECTS`: `git replace` cannot swap the start commit for another.
+ * The first `limit` of `sorted` (raw, unique, byte order) that are not after `upto`; `last` is set
+ * when some were left out: the last path kept, or `upto` when it, not the limit, cut the list.
  */
-export const GIT_OVERRIDES = [
-  '-c',
-  'core.fsmonitor=false',
-  '-c',
-  'core.untrackedCache=false',
-  '-c',
-  'core.excludesFile=/dev/null',
-];
-
-/**
- * How untracked files are listed, at the start and at the close alike: ignored by `.gitignore`
- * files only. `.git/info/exclude` and the global exclude file are not project files, and a line
- * added to them leaves no trace in the tree, so they hide nothing here.
- */
-export const UNTRACKED_ARGS = ['--others', '--exclude-per-directory=.gitignore'] as const;
-
-/** The most output a git command may give (a listing of a very large tree). */
-const GIT_OUTPUT_LIMIT = 1024 * 1024 * 1024;
-
-/** The environment of every git command run on a tree Tally reconciles. */
-function gitEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1' };
-}
-
-function gitFailed(root: string, args: string[], error: unknown): ReconcileError {
-  return new ReconcileError('git', `git ${args[0]} failed in ${root}`, { args }, { cause: error });
-}
-
-export function gitBuffer(root: string, args: string[]): Buffer {
-  try {
-    return execFileSync('git', [...GIT_OVERRIDES, ...args], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: GIT_OUTPUT_LIMIT,
-      env: gitEnv(),
-    });
-  } catch (error) {
-    throw gitFailed(root, args, error);
+export function bounded(
+  sorted: readonly string[],
+  limit: number,
+  upto?: string,
+): Omit<Listing, 'unreadable'> {
+  let end = sorted.length;
+  if (upto !== undefined) {
+    end = sorted.findIndex((raw) => raw > upto);
+    if (end < 0) end = sorted.length;
   }
-}
-
-/**
- * `gitBuffer` without blocking, so git runs beside Tally's own work; `env` replaces the usual
- * environment (the overrides still apply).
- */
-export function gitBufferAsync(root: string, args: string[], env = gitEnv()): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      [...GIT_OVERRIDES, ...args],
-      { cwd: root, encoding: 'buffer', maxBuffer: GIT_OUTPUT_LIMIT, env },
-      (error, stdout) => (error ? reject(gitFailed(root, args, error)) : resolve(stdout)),
-    );
-  });
-}
-
-/** NUL-separated git output as raw paths. */
-export function nulList(output: Buffer): string[] {
-  const out: string[] = [];
-  let start = 0;
-  for (let i = 0; i < output.length; i++) {
-    if (output[i] !== 0) continue;
-    if (i > start) out.push(rawPath(output.subarray(start, i)));
-    start = i + 1;
-  }
-  if (start < output.length) out.push(rawPath(output.subarray(start)));
+  const paths = sorted.slice(0, Math.min(end, limit));
+  const out: Omit<Listing, 'unreadable'> = { paths, skipped: sorted.length - paths.length };
+  // Cut by the limit: the last path kept; else by `upto` (paths after it are there, not known).
+  const last = paths.length < end ? paths.at(-1) : upto;
+  if (out.skipped > 0 && last !== undefined) out.last = last;
   return out;
 }
 
-/**
- * git's own files that decide what runs or what git shows, watched like project files: the
- * repository's config (hooks path, filters, fsmonitor), its hooks (run by the user's next commit)
- * and `info/` (exclude, attributes). Raw paths under the work tree, in byte order.
- */
-export function gitStatePaths(root: string): string[] {
-  const out: string[] = [];
-  const base = Buffer.from(`${root}/`, 'utf8');
-  const walk = (rel: string): void => {
-    let entries: import('node:fs').Dirent<Buffer>[];
-    try {
-      entries = readdirSync(Buffer.concat([base, Buffer.from(rel, 'latin1')]), {
-        withFileTypes: true,
-        encoding: 'buffer',
-      });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const raw = `${rel}/${rawPath(entry.name)}`;
-      if (entry.isDirectory()) walk(raw);
-      else out.push(raw);
-    }
-  };
-  try {
-    if (!lstatSync(`${root}/.git/config`).isDirectory()) out.push('.git/config');
-  } catch {
-    // no config file
-  }
-  walk('.git/hooks');
-  walk('.git/info');
-  return out.sort(compareRaw);
-}
-
-/** The repository's object hash: sha1, or sha256 in a repository created with that format. */
-export function objectFormat(root: string): 'sha1' | 'sha256' {
-  try {
-    return gitBuffer(root, ['rev-parse', '--show-object-format']).toString('utf8').trim() === 'sha256'
-      ? 'sha256'
-      : 'sha1';
-  } catch {
-    return 'sha1';
-  }
+/** A path a limit or an unlisted folder leaves out at the start: nothing after it is known. */
+export function minBound(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a < b ? a : b;
 }
 
 /**
- * The identity of the file at `root/raw`, or null when there is none (absent, a directory such as
- * a submodule, or unreadable). A symbolic link is identified by its target text, as git stores it.
- */
-export function identify(root: string, raw: string, format: 'sha1' | 'sha256'): FileIdentity | null {
-  const native = nativePath(root, raw);
-  let bytes: Buffer;
-  try {
-    const stat = lstatSync(native);
-    if (stat.isSymbolicLink()) bytes = readlinkSync(native, { encoding: 'buffer' });
-    else if (stat.isFile()) bytes = readFileSync(native);
-    else return null;
-  } catch {
-    return null;
-  }
-  const blob = createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
-  return { sha256: digest(bytes), blob };
-}
-
-/** The file system's name of a raw path under `root` (bytes, so no name is re-encoded). */
-export function nativePath(root: string, raw: string): Buffer {
-  return Buffer.concat([Buffer.from(root, 'utf8'), Buffer.from('/'), Buffer.from(raw, 'latin1')]);
-}
-
-export interface Listing {
-  /** Raw paths, sorted by byte order, at most `limit` of them. */
-  paths: string[];
-  /** Files past the limit, not listed. */
-  skipped: number;
-}
-
-function bounded(all: string[], limit: number): Listing {
-  const sorted = [...new Set(all)].sort(compareRaw);
-  return { paths: sorted.slice(0, limit), skipped: Math.max(0, sorted.length - limit) };
-}
-
-/** Byte order of two raw paths (latin1 strings: one code unit per byte). */
-export function compareRaw(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Whether a raw path is Tally's own state folder or under it (never reconciled). */
-export function insideTally(raw: string): boolean {
-  return raw === '.tally' || raw.startsWith('.tally/');
-}
-
-/**
- * Every file of the tree that git would show — tracked and untracked, `.gitignore` and the other
- * exclude files respected — or, outside a repository, every file under `root` but Tally's and git's
- * own directories. Symbolic links are not followed.
- */
-export function listTree(root: string, inGit: boolean, limit = DEFAULT_FILE_LIMIT): Listing {
-  if (inGit) {
-    const out = gitBuffer(root, ['ls-files', '-z', '--cached', ...UNTRACKED_ARGS]);
-    return bounded(
-      nulList(out).filter((p) => !insideTally(p)),
-      limit,
-    );
-  }
-  const listing = walkFiles(root, '', limit, (rel, name) => rel === name && SKIPPED_DIRS.has(name));
-  return { paths: listing.paths.sort(compareRaw), skipped: listing.skipped };
-}
-
-/**
- * The files and symbolic links under `root/from` (`''`: the whole tree), walked in byte order so
- * which files a limit keeps depends only on the tree; `skipDir(rel, name)` leaves a folder out.
- * Raw paths relative to `root`; at most `limit`, the rest counted.
+ * The files and symbolic links under `root/from` (`''`: the whole tree), in byte order of their
+ * paths (a folder's entries sorted with a `/` after each folder's name), so which files a limit
+ * keeps depends only on the tree; `leaveOut(rel, folder)` leaves a path out. Raw paths relative to
+ * `root`; at most `limit`, the rest counted; folders that cannot be listed are reported.
  */
 export function walkFiles(
   root: string,
   from: string,
   limit: number,
-  skipDir: (rel: string, name: string) => boolean,
+  leaveOut: (rel: string, folder: boolean) => boolean,
 ): Listing {
   const paths: string[] = [];
+  const unreadable: Unreadable[] = [];
   let skipped = 0;
+  const slash = Buffer.from('/');
   const walk = (dir: Buffer, prefix: string): void => {
     let entries: import('node:fs').Dirent<Buffer>[];
     try {
       entries = readdirSync(dir, { withFileTypes: true, encoding: 'buffer' });
-    } catch {
+    } catch (error) {
+      const code = unreadableCode(error);
+      if (code !== null) unreadable.push({ raw: prefix, code, folder: true });
       return;
     }
-    entries.sort((a, b) => Buffer.compare(a.name, b.name));
-    for (const entry of entries) {
+    const keyed = entries.map((entry) => ({
+      entry,
+      key: entry.isDirectory() ? Buffer.concat([entry.name, slash]) : entry.name,
+    }));
+    keyed.sort((a, b) => Buffer.compare(a.key, b.key));
+    for (const { entry } of keyed) {
       const name = rawPath(entry.name);
       const rel = prefix === '' ? name : `${prefix}/${name}`;
       if (entry.isDirectory()) {
-        if (!skipDir(rel, name)) walk(Buffer.concat([dir, Buffer.from('/'), entry.name]), rel);
-      } else if (entry.isFile() || entry.isSymbolicLink()) {
+        if (!leaveOut(rel, true)) walk(Buffer.concat([dir, slash, entry.name]), rel);
+      } else if ((entry.isFile() || entry.isSymbolicLink()) && !leaveOut(rel, false)) {
         if (paths.length < limit) paths.push(rel);
         else skipped++;
       }
     }
   };
   walk(from === '' ? Buffer.from(root, 'utf8') : nativePath(root, from), from);
-  return { paths, skipped };
+  const listing: Listing = { paths, skipped, unreadable };
+  if (skipped > 0 && paths.length > 0) listing.last = paths.at(-1)!;
+  return listing;
 }
 
-/** `git ls-tree -r` of a commit: raw path → blob id (gitlinks left out). */
-export function treeBlobs(root: string, commit: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const entry of nulList(gitBuffer(root, ['ls-tree', '-r', '-z', '--full-tree', commit]))) {
-    const tab = entry.indexOf('\t');
-    const [mode, type, id] = entry.slice(0, tab).split(' ');
-    if (type !== 'blob' || mode === '160000' || id === undefined) continue;
-    out.set(entry.slice(tab + 1), id);
-  }
-  return out;
+/** Outside git: git's folder and what Tally writes under `.tally/` are not the project's files. */
+function outsideGit(rel: string): boolean {
+  return rel === '.git' || writtenByTally(rel);
 }
+
+/**
+ * Every file of the tree: in a repository, what Tally's own listing shows (`.gitignore` respected,
+ * repositories nested in it listed too) and every path the index names; outside one, every file
+ * under `root` but git's folder. Symbolic links are not followed; what Tally writes under
+ * `.tally/` during a session is left out.
+ */
+export async function listTree(
+  root: string,
+  inGit: boolean,
+  limit = DEFAULT_FILE_LIMIT,
+  deadline: Deadline = deadlineAfter(),
+): Promise<Listing> {
+  if (!inGit) return walkFiles(root, '', limit, outsideGit);
+  checkGitEntries(root);
+  const [tree, index] = await Promise.all([
+    listProject(root, deadline),
+    runGit(root, ['ls-files', '-z', '--cached'], deadline),
+  ]);
+  const all = new Set(tree.files);
+  for (const raw of nulList(index.stdout)) if (plainPath(raw) && !writtenByTally(raw)) all.add(raw);
+  const upto = tree.unlisted.reduce<string | undefined>(
+    (bound, folder) => minBound(bound, folder),
+    undefined,
+  );
+  const listing = bounded([...all].sort(compareRaw), limit, upto);
+  return { ...listing, skipped: listing.skipped + tree.unlisted.length, unreadable: tree.unreadable };
+}
+
+/** A relative path git could hold: an index entry naming anything else is not looked at. */
+export function plainPath(raw: string): boolean {
+  return !raw.startsWith('/') && !NOT_PLAIN.test(raw);
+}
+
+/** An empty, `.` or `..` part of a path. */
+const NOT_PLAIN = /(?:^|\/)(?:\.\.?)?(?:\/|$)/;
 
 export interface TreeSnapshot {
   /** Raw path → identity. */
   files: Map<string, FileIdentity>;
+  /** Raw path → error code: files there whose content could not be read. */
+  unread: Map<string, string>;
+  /** Folders that could not be listed. */
+  folders: Unreadable[];
   skipped: number;
   limit: number;
+  /** When the limit cut the listing: the last path it holds. */
+  last?: string;
 }
 
-/** Every listed file with its identity: what `wrap` and reconciliation outside git compare. */
-export function snapshotTree(root: string, inGit: boolean, limit = DEFAULT_FILE_LIMIT): TreeSnapshot {
-  const listing = listTree(root, inGit, limit);
-  const format = inGit ? objectFormat(root) : 'sha1';
-  const files = new Map<string, FileIdentity>();
+/**
+ * Every listed file with its identity: what `wrap` and reconciliation outside git compare. `known`:
+ * paths an earlier snapshot held; one under a folder that cannot be listed now is looked at by
+ * its path (a folder that can be searched but not read still lets it be read), so that it is not
+ * taken as deleted.
+ */
+export async function snapshotTree(
+  root: string,
+  inGit: boolean,
+  limit = DEFAULT_FILE_LIMIT,
+  options: { format?: 'sha1' | 'sha256'; deadline?: Deadline; known?: Iterable<string> } = {},
+): Promise<TreeSnapshot> {
+  const listing = await listTree(root, inGit, limit, options.deadline);
+  const hidden = listing.unreadable.map((u) => (u.raw === '' ? '' : `${u.raw}/`));
+  if (hidden.length > 0 && options.known !== undefined) {
+    const listed = new Set(listing.paths);
+    for (const raw of options.known)
+      if (!listed.has(raw) && hidden.some((folder) => raw.startsWith(folder))) listing.paths.push(raw);
+    listing.paths.sort(compareRaw);
+  }
+  const format = options.format ?? 'sha1';
+  const snapshot: TreeSnapshot = {
+    files: new Map(),
+    unread: new Map(),
+    folders: listing.unreadable,
+    skipped: listing.skipped,
+    limit,
+  };
+  if (listing.last !== undefined) snapshot.last = listing.last;
   for (const raw of listing.paths) {
     const id = identify(root, raw, format);
-    if (id !== null) files.set(raw, id);
+    if (isUnread(id)) snapshot.unread.set(raw, id.unreadable);
+    else if (id !== null) snapshot.files.set(raw, id);
   }
-  return { files, skipped: listing.skipped, limit };
+  return snapshot;
 }
 
+const b64 = (raw: string) => Buffer.from(raw, 'latin1').toString('base64');
+const ofB64 = (text: string) => rawPath(Buffer.from(text, 'base64'));
+
 /** A snapshot as JSON (kept beside the session, its digest in the signed start record). */
-export function snapshotJson(snapshot: TreeSnapshot): {
-  limit: number;
-  skipped: number;
-  files: [string, string, string][];
-} {
-  return {
+export function snapshotJson(snapshot: TreeSnapshot): Record<string, unknown> {
+  const out: Record<string, unknown> = {
     limit: snapshot.limit,
     skipped: snapshot.skipped,
-    files: [...snapshot.files.entries()].map(([raw, id]) => [
-      Buffer.from(raw, 'latin1').toString('base64'),
-      id.sha256,
-      id.blob,
-    ]),
+    files: [...snapshot.files.entries()].map(([raw, id]) => [b64(raw), id.sha256, id.blob]),
   };
+  if (snapshot.last !== undefined) out.last = b64(snapshot.last);
+  if (snapshot.unread.size > 0) out.unread = [...snapshot.unread].map(([raw, code]) => [b64(raw), code]);
+  if (snapshot.folders.length > 0) out.folders = snapshot.folders.map((f) => [b64(f.raw), f.code]);
+  return out;
+}
+
+function pairs(value: unknown, field: string): [string, string][] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw badSnapshot(field, 'is not a list');
+  return value.map((entry, i) => {
+    if (!Array.isArray(entry) || entry.length !== 2 || !entry.every((x) => typeof x === 'string'))
+      throw badSnapshot(`${field}/${i}`, 'is not [path, code]');
+    return [ofB64(entry[0] as string), entry[1] as string];
+  });
+}
+
+function badSnapshot(field: string, message: string): ReconcileError {
+  return new ReconcileError('baseline', `the tree baseline's ${field} ${message}`, { field });
 }
 
 export function snapshotOfJson(value: unknown): TreeSnapshot {
-  const v = value as { limit?: unknown; skipped?: unknown; files?: unknown };
+  const v = value as Record<string, unknown> | null;
   if (typeof v?.limit !== 'number' || typeof v.skipped !== 'number' || !Array.isArray(v.files))
     throw new ReconcileError('baseline', 'the tree baseline is not a snapshot', { field: 'files' });
+  if (v.last !== undefined && typeof v.last !== 'string') throw badSnapshot('last', 'is not a path');
   const files = new Map<string, FileIdentity>();
   for (const [i, entry] of v.files.entries()) {
     if (!Array.isArray(entry) || entry.length !== 3 || !entry.every((x) => typeof x === 'string'))
-      throw new ReconcileError('baseline', `tree baseline entry ${i} is not [path, sha256, blob]`, {
-        field: `files/${i}`,
-      });
-    const [b64, sha, blob] = entry as [string, string, string];
-    files.set(rawPath(Buffer.from(b64, 'base64')), { sha256: sha, blob });
+      throw badSnapshot(`files/${i}`, 'is not [path, sha256, blob]');
+    const [path, sha, blob] = entry as [string, string, string];
+    files.set(ofB64(path), { sha256: sha, blob });
   }
-  return { files, skipped: v.skipped, limit: v.limit };
+  const snapshot: TreeSnapshot = {
+    files,
+    unread: new Map(pairs(v.unread, 'unread')),
+    folders: pairs(v.folders, 'folders').map(([raw, code]) => ({ raw, code, folder: true })),
+    skipped: v.skipped,
+    limit: v.limit,
+  };
+  if (typeof v.last === 'string') snapshot.last = ofB64(v.last);
+  return snapshot;
 }

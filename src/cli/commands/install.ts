@@ -21,7 +21,7 @@ const install: Command = {
   usage: [
     `usage: tally install ${Object.keys(INSTALLERS).join('|')} [--registration FILE]`,
     '                     [--scope project|user|managed] [--agent NAME] [--transport auto|http|command]',
-    '                     [--agent-bin PATH] [--mcp] [--dry-run] [--json]',
+    '                     [--agent-bin PATH] [--managed-hooks-only] [--mcp] [--dry-run] [--json]',
     '',
     'One native hook per covered event, pointing at this user’s recorder; each one’s timeout is the',
     "event's whole intercept deadline plus a margin, and it fails closed exactly when an intercept",
@@ -41,6 +41,10 @@ const install: Command = {
     '                 trust; install trusts Tally’s own through Codex itself (its app-server), never',
     '                 the user’s. Codex hooks are user ($CODEX_HOME/hooks.json, default) or managed',
     '                 (/etc/codex/hooks.json, which needs no trust).',
+    '  --managed-hooks-only  Claude Code, --scope managed: also write allowManagedHooksOnly, so no hook but',
+    '                 the managed ones runs — none of the project’s or the user’s (which the agent can write,',
+    '                 and which could rewrite a call after Tally allowed it), nor `tally run`’s own (the',
+    '                 managed hooks report into its session instead). Off by default: it stops every hook of theirs.',
     '  --mcp          instead of hooks, put the project’s stdio MCP servers behind `tally mcp`, changing',
     '                 only their command lines (docs/mcp.md): Claude Code’s .mcp.json, Gemini CLI’s',
     '                 .gemini/settings.json, Qwen Code’s .qwen/settings.json, Cursor’s .cursor/mcp.json,',
@@ -59,8 +63,12 @@ const install: Command = {
       'dry-run': { type: 'boolean' },
       json: { type: 'boolean' },
       mcp: { type: 'boolean' },
+      'managed-hooks-only': { type: 'boolean' },
     });
     const installer = agentOf(positionals);
+    const managedOnly = values['managed-hooks-only'] === true;
+    if (managedOnly && (installer.agent !== 'claude-code' || values.scope !== 'managed'))
+      throw new UsageError('--managed-hooks-only is for claude-code with --scope managed');
     if (values.mcp)
       return installMcpServers(ctx, installer.agent, {
         dryRun: values['dry-run'] === true,
@@ -108,6 +116,7 @@ const install: Command = {
         ? {}
         : parseSettings(existsSync(path) ? readFileSync(path, 'utf8') : undefined, path);
       after = installer.merge(before, hooks);
+      if (managedOnly) after = { ...(after as Record<string, unknown>), allowManagedHooksOnly: true };
       text = `${JSON.stringify(after, null, 2)}\n`;
     }
     let after_write: Record<string, unknown> | undefined;
@@ -137,6 +146,7 @@ const install: Command = {
         backends: p.backends,
       })),
       cannot_express: installer.gaps,
+      ...(managedOnly ? { managed_hooks_only: true } : {}),
       ...(after_write ? after_write : {}),
     };
     const untrusted = after_write?.trust === 'untrusted';

@@ -7,7 +7,7 @@
  * package. Exit: the agent's code, or 1 when the package could not be sealed or did not verify.
  */
 import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
+import { constants, homedir } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { tallyHome } from '../../core/home.js';
 import { readLogLines } from '../../evidence/log/reader.js';
@@ -16,10 +16,12 @@ import { expectOk, RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV, SESSION_ENV } from '../../recorder/config.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
 import { defaultTrustedKeys, pinnedApprovers } from '../../session/identity.js';
+import { projectRootFor } from '../../session/paths.js';
 import { packagePath, sessionDir } from '../../session/store.js';
 import { hookShim, projectRegistration, tallyCommand } from '../agent-hooks.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
-import { wireRun } from '../run-wiring.js';
+import { describeSwitch, preflightRun } from '../run-preflight.js';
+import { claudeSession, wireRun } from '../run-wiring.js';
 import { placesOf, recorderPassphrase } from '../session-context.js';
 
 const HARNESSES: Record<string, string> = {
@@ -125,7 +127,7 @@ export const command: Command = {
   summary: 'run an agent in a recorded, controlled session: start, capture, close, verify',
   usage: [
     'usage: tally run [--agent NAME] [--harness NAME] [--registration FILE] [--witness HUB [--witness-every N]]',
-    '                 [--json] -- <agent command…>',
+    '                 [--allow-other-hooks] [--json] -- <agent command…>',
     '',
     'Starts a session (under NAME’s certificate) and the recorder, wires the agent’s hooks for this run',
     'only, runs the agent, then closes the session, seals and verifies the package. The harness is',
@@ -138,7 +140,13 @@ export const command: Command = {
     'With --witness, the recorder sends the chain head to HUB every N records (default 32) while the',
     'agent runs, and the last one at close, so records dropped or rewritten later are caught by',
     '`tally verify --hub HUB`.',
-    'Exit: the agent’s own code, or 1 when the package could not be sealed or did not verify.',
+    'Before it starts, the agent’s settings are read: a key that would switch off the hooks this run wires',
+    'is overridden where the agent lets the run’s own settings win (Claude Code’s disableAllHooks, Gemini',
+    'CLI’s and Qwen Code’s user settings) and refused otherwise (exit 2, naming the file and key); another',
+    'hook where calls are judged (PreToolUse, BeforeTool, an OpenCode plugin) is refused unless',
+    '--allow-other-hooks. Claude Code gets --session-id, so its transcript is read at close.',
+    'Exit: the agent’s own code, or 1 when the package could not be sealed or did not verify — also when the',
+    'wired harness reported nothing (harness_reported).',
   ].join('\n'),
   async run(argv, ctx) {
     const dash = argv.indexOf('--');
@@ -149,6 +157,7 @@ export const command: Command = {
       registration: { type: 'string' },
       witness: { type: 'string' },
       'witness-every': { type: 'string' },
+      'allow-other-hooks': { type: 'boolean' },
       json: { type: 'boolean' },
     });
     const witness = witnessFlags(values.witness, values['witness-every']);
@@ -158,6 +167,37 @@ export const command: Command = {
     const harness = harnessOf(agentArgv[0]!, values.harness);
     const where = placesOf(ctx);
     const { registration, path: registrationPath } = projectRegistration(where, ctx.cwd, values.registration);
+    // Refused before anything starts: settings that would keep the wired hooks from running.
+    const preflight = preflightRun(
+      harness,
+      agentArgv,
+      {
+        cwd: ctx.cwd,
+        root: where.project ? projectRootFor(where.project) : projectRootFor(ctx.cwd),
+        env: ctx.env,
+        home: ctx.env.HOME || homedir(),
+      },
+      values['allow-other-hooks'] === true,
+    );
+    for (const s of preflight.neutralised)
+      ctx.stderr(
+        `tally run: ${describeSwitch(s)} would switch hooks off; this run's own settings turn them on\n`,
+      );
+    for (const s of preflight.otherHooks)
+      ctx.stderr(
+        `tally run: warning: runs beside another hook where calls are judged: ${describeSwitch(s)}\n`,
+      );
+    const claude = harness === 'claude-code' ? claudeSession(agentArgv, ctx.env, ctx.cwd) : undefined;
+    const wiring = {
+      harness,
+      ...(claude ? { harness_session: claude.id, transcript: claude.transcript } : {}),
+      neutralised: preflight.neutralised.slice(0, 100).map(({ path, key }) => ({ path, key })),
+      other_hooks: preflight.otherHooks.slice(0, 100).map(({ path, key, hook }) => ({
+        path,
+        key,
+        ...(hook ? { hook } : {}),
+      })),
+    };
     const clock = { start: performance.now(), marks: {} as Record<string, number> };
     const mark = (name: string) => {
       clock.marks[name] = Math.round(performance.now() - clock.start);
@@ -174,6 +214,7 @@ export const command: Command = {
         ...(values.agent ? { agent: values.agent } : {}),
         ...(registrationPath ? { registration: registrationPath } : {}),
         ...(witness ? { witness } : {}),
+        wiring,
       }),
       'starting the session',
     ) as { session: string; state: string; root: string };
@@ -187,6 +228,7 @@ export const command: Command = {
       ...(sh ? { sh } : {}),
       env: ctx.env,
       cwd: ctx.cwd,
+      ...(claude ? { harnessSession: claude.id } : {}),
     });
     const env = { ...ctx.env, ...wired.env, [SECRET_ENV]: client.secret, [SESSION_ENV]: started.session };
     mark('session');
@@ -238,6 +280,11 @@ export const command: Command = {
       return 1;
     }
     const failed = result.checks.filter((c) => !c.ok && c.code !== 'skipped');
+    const silent = failed.find((c) => c.check === 'harness_reported');
+    if (silent)
+      ctx.stderr(
+        `tally run: NOT CAPTURED: ${(silent.detail as { message?: string }).message ?? silent.code}; the agent's settings, arguments or environment may have kept Tally's hooks from running\n`,
+      );
     const m = clock.marks;
     // Milliseconds of each phase, in order: what Tally adds before, around and after the agent.
     const timings = {

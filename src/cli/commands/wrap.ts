@@ -9,10 +9,11 @@
  */
 import { catalogueEntry } from '../../ahp/protocol/catalogue.js';
 import type { BoundaryDecision } from '../../boundary/boundary.js';
-import { isGitRoot } from '../../capture/reconcile/baseline.js';
 import { fileChangedEvent } from '../../capture/reconcile/events.js';
-import { diffSnapshots } from '../../capture/reconcile/reconcile.js';
-import { DEFAULT_FILE_LIMIT, snapshotTree, type TreeSnapshot } from '../../capture/reconcile/workspace.js';
+import { deadlineAfter, repositoryOf } from '../../capture/reconcile/git.js';
+import { pathOut } from '../../capture/reconcile/paths.js';
+import { diffSnapshots } from '../../capture/reconcile/trees.js';
+import { DEFAULT_FILE_LIMIT, snapshotTree } from '../../capture/reconcile/workspace.js';
 import {
   afterEvent,
   beforeEvent,
@@ -105,7 +106,7 @@ export const command: Command = {
     const cmd = argv.slice(dash + 1);
     const where = placesOf(ctx);
     const root = projectRootFor(ctx.cwd);
-    const inGit = isGitRoot(root);
+    const inGit = (await repositoryOf(root, deadlineAfter())) !== null;
     const openId = currentSession(where.state);
     const open = openId ? readSessionInfo(where.state, openId) : undefined;
     let session: SessionInfo;
@@ -127,11 +128,12 @@ export const command: Command = {
     const sink = await sinkFor(ctx, where.state, session);
     const text = commandLine(cmd);
     const call = wrapCallId();
-    const before = snapshotTree(root, inGit, limit);
+    const before = await snapshotTree(root, inGit, limit);
     const decision = await sink(beforeEvent(call, text, ctx.cwd, session.id));
     let code: number;
     let changes = 0;
     let skipped = before.skipped;
+    let unreadable: string[] = [];
     let durationMs: number | null = null;
     // `ask` stops the command too: no harness is there to ask a person, and running it would be
     // counted as approved in the harness.
@@ -150,9 +152,11 @@ export const command: Command = {
       code = ran.code;
       durationMs = ran.durationMs;
       await sink(afterEvent(call, text, ctx.cwd, session.id, ran));
-      const after: TreeSnapshot = snapshotTree(root, inGit, limit);
-      skipped = Math.max(skipped, after.skipped);
-      for (const change of diffSnapshots(before, after)) {
+      const after = await snapshotTree(root, inGit, limit, { known: before.files.keys() });
+      const diff = diffSnapshots(before, after);
+      skipped = diff.skipped;
+      unreadable = diff.unreadable.map((u) => pathOut(u.raw).path);
+      for (const change of diff.changes) {
         await sink(
           fileChangedEvent(change, { session: session.id, time: new Date().toISOString(), source: WRAP_URI }),
         );
@@ -178,12 +182,17 @@ export const command: Command = {
         changes,
         skipped,
         limit,
+        unreadable,
         ...(pkg ? { package: pkg } : {}),
       });
     else {
       ctx.stderr(
         `tally wrap: ${changes} file changes recorded in session ${session.id}${skipped > 0 ? ` (${skipped} files past the limit of ${limit} not compared)` : ''}\n`,
       );
+      if (unreadable.length > 0)
+        ctx.stderr(
+          `tally wrap: ${unreadable.length} files or folders could not be read, what they hold was not compared: ${unreadable.slice(0, 5).join(', ')}${unreadable.length > 5 ? ', …' : ''}\n`,
+        );
       if (pkg) ctx.stderr(`tally wrap: sealed ${pkg}\n`);
     }
     return code;

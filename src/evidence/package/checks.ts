@@ -20,6 +20,7 @@ export type CheckName =
   | 'unfinished_call'
   | 'log_repaired'
   | 'workspace_reconciled'
+  | 'harness_reported'
   | 'merkle_root'
   | 'receipt_signature'
   | 'receipt_recomputed'
@@ -57,6 +58,7 @@ export const CHECK_ORDER: readonly CheckName[] = [
   'unfinished_call',
   'log_repaired',
   'workspace_reconciled',
+  'harness_reported',
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',

@@ -10,7 +10,8 @@ import { trustKeys } from '../../core/dsse.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { approvalEnvelope, approvedInputDigest, verifyApproval } from '../approval.js';
 import type { AgentCertificate } from '../certificate.js';
-import { certificatePolicy } from '../policy/judge.js';
+import { EXT_OPAQUE, stringField } from '../normalize.js';
+import { actionCall, certificatePolicy } from '../policy/judge.js';
 import { type ActionVerdict, evaluateAction, matchAction, parsePattern } from '../policy/patterns.js';
 import { composeOptionsOf } from '../receipt/receipt.js';
 import type { EventRecord } from '../record/record.js';
@@ -22,6 +23,9 @@ export interface ToolCallFact {
   tool: string;
   kind?: string;
   input?: unknown;
+  /** Where the call ran (its event's `session.cwd`) and why it is opaque, as its record says. */
+  cwd?: string;
+  opaque?: string;
   /** The decision recorded with the call, if any. */
   decision?: 'allow' | 'deny' | 'ask';
   decidedBy?: string;
@@ -40,6 +44,15 @@ export interface CallReport {
   tool: string;
   kind?: string;
   input?: unknown;
+  cwd?: string;
+  opaque?: string;
+}
+
+/** Where a tool event's call ran and why it is opaque, as the record says (what the live judge read). */
+function callContext(event: Record<string, unknown>): { cwd?: string; opaque?: string } {
+  const cwd = stringField(event.session, 'cwd');
+  const opaque = stringField(event.extensions, EXT_OPAQUE);
+  return { ...(cwd ? { cwd } : {}), ...(opaque ? { opaque } : {}) };
 }
 
 export interface JudgedCall extends ToolCallFact {
@@ -137,10 +150,11 @@ export function toolCallFacts(
       if (typeof callId === 'string') fact.call = callId;
       if (typeof tool.kind === 'string') fact.kind = tool.kind;
       if (tool.input !== undefined) fact.input = tool.input;
+      Object.assign(fact, callContext(event));
       calls.push(fact);
       if (key !== undefined) byId.set(key, fact);
     } else if (tool !== undefined && (tool.input !== undefined || typeof tool.name === 'string'))
-      addReport(fact, record.seq, tool);
+      addReport(fact, record.seq, tool, callContext(event));
     if (event.type === 'tool.after') {
       if (asRecord(event.execution)?.status !== 'skipped') {
         fact.executed = true;
@@ -160,12 +174,19 @@ export function toolCallFacts(
 }
 
 /** Adds what a later record of a call reported, when it is not what the call already reported. */
-function addReport(fact: ToolCallFact, seq: number, tool: Record<string, unknown>): void {
+function addReport(
+  fact: ToolCallFact,
+  seq: number,
+  tool: Record<string, unknown>,
+  context: { cwd?: string; opaque?: string },
+): void {
   const first: CallReport = {
     seq: fact.seq,
     tool: fact.tool,
     ...(fact.kind ? { kind: fact.kind } : {}),
     ...(fact.input !== undefined ? { input: fact.input } : {}),
+    ...(fact.cwd ? { cwd: fact.cwd } : {}),
+    ...(fact.opaque ? { opaque: fact.opaque } : {}),
   };
   const report: CallReport = {
     seq,
@@ -177,6 +198,7 @@ function addReport(fact: ToolCallFact, seq: number, tool: Record<string, unknown
       : fact.input !== undefined
         ? { input: fact.input }
         : {}),
+    ...context,
   };
   const same = (a: CallReport, b: CallReport) =>
     canonicalize([a.tool, a.kind ?? null, a.input ?? null]) ===
@@ -210,12 +232,12 @@ export function crossVerify(
     let verdict: ActionVerdict | undefined;
     let worst: CallReport | undefined;
     for (const report of fact.reports ?? [fact]) {
-      const v = evaluateAction(policy, {
-        tool: report.tool,
-        input: report.input,
-        ...(report.kind ? { kind: report.kind } : {}),
-        ...(cwd ? { cwd } : {}),
-      });
+      // The call the live judge read: run in its event's own cwd, opaque as its record says.
+      const tool = { name: report.tool, input: report.input, ...(report.kind ? { kind: report.kind } : {}) };
+      const v = evaluateAction(
+        policy,
+        actionCall(tool, cwd ? { root: cwd } : {}, report.cwd ?? cwd, report.opaque),
+      );
       if (verdict === undefined || VERDICT_RANK[v.verdict] < VERDICT_RANK[verdict.verdict]) {
         verdict = v;
         worst = report;

@@ -61,6 +61,12 @@ export class SessionFacts {
   baseline = false;
   /** The first `tally.reconcile.summary`: its seq and what it says of the pass. */
   reconcile: { seq: number; summary: Record<string, unknown> } | null = null;
+  /** What session.start says `tally run` wired: the harness and its events' source. */
+  wiring: { harness: string; eventSource: string } | null = null;
+  /** Records the wired harness's hooks sent (source `hook`, its event source). */
+  harnessEvents = 0;
+  /** Calls that ran and that only the agent's transcript shows: no hook reported them. */
+  readonly transcriptOnly: number[] = [];
   private readonly seen = new Map<string, number>();
   private previous: { ms: number; time: string } | null = null;
 
@@ -74,6 +80,21 @@ export class SessionFacts {
     if (event.type === 'session.start' && record.seq === 0) {
       const workspace = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.workspace'];
       this.baseline = typeof workspace === 'object' && workspace !== null && 'baseline' in workspace;
+      const wiring = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.wiring'] as
+        | { harness?: unknown; event_source?: unknown }
+        | undefined;
+      if (typeof wiring?.harness === 'string' && typeof wiring.event_source === 'string')
+        this.wiring = { harness: wiring.harness, eventSource: wiring.event_source };
+    }
+    if (this.wiring !== null && record.source === 'hook' && event.source === this.wiring.eventSource)
+      this.harnessEvents++;
+    if (record.source === 'transcript' && event.type === 'tool.after' && this.transcriptOnly.length < 100) {
+      const seen = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.transcript'] as
+        | { seen_only_in_transcript?: unknown }
+        | undefined;
+      const execution = event.execution as { status?: unknown } | undefined;
+      if (seen?.seen_only_in_transcript === true && execution?.status === 'executed')
+        this.transcriptOnly.push(record.seq);
     }
     if (event.type === 'tally.reconcile.summary' && this.reconcile === null) {
       const summary = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.reconcile'];

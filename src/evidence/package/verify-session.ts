@@ -37,12 +37,43 @@ export function sessionChecks(checks: Checks, facts: SessionFacts, records: numb
   if (facts.repairs.length === 0) checks.pass('log_repaired', { count: 0 });
   else checks.pass('log_repaired', { count: facts.repairs.length, repairs: facts.repairs }, 'info');
   workspaceCheck(checks, facts);
+  harnessCheck(checks, facts);
+}
+
+/**
+ * Whether the harness `tally run` wired reported the session: one whose hooks never sent an event,
+ * or whose calls ran with only the agent's transcript to show them, was not captured live, whatever
+ * the rest of the package says. A session that records no wiring (started otherwise, or sealed
+ * before runs recorded it) claims no harness, and passes as before.
+ */
+function harnessCheck(checks: Checks, facts: SessionFacts): void {
+  const wiring = facts.wiring;
+  if (wiring === null) {
+    checks.pass('harness_reported', { harness: null, reason: 'no run wired a harness for this session' });
+    return;
+  }
+  const detail = { harness: wiring.harness, events: facts.harnessEvents };
+  if (facts.harnessEvents === 0)
+    checks.fail('harness_reported', 'harness-silent', {
+      ...detail,
+      transcript_only: facts.transcriptOnly.length,
+      message: `${wiring.harness} was wired for this session and none of its hooks reported an event: nothing it did was judged before it ran`,
+    });
+  else if (facts.transcriptOnly.length > 0)
+    checks.fail('harness_reported', 'calls-unreported', {
+      ...detail,
+      seqs: facts.transcriptOnly,
+      message: `${facts.transcriptOnly.length} call(s) ran that no hook of ${wiring.harness} reported; only its transcript shows them`,
+    });
+  else checks.pass('harness_reported', detail);
 }
 
 /**
  * Whether the close compared the workspace with the start baseline: a pass that failed (the start
- * commit gone, git broken) or a tree baseline altered on disk means the receipt cannot show that it
- * holds every change made during the session.
+ * commit gone, git broken or stopped at its deadline), a tree baseline altered on disk, a pass that
+ * could not read every file or folder it had to, or one whose limit was reached because of what the
+ * session itself created or changed means the receipt cannot show that it holds every change made
+ * during the session. A limit the tree was already past at the start is only reported.
  */
 function workspaceCheck(checks: Checks, facts: SessionFacts): void {
   const found = facts.reconcile;
@@ -61,7 +92,9 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
   }
   const { seq, summary } = found;
   const error = summary.error as { code?: unknown; message?: unknown } | undefined;
-  const skipped = typeof summary.skipped === 'number' ? summary.skipped : 0;
+  const skipped = count(summary.skipped);
+  const bySession = count(summary.skipped_session);
+  const unreadable = summary.unreadable as { count?: unknown; paths?: unknown } | undefined;
   const detail = { seq, mode: summary.mode ?? null, reported: summary.reported ?? null, skipped };
   if (error !== undefined)
     checks.fail('workspace_reconciled', 'reconcile-failed', {
@@ -75,7 +108,25 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
       message:
         'the start snapshot kept beside the session was altered before the close: the workspace was not compared',
     });
+  else if (unreadable !== undefined)
+    checks.fail('workspace_reconciled', 'unreadable', {
+      seq,
+      count: count(unreadable.count),
+      paths: Array.isArray(unreadable.paths) ? unreadable.paths : [],
+      message: `${count(unreadable.count)} files or folders could not be read at the close: what they hold was not compared, and changes no channel reported may be missing from the receipt`,
+    });
+  else if (bySession > 0)
+    checks.fail('workspace_reconciled', 'limit-exceeded', {
+      ...detail,
+      skipped_session: bySession,
+      limit: summary.limit ?? null,
+      message: `what the session created or changed went past the limit of ${String(summary.limit)} paths: ${bySession} paths the pass had to compare were not`,
+    });
   else if (skipped > 0)
     checks.pass('workspace_reconciled', { ...detail, limit: summary.limit ?? null }, 'info');
   else checks.pass('workspace_reconciled', detail);
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }

@@ -18,6 +18,11 @@ export interface ActionCall {
    * patterns): a shell command's relative paths start here.
    */
   base?: string;
+  /**
+   * Why what or where the call runs cannot be read from its record (a directory argument the
+   * adapter could not read), when it cannot: the call is judged as an opaque shell command.
+   */
+  opaque?: string;
 }
 
 export interface ActionPattern {

@@ -15,6 +15,7 @@ import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './she
 import { commandFileEffects } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
 import { matchCommand } from './shell-match.js';
+import { typedInputReason } from './typed-input.js';
 import { hostInDomain, urlHosts } from './urls.js';
 
 /** A file a call touches: a tool's path, or a shell word with the directory it is relative to. */
@@ -42,6 +43,8 @@ export interface CallFacts {
   cwd?: string;
   /** Where the call ran, when it differs from `cwd`. */
   base?: string;
+  /** Why the call as a whole is opaque (its record, or input typed into it later), when it is. */
+  opaque?: string;
 }
 
 export type Touch = 'yes' | 'possible' | 'no';
@@ -110,6 +113,8 @@ export function factsOf(call: ActionCall): CallFacts {
       for (const word of touched.writes) facts.writes.push({ word, shellCwd: command.cwd, fromShell: true });
     }
   }
+  const opaque = call.opaque ?? typedInputReason(call.tool, call.input, facts.command?.shell.commands ?? []);
+  if (opaque !== undefined) facts.opaque = opaque;
   if (call.cwd !== undefined) facts.cwd = call.cwd;
   if (call.base !== undefined) facts.base = call.base;
   return facts;

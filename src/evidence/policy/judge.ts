@@ -8,10 +8,23 @@
 import { posix } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
 import type { AgentCertificate } from '../certificate.js';
-import { type NormalPath, normalizePath, stringField, type WorkspaceFrame } from '../normalize.js';
+import {
+  EXT_OPAQUE,
+  type NormalPath,
+  normalizePath,
+  stringField,
+  type WorkspaceFrame,
+} from '../normalize.js';
 import type { PolicyDecision, ResolvedPath } from '../record/record.js';
 import { canonicalTool, PATH_FIELDS, PATHS_FIELDS, type ToolArgument, toolArgument } from './aliases.js';
 import { type ActionCall, type ActionPolicy, type ActionVerdict, evaluateAction } from './patterns.js';
+
+/** A call's tool as recorded: what `normalizeCall` and the cross-verification read. */
+export interface RecordedTool {
+  name: string;
+  kind?: string;
+  input?: unknown;
+}
 
 /** The backend id of Tally's own certificate judge, in registrations, answers and decisions. */
 export const CERTIFICATE_BACKEND = 'dev.tally.certificate';
@@ -57,6 +70,13 @@ export function normalizeCall(
   if (typeof tool?.name !== 'string') return undefined;
   const kind = typeof tool.kind === 'string' ? tool.kind : undefined;
   const cwd = stringField(event.session, 'cwd') ?? frame.cwd ?? frame.root;
+  const opaque = stringField(event.extensions, EXT_OPAQUE);
+  const call = actionCall(
+    { name: tool.name, ...(kind ? { kind } : {}), input: tool.input },
+    frame,
+    cwd,
+    opaque,
+  );
   const argument = toolArgument(tool.name, tool.input, kind);
   const raw = argument.paths ?? (argument.path === undefined ? [] : [argument.path]);
   const paths: NormalPath[] = [];
@@ -68,20 +88,36 @@ export function normalizeCall(
     const normal = normalizePath(link.resolved, frame, cwd);
     if (normal !== undefined && !paths.some((p) => p.path === normal.path)) paths.push(normal);
   }
-  // The policy anchors patterns at the workspace root; a path relative to the event's own cwd is
-  // made absolute first, so `Write(src/**)` means the same file from whichever folder it is named.
+  return {
+    ...call,
+    canonical: canonicalTool(tool.name, kind).canonical,
+    argument,
+    paths,
+  };
+}
+
+/**
+ * The call the policy judges: the tool as recorded, run in `cwd` (the event's own), opaque for the
+ * reason its record gives (`extensions["dev.tally.opaque"]`), if any. Patterns are anchored at the
+ * workspace root; a path relative to `cwd` is made absolute first, so `Write(src/**)` means the
+ * same file from whichever folder it is named.
+ */
+export function actionCall(
+  tool: RecordedTool,
+  frame: WorkspaceFrame,
+  cwd: string | undefined,
+  opaque?: string,
+): ActionCall {
   const anchor = frame.root ?? cwd;
   const input =
     cwd !== undefined && anchor !== undefined && cwd !== anchor ? absolutePaths(tool.input, cwd) : tool.input;
   return {
     tool: tool.name,
-    canonical: canonicalTool(tool.name, kind).canonical,
     input,
-    ...(kind ? { kind } : {}),
+    ...(tool.kind ? { kind: tool.kind } : {}),
     ...(anchor ? { cwd: anchor } : {}),
     ...(cwd ? { base: cwd } : {}),
-    argument,
-    paths,
+    ...(opaque ? { opaque } : {}),
   };
 }
 

@@ -217,7 +217,7 @@ export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVe
 
 /** Why the call's shell command is opaque, when it is and some forbid or escalate pattern could see it. */
 function opaqueReason(facts: CallFacts, patterns: readonly ActionPattern[]): string | undefined {
-  const command = facts.command?.shell.commands.find((c) => c.opaque !== undefined);
-  if (command === undefined) return undefined;
-  return patterns.some((p) => appliesTo(p, facts)) ? command.opaque : undefined;
+  const opaque = facts.command?.shell.commands.find((c) => c.opaque !== undefined)?.opaque ?? facts.opaque;
+  if (opaque === undefined) return undefined;
+  return patterns.some((p) => appliesTo(p, facts)) ? opaque : undefined;
 }

@@ -26,6 +26,8 @@ export const POLICY_CHECKS: ReadonlySet<string> = new Set([
   'log_repaired',
   // What the close could compare of the workspace: a fact about the session, like the policy's.
   'workspace_reconciled',
+  // Whether the harness a run wired reported the session: a fact about the session too.
+  'harness_reported',
 ]);
 
 /** The first check that failed and makes the package unacceptable (skipped checks are not causes). */

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { resolveAgent } from '../../../session/agents.js';
 import { defaultTrustedKeys } from '../../../session/identity.js';
 import { startSession } from '../../../session/lifecycle.js';
-import { projectRootFor } from '../../../session/paths.js';
+import { sessionRootFor } from '../../../session/paths.js';
 import { currentSession } from '../../../session/store.js';
 import { type Command, parseFlags, printJson, UsageError } from '../../command.js';
 import { placesOf, signerOf } from '../../session-context.js';
@@ -46,7 +46,7 @@ export const command: Command = {
     const agent = resolved?.agent;
     if (agent && values.model) agent.model = values.model;
     if (agent && values.provider) agent.provider = values.provider;
-    const root = where.project ? projectRootFor(where.project) : projectRootFor(ctx.cwd);
+    const root = sessionRootFor(where, ctx.cwd);
     const { info } = await startSession({
       state: where.state,
       root,

@@ -1,0 +1,157 @@
+/**
+ * The content identity of a file of the tree: its SHA-256, and git's blob id of the same bytes so
+ * it can be compared with a blob the index named without reading the repository's objects. A file
+ * is read in chunks whatever its size, opened without following a link and without waiting (a FIFO
+ * or a device is never read as a file); a file that is there but cannot be read is `unreadable`,
+ * never absent: only "no such file" means absent.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { digest, digestParts } from '../../core/hash.js';
+import { nativePath } from './paths.js';
+
+export interface FileIdentity {
+  /** "sha256:<hex>" of the content (of the link text for a symbolic link). */
+  sha256: string;
+  /** git's object id of the same bytes (`blob <n>\0…`), in the repository's hash. */
+  blob: string;
+}
+
+/** A file that is there but whose content could not be read: the error's code (`EACCES`, …). */
+export interface Unread {
+  unreadable: string;
+}
+
+/** What a path holds: an identity, unreadable content, or nothing (absent, or not a file). */
+export type Content = FileIdentity | Unread | null;
+
+/** A path the pass could not read (a file, or a folder it could not list). */
+export interface Unreadable {
+  raw: string;
+  code: string;
+  folder?: true;
+}
+
+export function isUnread(content: Content | undefined): content is Unread {
+  return content !== null && content !== undefined && 'unreadable' in content;
+}
+
+/** The code of a failed file-system call, or null when it says there is nothing there. */
+export function unreadableCode(error: unknown): string | null {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+  return typeof code === 'string' ? code : 'EIO';
+}
+
+/** A file that kept changing while it was read (three tries). */
+export const CHANGING = 'changing';
+
+const CHUNK = 1 << 20;
+const chunk = Buffer.allocUnsafe(CHUNK);
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+/**
+ * The identity of the file at `root/raw`: null when there is none (absent, or a folder, a FIFO, a
+ * socket or a device: nothing git would store), `{unreadable}` when it is there but could not be
+ * read. A symbolic link is identified by its target text, as git stores it.
+ */
+export function identify(root: string, raw: string, format: 'sha1' | 'sha256'): Content {
+  const native = nativePath(root, raw);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const content = readOnce(native, format);
+    if (content !== CHANGING) return content;
+  }
+  return { unreadable: CHANGING };
+}
+
+function failed(error: unknown): Content {
+  const code = unreadableCode(error);
+  return code === null ? null : { unreadable: code };
+}
+
+/**
+ * One read of the path, or CHANGING when it was replaced or its size moved meanwhile. Opened first
+ * (one system call fewer than a look before): without following a link (ELOOP: it is one, read as
+ * such) and without waiting; read only once the open file is known to be a regular one.
+ */
+function readOnce(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof CHANGING {
+  let fd: number;
+  try {
+    fd = openSync(native, READ_FLAGS);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') return linkIdentity(native, format);
+    if (code === 'ENXIO') return null; // a socket
+    return failed(error);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return null;
+    const blob = createHash(format).update(`blob ${stat.size}\0`);
+    let n = readSync(fd, chunk, 0, CHUNK, null);
+    // The common case, a file read in one go: the one-shot digest.
+    if (n === stat.size)
+      return {
+        sha256: digest(chunk.subarray(0, n)),
+        blob: blob.update(chunk.subarray(0, n)).digest('hex'),
+      };
+    const sha = digestParts();
+    let total = 0;
+    while (n > 0) {
+      total += n;
+      if (total > stat.size) return CHANGING;
+      const part = chunk.subarray(0, n);
+      sha.update(part);
+      blob.update(part);
+      if (total === stat.size) break;
+      n = readSync(fd, chunk, 0, CHUNK, null);
+    }
+    if (total !== stat.size) return CHANGING;
+    return { sha256: sha.digest(), blob: blob.digest('hex') };
+  } catch (error) {
+    return { unreadable: unreadableCode(error) ?? 'EIO' };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A symbolic link, identified by its target text; CHANGING when it is no longer one. */
+function linkIdentity(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof CHANGING {
+  let target: Buffer;
+  try {
+    target = readlinkSync(native, { encoding: 'buffer' });
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EINVAL' ? CHANGING : failed(error);
+  }
+  const blob = createHash(format).update(`blob ${target.length}\0`).update(target).digest('hex');
+  return { sha256: digest(target), blob };
+}
+
+/**
+ * A regular file's bytes (a `.git` file, `commondir`, a snapshot kept beside the session), or null
+ * when it is absent, not a regular file (never waited on), larger than `max`, or unreadable.
+ */
+export function readRegularFile(path: string, max = 64 * 1024): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch {
+    return null;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size > max) return null;
+    const bytes = Buffer.allocUnsafe(stat.size);
+    let total = 0;
+    while (total < bytes.length) {
+      const n = readSync(fd, bytes, total, bytes.length - total, null);
+      if (n === 0) break;
+      total += n;
+    }
+    return bytes.subarray(0, total);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}

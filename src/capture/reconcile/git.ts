@@ -1,0 +1,282 @@
+/**
+ * Every git command reconciliation runs, and what it reads of the repository's git directory. The
+ * agent can write `.git/` as it can write the tree: a command that waits on a FIFO planted there
+ * would hang the close, so each runs asynchronously under the pass's deadline and is killed past
+ * it (a `timeout` error), and the entries git reads first are checked to be regular files before
+ * any command runs (a `git-state` error names the one that is not).
+ */
+import { execFile } from 'node:child_process';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { readRegularFile, type Unreadable, unreadableCode } from './content.js';
+import { ReconcileError } from './error.js';
+import { compareRaw, rawPath } from './paths.js';
+
+/**
+ * Settings of the repository (or of the user's git config) that would let whoever writes the tree
+ * steer what git reports about it, overridden on every git command Tally runs on a tree it
+ * reconciles: a file-system monitor (a program of the config's choosing that tells git which files
+ * changed), the index's cache of untracked directories, and the user's global exclude file.
+ */
+export const GIT_OVERRIDES = [
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.untrackedCache=false',
+  '-c',
+  'core.excludesFile=/dev/null',
+];
+
+/**
+ * How untracked files are listed, at the start and at the close alike: ignored by `.gitignore`
+ * files only. `.git/info/exclude` and the global exclude file are not project files, and a line
+ * added to them leaves no trace in the tree, so they hide nothing here.
+ */
+export const UNTRACKED_ARGS = ['--others', '--exclude-per-directory=.gitignore'] as const;
+
+/** How long the git commands of one pass (a start, a close, a snapshot) may take together. */
+export const DEFAULT_GIT_TIMEOUT_MS = 30_000;
+
+/** The time (ms since the epoch) past which a pass's git commands are killed. */
+export interface Deadline {
+  at: number;
+  /** The budget it was made with, for messages. */
+  ms: number;
+}
+
+export function deadlineAfter(ms = DEFAULT_GIT_TIMEOUT_MS): Deadline {
+  if (!Number.isSafeInteger(ms) || ms < 1)
+    throw new ReconcileError('bad-option', 'the git timeout must be a positive whole number of ms', {
+      field: 'timeoutMs',
+    });
+  return { at: Date.now() + ms, ms };
+}
+
+/** The most output a git command may give (a listing of a very large tree). */
+const GIT_OUTPUT_LIMIT = 1024 * 1024 * 1024;
+
+/**
+ * The environment of every git command run on a tree Tally reconciles. `GIT_NO_REPLACE_OBJECTS`:
+ * `git replace` cannot swap the start commit for another. `LC_ALL=C`: messages Tally reads are
+ * git's own English ones.
+ */
+export function gitEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1', LC_ALL: 'C' };
+}
+
+export interface GitOutput {
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+/**
+ * Runs git in `cwd` without blocking, the overrides first, killed when the deadline passes; `env`
+ * replaces the usual environment. A non-zero exit is a `git` error, a kill at the deadline a
+ * `timeout` one.
+ */
+export function runGit(
+  cwd: string,
+  args: readonly string[],
+  deadline: Deadline,
+  env: NodeJS.ProcessEnv = gitEnv(),
+): Promise<GitOutput> {
+  const left = deadline.at - Date.now();
+  if (left <= 0) return Promise.reject(timedOut(cwd, args, deadline));
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      [...GIT_OVERRIDES, ...args],
+      { cwd, env, encoding: 'buffer', maxBuffer: GIT_OUTPUT_LIMIT, timeout: left, killSignal: 'SIGKILL' },
+      (error, stdout, stderr) => {
+        if (error === null) return resolve({ stdout, stderr });
+        const failure = error as NodeJS.ErrnoException & { killed?: boolean };
+        if (failure.killed && failure.code !== 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER')
+          return reject(timedOut(cwd, args, deadline));
+        const said = stderr.toString('utf8').trim().split('\n').at(-1) ?? '';
+        reject(
+          new ReconcileError(
+            'git',
+            `git ${args[0]} failed in ${cwd}${said ? `: ${said}` : ''}`,
+            { args: [...args] },
+            { cause: error },
+          ),
+        );
+      },
+    );
+  });
+}
+
+function timedOut(cwd: string, args: readonly string[], deadline: Deadline): ReconcileError {
+  return new ReconcileError(
+    'timeout',
+    `git ${args[0]} in ${cwd} did not finish within the pass's ${deadline.ms} ms and was stopped (a FIFO or a device in a git directory keeps git waiting)`,
+    { args: [...args], timeout_ms: deadline.ms },
+  );
+}
+
+/** NUL-separated git output as raw paths. */
+export function nulList(output: Buffer): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let i = 0; i < output.length; i++) {
+    if (output[i] !== 0) continue;
+    if (i > start) out.push(rawPath(output.subarray(start, i)));
+    start = i + 1;
+  }
+  if (start < output.length) out.push(rawPath(output.subarray(start)));
+  return out;
+}
+
+/** What git reads of a git directory before it does anything the pass asks of it. */
+const READ_FIRST = [
+  'HEAD',
+  'config',
+  'index',
+  'packed-refs',
+  'commondir',
+  'shallow',
+  'objects/info/alternates',
+];
+
+/** Throws unless `path` (symbolic links followed) is a regular file or absent. */
+function mustBeFile(path: string, shown: string): void {
+  let kind: string;
+  try {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (stat === undefined || stat.isFile()) return;
+    kind = stat.isFIFO()
+      ? 'a FIFO'
+      : stat.isDirectory()
+        ? 'a folder'
+        : stat.isSocket()
+          ? 'a socket'
+          : 'a device';
+  } catch {
+    return; // unreadable or a file on the way: git fails on it, it does not wait
+  }
+  throw new ReconcileError(
+    'git-state',
+    `${shown} is ${kind}, not a regular file: git would wait on it or read it wrongly`,
+    { path: shown },
+  );
+}
+
+/**
+ * Checks that the entries git reads first in the repository at `root` (its `.git` folder, or the
+ * git directory a `.git` file names, and the common directory of a worktree) are regular files.
+ */
+export function checkGitEntries(root: string): void {
+  const dot = join(root, '.git');
+  let stat: import('node:fs').Stats | undefined;
+  try {
+    stat = lstatSync(dot, { throwIfNoEntry: false });
+  } catch {
+    return;
+  }
+  if (stat === undefined) return;
+  let dir = dot;
+  if (!stat.isDirectory()) {
+    mustBeFile(dot, '.git');
+    const named = /^gitdir: (.+)$/m.exec(readRegularFile(dot)?.toString('utf8') ?? '')?.[1]?.trim();
+    if (named === undefined) return; // not a git file: git says so
+    dir = isAbsolute(named) ? named : resolve(root, named);
+  }
+  const shown = (entry: string) => (dir === dot ? `.git/${entry}` : join(dir, entry));
+  for (const entry of READ_FIRST) mustBeFile(join(dir, entry), shown(entry));
+  const common = readRegularFile(join(dir, 'commondir'))?.toString('utf8').trim();
+  if (common)
+    for (const entry of ['config', 'packed-refs']) {
+      const path = resolve(dir, common, entry);
+      mustBeFile(path, path);
+    }
+}
+
+/** Whether `root` is in a git work tree with git available, and the repository's object hash. */
+export async function repositoryOf(
+  root: string,
+  deadline: Deadline,
+): Promise<{ format: 'sha1' | 'sha256' } | null> {
+  checkGitEntries(root);
+  let out: GitOutput;
+  try {
+    out = await runGit(root, ['rev-parse', '--is-inside-work-tree', '--show-object-format'], deadline);
+  } catch (error) {
+    if (error instanceof ReconcileError && error.code === 'timeout') throw error;
+    return null; // not a repository, or no git
+  }
+  const [inside, format] = out.stdout.toString('utf8').trim().split('\n');
+  if (inside !== 'true') return null;
+  return { format: format === 'sha256' ? 'sha256' : 'sha1' };
+}
+
+/** HEAD's commit id, or undefined in a repository without commits. */
+export async function headOf(root: string, deadline: Deadline): Promise<string | undefined> {
+  try {
+    const out = (await runGit(root, ['rev-parse', '--verify', '--quiet', 'HEAD'], deadline)).stdout;
+    return out.toString('utf8').trim() || undefined;
+  } catch (error) {
+    if (error instanceof ReconcileError && error.code === 'timeout') throw error;
+    return undefined;
+  }
+}
+
+/**
+ * git's own files that decide what runs or what git shows, watched like project files: the
+ * repository's config (hooks path, filters, fsmonitor), its hooks (run by the user's next commit)
+ * and `info/` (exclude, attributes). Raw paths under the work tree, in byte order, and the folders
+ * among them that cannot be read. An entry that is neither a file, a symbolic link nor a folder
+ * is a `git-state` error.
+ */
+export function gitStatePaths(root: string): { paths: string[]; unreadable: Unreadable[] } {
+  const paths: string[] = [];
+  const unreadable: Unreadable[] = [];
+  const base = Buffer.from(`${root}/`, 'utf8');
+  const walk = (rel: string): void => {
+    let entries: import('node:fs').Dirent<Buffer>[];
+    try {
+      entries = readdirSync(Buffer.concat([base, Buffer.from(rel, 'latin1')]), {
+        withFileTypes: true,
+        encoding: 'buffer',
+      });
+    } catch (error) {
+      const code = unreadableCode(error);
+      if (code !== null) unreadable.push({ raw: rel, code, folder: true });
+      return;
+    }
+    for (const entry of entries) {
+      const raw = `${rel}/${rawPath(entry.name)}`;
+      if (entry.isDirectory()) walk(raw);
+      else if (entry.isFile() || entry.isSymbolicLink()) paths.push(raw);
+      else
+        throw new ReconcileError('git-state', `${raw} is not a regular file, a link or a folder`, {
+          path: raw,
+        });
+    }
+  };
+  try {
+    const config = lstatSync(`${root}/.git/config`, { throwIfNoEntry: false });
+    if (config?.isFile() || config?.isSymbolicLink()) paths.push('.git/config');
+  } catch {
+    // .git is a file (a worktree): no config of its own here
+  }
+  walk('.git/hooks');
+  walk('.git/info');
+  return { paths: paths.sort(compareRaw), unreadable };
+}
+
+/** `git ls-tree -r` of a commit: raw path → blob id (gitlinks left out). */
+export async function treeBlobs(
+  root: string,
+  commit: string,
+  deadline: Deadline,
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const listing = await runGit(root, ['ls-tree', '-r', '-z', '--full-tree', commit], deadline);
+  for (const entry of nulList(listing.stdout)) {
+    const tab = entry.indexOf('\t');
+    const [mode, type, id] = entry.slice(0, tab).split(' ');
+    if (type !== 'blob' || mode === '160000' || id === undefined) continue;
+    out.set(entry.slice(tab + 1), id);
+  }
+  return out;
+}

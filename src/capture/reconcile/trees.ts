@@ -1,0 +1,86 @@
+/**
+ * Two content snapshots of a tree compared: `tally wrap`'s before and after a command, and the
+ * close outside git against the start's snapshot. Only paths up to where both snapshots reach are
+ * compared; when the later one was cut before the earlier one's bound (or the earlier one was not
+ * cut at all), what the session added pushed paths past the limit, and those are counted apart.
+ */
+import {
+  type Differing,
+  pairRenames,
+  type Start,
+  same,
+  type WorkspaceChange,
+  type WorkspaceDiff,
+} from './changes.js';
+import type { Content, Unreadable } from './content.js';
+import { ReconcileError } from './error.js';
+import type { Deadline } from './git.js';
+import { compareRaw } from './paths.js';
+import { minBound, snapshotTree, type TreeSnapshot } from './workspace.js';
+
+export interface SnapshotDiff {
+  changes: WorkspaceChange[];
+  /** Paths not compared: past either snapshot's bound. */
+  skipped: number;
+  /** Of those, the ones the earlier snapshot held or could have: the later one's limit was reached first. */
+  skippedSession: number;
+  /** The later snapshot's unreadable files and folders. */
+  unreadable: Unreadable[];
+}
+
+function startIn(snapshot: TreeSnapshot, raw: string): Start | null {
+  const id = snapshot.files.get(raw);
+  if (id !== undefined) return { sha256: id.sha256 };
+  const code = snapshot.unread.get(raw);
+  return code === undefined ? null : { unreadable: code };
+}
+
+function endIn(snapshot: TreeSnapshot, raw: string): Content {
+  const code = snapshot.unread.get(raw);
+  return code !== undefined ? { unreadable: code } : (snapshot.files.get(raw) ?? null);
+}
+
+/** The net changes from one snapshot to another. */
+export function diffSnapshots(before: TreeSnapshot, after: TreeSnapshot): SnapshotDiff {
+  const bound = minBound(before.last, after.last);
+  const keys = new Set([
+    ...before.files.keys(),
+    ...before.unread.keys(),
+    ...after.files.keys(),
+    ...after.unread.keys(),
+  ]);
+  const differing: Differing[] = [];
+  let outside = 0;
+  for (const raw of [...keys].sort(compareRaw)) {
+    if (bound !== undefined && raw > bound) {
+      outside++;
+      continue;
+    }
+    const start = startIn(before, raw);
+    const end = endIn(after, raw);
+    if (!same(start, end)) differing.push({ raw, start, end });
+  }
+  const skipped = Math.max(before.skipped, after.skipped) + outside;
+  // The later listing stopped before the earlier one's bound: paths the start knows were not compared.
+  const cutFirst = after.last !== undefined && (before.last === undefined || after.last < before.last);
+  const unreadable: Unreadable[] = [
+    ...after.folders,
+    ...[...after.unread].map(([raw, code]) => ({ raw, code })),
+  ].sort((a, b) => compareRaw(a.raw, b.raw));
+  return { changes: pairRenames(differing), skipped, skippedSession: cutFirst ? skipped : 0, unreadable };
+}
+
+export async function diffTrees(
+  root: string,
+  startTree: TreeSnapshot | undefined,
+  limit: number,
+  deadline: Deadline,
+): Promise<WorkspaceDiff> {
+  if (startTree === undefined)
+    throw new ReconcileError('baseline', 'the session recorded a tree baseline but none was given', {
+      field: 'tree',
+    });
+  const known = [...startTree.files.keys(), ...startTree.unread.keys()];
+  const now = await snapshotTree(root, false, limit, { deadline, known });
+  return { mode: 'tree', ...diffSnapshots(startTree, now), limit };
+}

@@ -1,0 +1,203 @@
+/**
+ * What bounds a reconciliation pass, when the agent controls the tree it bounds: the limit of paths
+ * compared (files the session creates can push a real change past it), and the time git may take
+ * (a FIFO planted where git reads a file keeps it waiting for ever). A limit reached because of the
+ * session fails `workspace_reconciled` (`limit-exceeded`), while a tree already past it at the
+ * start stays `info` (test/session/reconcile-forged.test.ts); a git command that would wait fails
+ * the pass (`reconcile-failed`) and the close ends. Oracles: what the test wrote, POSIX FIFO
+ * semantics, and the package verifier.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RECENT_MS } from '../../src/capture/reconcile/stat.js';
+import { toPublicKey } from '../../src/core/keys.js';
+import { verifyPackage } from '../../src/evidence/package/verify.js';
+import { closeSession, startSession } from '../../src/session/lifecycle.js';
+import { readSessionInfo } from '../../src/session/store.js';
+import { jsonOut, makeProject } from '../cli/tally-process.js';
+import { receiptOfFile, summaryOfFile, tallyAs } from './as-user.js';
+import { type Fixture, git, makeFixture, packageReceipt, packageRecords } from './fixture.js';
+
+async function verdict(fx: Fixture, pkg: Buffer): Promise<[boolean, string]> {
+  const verified = await verifyPackage(pkg, {
+    trusted: [toPublicKey(fx.signer.privateKey)],
+    now: new Date(),
+  });
+  const check = verified.checks.find((c) => c.check === 'workspace_reconciled')!;
+  return [check.ok, check.code];
+}
+
+function summaryOf(fx: Fixture, pkg: Buffer): Record<string, unknown> {
+  const summary = packageRecords(fx, pkg).find((rec) => rec.event.type === 'tally.reconcile.summary')!;
+  return (summary.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.reconcile']!;
+}
+
+/** Lets a reader blocked on the FIFO at `path` go (it reads an end of file); nothing when none waits. */
+function release(path: string): void {
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+  } catch {
+    // no reader (ENXIO), or no FIFO
+  }
+}
+
+describe('the limit, against files the session creates', () => {
+  it('in git: new files that sort first push a real change past the limit, and the pass fails', async () => {
+    const fx = await makeFixture('tally-bounds-git-');
+    const r = fx.root;
+    writeFileSync(join(r, 'z.txt'), 'start\n');
+    git(r, 'add', '.');
+    git(r, 'commit', '-qm', 'z');
+    await sleep(RECENT_MS + 200); // the start's stats vouch for the files (a file written just now is always compared)
+    // Three files at the start, a limit of five: the start snapshot holds them all.
+    const { info } = await startSession({ state: fx.state, root: r, signer: fx.signer, reconcileLimit: 5 });
+    writeFileSync(join(r, 'z.txt'), 'the change that matters\n');
+    for (let i = 0; i < 6; i++) writeFileSync(join(r, `a${i}.txt`), `${i}\n`);
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+      reconcileLimit: 5,
+    });
+    const pkg = readFileSync(closed.packagePath);
+    assert.deepEqual(
+      packageReceipt(pkg).files_written.map((row) => row.path),
+      ['a0.txt', 'a1.txt', 'a2.txt', 'a3.txt', 'a4.txt'],
+    );
+    const summary = summaryOf(fx, pkg);
+    assert.deepEqual([summary.skipped, summary.skipped_session], [2, 2]);
+    assert.deepEqual(await verdict(fx, pkg), [false, 'limit-exceeded']);
+  });
+
+  it('outside git: the later snapshot cut by new files is compared only as far as it reaches, and the pass fails', async () => {
+    const fx = await makeFixture('tally-bounds-tree-');
+    const plain = join(fx.dir, 'plain');
+    mkdirSync(plain);
+    writeFileSync(join(plain, 'm.txt'), 'm\n');
+    writeFileSync(join(plain, 'z.txt'), 'z\n');
+    try {
+      execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: plain, stdio: 'ignore' });
+      return; // the temp dir sits inside a repository on this machine: nothing to test
+    } catch {
+      // not in a repository
+    }
+    const { info } = await startSession({
+      state: fx.state,
+      root: plain,
+      signer: fx.signer,
+      reconcileLimit: 3,
+    });
+    writeFileSync(join(plain, 'z.txt'), 'changed\n');
+    for (const name of ['a.txt', 'b.txt', 'c.txt']) writeFileSync(join(plain, name), `${name}\n`);
+    const closed = await closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+      reconcileLimit: 3,
+    });
+    const pkg = readFileSync(closed.packagePath);
+    // m.txt and z.txt are past the close's cut: not reported deleted, and counted.
+    assert.deepEqual(
+      packageReceipt(pkg).files_written.map((row) => [row.path, row.operation]),
+      [
+        ['a.txt', 'created'],
+        ['b.txt', 'created'],
+        ['c.txt', 'created'],
+      ],
+    );
+    assert.deepEqual(await verdict(fx, pkg), [false, 'limit-exceeded']);
+  });
+});
+
+describe('what the agent can make the close wait on', () => {
+  it('a FIFO at .git/config or .git/index, planted during the session or before it: the close ends and the pass fails', async () => {
+    const cases = [
+      { file: 'config', before: false },
+      { file: 'index', before: false },
+      { file: 'index', before: true },
+    ];
+    await Promise.all(
+      cases.map(async ({ file, before }) => {
+        const p = makeProject(`tally-fifo-${file}-`);
+        const run = (args: string[]) =>
+          tallyAs(args, { cwd: p.root, env: p.env, asRoot: true, killAfterMs: 20_000 });
+        const plant = () => {
+          rmSync(join(p.root, '.git', file));
+          execFileSync('mkfifo', [join(p.root, '.git', file)]);
+        };
+        try {
+          assert.equal((await run(['init'])).code, 0);
+          if (before) plant();
+          const started = await run(['session', 'start']);
+          assert.deepEqual([started.hung, started.code], [false, 0], started.stderr);
+          if (!before) plant();
+          const closed = await run(['session', 'close', '--json']);
+          assert.deepEqual([closed.hung, closed.code], [false, 0], `${file}: ${closed.stderr}`);
+          const pkg = String(jsonOut(closed).package);
+          const error = summaryOfFile(pkg).error as { code: string; message: string };
+          assert.equal(error.code, before ? 'baseline' : 'git-state', error.message);
+          assert.match(error.message, new RegExp(`\\.git/${file} is a FIFO`));
+          assert.deepEqual(receiptOfFile(pkg).files_written, []);
+          const verified = await run(['verify', pkg, '--json']);
+          const checks = (JSON.parse(verified.stdout) as { checks: { check: string; code: string }[] })
+            .checks;
+          assert.equal(checks.find((c) => c.check === 'workspace_reconciled')?.code, 'reconcile-failed');
+        } finally {
+          release(join(p.root, '.git', file));
+        }
+      }),
+    );
+  });
+
+  it("a FIFO for the start snapshot kept beside the session, in the project's .tally/: taken as altered", async () => {
+    const p = makeProject('tally-fifo-snapshot-');
+    const run = (args: string[]) =>
+      tallyAs(args, { cwd: p.root, env: p.env, asRoot: true, killAfterMs: 20_000 });
+    assert.equal((await run(['init'])).code, 0);
+    assert.equal((await run(['session', 'start'])).code, 0);
+    const sessions = join(p.root, '.tally', 'sessions');
+    const kept = join(sessions, readFileSync(join(sessions, 'current'), 'utf8').trim(), 'baseline-stat.json');
+    rmSync(kept);
+    execFileSync('mkfifo', [kept]);
+    try {
+      const closed = await run(['session', 'close', '--json']);
+      assert.deepEqual([closed.hung, closed.code], [false, 0], closed.stderr);
+      const pkg = String(jsonOut(closed).package);
+      assert.equal(summaryOfFile(pkg).baseline, 'altered');
+      const verified = await run(['verify', pkg, '--json']);
+      const checks = (JSON.parse(verified.stdout) as { checks: { check: string; code: string }[] }).checks;
+      assert.equal(checks.find((c) => c.check === 'workspace_reconciled')?.code, 'baseline-altered');
+    } finally {
+      release(kept);
+    }
+  });
+
+  it('a nested repository whose HEAD is a FIFO: git is stopped at the deadline, the close ends, the pass fails', async () => {
+    const fx = await makeFixture('tally-fifo-nested-');
+    const head = join(fx.root, 'vendor', '.git', 'HEAD');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+    // What git reads to decide whether vendor/ holds a repository of its own.
+    mkdirSync(join(fx.root, 'vendor', '.git', 'objects'), { recursive: true });
+    mkdirSync(join(fx.root, 'vendor', '.git', 'refs'));
+    execFileSync('mkfifo', [head]);
+    writeFileSync(join(fx.root, 'vendor', 'payload.js'), 'payload\n');
+    const closing = closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+      reconcileTimeoutMs: 1500,
+    });
+    const outcome = await Promise.race([closing, sleep(20_000).then(() => 'hung' as const)]);
+    // Whatever happened, no git is left waiting on the FIFO.
+    for (let i = 0; i < 5; i++) release(head);
+    assert.notEqual(outcome, 'hung', 'the close was still running after 20 s');
+    const pkg = readFileSync((await closing).packagePath);
+    const error = summaryOf(fx, pkg).error as { code: string };
+    assert.equal(error.code, 'timeout');
+    assert.deepEqual(await verdict(fx, pkg), [false, 'reconcile-failed']);
+  });
+});
