@@ -5,7 +5,7 @@
  * fails if the key exists. Format: docs/formats.md#key-files.
  */
 import { createCipheriv, createDecipheriv, type KeyObject, randomBytes, scryptSync } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { canonicalize, parseJson } from './canonical.js';
 import { decodeBase64 } from './dsse.js';
@@ -19,6 +19,7 @@ import {
   toPrivateKey,
   toPublicKey,
 } from './keys.js';
+import { readRegularFileSync } from './regular-file.js';
 
 export const PRIVATE_KEY_TYPE = 'tally/private-key/v1';
 export const PUBLIC_KEY_TYPE = 'tally/public-key/v1';
@@ -149,10 +150,13 @@ export function createKey(
   };
 }
 
+/** A key file is a few hundred bytes. */
+const KEY_FILE_LIMIT = 64 * 1024;
+
 function readKeyJson(path: string): Record<string, unknown> {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularFileSync(path, KEY_FILE_LIMIT).toString('utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new KeyError('not-found', `no key at ${path} (run 'tally init' to create one)`, { path });

@@ -32,7 +32,16 @@ export interface Reply {
   body: unknown;
 }
 
-/** One request to the recorder on 127.0.0.1; rejects with RecorderError('unreachable') when it is not there. */
+/**
+ * Whether the recorder answers: `up` with its status; `down` when nothing listens on its port;
+ * `silent` when something listens and does not answer in time (a recorder that stopped answering).
+ */
+export type Probe = { state: 'up'; status: RecorderStatus } | { state: 'down' } | { state: 'silent' };
+
+/**
+ * One request to the recorder on 127.0.0.1; rejects with RecorderError('unreachable') when it is
+ * not there, with `detail.timeout` when it took the connection and did not answer within `timeoutMs`.
+ */
 export function send(
   port: number,
   secret: string,
@@ -74,12 +83,17 @@ export function send(
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
+    let timedOut = false;
+    req.on('timeout', () => {
+      timedOut = true;
+      req.destroy(new Error(`no answer within ${timeoutMs} ms`));
+    });
     req.on('error', (error: NodeJS.ErrnoException) =>
       reject(
         new RecorderError(
           'unreachable',
           `the recorder on 127.0.0.1:${port} did not answer: ${error.code ?? error.message}`,
+          timedOut ? { timeout: true, timeout_ms: timeoutMs } : { errno: error.code },
         ),
       ),
     );
@@ -129,14 +143,24 @@ export class RecorderClient {
     return send(this.port, this.secret, method, path, body, headers);
   }
 
-  /** The recorder's status, or null when none is running. */
+  /** The recorder's status, or null when none is running (or none answers). */
   async status(): Promise<RecorderStatus | null> {
+    const probe = await this.probe();
+    return probe.state === 'up' ? probe.status : null;
+  }
+
+  /** Asks for the recorder's status, telling a recorder that is gone from one that stopped answering. */
+  async probe(timeoutMs = 2000): Promise<Probe> {
     try {
-      const reply = await send(this.port, this.secret, 'GET', '/status', undefined, {}, 2000);
-      if (reply.status !== 200) return null;
-      return { ...(reply.body as Omit<RecorderStatus, 'port'>), port: this.port };
+      const reply = await send(this.port, this.secret, 'GET', '/status', undefined, {}, timeoutMs);
+      if (reply.status !== 200) return { state: 'down' };
+      return {
+        state: 'up',
+        status: { ...(reply.body as Omit<RecorderStatus, 'port'>), port: this.port },
+      };
     } catch (error) {
-      if (error instanceof RecorderError) return null;
+      if (error instanceof RecorderError)
+        return error.detail?.timeout === true ? { state: 'silent' } : { state: 'down' };
       throw error;
     }
   }
@@ -148,8 +172,10 @@ export class RecorderClient {
   async ensure(
     options: { env: NodeJS.ProcessEnv; passphrase?: string; timeoutMs?: number } = { env: {} },
   ): Promise<RecorderStatus> {
-    const running = await this.status();
-    if (running) return running;
+    const probe = await this.probe();
+    if (probe.state === 'up') return probe.status;
+    // Another recorder could not take the port it holds: said at once, not after a start that must fail.
+    if (probe.state === 'silent') throw this.silent();
     mkdirSync(join(this.paths.home, 'run'), { recursive: true, mode: 0o700 });
     const log = openSync(this.paths.log, 'a', 0o600);
     const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run', '--ready'], {
@@ -196,6 +222,15 @@ export class RecorderClient {
       ? readFileSync(this.paths.log, 'utf8').split('\n').slice(-5).join('\n')
       : '';
     throw new RecorderError('start-failed', `the recorder did not start (see ${this.paths.log}):\n${tail}`);
+  }
+
+  /** What a caller is told of a recorder that holds its port and does not answer. */
+  silent(): RecorderError {
+    return new RecorderError(
+      'unreachable',
+      `a recorder listens on 127.0.0.1:${this.port} but does not answer: no session it holds is answered or recorded until it does (its log: ${this.paths.log}; its pid: ${this.paths.pid})`,
+      { port: this.port, not_answering: true },
+    );
   }
 
   async stop(): Promise<boolean> {

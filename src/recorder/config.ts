@@ -6,12 +6,16 @@
  * out; it does not keep out the agent, which runs as the same user (docs/security.md).
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseJson } from '../core/canonical.js';
 import { TallyError } from '../core/errors.js';
 import { isJsonObject } from '../core/json.js';
+import { readRegularFileSync } from '../core/regular-file.js';
+
+/** recorder.json and the secret: a few dozen bytes each (read as regular files only, never waited on). */
+const SMALL_FILE_LIMIT = 64 * 1024;
 
 export type RecorderErrorCode = 'config' | 'secret' | 'unreachable' | 'refused' | 'start-failed';
 export class RecorderError extends TallyError<RecorderErrorCode> {}
@@ -69,7 +73,7 @@ export async function recorderConfig(
 ): Promise<RecorderConfig> {
   let stored: Partial<RecorderConfig> = {};
   try {
-    const value = parseJson(readFileSync(paths.config));
+    const value = parseJson(readRegularFileSync(paths.config, SMALL_FILE_LIMIT));
     if (!isJsonObject(value)) throw new Error('not a JSON object');
     stored = value as Partial<RecorderConfig>;
   } catch (error) {
@@ -116,7 +120,7 @@ export function recorderSecret(paths: RecorderPaths, create: boolean): string {
         'secret',
         `${paths.secret} is readable by others (mode ${mode.toString(8)}): chmod 600 it`,
       );
-    const secret = readFileSync(paths.secret, 'utf8').trim();
+    const secret = readRegularFileSync(paths.secret, SMALL_FILE_LIMIT).toString('utf8').trim();
     if (!/^[0-9a-f]{64}$/.test(secret))
       throw new RecorderError('secret', `${paths.secret} does not hold a recorder secret`);
     return secret;

@@ -72,7 +72,12 @@ export async function runRecorder(options: RunOptions): Promise<number> {
     );
     return code === 'EADDRINUSE' ? 3 : 1;
   }
-  writeFileSync(paths.pid, `${JSON.stringify({ pid: process.pid, port: config.port })}\n`, { mode: 0o600 });
+  // Made new: whatever stood at its name (a FIFO would hold the write forever) is removed first.
+  rmSync(paths.pid, { force: true });
+  writeFileSync(paths.pid, `${JSON.stringify({ pid: process.pid, port: config.port })}\n`, {
+    mode: 0o600,
+    flag: 'wx',
+  });
   options.onListening?.();
   logger(
     'info',

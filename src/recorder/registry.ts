@@ -4,10 +4,11 @@
  * already seen, else the session open for its project (the repository of its cwd), else a session
  * opened for it on the spot. Two agents in two repositories get two sessions; nothing mixes them.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../ahp/transports/options.js';
 import type { BoundaryDecision, Recorded } from '../boundary/boundary.js';
+import { TallyError } from '../core/errors.js';
+import { readRegularFileSync, writeRegularFileSync } from '../core/regular-file.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
 import { registerShip } from '../hub-client/push.js';
 import { createWitness, type Witness } from '../hub-client/witness.js';
@@ -20,7 +21,7 @@ import {
   openSession,
   startSession,
 } from '../session/lifecycle.js';
-import { type Places, places, sessionRootFor } from '../session/paths.js';
+import { type Places, places, sessionRootForAsync } from '../session/paths.js';
 import { currentSession, readSessionInfo, type SessionInfo, sessionDir } from '../session/store.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import type { SessionWiring } from '../session/wiring.js';
@@ -79,13 +80,21 @@ export interface SessionHint {
   agent?: string;
 }
 
+/** A witness file is a hub URL and a number: a few hundred bytes. */
+const WITNESS_FILE_LIMIT = 64 * 1024;
+
 function readWitness(path: string, logger: Logger): WitnessOptions | undefined {
-  if (!existsSync(path)) return undefined;
+  let reason = 'is not a witness file';
   try {
-    const value = JSON.parse(readFileSync(path, 'utf8')) as WitnessOptions;
+    const value = JSON.parse(
+      readRegularFileSync(path, WITNESS_FILE_LIMIT).toString('utf8'),
+    ) as WitnessOptions;
     if (typeof value.hub === 'string' && Number.isInteger(value.every) && value.every >= 1) return value;
-  } catch {}
-  logger('warn', `witness: ${path} is not a witness file; this session's heads are not sent`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (error instanceof TallyError) reason = `cannot be read (${error.message})`;
+  }
+  logger('warn', `witness: ${path} ${reason}; this session's heads are not sent`);
   return undefined;
 }
 
@@ -148,7 +157,7 @@ export class SessionRegistry {
     const signer = await this.signer(where);
     // A recorder restarted mid-session (killed, crashed) keeps witnessing: the hub is kept with the session.
     const witnessFile = join(sessionDir(where.state, info.id), 'witness.json');
-    if (witnessTo) writeFileSync(witnessFile, `${JSON.stringify(witnessTo)}\n`, { mode: 0o600 });
+    if (witnessTo) writeRegularFileSync(witnessFile, `${JSON.stringify(witnessTo)}\n`, 0o600);
     else witnessTo = readWitness(witnessFile, this.logger);
     const witness = witnessTo
       ? createWitness({
@@ -192,7 +201,8 @@ export class SessionRegistry {
     wiring?: SessionWiring;
   }): Promise<Held> {
     const where = places(options.cwd, this.env);
-    const root = sessionRootFor(where, options.cwd);
+    // Asked of git without blocking and within a deadline: the repository is the agent's to write.
+    const root = await sessionRootForAsync(where, options.cwd);
     return this.once(`start\0${where.state}`, async () => {
       const open = currentSession(where.state);
       if (open && readSessionInfo(where.state, open).state === 'open') {

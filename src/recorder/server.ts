@@ -19,9 +19,11 @@ import { BoundaryError, eventId } from '../boundary/prepare.js';
 import { adapterOf, type NativeAdapter } from '../capture/adapters.js';
 import { type Captured, CaptureError } from '../capture/types.js';
 import { parseJson } from '../core/canonical.js';
+import { GitError } from '../core/git.js';
 import { sha256Hex } from '../core/hash.js';
 import { readBody as readLimited } from '../core/http-body.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
+import { RegularFileError } from '../core/regular-file.js';
 import { firstBadUtf8Byte } from '../core/utf8.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import { parseWiring, type SessionWiring } from '../session/wiring.js';
@@ -346,16 +348,20 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
 
   return createServer((req, res) => {
     route(req, res).catch((error: unknown) => {
+      // A project's git that did not answer in time, a file that is not a file: that request's
+      // own failure, said to it and logged; the recorder goes on serving every other.
+      const projectFault = error instanceof GitError || error instanceof RegularFileError;
       const status =
         error instanceof HttpProblem
           ? error.status
-          : error instanceof RecorderError || error instanceof BoundaryError
+          : error instanceof RecorderError || error instanceof BoundaryError || projectFault
             ? 409
             : 500;
       const code =
         error instanceof HttpProblem ? 'bad-request' : ((error as { code?: string }).code ?? 'error');
       if (status >= 500)
         options.logger('error', `${req.method} ${req.url}: ${(error as Error).stack ?? error}`);
+      else if (projectFault) options.logger('warn', `${req.method} ${req.url}: ${(error as Error).message}`);
       if (!res.headersSent) send(res, status, { error: { code, message: (error as Error).message } });
     });
   });

@@ -1,11 +1,13 @@
 /**
  * The spool: where a command shim puts a hook payload it could not deliver because the recorder
  * was down (one JSON line per payload, `TALLY_HOME/spool/<channel>.jsonl`, 0600). The recorder
- * ingests it once when it starts, each payload once (by its id). Only node: built-ins here: the
- * shims that write it start in a few milliseconds.
+ * ingests it once when it starts, each payload once (by its id). Only node: built-ins and core's
+ * regular-file writes here (a FIFO at the spool's name fails the write, never holds it): the shims
+ * that write it start in a few milliseconds.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { appendRegularFileSync } from '../core/regular-file.js';
 
 export interface SpoolEntry {
   /** The event id the payload is recorded under: the same whether delivered now or later. */
@@ -33,5 +35,5 @@ export function spoolFile(spoolDir: string, channel: string): string {
 export function appendSpool(spoolDir: string, entry: SpoolEntry): void {
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
   // One write of one line: appends of lines this short do not interleave between processes.
-  appendFileSync(spoolFile(spoolDir, entry.channel), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+  appendRegularFileSync(spoolFile(spoolDir, entry.channel), `${JSON.stringify(entry)}\n`, 0o600);
 }

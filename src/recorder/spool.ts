@@ -3,10 +3,12 @@
  * translated and recorded as observed (the agent already had its answer: the one its failure
  * policy gave), in its session, once — an id already in the session's log is skipped.
  */
-import { appendFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../ahp/transports/options.js';
 import { adapterOf } from '../capture/adapters.js';
+import { GitError } from '../core/git.js';
+import { appendRegularFileSync, RegularFileError, readRegularFileSync } from '../core/regular-file.js';
 import { readLogLines } from '../evidence/log/reader.js';
 import { logPath } from '../session/store.js';
 import type { RecorderPaths } from './config.js';
@@ -40,6 +42,24 @@ async function loadSeen(held: Held): Promise<void> {
   }
 }
 
+/** The most one spool file may hold (each payload is at most the recorder's 16 MiB body limit). */
+const SPOOL_FILE_LIMIT = 1024 * 1024 * 1024;
+
+/**
+ * The repository a directory is in, as far as the file system says (the nearest folder above it
+ * holding `.git`), without asking git: the key under which one git that did not answer in time
+ * keeps the rest of that repository's lines from waiting for their own.
+ */
+function repositoryOf(cwd: string): string {
+  let dir = resolve(cwd);
+  for (;;) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return resolve(cwd);
+    dir = parent;
+  }
+}
+
 export async function ingestSpool(
   paths: RecorderPaths,
   registry: SessionRegistry,
@@ -48,6 +68,8 @@ export async function ingestSpool(
   if (!existsSync(paths.spool)) return 0;
   let ingested = 0;
   const loaded = new Set<string>();
+  // Repositories whose git did not answer in time: their other lines are kept without a wait each.
+  const stalled = new Map<string, string>();
   for (const name of readdirSync(paths.spool)
     .filter((f) => f.endsWith('.jsonl'))
     .sort()) {
@@ -56,13 +78,28 @@ export async function ingestSpool(
     // Lines that could not be recorded now (a key that cannot sign, a session that cannot open)
     // go back to the spool for the next start: an acknowledged payload is not dropped.
     const kept: string[] = [];
-    for (const line of readFileSync(taken, 'utf8').split('\n')) {
+    let text: string;
+    try {
+      text = readRegularFileSync(taken, SPOOL_FILE_LIMIT).toString('utf8');
+    } catch (error) {
+      if (!(error instanceof RegularFileError)) throw error;
+      // A FIFO or device holds no spooled line: removed. A spool too large to read stays, aside.
+      logger('warn', `spool ${name}: ${error.message}${error.code === 'too-large' ? ' (left there)' : ''}`);
+      if (error.code === 'not-regular') rmSync(taken, { force: true });
+      continue;
+    }
+    for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
+      let repository: string | undefined;
       try {
         const entry = JSON.parse(line) as SpoolEntry;
         const adapter = adapterOf(entry.channel);
         if (adapter === undefined) throw new Error(`no translator for channel ${entry.channel}`);
         const captured = adapter.translate(entry.payload, entry.id);
+        repository = captured.cwd === undefined ? undefined : repositoryOf(captured.cwd);
+        const stall = repository === undefined ? undefined : stalled.get(repository);
+        if (stall !== undefined)
+          throw new Error(`not tried, git in ${repository} did not answer for an earlier line (${stall})`);
         const held = await registry.forEvent(captured, {
           ...(entry.session ? { session: entry.session } : {}),
           ...(typeof entry.agent === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(entry.agent)
@@ -89,6 +126,8 @@ export async function ingestSpool(
         held.seen.add(entry.id);
         ingested += 1;
       } catch (error) {
+        if (error instanceof GitError && error.code === 'timeout' && repository !== undefined)
+          stalled.set(repository, error.message);
         logger(
           'warn',
           `spool ${name}: a line could not be ingested (kept for the next start): ${(error as Error).message}`,
@@ -96,7 +135,15 @@ export async function ingestSpool(
         kept.push(line);
       }
     }
-    if (kept.length > 0) appendFileSync(join(paths.spool, name), `${kept.join('\n')}\n`, { mode: 0o600 });
+    try {
+      if (kept.length > 0) appendRegularFileSync(join(paths.spool, name), `${kept.join('\n')}\n`, 0o600);
+    } catch (error) {
+      logger(
+        'warn',
+        `spool ${name}: ${kept.length} line(s) could not be put back: ${(error as Error).message}`,
+      );
+      continue;
+    }
     rmSync(taken, { force: true });
   }
   return ingested;

@@ -3,13 +3,15 @@
  * registered in the project's `agents/` folder.
  */
 import type { KeyObject } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseJson } from '../core/canonical.js';
 import type { Envelope } from '../core/dsse.js';
+import { readRegularFileSync } from '../core/regular-file.js';
 import { type AgentCertificate, verifyCertificate } from '../evidence/certificate.js';
 import { certificateStateAt } from '../evidence/policy/judge.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
+import { CERTIFICATE_FILE_LIMIT } from './binding.js';
 import type { Places } from './paths.js';
 import { SessionError } from './store.js';
 
@@ -34,7 +36,7 @@ export function certificatePathFor(where: Places, cwd: string, nameOrPath: strin
 /** A certificate envelope read from a file (structure only: verify it before trusting it). */
 export function readCertificateFile(path: string): Envelope {
   try {
-    return parseJson(readFileSync(path)) as Envelope;
+    return parseJson(readRegularFileSync(path, CERTIFICATE_FILE_LIMIT)) as Envelope;
   } catch (error) {
     throw new SessionError('not-found', `cannot read certificate ${path}: ${(error as Error).message}`);
   }

@@ -5,17 +5,27 @@
  * the record holds and refuses one that differs — a copied-over certificate or registration never
  * silently changes the live policy.
  */
-import { readFileSync } from 'node:fs';
 import { parseRegistrationText, RegistrationError } from '../ahp/registration/registration.js';
 import type { Registration } from '../ahp/registration/types.js';
 import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
+import { readRegularFileSync } from '../core/regular-file.js';
 import { type AgentCertificate, certificateDigest, verifyCertificate } from '../evidence/certificate.js';
 import type { Signer } from '../evidence/record/codec.js';
 import type { SessionBinding } from '../evidence/record/record.js';
 import { SessionError } from './store.js';
 
 export { certificateDigest };
+
+/** The most a certificate file may hold (one is a few kilobytes). */
+export const CERTIFICATE_FILE_LIMIT = 1024 * 1024;
+/** The most a hook registration file may hold. */
+export const REGISTRATION_FILE_LIMIT = 4 * 1024 * 1024;
+
+/** A registration's bytes: a regular file of at most REGISTRATION_FILE_LIMIT bytes (never a FIFO). */
+export function readRegistrationFile(path: string): Buffer {
+  return readRegularFileSync(path, REGISTRATION_FILE_LIMIT);
+}
 
 /** The digest that binds a registration: SHA-256 of the document's bytes. */
 export function registrationDigest(bytes: Uint8Array): string {
@@ -29,19 +39,21 @@ export function certificateBinding(
   return { digest: certificateDigest(envelope), serial: certificate.serial, agent: certificate.agent.name };
 }
 
-/** Reads and verifies a certificate envelope from a file with the ship key. */
+/** Reads and verifies a certificate envelope from a file with the ship key (and the bytes read). */
 export function readVerifiedCertificate(
   path: string,
   trusted: Signer['privateKey'][],
-): { envelope: unknown; certificate: AgentCertificate } {
+): { envelope: unknown; certificate: AgentCertificate; bytes: Buffer } {
   let envelope: unknown;
+  let bytes: Buffer;
   try {
-    envelope = parseJson(readFileSync(path));
+    bytes = readRegularFileSync(path, CERTIFICATE_FILE_LIMIT);
+    envelope = parseJson(bytes);
   } catch (error) {
     throw new SessionError('corrupt', `the certificate ${path} cannot be read: ${(error as Error).message}`);
   }
   try {
-    return { envelope, certificate: verifyCertificate(envelope, trusted).certificate };
+    return { envelope, certificate: verifyCertificate(envelope, trusted).certificate, bytes };
   } catch (error) {
     throw new SessionError(
       'corrupt',
@@ -85,11 +97,12 @@ export function readRegistration(bytes: Uint8Array, where: string): Registration
 export function boundRegistration(path: string, binding: SessionBinding | undefined): Registration {
   let bytes: Buffer;
   try {
-    bytes = readFileSync(path);
+    bytes = readRegistrationFile(path);
   } catch (error) {
+    const e = error as NodeJS.ErrnoException;
     throw new SessionError(
       'corrupt',
-      `the session's registration ${path} cannot be read: ${(error as NodeJS.ErrnoException).code}`,
+      `the session's registration ${path} cannot be read: ${e.code === undefined ? e.message : e.code}`,
     );
   }
   const expected = binding?.registration?.digest;

@@ -4,7 +4,7 @@
  * record goes through one boundary over the log's file store, so every path shares its lock,
  * chain and durability.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HarnessOptions } from '../ahp/harness/harness.js';
 import { capabilityManifest } from '../ahp/protocol/capabilities.js';
@@ -24,6 +24,7 @@ import { trustKeys } from '../core/dsse.js';
 import type { CanonicalEvent } from '../core/event.js';
 import { tallyHome } from '../core/home.js';
 import { toPublicKey } from '../core/keys.js';
+import { writeRegularFileSync } from '../core/regular-file.js';
 import { TALLY_VERSION } from '../core/version.js';
 import type { AgentCertificate } from '../evidence/certificate.js';
 import { FileRecordStore, StoreError, type TornTail } from '../evidence/log/file-store.js';
@@ -38,6 +39,7 @@ import {
   boundRegistration,
   certificateBinding,
   readRegistration,
+  readRegistrationFile,
   readVerifiedCertificate,
   registrationDigest,
 } from './binding.js';
@@ -108,29 +110,32 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
   };
   if (options.agent) info.agent = options.agent;
   const binding: SessionBinding = {};
+  // Each file is read once, and its copy kept beside the session is the bytes that were checked.
+  let certificateBytes: Buffer | undefined;
   if (options.certificatePath) {
-    const { envelope, certificate } = readVerifiedCertificate(options.certificatePath, [
+    const { envelope, certificate, bytes } = readVerifiedCertificate(options.certificatePath, [
       options.signer.privateKey,
     ]);
     binding.certificate = certificateBinding(envelope, certificate);
+    certificateBytes = bytes;
   }
   const registrationPath =
     options.registrationPath ??
     (existsSync(projectRegistrationPath(options.state)) ? projectRegistrationPath(options.state) : undefined);
   let registrationBytes: Buffer | undefined;
   if (registrationPath) {
-    registrationBytes = readFileSync(registrationPath);
+    registrationBytes = readRegistrationFile(registrationPath);
     readRegistration(registrationBytes, registrationPath); // refused before anything is written
     binding.registration = { digest: registrationDigest(registrationBytes) };
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (options.certificatePath) {
+  if (certificateBytes) {
     info.certificate = join(dir, 'certificate.json');
-    copyFileSync(options.certificatePath, info.certificate);
+    writeRegularFileSync(info.certificate, certificateBytes);
   }
-  if (registrationPath) {
+  if (registrationBytes) {
     info.registration = join(dir, 'registration.json');
-    copyFileSync(registrationPath, info.registration);
+    writeRegularFileSync(info.registration, registrationBytes);
   }
   writeSessionInfo(options.state, info);
   const { baseline, snapshotBytes, statBytes } = await captureBaseline(options.root, options.reconcileLimit, {
@@ -308,7 +313,7 @@ async function noteRegistrationChange(
   boundary: Boundary,
 ): Promise<void> {
   const path = projectRegistrationPath(state);
-  const found = existsSync(path) ? registrationDigest(readFileSync(path)) : null;
+  const found = existsSync(path) ? registrationDigest(readRegistrationFile(path)) : null;
   const expected = binding?.registration?.digest ?? null;
   if (found === expected || (info.registration_changes ?? []).includes(String(found))) return;
   await boundary.note({

@@ -8,18 +8,48 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { GitError, gitTimeoutMs, runGit } from '../core/git.js';
 import { tallyHome } from '../core/home.js';
 
-/** The git top level of `cwd`, or null outside a repository (or without git). */
+const TOP_LEVEL = ['rev-parse', '--show-toplevel'];
+
+function topLevelTimedOut(cwd: string, timeoutMs: number): GitError {
+  return new GitError(
+    'timeout',
+    `git rev-parse in ${cwd} did not finish within ${timeoutMs} ms and was stopped (TALLY_GIT_TIMEOUT_MS): the repository of ${cwd} cannot be told`,
+    { args: TOP_LEVEL, cwd, timeout_ms: timeoutMs },
+  );
+}
+
+/**
+ * The git top level of `cwd`, or null outside a repository (or without git). A git that does not
+ * answer within its deadline (the repository's own files can make it wait) is a GitError, never
+ * taken for "not a repository". For a command's own process; a long-lived one uses
+ * `gitTopLevelAsync`.
+ */
 export function gitTopLevel(cwd: string): string | null {
+  const timeoutMs = gitTimeoutMs();
   try {
-    return execFileSync('git', ['rev-parse', '--show-toplevel'], {
+    return execFileSync('git', TOP_LEVEL, {
       cwd,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
     }).trim();
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ETIMEDOUT') throw topLevelTimedOut(cwd, timeoutMs);
     return null;
+  }
+}
+
+/** `gitTopLevel` without blocking: what the recorder asks for every new project an event names. */
+export async function gitTopLevelAsync(cwd: string): Promise<string | null> {
+  try {
+    return (await runGit(TOP_LEVEL, { cwd })).toString('utf8').trim();
+  } catch (error) {
+    if (error instanceof GitError && (error.code === 'failed' || error.code === 'missing')) return null;
+    throw error;
   }
 }
 
@@ -41,12 +71,22 @@ export function projectRootFor(cwd: string): string {
   return gitTopLevel(cwd) ?? resolve(cwd);
 }
 
+/** `projectRootFor` without blocking (the recorder). */
+export async function projectRootForAsync(cwd: string): Promise<string> {
+  return (await gitTopLevelAsync(cwd)) ?? resolve(cwd);
+}
+
 /**
  * The tree a session started from `cwd` watches: the one holding the project's `.tally/` (its git
  * top level, or the folder itself outside git), else the one `cwd` is in.
  */
 export function sessionRootFor(where: Places, cwd: string): string {
   return where.project ? projectRootFor(dirname(where.project)) : projectRootFor(cwd);
+}
+
+/** `sessionRootFor` without blocking, each git within its deadline (the recorder). */
+export async function sessionRootForAsync(where: Places, cwd: string): Promise<string> {
+  return where.project ? projectRootForAsync(dirname(where.project)) : projectRootForAsync(cwd);
 }
 
 export interface Places {

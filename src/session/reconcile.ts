@@ -4,7 +4,7 @@
  * reconcile source; one `tally.reconcile.summary` record lists the paths it corroborated (seen by
  * another channel too) with their net operation, and what a limit left out.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
@@ -19,6 +19,7 @@ import { snapshotOfJson, type TreeSnapshot } from '../capture/reconcile/workspac
 import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
+import { writeRegularFileSync } from '../core/regular-file.js';
 import { ReceiptComposer } from '../evidence/receipt/receipt.js';
 import type { EventRecord } from '../evidence/record/record.js';
 import { sessionDir } from './store.js';
@@ -42,15 +43,18 @@ const KEPT_LIMIT = 512 * 1024 * 1024;
 
 /** Keeps an outside-git start snapshot beside the session (its digest is in the start record). */
 export function keepTreeBaseline(state: string, id: string, bytes: string): void {
-  writeFileSync(join(sessionDir(state, id), TREE_FILE), bytes, { mode: 0o600 });
+  writeRegularFileSync(join(sessionDir(state, id), TREE_FILE), bytes, 0o600);
 }
 
 /** Keeps a git start's stat snapshot beside the session (its digest is in the start record). */
 export function keepStatBaseline(state: string, id: string, bytes: string): void {
-  writeFileSync(join(sessionDir(state, id), STAT_FILE), bytes, { mode: 0o600 });
+  writeRegularFileSync(join(sessionDir(state, id), STAT_FILE), bytes, 0o600);
 }
 
-/** A kept snapshot's text, read once, or 'altered' when it is gone or its digest is not the one recorded. */
+/**
+ * A kept snapshot's text, read once, or 'altered' when it is gone, not a regular file (never waited
+ * on), or its digest is not the one recorded.
+ */
 function readKept(state: string, id: string, file: string, expected: string): string | 'altered' {
   // Beside the session, where an agent that writes the project's .tally/ can put a FIFO: opened
   // without waiting, read only if it is a regular file.

@@ -4,10 +4,11 @@
  * id of the open session commands default to), and `<state>/packages/<id>.tally`.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalize, parseJson } from '../core/canonical.js';
 import { TallyError } from '../core/errors.js';
+import { RegularFileError, readRegularFileSync } from '../core/regular-file.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
 
 export type SessionErrorCode = 'no-session' | 'not-found' | 'already-closed' | 'corrupt' | 'bad-event';
@@ -54,10 +55,18 @@ export function packagePath(state: string, id: string): string {
   return join(state, 'packages', `${id}.tally`);
 }
 
-/** Writes a file so that readers see the old or the new content, never a half. */
+/** The most a session's small state files (session.json, current) may hold. */
+const STATE_FILE_LIMIT = 1024 * 1024;
+
+/**
+ * Writes a file so that readers see the old or the new content, never a half. The temporary file
+ * is made new (`wx`): whatever stood at its name (a FIFO would hold the write forever) is removed
+ * first, and one put back meanwhile fails the write instead of holding it.
+ */
 export function writeAtomic(path: string, data: string | Buffer, mode = 0o644): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, data, { mode });
+  rmSync(tmp, { force: true });
+  writeFileSync(tmp, data, { mode, flag: 'wx' });
   renameSync(tmp, path);
 }
 
@@ -70,8 +79,12 @@ export function writeSessionInfo(state: string, info: SessionInfo): void {
 export function readSessionInfo(state: string, id: string): SessionInfo {
   let text: string;
   try {
-    text = readFileSync(join(sessionDir(state, id), 'session.json'), 'utf8');
-  } catch {
+    text = readRegularFileSync(join(sessionDir(state, id), 'session.json'), STATE_FILE_LIMIT).toString(
+      'utf8',
+    );
+  } catch (error) {
+    if (error instanceof RegularFileError)
+      throw new SessionError('corrupt', `session ${id}: ${error.message}`, error.detail);
     throw new SessionError('not-found', `no session ${id} under ${join(state, 'sessions')}`);
   }
   try {
@@ -91,7 +104,9 @@ export function setCurrent(state: string, id: string | null): void {
 
 export function currentSession(state: string): string | null {
   try {
-    const id = readFileSync(join(state, 'sessions', 'current'), 'utf8').trim();
+    const id = readRegularFileSync(join(state, 'sessions', 'current'), STATE_FILE_LIMIT)
+      .toString('utf8')
+      .trim();
     return id.length > 0 ? id : null;
   } catch {
     return null;

@@ -5,7 +5,6 @@
  * no record of the session has (by its call id, the harness's `tool_use_id`) — what hooks lost
  * while the recorder was down, or never sent.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
@@ -13,6 +12,7 @@ import { readTranscript, type TranscriptToolUse } from '../capture/claude-code/t
 import { canonicalize, parseJson } from '../core/canonical.js';
 import type { CanonicalEvent } from '../core/event.js';
 import { isJsonObject } from '../core/json.js';
+import { readRegularFileSync } from '../core/regular-file.js';
 import type { AgentAttribution, EventRecord } from '../evidence/record/record.js';
 import { sessionDir, writeAtomic } from './store.js';
 
@@ -20,6 +20,8 @@ export const TRANSCRIPT_SOURCE = 'transcript';
 export const TRANSCRIPT_SUMMARY_TYPE = 'tally.transcript.summary';
 const FILE = 'transcripts.json';
 const TRANSCRIPT_URI = 'urn:tally:transcript';
+/** The list of a session's transcripts: a path per harness session. */
+const FILE_LIMIT = 16 * 1024 * 1024;
 
 interface TranscriptEntry {
   harness: string;
@@ -37,9 +39,8 @@ const remembered = new Map<string, Set<string>>();
 
 function read(state: string, id: string): Known {
   const path = join(sessionDir(state, id), FILE);
-  if (!existsSync(path)) return { transcripts: [] };
   try {
-    const value = parseJson(readFileSync(path, 'utf8')) as Known;
+    const value = parseJson(readRegularFileSync(path, FILE_LIMIT)) as Known;
     return Array.isArray(value.transcripts) ? value : { transcripts: [] };
   } catch {
     return { transcripts: [] };
@@ -176,6 +177,8 @@ export async function reconcileTranscripts(options: {
       tool_uses: reading.uses.length,
       seen_only_in_transcript: onlyHere,
       skipped_lines: reading.skippedLines,
+      // A transcript that could not be read (a FIFO, a device, too large) is said, not waited on.
+      ...(reading.unread.length > 0 ? { unread: reading.unread } : {}),
     });
   }
   await options.boundary.note({

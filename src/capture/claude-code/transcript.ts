@@ -5,9 +5,10 @@
  * beside it (`<session>/subagents/agent-<id>.jsonl`, lines with `agentId`). Lines that are not JSON
  * (a line being written as the agent stopped) are skipped and counted.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
+import { readRegularFileSync } from '../../core/regular-file.js';
 
 export interface TranscriptToolUse {
   /** The model's tool-use id: what the hooks report as `tool_use_id`. */
@@ -28,6 +29,8 @@ export interface TranscriptReading {
   skippedLines: number;
   /** Transcript files read. */
   files: string[];
+  /** Files named but not read, and why: not a regular file (a FIFO, a device), or too large. */
+  unread: { file: string; reason: string }[];
 }
 
 /** At most this many bytes of one transcript are read (a runaway transcript is not loaded whole). */
@@ -52,10 +55,19 @@ function blocks(line: Record<string, unknown>): Record<string, unknown>[] {
 }
 
 function readOne(file: string, out: TranscriptReading): void {
-  if (!existsSync(file) || statSync(file).size > TRANSCRIPT_MAX_BYTES) return;
+  // The agent can put anything at the path (a FIFO, /dev/zero): only a regular file is read, whole
+  // and bounded, and never waited on.
+  let bytes: Buffer;
+  try {
+    bytes = readRegularFileSync(file, TRANSCRIPT_MAX_BYTES);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      out.unread.push({ file, reason: (error as Error).message });
+    return;
+  }
   out.files.push(file);
   const byId = new Map<string, TranscriptToolUse>();
-  for (const text of readFileSync(file, 'utf8').split('\n')) {
+  for (const text of bytes.toString('utf8').split('\n')) {
     if (text.trim() === '') continue;
     let line: unknown;
     try {
@@ -98,7 +110,7 @@ function readOne(file: string, out: TranscriptReading): void {
 
 /** The tool uses of a main transcript and of its subagents' transcripts, in file then line order. */
 export function readTranscript(path: string): TranscriptReading {
-  const out: TranscriptReading = { uses: [], skippedLines: 0, files: [] };
+  const out: TranscriptReading = { uses: [], skippedLines: 0, files: [], unread: [] };
   readOne(path, out);
   const subagents = join(path.replace(/\.jsonl$/, ''), 'subagents');
   if (existsSync(subagents))

@@ -13,9 +13,10 @@
  * another command under that id): undefined, which the adapter records as a terminal. What a before
  * event found is kept for the call's after event (up to KEPT calls), so both report one input.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { openRegularSync } from '../../core/regular-file.js';
 import { jsonLine } from '../json-line.js';
 
 const WINDOW = 2 * 1024 * 1024;
@@ -48,7 +49,8 @@ function beforeResponse(item: JsonObject): boolean {
 function* linesFromEnd(path: string, wanted: (chunk: Buffer) => boolean): Generator<Buffer> {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    // A regular file only, never waited on (the agent names the path: a FIFO would hold the recorder).
+    fd = openRegularSync(path).fd;
   } catch {
     return;
   }

@@ -11,9 +11,10 @@
  * bytes; the line carries the thread's base instructions, tens of kilobytes). A provider found is
  * kept per file; a file not there yet is tried again on the next event.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
+import { openRegularSync } from '../../core/regular-file.js';
 
 const HEAD_LIMIT = 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -23,11 +24,11 @@ const PROVIDER = /^[\x21-\x7e][\x20-\x7e]{0,199}$/;
 
 const found = new Map<string, string>();
 
-/** The first line of `path`, when it ends within HEAD_LIMIT bytes. */
+/** The first line of `path`, when it ends within HEAD_LIMIT bytes (only a regular file is read). */
 function firstLine(path: string): string | undefined {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openRegularSync(path).fd;
   } catch {
     return undefined;
   }

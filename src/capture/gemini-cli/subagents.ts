@@ -16,9 +16,10 @@
  * `invoke_agent` calls in one turn) cannot be told apart call by call: such an event stays the
  * session's own and names the candidates.
  */
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { openRegularSync, readUpTo } from '../../core/regular-file.js';
 import { jsonLine } from '../json-line.js';
 import type { HarnessAgent } from '../types.js';
 
@@ -64,15 +65,14 @@ interface SessionState {
   children: Map<string, ChildTranscript>;
 }
 
+/** The first or last `bytes` of a regular file (anything else, a FIFO or a device, is not read). */
 function readSlice(path: string, fromEnd: boolean, bytes: number): string | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'r');
-    const size = statSync(path).size;
-    const length = Math.min(bytes, size);
-    const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, fromEnd ? size - length : 0);
-    return buffer.toString('utf8');
+    const opened = openRegularSync(path);
+    fd = opened.fd;
+    const length = Math.min(bytes, opened.size);
+    return readUpTo(fd, length, fromEnd ? opened.size - length : 0).toString('utf8');
   } catch {
     return undefined;
   } finally {

@@ -70,14 +70,29 @@ function runAgent(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<
   });
 }
 
-/** Keeps the recorder up while the agent runs: a dead one is started again (it resumes each log). */
+/**
+ * Keeps the recorder up while the agent runs: a dead one is started again (it resumes each log);
+ * one that holds its port and stopped answering cannot be replaced, and is said to the person, once
+ * when it stops answering and once when it answers again.
+ */
 function watchdog(client: RecorderClient, ctx: CommandContext, secret: string | undefined): () => void {
   let busy = false;
+  let silentSince: number | null = null;
   const timer = setInterval(async () => {
     if (busy) return;
     busy = true;
     try {
-      if ((await client.status()) === null) {
+      const probe = await client.probe();
+      if (probe.state === 'silent') {
+        if (silentSince === null) ctx.stderr(`tally run: ${client.silent().message}\n`);
+        silentSince ??= Date.now();
+      } else if (silentSince !== null && probe.state === 'up') {
+        ctx.stderr(
+          `tally run: the recorder answers again (it did not for ${Math.round((Date.now() - silentSince) / 1000)} s)\n`,
+        );
+        silentSince = null;
+      } else if (probe.state === 'down') {
+        silentSince = null;
         ctx.stderr('tally run: the recorder stopped; starting it again\n');
         await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
       }

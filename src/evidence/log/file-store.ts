@@ -25,9 +25,10 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TallyError } from '../../core/errors.js';
+import { openRegular, openRegularSync } from '../../core/regular-file.js';
 import { MAX_LINE_BYTES, RecordError } from '../record/codec.js';
 import { type HeadFile, headOfLine, type StoredHead } from './head-file.js';
 import { acquireLock, type FileLock } from './lock.js';
@@ -232,7 +233,9 @@ export class FileRecordStore implements RecordStore {
     const lock = await acquireLock(path, options.lockTimeoutMs);
     try {
       const recovered = FileRecordStore.recoverTail(path);
-      const fd = openSync(path, 'r');
+      // Every open of the log takes only a regular file, and never waits (docs/recorder.md): a FIFO
+      // put at its path fails this session's open, not the process.
+      const fd = openRegularSync(path).fd;
       let last: Buffer | null;
       let size: number;
       try {
@@ -245,7 +248,7 @@ export class FileRecordStore implements RecordStore {
       // O_DSYNC: each write returns once it is durable, as a write followed by fdatasync would,
       // in one system call (one trip through the thread pool instead of two). Positional writes,
       // not O_APPEND: appends overwrite the space reserved after the content.
-      const handle = await open(path, constants.O_WRONLY | constants.O_DSYNC, 0o600);
+      const handle = await openRegular(path, constants.O_WRONLY | constants.O_DSYNC);
       return new FileRecordStore(path, handle, lock, last, recovered, options.head, size);
     } catch (error) {
       lock.release();
@@ -257,7 +260,7 @@ export class FileRecordStore implements RecordStore {
   private static recoverTail(path: string): TornTail | null {
     let fd: number;
     try {
-      fd = openSync(path, 'r+');
+      fd = openRegularSync(path, 'r+').fd;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
         writeFileSync(path, '', { mode: 0o600, flag: 'wx' });

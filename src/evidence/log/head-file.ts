@@ -16,22 +16,14 @@
  * before) is still read.
  */
 import { createHmac, hkdfSync, type KeyObject, timingSafeEqual } from 'node:crypto';
-import {
-  closeSync,
-  fdatasync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  write,
-  writeSync,
-} from 'node:fs';
+import { closeSync, fdatasync, fsyncSync, mkdirSync, openSync, write, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { canonicalBytes, canonicalize, parseJson } from '../../core/canonical.js';
 import { asEnvelope, decodeBase64, type Envelope, pae, verifyEnvelope } from '../../core/dsse.js';
 import { TallyError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
 import { toPublicKey } from '../../core/keys.js';
+import { openRegularSync, readUpTo } from '../../core/regular-file.js';
 import { digestRef, parseEnvelopeLine, type Signer } from '../record/codec.js';
 
 export const HEAD_FILE_TYPE = 'tally/chain-head/v1';
@@ -132,7 +124,13 @@ export class HeadFile {
   read(): StoredHead | null {
     let bytes: Buffer;
     try {
-      bytes = readFileSync(this.path);
+      // Its two slots, from a regular file only (a FIFO in its place is refused, never waited on).
+      const { fd } = openRegularSync(this.path);
+      try {
+        bytes = readUpTo(fd, 2 * HEAD_SLOT_BYTES);
+      } finally {
+        closeSync(fd);
+      }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
@@ -211,10 +209,10 @@ export class HeadFile {
       mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
       let created = false;
       try {
-        this.fd = openSync(this.path, 'r+');
+        this.fd = openRegularSync(this.path, 'r+').fd;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        this.fd = openSync(this.path, 'w+', 0o600);
+        this.fd = openRegularSync(this.path, 'w+', 0o600).fd;
         created = true;
       }
       this.created = created;

@@ -3,9 +3,10 @@
  * owner's pid. A lock whose owner no longer runs (crash, kill -9) is taken over; a live owner is
  * waited for up to a deadline, then a clear error names it.
  */
-import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TallyError } from '../../core/errors.js';
+import { readRegularFileSync } from '../../core/regular-file.js';
 
 export class LockError extends TallyError<'busy'> {}
 
@@ -38,11 +39,19 @@ function tryTake(lockPath: string): boolean {
   }
 }
 
+/** A lock file holds a pid and a newline. */
+const LOCK_FILE_LIMIT = 64;
+
+/** The lock file's text; it is never waited on (a FIFO put in its place is read as no owner). */
+function readLockFile(lockPath: string): string {
+  return readRegularFileSync(lockPath, LOCK_FILE_LIMIT).toString('utf8');
+}
+
 function readOwner(lockPath: string): number | null {
   try {
-    return Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+    return Number.parseInt(readLockFile(lockPath), 10);
   } catch {
-    return null; // released meanwhile
+    return null; // released meanwhile, or not a lock file: never taken for a dead owner's
   }
 }
 
@@ -100,8 +109,10 @@ export async function acquireLock(path: string, timeoutMs = 15_000): Promise<Fil
     if (Date.now() >= deadline) {
       let owner = '?';
       try {
-        owner = readFileSync(lockPath, 'utf8').trim();
-      } catch {}
+        owner = readLockFile(lockPath).trim();
+      } catch (error) {
+        owner = `? (${(error as Error).message})`;
+      }
       throw new LockError('busy', `${path} is locked by process ${owner}; waited ${timeoutMs} ms`, {
         path,
         owner,

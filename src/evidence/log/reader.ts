@@ -4,11 +4,11 @@
  * reader here and by package verification, so there is one definition of a valid log.
  */
 
-import { createReadStream } from 'node:fs';
 import { type TrustedKeys, trustKeys, verifyEnvelope } from '../../core/dsse.js';
 import { sha256 } from '../../core/hash.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { LineSplitter, LineTooLongError } from '../../core/lines.js';
+import { openRegular } from '../../core/regular-file.js';
 import {
   decodeRecordPayload,
   digestRef,
@@ -172,7 +172,9 @@ export async function* readLogLines(path: string, maxLineBytes = MAX_LINE_BYTES)
   };
   let zeros = 0;
   try {
-    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
+    // Opened as a regular file only: a FIFO or a device put at the log's path is refused, not waited on.
+    const handle = await openRegular(path);
+    for await (const chunk of handle.createReadStream({ highWaterMark: 256 * 1024 })) {
       const bytes = chunk as Buffer;
       const last = lastNonZero(bytes);
       if (last < 0) {

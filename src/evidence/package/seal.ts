@@ -58,7 +58,9 @@ export async function sealLog(options: SealOptions): Promise<SealResult> {
   const format = options.format ?? 'v2';
   const header = packageHeader(options.session, records, signer, format);
   const tmp = `${options.outPath}.${process.pid}.tmp`;
-  const file = await open(tmp, 'w', options.mode ?? 0o644);
+  // Made new: whatever stood at the name (a FIFO would hold the open forever) is removed first.
+  await rm(tmp, { force: true });
+  const file = await open(tmp, 'wx', options.mode ?? 0o644);
   const merkle = new MerkleAccumulator();
   const composer = new ReceiptComposer();
   const pipeline = createPipeline({

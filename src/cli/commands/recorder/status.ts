@@ -9,8 +9,15 @@ export const command: Command = {
   async run(argv, ctx) {
     const { values } = parseFlags(argv, { json: { type: 'boolean' } });
     const client = await RecorderClient.of(tallyHome(ctx.env), ctx.env);
-    const status = await client.status();
-    if (values.json) printJson(ctx, status ?? { pid: null, port: client.port, sessions: [] });
+    const probe = await client.probe();
+    const status = probe.state === 'up' ? probe.status : null;
+    const silent = probe.state === 'silent';
+    if (values.json)
+      printJson(
+        ctx,
+        status ?? { pid: null, port: client.port, sessions: [], ...(silent ? { not_answering: true } : {}) },
+      );
+    else if (silent) ctx.stderr(`${client.silent().message}\n`);
     else if (!status) ctx.stderr(`no recorder is running (it would listen on 127.0.0.1:${client.port})\n`);
     else {
       ctx.stdout(`recorder ${status.pid} on 127.0.0.1:${status.port}, since ${status.started_at}\n`);

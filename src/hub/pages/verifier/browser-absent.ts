@@ -6,18 +6,26 @@ function absent(): never {
   throw new Error('not available in the browser verifier');
 }
 export const availableParallelism = () => 1;
+export const closeSync = absent;
+/** Read when a module loads (open flags): empty, so every flag is absent, and nothing opens. */
+export const constants = {};
 export const createReadStream = absent;
 export const existsSync = absent;
+export const fstatSync = absent;
+export const ftruncateSync = absent;
 export const linkSync = absent;
 export const mkdirSync = absent;
 export const open = absent;
+export const openSync = absent;
 export const readFileSync = absent;
+export const readSync = absent;
 export const readdirSync = absent;
 export const rename = absent;
 export const rm = absent;
 export const statSync = absent;
 export const unlinkSync = absent;
 export const writeFileSync = absent;
+export const writeSync = absent;
 export const homedir = absent;
 export const lookup = absent;
 export const isIP = absent;
