@@ -54,6 +54,25 @@ describe('a codex app-server that is gone or deaf', () => {
     }
   });
 
+  it('tally run -- <a codex that cannot trust its hooks>: the agent is not started and the session is closed, not left held', async () => {
+    const project = makeProject('tally-codex-gone-run-');
+    project.env.TALLY_RECORDER_IDLE_MS = '5000';
+    assert.equal((await project.tally(['init'])).code, 0);
+    try {
+      const ran = await project.tally(['run', '--harness', 'codex', '--', '/bin/false']);
+      assert.notEqual(ran.code, 0);
+      assert.match(ran.stderr, /hooks could not be wired, so it was not started; session ses_\S+ was closed/);
+      const status = jsonOut(await project.tally(['recorder', 'status', '--json'])) as {
+        sessions: unknown[];
+      };
+      assert.deepEqual(status.sessions, [], 'no session is left held');
+      const again = await project.tally(['session', 'status', '--json']);
+      assert.doesNotMatch(again.stdout, /"state":\s*"open"/, 'no session is left open in the project');
+    } finally {
+      await project.tally(['recorder', 'stop']);
+    }
+  });
+
   it('a program that reads its input, complains and exits: the complaint is in the reason', async () => {
     const project = makeProject('tally-codex-complains-');
     const old = join(project.dir, 'old-codex');

@@ -220,16 +220,30 @@ export const command: Command = {
     ) as { session: string; state: string; root: string };
     ctx.stderr(`tally run: session ${started.session}${values.agent ? ` for ${values.agent}` : ''}\n`);
     const sh = hookShim(ctx.env);
-    const wired = await wireRun(harness, agentArgv, {
-      dir: sessionDir(started.state, started.session),
-      registration,
-      port: client.port,
-      tally: tallyCommand(),
-      ...(sh ? { sh } : {}),
-      env: ctx.env,
-      cwd: ctx.cwd,
-      ...(claude ? { harnessSession: claude.id } : {}),
-    });
+    let wired: Awaited<ReturnType<typeof wireRun>>;
+    try {
+      wired = await wireRun(harness, agentArgv, {
+        dir: sessionDir(started.state, started.session),
+        registration,
+        port: client.port,
+        tally: tallyCommand(),
+        ...(sh ? { sh } : {}),
+        env: ctx.env,
+        cwd: ctx.cwd,
+        ...(claude ? { harnessSession: claude.id } : {}),
+      });
+    } catch (error) {
+      // The agent never started: the session is sealed as it stands (its start alone), not left
+      // open and held by the recorder for the next run of this project to trip over.
+      const closed = await client.request('POST', '/sessions/close', { session: started.session }).then(
+        (reply) => reply.status === 200,
+        () => false,
+      );
+      ctx.stderr(
+        `tally run: the agent's hooks could not be wired, so it was not started; session ${started.session} ${closed ? 'was closed' : 'could not be closed (tally session close)'}\n`,
+      );
+      throw error;
+    }
     const env = { ...ctx.env, ...wired.env, [SECRET_ENV]: client.secret, [SESSION_ENV]: started.session };
     mark('session');
     const stop = watchdog(client, ctx, secret);
