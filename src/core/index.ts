@@ -25,6 +25,7 @@ export {
 } from './dsse.js';
 export { TallyError } from './errors.js';
 export type { CanonicalEvent } from './event.js';
+export { GitError, type GitErrorCode } from './git.js';
 export { GlobError } from './glob.js';
 export { digest, isDigest, sha256, sha256Hex } from './hash.js';
 export { tallyHome } from './home.js';
@@ -81,6 +82,7 @@ export {
   verifyInclusion,
   verifyInclusionHash,
 } from './merkle.js';
+export { RegularFileError, type RegularFileErrorCode } from './regular-file.js';
 export {
   NoteError,
   type NoteErrorCode,
