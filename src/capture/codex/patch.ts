@@ -2,9 +2,11 @@
  * Codex's `apply_patch` envelope: every file it adds, updates, deletes or moves. The envelope is
  * `*** Begin Patch` … `*** End Patch` with one header a file (`*** Add File: p`, `*** Update File:
  * p` optionally followed by `*** Move to: q`, `*** Delete File: p`); the policy judges these paths
- * before the patch runs (the alias table reads the same headers), and after it ran each becomes a
- * file change of the call.
+ * before the patch runs (the alias table reads the same headers, src/core/patch-headers.ts), and
+ * after it ran each becomes a file change of the call.
  */
+import { patchHeaders } from '../../core/patch-headers.js';
+
 export interface PatchChange {
   path: string;
   change: 'created' | 'modified' | 'deleted' | 'moved';
@@ -12,20 +14,14 @@ export interface PatchChange {
   previousPath?: string;
 }
 
-// Codex trims each line before it looks for a header (its parser is lenient around the markers),
-// so a header indented by a space, a tab or any other whitespace is a header to it — and to us.
-const HEADER = /^\s*\*\*\* (Add File|Update File|Delete File|Move to): (.+)$/;
+const CHANGE = { 'Add File': 'created', 'Update File': 'modified', 'Delete File': 'deleted' } as const;
 
 export function patchChanges(patch: string): PatchChange[] {
   const out: PatchChange[] = [];
-  for (const line of patch.split(/\r?\n/)) {
-    const m = HEADER.exec(line);
-    if (!m) continue;
-    const path = m[2]!.trim();
-    if (path === '') continue;
-    if (m[1] === 'Add File') out.push({ path, change: 'created' });
-    else if (m[1] === 'Update File') out.push({ path, change: 'modified' });
-    else if (m[1] === 'Delete File') out.push({ path, change: 'deleted' });
+  for (const header of patchHeaders(patch)) {
+    // The path Codex itself reads comes first.
+    const path = header.paths[0] as string;
+    if (header.kind !== 'Move to') out.push({ path, change: CHANGE[header.kind] });
     else {
       // `Move to` renames the file the Update header before it named.
       const last = out.at(-1);

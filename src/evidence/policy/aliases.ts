@@ -5,7 +5,7 @@
  */
 
 import { isJsonObject } from '../../core/json.js';
-
+import { patchHeaders, patchLines } from '../../core/patch-headers.js';
 import { isUrlValue, urlsOf } from './urls.js';
 
 /** What a tool does, coarsely. `task` is a subagent, `plan` a todo/plan list, `mcp` any MCP server tool. */
@@ -268,17 +268,20 @@ function shellCommand(input: unknown): string | undefined {
   return isJsonObject(input.action) ? shellCommand(input.action) : undefined;
 }
 
-// A header may be indented: Codex trims a line before matching it (src/capture/codex/patch.ts).
-const PATCH_HEADER =
-  /^[^\S\n]*\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$|^\+\+\+ (?:b\/)?(.+)$/gm;
+/** A unified diff's new-file line (`+++ b/x`). */
+const DIFF_HEADER = /^\+\+\+ (?:b\/)?(.+)$/s;
 
-/** File paths named by a patch: the apply_patch envelope (`*** Update File: x`) or a unified diff (`+++ b/x`). */
+/**
+ * File paths named by a patch: every reading of each apply_patch envelope header (Codex's and
+ * OpenCode's, src/core/patch-headers.ts) and a unified diff's `+++ b/x` lines.
+ */
 export function patchPaths(patch: string): string[] {
   const paths: string[] = [];
-  for (const match of patch.matchAll(PATCH_HEADER)) {
-    const path = (match[1] ?? match[2] ?? '').trim();
+  const add = (path: string) => {
     if (path !== '' && path !== '/dev/null' && !paths.includes(path)) paths.push(path);
-  }
+  };
+  for (const header of patchHeaders(patch)) for (const path of header.paths) add(path);
+  for (const line of patchLines(patch)) add(DIFF_HEADER.exec(line)?.[1]?.trim() ?? '');
   return paths;
 }
 
