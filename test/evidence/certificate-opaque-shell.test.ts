@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateKeyPair } from '../../src/core/keys.js';
 import { CertificateError, issueCertificate, parseCertificate } from '../../src/evidence/certificate.js';
+import { certificatePolicy, judgeCall, normalizeCall } from '../../src/evidence/policy/judge.js';
+import { BYPASSES, HARMLESS } from './policy/code-strings.js';
 
 const ship = generateKeyPair();
 const request = (opaqueShell?: string) => ({
@@ -31,4 +33,24 @@ test('opaque_shell: any other value makes the certificate invalid, issued or par
   for (const value of ['allow', 'DENY', 1, null]) {
     assert.throws(() => parseCertificate({ ...certificate, opaque_shell: value }), isInvalid);
   }
+});
+
+test('a certificate forbidding writes under secret/, opaque_shell deny, denies each builtin bypass', () => {
+  const { certificate } = issueCertificate(
+    { ...request('deny'), allow: ['Bash', 'Edit(*)'], forbid: ['Write(secret/**)'] },
+    ship.privateKey,
+  );
+  const policy = certificatePolicy(parseCertificate(JSON.parse(JSON.stringify(certificate))));
+  const root = '/home/user/project';
+  const judge = (command: string) => {
+    const event = { tool: { name: 'Bash', input: { command } }, session: { cwd: root } };
+    const call = normalizeCall(event, { root, cwd: root });
+    assert.ok(call !== undefined);
+    return judgeCall(policy, call);
+  };
+  for (const { command } of BYPASSES) assert.equal(judge(command).verdict, 'forbidden', command);
+  for (const command of HARMLESS) assert.equal(judge(command).verdict, 'allowed', command);
+  const patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: secret/x\u2028\n+x\n*** End Patch\nEOF";
+  assert.equal(judge(patch).verdict, 'forbidden');
+  assert.equal(judge(`bash -lc "${patch}"`).verdict, 'forbidden');
 });

@@ -7,9 +7,11 @@
  */
 
 import { posix } from 'node:path';
+import { patchPaths } from './aliases.js';
 import { type Invocation, type SimpleCommand, splitShellCommand } from './shell.js';
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
+import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
 
 export interface FileEffect {
   /** The path as written (quotes removed); for a dynamic word, its text as written. */
@@ -222,8 +224,13 @@ function redirectionEffects(command: SimpleCommand, touched: Touched): void {
 export function commandFileEffects(command: SimpleCommand): Touched {
   const touched: Touched = { reads: [], writes: [] };
   redirectionEffects(command, touched);
-  if (command.invocation !== undefined && command.opaque === undefined)
-    programEffects(command.invocation, touched);
+  const inv = command.invocation;
+  if (inv !== undefined && command.opaque === undefined) programEffects(inv, touched);
+  if (inv !== undefined && PATCH_PROGRAMS.has(inv.program)) {
+    const patch = patchText(inv.args, command.redirections, false) ?? '';
+    for (const path of patchPaths(patch))
+      touched.writes.push({ raw: path, value: path, dynamic: false, glob: false, tilde: false });
+  }
   const keep = (w: ShellWord | undefined): w is ShellWord =>
     w !== undefined && w.value !== '' && !NOT_A_FILE.test(w.value) && w.raw !== '<stdin>';
   return { reads: touched.reads.filter(keep), writes: touched.writes.filter(keep) };

@@ -36,6 +36,8 @@ const SPECIAL_PARAMETERS = '@*#?$!-0123456789';
 
 class Scanner {
   private heredocs: PendingHeredoc[] = [];
+  /** How many `((` the scan is inside: what is read there is arithmetic. */
+  private arithmetic = 0;
 
   constructor(
     private readonly src: string,
@@ -184,7 +186,7 @@ class Scanner {
         i = end;
       } else if (c === '(') {
         endSegment(i, ';');
-        i = this.nested(i + 1, depth, cwd);
+        i = this.nested(i + 1, depth, cwd, next === '(');
         segmentStart = i;
       } else if (c === ')') {
         endSegment(i, ';');
@@ -239,7 +241,7 @@ class Scanner {
     const src = this.src;
     const next = src[i + 1];
     if (next === '(') {
-      const end = this.nested(i + 2, depth, cwd);
+      const end = this.nested(i + 2, depth, cwd, src[i + 2] === '(');
       w.add(src.slice(i, end));
       w.dynamic = true;
       return end;
@@ -306,12 +308,14 @@ class Scanner {
   }
 
   /** Scans a `(…)` body starting just after `(`; returns the index after the matching `)`. */
-  private nested(pos: number, depth: number, cwd: string | undefined): number {
+  private nested(pos: number, depth: number, cwd: string | undefined, arithmetic = false): number {
     if (depth + 1 > MAX_SHELL_NESTING) {
       this.parse.complete = false;
       return this.skipBalanced(pos);
     }
+    if (arithmetic) this.arithmetic++;
     const close = this.script(pos, depth + 1, true, cwd);
+    if (arithmetic) this.arithmetic--;
     return Math.min(close + 1, this.src.length);
   }
 
@@ -396,6 +400,7 @@ class Scanner {
       redirections,
       pipedInput,
       cwd,
+      ...(this.arithmetic > 0 ? { arithmetic: true } : {}),
     };
     this.parse.commands.push(command);
     return command;

@@ -43,6 +43,8 @@ export interface ShellCommand {
   redirections: Redirection[];
   /** True when a pipe feeds this command's standard input. */
   pipedInput: boolean;
+  /** Read inside `((…))` or `$((…))`: its words are an arithmetic expression, not a command. */
+  arithmetic?: boolean;
   /** The directory the command runs in, relative to where the line started (`.`); undefined when a `cd` made it unknowable. */
   cwd: string | undefined;
 }

@@ -8,6 +8,13 @@
 
 import { posix } from 'node:path';
 import {
+  arithmeticCode,
+  assignmentCode,
+  type BuiltinCode,
+  builtinCode,
+  promptExpansion,
+} from './shell-builtins.js';
+import {
   MAX_SHELL_NESTING,
   parseShell,
   type Redirection,
@@ -15,6 +22,7 @@ import {
   type ShellWord,
 } from './shell-grammar.js';
 import { GLOBAL_OPTIONS, readOptions } from './shell-options.js';
+import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
 import { AWKS, INTERPRETERS, SHELL_OPTIONS, SHELLS, SUBCOMMAND_TOOLS, WRAPPERS } from './shell-tables.js';
 
 export { MAX_SHELL_NESTING } from './shell-grammar.js';
@@ -100,6 +108,7 @@ class Resolver {
       cwd: command.cwd,
       ...fields,
     };
+    simple.opaque ??= laterCode(command);
     const invocation = simple.invocation;
     if (invocation !== undefined) {
       const sub = invocation.subcommand === undefined ? [] : [invocation.subcommand];
@@ -193,6 +202,18 @@ class Resolver {
     let args = words.slice(1);
     const invocation: Invocation = { program, args, argv: words, wrappers };
     const here = { ...command, cwd };
+    const code = builtinCode(program, args);
+    if (code !== undefined) {
+      this.builtin(command, cwd, invocation, code);
+      return;
+    }
+    if (
+      PATCH_PROGRAMS.has(program) &&
+      patchText(args, command.redirections, command.pipedInput) === undefined
+    ) {
+      this.push(command, { cwd, invocation, opaque: `${program} applies a patch that is not written out` });
+      return;
+    }
     if (SHELLS.has(program)) {
       const read = readOptions(args, SHELL_OPTIONS);
       const cFlag = [...read.options.keys()].some((o) => /^-[A-Za-z]$/.test(o) && o === '-c');
@@ -287,6 +308,23 @@ class Resolver {
     this.push(command, { cwd, invocation });
   }
 
+  /** A builtin that runs text: its scripts are listed, run later in a directory not known now. */
+  private builtin(
+    command: ShellCommand,
+    cwd: string | undefined,
+    invocation: Invocation,
+    code: BuiltinCode,
+  ): void {
+    const wrapper = code.opaque === undefined && code.scripts.length > 0;
+    this.push(command, {
+      cwd,
+      invocation,
+      wrapper,
+      ...(code.opaque === undefined ? {} : { opaque: code.opaque }),
+    });
+    for (const script of code.scripts) this.nested(script, { ...command, cwd: undefined });
+  }
+
   /** A shell or interpreter reading its program from standard input. */
   private stdinScript(
     command: ShellCommand,
@@ -347,6 +385,19 @@ class Resolver {
         });
     }
   }
+}
+
+/** Why a command's assignments or expansions run code later or again (shell-builtins.ts), if they do. */
+function laterCode(command: ShellCommand): string | undefined {
+  if (command.arithmetic) {
+    const reason = arithmeticCode(command);
+    if (reason !== undefined) return reason;
+  }
+  for (const assignment of command.assignments) {
+    const reason = assignmentCode(assignment);
+    if (reason !== undefined) return reason;
+  }
+  return promptExpansion(command);
 }
 
 function shellQuote(word: string): string {
