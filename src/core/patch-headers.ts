@@ -21,11 +21,19 @@ export interface PatchHeader {
   paths: string[];
 }
 
-/** Unicode white space as Rust's `trim` knows it (`\s` lacks U+0085). */
-const EDGES = /^[\s\u0085]+|[\s\u0085]+$/g;
 const HEADER = /^\*\*\* (Add File|Update File|Delete File|Move to):(.*)$/s;
 
-const trim = (text: string): string => text.replace(EDGES, '');
+/** Unicode white space as Rust's `trim` knows it (`\s` lacks U+0085). */
+const white = (c: string | undefined): boolean => c !== undefined && (c === '\u0085' || /\s/.test(c));
+
+/** `text` without white space at either end, in one pass (a trailing-run regex can be quadratic). */
+function trim(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && white(text[start])) start++;
+  while (end > start && white(text[end - 1])) end--;
+  return text.slice(start, end);
+}
 
 /** The lines of a patch as both parsers split it: at `\n` only, a `\r` before it dropped. */
 export function patchLines(text: string): string[] {

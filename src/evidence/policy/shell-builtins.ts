@@ -18,18 +18,36 @@ export interface BuiltinCode {
 
 /** Text that a second expansion runs as a command: `$(…)` or a backquote. */
 const COMMAND_TEXT = /\$\(|`/;
-/** An array subscript holding an expansion: arithmetic evaluation expands it, running any `$(…)` it gives. */
-const SUBSCRIPT_EXPANSION = /\[[^\]]*(?:\$\(|`|\$\{|\$[A-Za-z_])/;
 /** `${name@P}`: the value is expanded as a prompt string, running any `$(…)` it holds. */
-const PROMPT_TRANSFORM = /\$\{[^}]*@P\}/;
+const promptTransform = (text: string): boolean => text.includes('@P}') && text.includes('${');
 /** Variables bash expands as prompts later (PS4 for `set -x`; PS0, PS1, PS2 interactively). */
 const PROMPTS = new Set(['PS0', 'PS1', 'PS2', 'PS4']);
 const DECLARATIONS = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
-const NAME = /^([A-Za-z_][A-Za-z0-9_]*)(\[.*\])?(\+?=)?/s;
+const NAME = /^([A-Za-z_][A-Za-z0-9_]*)(\[.*?\])?(\+?=|$)/s;
 
 /** True when evaluating `text` as a variable name or arithmetic expression may run a command. */
 export function evaluatesCommand(text: string): boolean {
-  return COMMAND_TEXT.test(text) || SUBSCRIPT_EXPANSION.test(text);
+  return COMMAND_TEXT.test(text) || subscriptExpands(text, false);
+}
+
+/**
+ * True when an array subscript (`[…]`) holds `$(…)` or a backquote, or (unless `commandsOnly`) a
+ * parameter expansion: arithmetic evaluation expands the subscript, running any command it gives.
+ * One pass, so a hostile word cannot make it slow.
+ */
+function subscriptExpands(text: string, commandsOnly: boolean): boolean {
+  let inside = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '[') inside = true;
+    else if (c === ']') inside = false;
+    else if (inside && c === '`') return true;
+    else if (inside && c === '$') {
+      const next = text[i + 1] ?? '';
+      if (next === '(' || (!commandsOnly && /[{A-Za-z_]/.test(next))) return true;
+    }
+  }
+  return false;
 }
 
 /**
@@ -43,12 +61,12 @@ export function assignmentCode(word: ShellWord): string | undefined {
   const [whole, name = '', subscript = '', equals] = m;
   if (subscript !== '' && COMMAND_TEXT.test(subscript))
     return `the subscript of ${name} runs a command when it is evaluated`;
-  if (equals === undefined) return undefined;
+  if (equals === undefined || equals === '') return undefined;
   const value = word.value.slice(whole.length);
-  if (PROMPTS.has(name) && (word.dynamic || COMMAND_TEXT.test(value) || PROMPT_TRANSFORM.test(value)))
+  if (PROMPTS.has(name) && (word.dynamic || COMMAND_TEXT.test(value) || promptTransform(value)))
     return `${name} is expanded as a prompt later, running the code it holds`;
   if (name === 'PROMPT_COMMAND' && word.dynamic) return 'PROMPT_COMMAND runs a command computed at run time';
-  if (/\[[^\]]*(?:\$\(|`)/.test(value))
+  if (subscriptExpands(value, true))
     return `${name} holds a subscript that runs a command when ${name} is evaluated as a number`;
   return undefined;
 }
@@ -57,7 +75,7 @@ export function assignmentCode(word: ShellWord): string | undefined {
 export function promptExpansion(command: ShellCommand): string | undefined {
   const words = [...command.assignments, ...command.words, ...command.redirections.map((r) => r.target)];
   const bodies = command.redirections.map((r) => r.body ?? '');
-  if (words.some((w) => PROMPT_TRANSFORM.test(w.raw)) || bodies.some((b) => PROMPT_TRANSFORM.test(b)))
+  if (words.some((w) => promptTransform(w.raw)) || bodies.some(promptTransform))
     return 'a prompt expansion (@P) of a value runs any command it holds';
   return undefined;
 }
@@ -214,4 +232,19 @@ export function builtinCode(program: string, args: readonly ShellWord[]): Builti
     program,
     operands.map((w) => ({ ...w, value: w.value.split('=')[0] ?? '' })),
   );
+}
+
+/** Why a command's assignments or expansions run code later or again, if they do. */
+export function laterCode(command: ShellCommand): string | undefined {
+  if (command.arithmetic) {
+    const reason = arithmeticCode(command);
+    if (reason !== undefined) return reason;
+  }
+  // A prompt given through a wrapper's `NAME=value` words (`env PS4='$(…)' bash -x`) counts too.
+  const prompts = command.words.filter((w) => /^(?:PS[0124]|PROMPT_COMMAND)=/.test(w.value));
+  for (const assignment of [...command.assignments, ...prompts]) {
+    const reason = assignmentCode(assignment);
+    if (reason !== undefined) return reason;
+  }
+  return promptExpansion(command);
 }

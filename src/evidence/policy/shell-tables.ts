@@ -4,6 +4,7 @@
  * row follows the program's manual; docs/policy.md reproduces these tables.
  */
 
+import type { ShellWord } from './shell-grammar.js';
 import { type OptionTable, optionTable } from './shell-options.js';
 
 export interface Wrapper {
@@ -200,6 +201,23 @@ export const INTERPRETERS: ReadonlyMap<string, readonly string[]> = new Map([
   ['pwsh', ['-c', '-Command', '-command', '-EncodedCommand', '-e', '-ec']],
   ['powershell', ['-c', '-Command', '-command', '-EncodedCommand', '-e', '-ec']],
 ]);
+
+const SCRIPT_FILE = /\.(?:py|js|mjs|cjs|ts|pl|rb|php|lua|R|ps1|tcl)$/;
+
+/**
+ * The option that hands an interpreter its code as text (`-c`, `-e`, combined as in `-Bc`), looked
+ * for up to the script file or `-m module`, after which options belong to the script.
+ */
+export function inlineCodeFlag(args: readonly ShellWord[], flags: readonly string[]): string | undefined {
+  for (const w of args) {
+    const v = w.value;
+    if (v === '-m' || v === '--' || (!v.startsWith('-') && SCRIPT_FILE.test(v))) return undefined;
+    if (flags.includes(v)) return v;
+    const cluster = v.startsWith('-') && !v.startsWith('--') && v.length > 2;
+    if (cluster && flags.some((f) => f.length === 2 && v.slice(1).includes(f[1] as string))) return v;
+  }
+  return undefined;
+}
 
 /** awk runs commands from its program with `system(…)` and pipes (`print | "sh"`). */
 export const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk', 'busybox-awk']);

@@ -7,13 +7,7 @@
  */
 
 import { posix } from 'node:path';
-import {
-  arithmeticCode,
-  assignmentCode,
-  type BuiltinCode,
-  builtinCode,
-  promptExpansion,
-} from './shell-builtins.js';
+import { type BuiltinCode, builtinCode, laterCode } from './shell-builtins.js';
 import {
   MAX_SHELL_NESTING,
   parseShell,
@@ -23,7 +17,15 @@ import {
 } from './shell-grammar.js';
 import { GLOBAL_OPTIONS, readOptions } from './shell-options.js';
 import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
-import { AWKS, INTERPRETERS, SHELL_OPTIONS, SHELLS, SUBCOMMAND_TOOLS, WRAPPERS } from './shell-tables.js';
+import {
+  AWKS,
+  INTERPRETERS,
+  inlineCodeFlag,
+  SHELL_OPTIONS,
+  SHELLS,
+  SUBCOMMAND_TOOLS,
+  WRAPPERS,
+} from './shell-tables.js';
 
 export { MAX_SHELL_NESTING } from './shell-grammar.js';
 
@@ -387,38 +389,8 @@ class Resolver {
   }
 }
 
-/** Why a command's assignments or expansions run code later or again (shell-builtins.ts), if they do. */
-function laterCode(command: ShellCommand): string | undefined {
-  if (command.arithmetic) {
-    const reason = arithmeticCode(command);
-    if (reason !== undefined) return reason;
-  }
-  for (const assignment of command.assignments) {
-    const reason = assignmentCode(assignment);
-    if (reason !== undefined) return reason;
-  }
-  return promptExpansion(command);
-}
-
 function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-const SCRIPT_FILE = /\.(?:py|js|mjs|cjs|ts|pl|rb|php|lua|R|ps1|tcl)$/;
-
-/**
- * The option that hands an interpreter its code as text (`-c`, `-e`, combined as in `-Bc`), looked
- * for up to the script file or `-m module`, after which options belong to the script.
- */
-function inlineCodeFlag(args: readonly ShellWord[], flags: readonly string[]): string | undefined {
-  for (const w of args) {
-    const v = w.value;
-    if (v === '-m' || v === '--' || (!v.startsWith('-') && SCRIPT_FILE.test(v))) return undefined;
-    if (flags.includes(v)) return v;
-    const cluster = v.startsWith('-') && !v.startsWith('--') && v.length > 2;
-    if (cluster && flags.some((f) => f.length === 2 && v.slice(1).includes(f[1] as string))) return v;
-  }
-  return undefined;
 }
 
 /** Every simple command a command line runs, resolved to its program where that can be known. */

@@ -27,10 +27,13 @@ describe('builtins that run text are opaque or list what they run', () => {
       assert.ok(effects.opaque || listed, JSON.stringify(splitShellCommand(command).commands));
       const verdict = evaluateAction(
         { ...POLICY, opaqueShell: 'deny' },
-        { tool: 'Bash', input: { command } },
+        { tool: 'Bash', input: { command }, cwd: '/w' },
       );
       assert.equal(verdict.verdict, 'forbidden', JSON.stringify(verdict));
-      assert.notEqual(evaluateAction(POLICY, { tool: 'Bash', input: { command } }).verdict, 'allowed');
+      assert.notEqual(
+        evaluateAction(POLICY, { tool: 'Bash', input: { command }, cwd: '/w' }).verdict,
+        'allowed',
+      );
     });
   }
 
@@ -39,6 +42,7 @@ describe('builtins that run text are opaque or list what they run', () => {
       splitShellCommand(command).commands.find((c) => c.opaque)?.opaque ?? '';
     assert.match(reason('hash -p /bin/rm ls'), /^hash -p/);
     assert.match(reason('enable -f ./x.so x'), /^enable -f/);
+    assert.match(reason('enable -n cd'), /^enable -n/);
     assert.match(reason(`alias ls='rm -rf'`), /^alias/);
     assert.match(reason(`mapfile -C f a`), /^mapfile -C/);
     assert.match(reason(`let 'a[$(id)]'`), /^let /);
@@ -56,8 +60,10 @@ describe('builtins that run text are opaque or list what they run', () => {
       const rm = splitShellCommand(command).commands.find((c) => c.invocation?.program === 'rm');
       assert.deepEqual(rm?.argv, ['rm', '-rf', '/'], command);
       assert.equal(
-        evaluateAction({ ...POLICY, forbid: ['Bash(rm -rf *)'] }, { tool: 'Bash', input: { command } })
-          .verdict,
+        evaluateAction(
+          { ...POLICY, forbid: ['Bash(rm -rf *)'] },
+          { tool: 'Bash', input: { command }, cwd: '/w' },
+        ).verdict,
         'forbidden',
       );
     }
@@ -76,7 +82,8 @@ describe('harmless builtin spellings stay transparent', () => {
       const opaque = splitShellCommand(command).commands.filter((c) => c.opaque !== undefined);
       assert.deepEqual(opaque, []);
       assert.equal(
-        evaluateAction({ ...POLICY, opaqueShell: 'deny' }, { tool: 'Bash', input: { command } }).verdict,
+        evaluateAction({ ...POLICY, opaqueShell: 'deny' }, { tool: 'Bash', input: { command }, cwd: '/w' })
+          .verdict,
         'allowed',
       );
     });

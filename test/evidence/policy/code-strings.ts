@@ -29,6 +29,7 @@ export const BYPASSES: { command: string; proof: string }[] = [
     proof: `declare PS4='$(touch ran)'; set -o xtrace; :`,
   },
   { command: `PROMPT_COMMAND="$X"`, proof: '' },
+  { command: `env PS4='$(rm -rf secret)' bash -xc true`, proof: '' },
   { command: `x='$(rm -rf secret)'; echo \${x@P}`, proof: `x='$(touch ran)'; echo \${x@P}` },
   { command: `let 'a[$(rm -rf secret)]=1'`, proof: `let 'a[$(touch ran)]=1'` },
   { command: `let "a[$x]=1"`, proof: `` },
