@@ -25,9 +25,13 @@ const PROMPTS = new Set(['PS0', 'PS1', 'PS2', 'PS4']);
 const DECLARATIONS = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
 const NAME = /^([A-Za-z_][A-Za-z0-9_]*)(\[.*?\])?(\+?=|$)/s;
 
-/** True when evaluating `text` as a variable name or arithmetic expression may run a command. */
-export function evaluatesCommand(text: string): boolean {
-  return COMMAND_TEXT.test(text) || subscriptExpands(text, false);
+/**
+ * True when evaluating a word as a variable name or arithmetic expression may run a command: its
+ * text holds `$(…)` or a backquote (a quoted one is text bash evaluates), or an array subscript holds
+ * an expansion. A substitution outside a subscript of a word computed at run time is only a value.
+ */
+function evaluatesCommand(word: ShellWord): boolean {
+  return (!word.dynamic && COMMAND_TEXT.test(word.value)) || subscriptExpands(word.value, false);
 }
 
 /**
@@ -74,7 +78,8 @@ export function assignmentCode(word: ShellWord): string | undefined {
 /** Why any word of a command expands a prompt string (`${x@P}`), if one does. */
 export function promptExpansion(command: ShellCommand): string | undefined {
   const words = [...command.assignments, ...command.words, ...command.redirections.map((r) => r.target)];
-  const bodies = command.redirections.map((r) => r.body ?? '');
+  // A here-document's body expands unless its delimiter is quoted.
+  const bodies = command.redirections.filter((r) => !/['"\\]/.test(r.target.raw)).map((r) => r.body ?? '');
   if (words.some((w) => promptTransform(w.raw)) || bodies.some(promptTransform))
     return 'a prompt expansion (@P) of a value runs any command it holds';
   return undefined;
@@ -82,7 +87,7 @@ export function promptExpansion(command: ShellCommand): string | undefined {
 
 /** Why an arithmetic command (`((…))`, `$((…))`) may run a command its text does not show. */
 export function arithmeticCode(command: ShellCommand): string | undefined {
-  return command.words.some((w) => evaluatesCommand(w.value))
+  return command.words.some(evaluatesCommand)
     ? 'arithmetic evaluation runs the command in a subscript'
     : undefined;
 }
@@ -120,7 +125,7 @@ function options(
 }
 
 const named = (program: string, words: readonly ShellWord[]): BuiltinCode | undefined =>
-  words.some((w) => evaluatesCommand(w.value))
+  words.some(evaluatesCommand)
     ? { opaque: `${program} evaluates a name or number whose subscript runs a command`, scripts: [] }
     : undefined;
 

@@ -31,8 +31,9 @@ export const BYPASSES: { command: string; proof: string }[] = [
   { command: `PROMPT_COMMAND="$X"`, proof: '' },
   { command: `env PS4='$(rm -rf secret)' bash -xc true`, proof: '' },
   { command: `x='$(rm -rf secret)'; echo \${x@P}`, proof: `x='$(touch ran)'; echo \${x@P}` },
+  { command: `cat <<EOF\n\${x@P}\nEOF`, proof: `x='$(touch ran)'; cat <<EOF\n\${x@P}\nEOF` },
   { command: `let 'a[$(rm -rf secret)]=1'`, proof: `let 'a[$(touch ran)]=1'` },
-  { command: `let "a[$x]=1"`, proof: `` },
+  { command: `let "a[$i]=1"`, proof: `i='$(touch ran)'; let "a[$i]=1"` },
   { command: `(( 'a[$(rm -rf secret)]' ))`, proof: `echo $(( 'a[$(touch ran)]' ))` },
   {
     command: `for (( i='a[$(rm -rf secret)]'; 0; )); do :; done`,
@@ -94,4 +95,9 @@ export const HARMLESS = [
   'mapfile -t lines < f',
   'compgen -W "start stop" st',
   'arr[$i]=x',
+  '[[ $(wc -l < f) -gt 3 ]]',
+  '(( n = $(wc -l < f) ))',
+  'local -n ref=$1',
+  '((cd "$(pwd)" && ls) | cat)',
+  `cat <<'EOF'\n\${x@P}\nEOF`,
 ];
