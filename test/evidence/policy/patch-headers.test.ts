@@ -9,6 +9,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { patchChanges } from '../../../src/capture/codex/patch.js';
+import { translateOpenCode } from '../../../src/capture/opencode/translate.js';
+import { judgeCall, normalizeCall } from '../../../src/evidence/policy/judge.js';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
 
 const POLICY = { allow: ['Edit(*)', 'Write(*)', 'Bash'], forbid: ['Write(secret/**)'], escalate: [] };
@@ -60,4 +62,20 @@ describe('every spelling of a header either parser reads is a judged write', () 
     assert.equal(evaluateAction(POLICY, { tool: 'apply_patch', input: patch }).verdict, 'forbidden');
     assert.equal(patchChanges(patch)[0]?.path, ' secret/b');
   });
+});
+
+test("OpenCode's apply_patch event: a header without the space is judged as OpenCode applies it", () => {
+  const root = '/home/user/project';
+  for (const header of OPENCODE_SPELLINGS) {
+    const { event } = translateOpenCode({
+      hook_event_name: 'tool.execute.before',
+      session_id: 's',
+      cwd: root,
+      input: { tool: 'apply_patch', sessionID: 's', callID: 'c1' },
+      output: { args: { patchText: envelope(header) } },
+    });
+    const call = normalizeCall(event, { root, cwd: root });
+    assert.ok(call !== undefined);
+    assert.equal(judgeCall(POLICY, call).verdict, 'forbidden', header);
+  }
 });
