@@ -233,10 +233,16 @@ export function builtinCode(program: string, args: readonly ShellWord[]): Builti
     const reason = assignmentCode(w);
     if (reason !== undefined) return { opaque: `${program}: ${reason}`, scripts: [] };
   }
-  return named(
-    program,
-    operands.map((w) => ({ ...w, value: w.value.split('=')[0] ?? '' })),
-  );
+  const names = operands.map((w) => ({ ...w, value: w.value.split('=')[0] ?? '' }));
+  const scripts = promptCommands(operands);
+  return named(program, names) ?? (scripts.length > 0 ? { scripts } : undefined);
+}
+
+/** What `PROMPT_COMMAND=…` words written out set: run before each prompt of an interactive shell. */
+export function promptCommands(words: readonly ShellWord[]): string[] {
+  return words
+    .filter((w) => !w.dynamic && /^PROMPT_COMMAND\+?=./s.test(w.value))
+    .map((w) => w.value.slice(w.value.indexOf('=') + 1));
 }
 
 /** Why a command's assignments or expansions run code later or again, if they do. */

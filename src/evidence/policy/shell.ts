@@ -7,7 +7,7 @@
  */
 
 import { posix } from 'node:path';
-import { type BuiltinCode, builtinCode, laterCode } from './shell-builtins.js';
+import { type BuiltinCode, builtinCode, laterCode, promptCommands } from './shell-builtins.js';
 import {
   MAX_SHELL_NESTING,
   parseShell,
@@ -111,6 +111,9 @@ class Resolver {
       ...fields,
     };
     simple.opaque ??= laterCode(command);
+    // A prompt command runs later, in a directory not known now.
+    for (const script of promptCommands(command.assignments))
+      this.nested(script, { ...command, cwd: undefined });
     const invocation = simple.invocation;
     if (invocation !== undefined) {
       const sub = invocation.subcommand === undefined ? [] : [invocation.subcommand];

@@ -55,8 +55,14 @@ describe('builtins that run text are opaque or list what they run', () => {
     assert.match(reason(`PS4='$(id)'`), /^PS4 /);
   });
 
-  test('a trap, an alias and a completion command list the commands written in them', () => {
-    for (const command of [`trap 'rm -rf /' EXIT`, `alias x='rm -rf /'`, `compgen -C 'rm -rf /' x`]) {
+  test('a trap, an alias, a completion command and a prompt command list the commands written in them', () => {
+    for (const command of [
+      `trap 'rm -rf /' EXIT`,
+      `alias x='rm -rf /'`,
+      `compgen -C 'rm -rf /' x`,
+      `PROMPT_COMMAND='rm -rf /'`,
+      `export PROMPT_COMMAND='rm -rf /'`,
+    ]) {
       const rm = splitShellCommand(command).commands.find((c) => c.invocation?.program === 'rm');
       assert.deepEqual(rm?.argv, ['rm', '-rf', '/'], command);
       assert.equal(
