@@ -4,7 +4,7 @@
  * `declare`, `printf -v`, `read`, `unset`, `test -v` and `((…))` evaluate (an array subscript there
  * expands `$(…)` again), prompt strings (`PS4`, `${x@P}`), and what changes which program a later
  * name runs (`hash -p`, `enable -f/-n`, `alias`). Each is read from the bash manual; a real-bash
- * test shows each one runs its text. docs/policy.md, "Opaque commands", lists them.
+ * test shows each one runs its text. docs/policy.md, "Builtins that run text", lists them.
  */
 
 import type { ShellCommand, ShellWord } from './shell-grammar.js';
@@ -59,7 +59,7 @@ function subscriptExpands(text: string, commandsOnly: boolean): boolean {
  * kin) may run code later, if it may: a subscript holding `$(…)`, a prompt string holding code, or
  * a value holding a subscript with `$(…)` that arithmetic on the variable would run.
  */
-export function assignmentCode(word: ShellWord): string | undefined {
+function assignmentCode(word: ShellWord): string | undefined {
   const m = NAME.exec(word.value);
   if (m === null) return undefined;
   const [whole, name = '', subscript = '', equals] = m;
@@ -76,7 +76,7 @@ export function assignmentCode(word: ShellWord): string | undefined {
 }
 
 /** Why any word of a command expands a prompt string (`${x@P}`), if one does. */
-export function promptExpansion(command: ShellCommand): string | undefined {
+function promptExpansion(command: ShellCommand): string | undefined {
   const words = [...command.assignments, ...command.words, ...command.redirections.map((r) => r.target)];
   // A here-document's body expands unless its delimiter is quoted.
   const bodies = command.redirections.filter((r) => !/['"\\]/.test(r.target.raw)).map((r) => r.body ?? '');
@@ -86,7 +86,7 @@ export function promptExpansion(command: ShellCommand): string | undefined {
 }
 
 /** Why an arithmetic command (`((…))`, `$((…))`) may run a command its text does not show. */
-export function arithmeticCode(command: ShellCommand): string | undefined {
+function arithmeticCode(command: ShellCommand): string | undefined {
   return command.words.some(evaluatesCommand)
     ? 'arithmetic evaluation runs the command in a subscript'
     : undefined;

@@ -3,7 +3,8 @@
  * assignments, wrappers (`sudo`, `env`, `timeout`, `xargs` …), `busybox`, `find -exec`, and into the
  * scripts of `sh -c`, `eval`, `su -c`, `watch` and here-documents fed to a shell, recursively.
  * What cannot be resolved without running it (a computed command name, `eval "$x"`, `… | sh`,
- * `python -c`) is reported as opaque. The tables are in shell-tables.ts; docs/policy.md has both.
+ * `python -c`, the builtins of shell-builtins.ts that run text) is reported as opaque. The tables
+ * are in shell-tables.ts; docs/policy.md has both.
  */
 
 import { posix } from 'node:path';
