@@ -9,7 +9,10 @@ export const BYPASSES: { command: string; proof: string }[] = [
   { command: `trap 'rm -rf secret' EXIT`, proof: `trap 'touch ran' EXIT` },
   { command: `trap -- 'rm -rf secret' 0`, proof: `trap -- 'touch ran' 0` },
   { command: 'hash -p /bin/rm ls; ls -rf secret', proof: 'hash -p /usr/bin/touch ls; ls ran' },
-  { command: 'builtin hash -p /bin/rm ls; ls -rf secret', proof: 'builtin hash -p /usr/bin/touch ls; ls ran' },
+  {
+    command: 'builtin hash -p /bin/rm ls; ls -rf secret',
+    proof: 'builtin hash -p /usr/bin/touch ls; ls ran',
+  },
   { command: `command trap 'rm -rf secret' EXIT`, proof: `command trap 'touch ran' EXIT` },
   { command: 'enable -n cd; cd /tmp; rm -rf secret', proof: 'mkdir d; enable -n cd; cd d; touch ran' },
   { command: `alias ls='rm -rf'\nls secret`, proof: `shopt -s expand_aliases; alias ls='touch'\nls ran` },
