@@ -69,6 +69,8 @@ export const HARMLESS = [
   'trap -l',
   `trap '' INT`,
   'trap EXIT',
+  `trap 'echo done' EXIT`,
+  `PROMPT_COMMAND='history -a'`,
   'alias',
   'alias -p',
   'alias ll',
