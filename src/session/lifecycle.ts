@@ -31,9 +31,9 @@ import type { AgentCertificate } from '../evidence/certificate.js';
 import { FileRecordStore, StoreError, type TornTail } from '../evidence/log/file-store.js';
 import { HeadFile, headFilePath } from '../evidence/log/head-file.js';
 import { checkLine } from '../evidence/log/reader.js';
+import { sessionWorkspace } from '../evidence/normalize.js';
 import { PackageError } from '../evidence/package/grammar.js';
 import { sealLog } from '../evidence/package/seal.js';
-import { sessionWorkspace } from '../evidence/normalize.js';
 import type { ChainHead } from '../evidence/record/chain.js';
 import type { AgentAttribution, EventRecord, SessionBinding } from '../evidence/record/record.js';
 import {

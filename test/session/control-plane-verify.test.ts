@@ -72,6 +72,15 @@ async function session(home: string, calls: [string, string, Record<string, unkn
   return { decisions, result, records: packageRecords(fx, bytes) };
 }
 
+/** The calls the `escalations` check lists: those the verifier judged to need escalation. */
+function escalatedCalls(
+  result: Awaited<ReturnType<typeof verifyPackage>>,
+): { tool: string; approval?: string }[] {
+  const check = result.checks.find((c) => c.check === 'escalations');
+  const detail = check?.detail as { calls?: { tool: string; approval?: string }[] } | undefined;
+  return detail?.calls ?? [];
+}
+
 describe('the control plane, recorded and re-judged', () => {
   it('the home the start recorded is where ~/.codex/ is, live and offline', async () => {
     const home = join(fx.dir, 'home');
@@ -81,21 +90,15 @@ describe('the control plane, recorded and re-judged', () => {
       ['p2', 'Bash', { command: 'echo x > ~/.codex/hooks.json' }],
       ['p3', 'Write', { file_path: join(home, 'notes.txt'), content: '' }],
     ]);
-    const workspace = (records[0]?.event.extensions as Record<string, Record<string, unknown>>)[
-      'dev.tally.workspace'
-    ];
-    assert.equal(workspace?.home, home);
+    const extensions = records[0]?.event.extensions as Record<string, Record<string, unknown>> | undefined;
+    assert.equal(extensions?.['dev.tally.workspace']?.home, home);
     assert.deepEqual(decisions, ['ask', 'ask', 'allow']);
-    const escalations = result.checks.find((c) => c.check === 'escalations');
+    const escalated = escalatedCalls(result);
     assert.deepEqual(
-      (escalations?.detail as { calls: { tool: string }[] }).calls.map((c) => c.tool),
+      escalated.map((c) => c.tool),
       ['Write', 'Bash'],
     );
-    assert.ok(
-      (escalations?.detail as { calls: { approval?: string }[] }).calls.every(
-        (c) => c.approval === 'harness',
-      ),
-    );
+    assert.ok(escalated.every((c) => c.approval === 'harness'));
   });
 
   it('a write through a link into .claude/ is asked live and an escalation offline', async () => {
@@ -106,15 +109,11 @@ describe('the control plane, recorded and re-judged', () => {
       ['l2', 'Bash', { command: 'cp /dev/null cfg/settings.local.json' }],
     ]);
     assert.deepEqual(decisions, ['ask', 'ask']);
-    const escalations = result.checks.find((c) => c.check === 'escalations');
+    const escalated = escalatedCalls(result);
     assert.deepEqual(
-      (escalations?.detail as { calls: { tool: string }[] }).calls.map((c) => c.tool),
+      escalated.map((c) => c.tool),
       ['Write', 'Bash'],
     );
-    assert.ok(
-      (escalations?.detail as { calls: { approval?: string }[] }).calls.every(
-        (c) => c.approval === 'harness',
-      ),
-    );
+    assert.ok(escalated.every((c) => c.approval === 'harness'));
   });
 });

@@ -168,7 +168,7 @@ export const command: Command = {
   usage: [
     'usage: tally agent register --name NAME --allow PATTERN… [--forbid PATTERN…] [--escalate PATTERN…]',
     '                            [--opaque-shell ask|deny]   (shell commands known only at run time; default ask)',
-    '                            [--control-plane ask|deny|allow]   (writes to the agents\' hook settings; default ask)',
+    "                            [--control-plane ask|deny|allow]   (writes to the agents' hook settings; default ask)",
     '                            [--model M] [--provider P] [--valid-from T] [--valid-days N | --valid-until T]',
     '                            [--out FILE] [--force] [--json]   (--force replaces an existing certificate file)',
     '       tally agent show FILE|NAME [--json]',
