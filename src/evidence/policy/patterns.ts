@@ -245,7 +245,8 @@ export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVe
     if (touch === 'yes') return { verdict: 'forbidden', pattern: pattern.text };
     if (touch === 'possible') possible ??= pattern;
   }
-  const written = plane.length === 0 ? undefined : planeTouch(plane, facts);
+  // A control-plane pattern judges what a call writes, and nothing else of a call.
+  const written = plane.length === 0 || facts.writes.length === 0 ? undefined : planeTouch(plane, facts);
   if (mode === 'deny' && written?.touch === 'yes')
     return { verdict: 'forbidden', reason: planeReason(written, mode) };
   const opaque = opaqueReason(facts, [...forbid, ...escalate, ...plane.map((p) => p.pattern)]);
