@@ -9,15 +9,16 @@ import { issueCertificate } from '../../src/evidence/certificate.js';
 import { crossVerify } from '../../src/evidence/package/cross-verify.js';
 import { certificateFor, openFixture, signer, toolBefore } from './fixture.js';
 
+/** A Write of Claude Code's project settings, from the project root. */
+const settingsWrite = (root: string) =>
+  toolBefore('Write', { file_path: '.claude/settings.json', content: '{}' }, root);
+
 describe('the control plane at the boundary', () => {
   it('a Write to .claude/settings.json and a redirection into .codex/config.toml are asked, with the reason', async () => {
     const certificate = certificateFor({ allow: ['Write', 'Bash'] });
     const f = await openFixture(certificate, null);
     try {
-      const write = await f.boundary.decide(
-        toolBefore('Write', { file_path: '.claude/settings.json', content: '{}' }, f.root),
-        { source: 'hook' },
-      );
+      const write = await f.boundary.decide(settingsWrite(f.root), { source: 'hook' });
       assert.equal(write.decision, 'ask');
       assert.match(String(write.reason), /control plane \(\.claude\/settings\.json\)/);
       const bash = await f.boundary.decide(
@@ -68,10 +69,7 @@ describe('the control plane at the boundary', () => {
     ).certificate;
     const f = await openFixture(certificate, null);
     try {
-      const write = await f.boundary.decide(
-        toolBefore('Write', { file_path: '.claude/settings.json', content: '{}' }, f.root),
-        { source: 'hook' },
-      );
+      const write = await f.boundary.decide(settingsWrite(f.root), { source: 'hook' });
       assert.equal(write.decision, 'allow');
       const offline = crossVerify(certificate, await f.records());
       assert.equal(offline.escalations.length + offline.unauthorized.length, 0);

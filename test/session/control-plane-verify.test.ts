@@ -5,16 +5,14 @@
  * harness asked: approved as the harness says); a write through a link into `.claude/` likewise.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { canonicalize } from '../../src/core/canonical.js';
 import type { Envelope } from '../../src/core/dsse.js';
 import { issueCertificate } from '../../src/evidence/certificate.js';
 import { verifyPackage } from '../../src/evidence/package/verify.js';
-import { closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
-import { readSessionInfo } from '../../src/session/store.js';
-import { type Fixture, makeFixture, packageRecords, toolAfter, toolBefore } from './fixture.js';
+import { type Fixture, makeFixture, packageRecords, runSession, toolAfter, toolBefore } from './fixture.js';
 
 let fx: Fixture;
 let certificate: Envelope;
@@ -37,39 +35,23 @@ before(async () => {
 
 /** Runs the calls (before, then after: each ran) in a session whose home is `home`. */
 async function session(home: string, calls: [string, string, Record<string, unknown>][]) {
-  const { info } = await startSession({
-    state: fx.state,
-    root: fx.root,
-    signer: fx.signer,
-    certificatePath,
-    home,
-  });
-  const decisions: string[] = [];
-  for (const [id, name, input] of calls) {
-    for (const event of [toolBefore(id, name, input), toolAfter(id, name, input)]) {
-      const session = readSessionInfo(fx.state, info.id);
-      const result = await recordEvent({
-        state: fx.state,
-        session,
-        signer: fx.signer,
-        source: 'hook',
-        event: { ...event, session: { id: 'agent', cwd: fx.root } },
-      });
-      if (event.type === 'tool.before') decisions.push(result.decision?.decision ?? 'none');
-    }
-  }
-  const closed = await closeSession({
-    state: fx.state,
-    session: readSessionInfo(fx.state, info.id),
-    signer: fx.signer,
-  });
-  const bytes = readFileSync(closed.packagePath);
-  const result = await verifyPackage(bytes, {
+  const events = calls.flatMap(([id, name, input]) =>
+    [toolBefore(id, name, input), toolAfter(id, name, input)].map((e) => ({
+      ...e,
+      session: { id: 'agent', cwd: fx.root },
+    })),
+  );
+  const run = await runSession(fx, events, { certificatePath, home });
+  const result = await verifyPackage(run.bytes, {
     trusted: [fx.signer.key.publicKey],
     certificate,
     now: new Date(),
   });
-  return { decisions, result, records: packageRecords(fx, bytes) };
+  const records = packageRecords(fx, run.bytes);
+  const decisions = records
+    .filter((r) => r.event.type === 'tool.before')
+    .map((r) => r.decision?.decision ?? 'none');
+  return { decisions, result, records };
 }
 
 /** The calls the `escalations` check lists: those the verifier judged to need escalation. */
