@@ -187,28 +187,28 @@ interface PlanePattern {
   place: string;
 }
 
-const planes = new Map<string, PlanePattern[]>();
+const planeCache = new Map<string, PlanePattern[]>();
 
 /** The control-plane patterns of the places a call names (its anchor, home and Tally home). */
 function planePatterns(call: ActionCall): PlanePattern[] {
   const key = `${call.cwd}\u0000${call.home}\u0000${call.tallyHome}`;
-  let found = planes.get(key);
+  let found = planeCache.get(key);
   if (found === undefined) {
     const globs = controlPlaneGlobs({ project: call.cwd, home: call.home, tallyHome: call.tallyHome });
     found = globs.map(({ glob, place }) => ({ pattern: parsePattern(`Write(${glob})`), place }));
-    if (planes.size >= 64) planes.clear();
-    planes.set(key, found);
+    if (planeCache.size >= 64) planeCache.clear();
+    planeCache.set(key, found);
   }
   return found;
 }
 
 /** The first control-plane location the call writes (`yes`), else one it may write (`possible`). */
 function planeTouch(
-  planes: readonly PlanePattern[],
+  places: readonly PlanePattern[],
   facts: CallFacts,
 ): { touch: Touch; place: string } | undefined {
   let possible: PlanePattern | undefined;
-  for (const plane of planes) {
+  for (const plane of places) {
     const touch = touches(plane.pattern, facts);
     if (touch === 'yes') return { touch, place: plane.place };
     if (touch === 'possible') possible ??= plane;
