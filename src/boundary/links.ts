@@ -2,9 +2,9 @@
  * Where a tool call's paths really lead: each path the call names — or, for a shell command, each
  * file its redirections and commands read or write by a name known before it runs — is resolved
  * through symbolic links (the nearest existing ancestor when the file does not exist yet, as for a
- * write). Only
- * paths whose real location differs are returned; the boundary records them (`resolved`), so the
- * verifier and the receipt read the same call the live judge judged without touching a disk.
+ * write). Only paths whose real location differs are returned; the boundary records them
+ * (`resolved`), so the verifier and the receipt read the same call the live judge judged without
+ * touching a disk.
  */
 import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
