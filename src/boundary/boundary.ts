@@ -95,8 +95,11 @@ export interface BoundaryDecision {
 }
 
 export interface BoundaryOptions {
-  /** The session this boundary records: its id, and the workspace its paths are relative to. */
-  session: { id: string; root: string; agent?: AgentAttribution };
+  /**
+   * The session this boundary records: its id, the workspace its paths are relative to, and the
+   * user's home and Tally's as its start recorded them (where the agents' control plane lies).
+   */
+  session: { id: string; root: string; agent?: AgentAttribution; home?: string; tallyHome?: string };
   /** The store of the session's log; the boundary keeps the chain over it. */
   store: RecordStore;
   signer: Signer;
@@ -164,7 +167,12 @@ export function openBoundary(options: BoundaryOptions): Boundary {
   const clock = options.clock ?? systemClock;
   const { session, store, signer } = options;
   const chain = RecordChain.resume(store.lastLine(), { session: session.id, signer }, 'the session log');
-  const frame: WorkspaceFrame = { root: session.root, cwd: session.root };
+  const frame: WorkspaceFrame = {
+    root: session.root,
+    cwd: session.root,
+    ...(session.home ? { home: session.home } : {}),
+    ...(session.tallyHome ? { tallyHome: session.tallyHome } : {}),
+  };
   const resolvedByEvent = new Map<string, readonly ResolvedPath[]>();
   const judged = new Map<string, PolicyDecision>();
   const certificate = options.certificate;

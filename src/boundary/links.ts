@@ -1,12 +1,15 @@
 /**
- * Where a tool call's paths really lead: each path the call names is resolved through symbolic
- * links (the nearest existing ancestor when the file does not exist yet, as for a write). Only
- * paths whose real location differs are returned; the boundary records them (`resolved`), so the
- * verifier and the receipt read the same call the live judge judged without touching a disk.
+ * Where a tool call's paths really lead: each path the call names — or, for a shell command, each
+ * file its redirections and commands read or write by a name known before it runs — is resolved
+ * through symbolic links (the nearest existing ancestor when the file does not exist yet, as for a
+ * write). Only paths whose real location differs are returned; the boundary records them
+ * (`resolved`), so the verifier and the receipt read the same call the live judge judged without
+ * touching a disk.
  */
 import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { NormalCall } from '../evidence/policy/judge.js';
+import { shellFileEffects } from '../evidence/policy/shell-effects.js';
 import type { ResolvedPath } from '../evidence/record/record.js';
 
 function realPath(path: string): string {
@@ -25,9 +28,29 @@ function realPath(path: string): string {
   }
 }
 
-/** The call's paths that resolve elsewhere through links, as `{path (as written), resolved}`. */
+/**
+ * The files a shell command names that can be known before it runs (not computed, not a glob),
+ * each absolute against where it runs and its `cd`s: the paths the judge matches them by.
+ */
+function shellTargets(command: string, cwd: string | undefined): string[] {
+  if (cwd === undefined) return [];
+  const effects = shellFileEffects(command, cwd);
+  const out: string[] = [];
+  for (const e of [...effects.writes, ...effects.reads])
+    if (!e.dynamic && !e.glob && e.cwd !== undefined) out.push(resolve(e.cwd, e.path));
+  return out;
+}
+
+/**
+ * The call's paths that resolve elsewhere through links, as `{path, resolved}`: a file tool's path
+ * as written; a shell command's file absolute, as the judge reads it.
+ */
 export function resolveLinks(call: NormalCall): ResolvedPath[] {
-  const raw = call.argument.paths ?? (call.argument.path === undefined ? [] : [call.argument.path]);
+  const command = call.argument.command;
+  const raw =
+    command !== undefined
+      ? shellTargets(command, call.base)
+      : (call.argument.paths ?? (call.argument.path === undefined ? [] : [call.argument.path]));
   const out: ResolvedPath[] = [];
   const cwd = call.base;
   // A workspace that is itself reached through a link is not a link the call goes through: real

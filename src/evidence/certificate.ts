@@ -18,6 +18,7 @@ import {
 import { TallyError } from '../core/errors.js';
 import { digest } from '../core/hash.js';
 import { keyId, type PublicKeyInput, rawPublicKey, shipId } from '../core/keys.js';
+import { CONTROL_PLANE_MODES, type ControlPlane } from './policy/control-plane.js';
 import { type OpaqueShell, parsePattern } from './policy/patterns.js';
 
 export const CERTIFICATE_TYPE = 'tally/agent-certificate/v1';
@@ -38,6 +39,8 @@ export interface AgentCertificate {
   escalation_required: string[];
   /** How a shell command the policy cannot resolve statically is judged; absent means `ask`. */
   opaque_shell?: OpaqueShell;
+  /** How a write to the agent's control plane (its hook settings, `.tally/`) is judged; absent means `ask`. */
+  control_plane?: ControlPlane;
   issued_at: string;
   valid_from: string;
   valid_until: string;
@@ -49,6 +52,7 @@ export interface CertificateRequest {
   forbid?: string[];
   escalate?: string[];
   opaqueShell?: OpaqueShell;
+  controlPlane?: ControlPlane;
   model?: string;
   provider?: string;
   validFrom: Date;
@@ -61,6 +65,16 @@ export interface CertificateRequest {
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const OPAQUE_SHELL: readonly OpaqueShell[] = ['ask', 'deny'];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** An optional field that must be one of `choices`: anything else is refused, naming the field. */
+function checkChoice(field: string, value: unknown, choices: readonly string[]): void {
+  if (value === undefined || choices.includes(value as string)) return;
+  throw new CertificateError(
+    'invalid',
+    `/${field}: must be ${choices.join(', ').replace(/, (\w+)$/, ' or $1')}, got ${JSON.stringify(value)}`,
+    { field: `/${field}` },
+  );
+}
 
 function checkPatterns(field: string, patterns: readonly string[]): void {
   patterns.forEach((pattern, i) => {
@@ -92,15 +106,8 @@ export function issueCertificate(
   checkPatterns('bounded_actions', request.allow);
   checkPatterns('forbidden', request.forbid ?? []);
   checkPatterns('escalation_required', request.escalate ?? []);
-  if (request.opaqueShell !== undefined && !OPAQUE_SHELL.includes(request.opaqueShell)) {
-    throw new CertificateError(
-      'invalid',
-      `/opaque_shell: must be ask or deny, got '${request.opaqueShell}'`,
-      {
-        field: '/opaque_shell',
-      },
-    );
-  }
+  checkChoice('opaque_shell', request.opaqueShell, OPAQUE_SHELL);
+  checkChoice('control_plane', request.controlPlane, CONTROL_PLANE_MODES);
   if (!(request.validUntil.getTime() > request.validFrom.getTime())) {
     throw new CertificateError('window', '/valid_until: valid_until must be after valid_from', {
       field: '/valid_until',
@@ -121,6 +128,7 @@ export function issueCertificate(
     forbidden: [...(request.forbid ?? [])],
     escalation_required: [...(request.escalate ?? [])],
     ...(request.opaqueShell === undefined ? {} : { opaque_shell: request.opaqueShell }),
+    ...(request.controlPlane === undefined ? {} : { control_plane: request.controlPlane }),
     issued_at: (request.issuedAt ?? new Date()).toISOString(),
     valid_from: request.validFrom.toISOString(),
     valid_until: request.validUntil.toISOString(),
@@ -176,7 +184,8 @@ export function parseCertificate(value: unknown): AgentCertificate {
   checkPatterns('forbidden', stringList(c.forbidden, 'forbidden'));
   checkPatterns('escalation_required', stringList(c.escalation_required, 'escalation_required'));
   need('/valid_until', Date.parse(c.valid_until as string) > Date.parse(c.valid_from as string));
-  need('/opaque_shell', c.opaque_shell === undefined || OPAQUE_SHELL.includes(c.opaque_shell as OpaqueShell));
+  checkChoice('opaque_shell', c.opaque_shell, OPAQUE_SHELL);
+  checkChoice('control_plane', c.control_plane, CONTROL_PLANE_MODES);
   return c as unknown as AgentCertificate;
 }
 

@@ -50,6 +50,7 @@ export {
   verifyPackageLines,
 } from './package/verify.js';
 export { canonicalTool, TOOL_ALIASES, toolArgument } from './policy/aliases.js';
+export { CONTROL_PLANE_MODES, type ControlPlane, controlPlaneGlobs } from './policy/control-plane.js';
 export {
   CERTIFICATE_BACKEND,
   certificatePolicy,

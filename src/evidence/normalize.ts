@@ -90,6 +90,9 @@ export function cleanPath(raw: string): string {
 export interface WorkspaceFrame {
   root?: string;
   cwd?: string;
+  /** The user's home and Tally's, as the session's start recorded them (the control plane's places). */
+  home?: string;
+  tallyHome?: string;
 }
 
 /**
@@ -163,6 +166,10 @@ export function sessionWorkspace(records: readonly EventRecord[]): SessionWorksp
   const cwd = absoluteOrUndefined(stringField(session, 'cwd'));
   if (root !== undefined) result.frame.root = root;
   if (cwd !== undefined) result.frame.cwd = cwd;
+  const home = absoluteOrUndefined(stringField(extension, 'home'));
+  const tallyHome = absoluteOrUndefined(stringField(extension, 'tally_home'));
+  if (home !== undefined) result.frame.home = home;
+  if (tallyHome !== undefined) result.frame.tallyHome = tallyHome;
   const baseline = isJsonObject(extension) ? extension.baseline : undefined;
   const commit = stringField(baseline, 'commit');
   if (commit !== undefined) result.baselineCommit = commit;

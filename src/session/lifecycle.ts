@@ -5,6 +5,7 @@
  * chain and durability.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { HarnessOptions } from '../ahp/harness/harness.js';
 import { capabilityManifest } from '../ahp/protocol/capabilities.js';
@@ -30,6 +31,7 @@ import type { AgentCertificate } from '../evidence/certificate.js';
 import { FileRecordStore, StoreError, type TornTail } from '../evidence/log/file-store.js';
 import { HeadFile, headFilePath } from '../evidence/log/head-file.js';
 import { checkLine } from '../evidence/log/reader.js';
+import { sessionWorkspace } from '../evidence/normalize.js';
 import { PackageError } from '../evidence/package/grammar.js';
 import { sealLog } from '../evidence/package/seal.js';
 import type { ChainHead } from '../evidence/record/chain.js';
@@ -94,6 +96,8 @@ export interface StartOptions {
   wiring?: SessionWiring;
   /** How long the baseline's git commands may take together (ms). */
   reconcileTimeoutMs?: number;
+  /** The user's home, recorded as a control-plane place (default: this process's home). */
+  home?: string;
 }
 
 export async function startSession(options: StartOptions): Promise<{ info: SessionInfo; seq: number }> {
@@ -155,7 +159,13 @@ export async function startSession(options: StartOptions): Promise<{ info: Sessi
     manifest: capabilityManifest(),
     items: [],
     extensions: {
-      'dev.tally.workspace': { root: options.root, baseline },
+      'dev.tally.workspace': {
+        root: options.root,
+        // Where the agents' control plane lies outside the project: judged from here, live and offline.
+        home: options.home ?? homedir(),
+        tally_home: options.signer.home ?? tallyHome(process.env),
+        baseline,
+      },
       ...(options.wiring ? { [WIRING_EXTENSION]: { ...options.wiring } } : {}),
     },
   };
@@ -273,18 +283,22 @@ export async function openSession(options: {
         `session ${info.id} started under a certificate whose copy is gone; nothing was recorded`,
       );
     const registration = binding?.registration ? boundRegistration(info.registration ?? '', binding) : null;
-    const boundary = openBoundary(
-      boundaryOptions(
-        info,
-        store,
-        options.signer,
-        certificate,
-        registration,
-        options.harness ?? { env: {} },
-        clock,
-        options.onRecorded,
-      ),
+    const judged = boundaryOptions(
+      info,
+      store,
+      options.signer,
+      certificate,
+      registration,
+      options.harness ?? { env: {} },
+      clock,
+      options.onRecorded,
     );
+    // The control plane's places are the ones the signed start recorded, as the verifier reads them.
+    const { home, tallyHome } = start ? sessionWorkspace([start]).frame : {};
+    const boundary = openBoundary({
+      ...judged,
+      session: { ...judged.session, ...(home ? { home } : {}), ...(tallyHome ? { tallyHome } : {}) },
+    });
     if (boundary.lastRecord?.event.type === 'session.end' || isClosedOnDisk(options.state, info.id)) {
       await boundary.close();
       throw new SessionError('already-closed', `session ${info.id} is closed; start a new one`);

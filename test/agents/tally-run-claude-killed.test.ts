@@ -82,6 +82,9 @@ describe('recorder SIGKILLed mid-session (real Claude Code under tally run)', ()
           'Bash(echo *)',
           '--allow',
           'Bash(node *)',
+          // The killer is `node -e`, opaque: with the control plane open and no forbid, the allows decide.
+          '--control-plane',
+          'allow',
         ],
       ]) {
         const ran = await runTally(args, { cwd: repo.dir, env });

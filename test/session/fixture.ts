@@ -136,6 +136,8 @@ export interface RunOptions {
   agent?: { name: string; model?: string; provider?: string };
   /** Events recorded with a fixed source label ('hook' unless given). */
   source?: string;
+  /** The user's home the session records (its control plane's place). */
+  home?: string;
 }
 
 /** Starts a session, records `events` in order, closes it and reads the package. */
@@ -152,6 +154,7 @@ export async function runSession(
     ...common,
     ...(options.agent ? { agent: options.agent } : {}),
     ...(options.certificatePath ? { certificatePath: options.certificatePath } : {}),
+    ...(options.home ? { home: options.home } : {}),
   });
   const seqs: number[] = [];
   for (const event of events) {

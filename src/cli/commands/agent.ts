@@ -10,6 +10,7 @@ import {
   readCertificateUnverified,
   verifyCertificate,
 } from '../../evidence/certificate.js';
+import { CONTROL_PLANE_MODES, type ControlPlane } from '../../evidence/policy/control-plane.js';
 import { agentsDir as agentsFolder, certificatePathFor, readCertificateFile } from '../../session/agents.js';
 import { defaultTrustedKeys } from '../../session/identity.js';
 import { writeAtomic } from '../../session/store.js';
@@ -43,6 +44,7 @@ function describe(c: AgentCertificate): string {
     list('forbidden', c.forbidden),
     list('escalation required', c.escalation_required),
     `  opaque shell         ${c.opaque_shell ?? 'ask'}`,
+    `  control plane        ${c.control_plane ?? 'ask'}`,
   ].join('\n');
 }
 
@@ -53,6 +55,7 @@ async function register(argv: string[], ctx: CommandContext): Promise<number> {
     forbid: { type: 'string', multiple: true },
     escalate: { type: 'string', multiple: true },
     'opaque-shell': { type: 'string' },
+    'control-plane': { type: 'string' },
     model: { type: 'string' },
     provider: { type: 'string' },
     'valid-days': { type: 'string' },
@@ -78,6 +81,9 @@ async function register(argv: string[], ctx: CommandContext): Promise<number> {
   const opaqueShell = values['opaque-shell'];
   if (opaqueShell !== undefined && opaqueShell !== 'ask' && opaqueShell !== 'deny')
     throw new UsageError(`--opaque-shell must be ask or deny, got '${opaqueShell}'`);
+  const controlPlane = values['control-plane'];
+  if (controlPlane !== undefined && !(CONTROL_PLANE_MODES as readonly string[]).includes(controlPlane))
+    throw new UsageError(`--control-plane must be ask, deny or allow, got '${controlPlane}'`);
   const signer = await signerOf(ctx);
   const { certificate, envelope } = issueOrRefuse(
     {
@@ -86,6 +92,7 @@ async function register(argv: string[], ctx: CommandContext): Promise<number> {
       forbid: values.forbid ?? [],
       escalate: values.escalate ?? [],
       ...(opaqueShell === undefined ? {} : { opaqueShell }),
+      ...(controlPlane === undefined ? {} : { controlPlane: controlPlane as ControlPlane }),
       ...(values.model ? { model: values.model } : {}),
       ...(values.provider ? { provider: values.provider } : {}),
       validFrom,
@@ -161,6 +168,7 @@ export const command: Command = {
   usage: [
     'usage: tally agent register --name NAME --allow PATTERN… [--forbid PATTERN…] [--escalate PATTERN…]',
     '                            [--opaque-shell ask|deny]   (shell commands known only at run time; default ask)',
+    "                            [--control-plane ask|deny|allow]   (writes to the agents' hook settings; default ask)",
     '                            [--model M] [--provider P] [--valid-from T] [--valid-days N | --valid-until T]',
     '                            [--out FILE] [--force] [--json]   (--force replaces an existing certificate file)',
     '       tally agent show FILE|NAME [--json]',

@@ -10,11 +10,10 @@ import { trustKeys } from '../../core/dsse.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { approvalEnvelope, approvedInputDigest, verifyApproval } from '../approval.js';
 import type { AgentCertificate } from '../certificate.js';
-import { EXT_OPAQUE, stringField } from '../normalize.js';
-import { actionCall, certificatePolicy } from '../policy/judge.js';
-import { type ActionVerdict, evaluateAction, matchAction, parsePattern } from '../policy/patterns.js';
-import { composeOptionsOf } from '../receipt/receipt.js';
-import type { EventRecord } from '../record/record.js';
+import { EXT_OPAQUE, sessionWorkspace, stringField } from '../normalize.js';
+import { actionCall, certificatePolicy, judgeCall } from '../policy/judge.js';
+import { type ActionVerdict, matchAction, parsePattern } from '../policy/patterns.js';
+import type { EventRecord, ResolvedPath } from '../record/record.js';
 
 export interface ToolCallFact {
   /** The first record that showed the call (its tool.before, or its tool.after if none). */
@@ -26,6 +25,8 @@ export interface ToolCallFact {
   /** Where the call ran (its event's `session.cwd`) and why it is opaque, as its record says. */
   cwd?: string;
   opaque?: string;
+  /** Where its paths lead through links, as the boundary recorded them. */
+  resolved?: ResolvedPath[];
   /** The decision recorded with the call, if any. */
   decision?: 'allow' | 'deny' | 'ask';
   decidedBy?: string;
@@ -46,13 +47,21 @@ export interface CallReport {
   input?: unknown;
   cwd?: string;
   opaque?: string;
+  resolved?: ResolvedPath[];
 }
 
-/** Where a tool event's call ran and why it is opaque, as the record says (what the live judge read). */
-function callContext(event: Record<string, unknown>): { cwd?: string; opaque?: string } {
-  const cwd = stringField(event.session, 'cwd');
-  const opaque = stringField(event.extensions, EXT_OPAQUE);
-  return { ...(cwd ? { cwd } : {}), ...(opaque ? { opaque } : {}) };
+type CallContext = { cwd?: string; opaque?: string; resolved?: ResolvedPath[] };
+
+/** Where a tool event's call ran, why it is opaque and where its paths lead, as the record says (what the live judge read). */
+function callContext(record: EventRecord): CallContext {
+  const cwd = stringField(record.event.session, 'cwd');
+  const opaque = stringField(record.event.extensions, EXT_OPAQUE);
+  const resolved = record.resolved;
+  return {
+    ...(cwd ? { cwd } : {}),
+    ...(opaque ? { opaque } : {}),
+    ...(resolved && resolved.length > 0 ? { resolved } : {}),
+  };
 }
 
 export interface JudgedCall extends ToolCallFact {
@@ -150,11 +159,11 @@ export function toolCallFacts(
       if (typeof callId === 'string') fact.call = callId;
       if (typeof tool.kind === 'string') fact.kind = tool.kind;
       if (tool.input !== undefined) fact.input = tool.input;
-      Object.assign(fact, callContext(event));
+      Object.assign(fact, callContext(record));
       calls.push(fact);
       if (key !== undefined) byId.set(key, fact);
     } else if (tool !== undefined && (tool.input !== undefined || typeof tool.name === 'string'))
-      addReport(fact, record.seq, tool, callContext(event));
+      addReport(fact, record.seq, tool, callContext(record));
     if (event.type === 'tool.after') {
       if (asRecord(event.execution)?.status !== 'skipped') {
         fact.executed = true;
@@ -178,7 +187,7 @@ function addReport(
   fact: ToolCallFact,
   seq: number,
   tool: Record<string, unknown>,
-  context: { cwd?: string; opaque?: string },
+  context: CallContext,
 ): void {
   const first: CallReport = {
     seq: fact.seq,
@@ -187,6 +196,7 @@ function addReport(
     ...(fact.input !== undefined ? { input: fact.input } : {}),
     ...(fact.cwd ? { cwd: fact.cwd } : {}),
     ...(fact.opaque ? { opaque: fact.opaque } : {}),
+    ...(fact.resolved ? { resolved: fact.resolved } : {}),
   };
   const report: CallReport = {
     seq,
@@ -222,8 +232,14 @@ export function crossVerify(
   options: CrossOptions = {},
 ): CrossVerification {
   const policy = certificatePolicy(certificate);
-  // Relative path patterns are anchored at the session's workspace root, as recorded at start.
-  const cwd = composeOptionsOf(records).root;
+  // Relative path patterns are anchored at the session's workspace root, as recorded at start;
+  // the control plane lies under it and under the homes the start recorded.
+  const { root: cwd, home, tallyHome } = sessionWorkspace(records).frame;
+  const frame = {
+    ...(cwd ? { root: cwd } : {}),
+    ...(home ? { home } : {}),
+    ...(tallyHome ? { tallyHome } : {}),
+  };
   const { calls, approvals } = toolCallFacts(records, options);
   const unauthorized: JudgedCall[] = [];
   const escalations: EscalatedCall[] = [];
@@ -234,10 +250,7 @@ export function crossVerify(
     for (const report of fact.reports ?? [fact]) {
       // The call the live judge read: run in its event's own cwd, opaque as its record says.
       const tool = { name: report.tool, input: report.input, ...(report.kind ? { kind: report.kind } : {}) };
-      const v = evaluateAction(
-        policy,
-        actionCall(tool, cwd ? { root: cwd } : {}, report.cwd ?? cwd, report.opaque),
-      );
+      const v = judgeCall(policy, actionCall(tool, frame, report.cwd ?? cwd, report.opaque), report.resolved);
       if (verdict === undefined || VERDICT_RANK[v.verdict] < VERDICT_RANK[verdict.verdict]) {
         verdict = v;
         worst = report;

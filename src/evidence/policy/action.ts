@@ -23,6 +23,11 @@ export interface ActionCall {
    * adapter could not read), when it cannot: the call is judged as an opaque shell command.
    */
   opaque?: string;
+  /** The user's home directory and Tally's (`TALLY_HOME`), as the session recorded them: control-plane places. */
+  home?: string;
+  tallyHome?: string;
+  /** Paths the boundary resolved through links (the record's `resolved`): shell targets are judged there too. */
+  resolved?: readonly { path: string; resolved: string }[];
 }
 
 export interface ActionPattern {

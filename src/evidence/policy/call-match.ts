@@ -45,6 +45,8 @@ export interface CallFacts {
   base?: string;
   /** Why the call as a whole is opaque (its record, or input typed into it later), when it is. */
   opaque?: string;
+  /** Where the shell command's written files lead through links, as the record says: allows must cover these too. */
+  linkedWrites: string[];
 }
 
 export type Touch = 'yes' | 'possible' | 'no';
@@ -94,6 +96,7 @@ export function factsOf(call: ActionCall): CallFacts {
     reads: [],
     writes: [],
     urls: argument.urls ?? [],
+    linkedWrites: [],
   };
   const effects = FILE_EFFECTS[kind];
   for (const path of paths) {
@@ -107,17 +110,47 @@ export function factsOf(call: ActionCall): CallFacts {
     const texts = new Set([whole, whole.replace(/\s+/g, ' ')]);
     for (const c of shell.commands) texts.add(c.raw).add(c.text).add(c.stripped);
     facts.command = { text: argument.command, shell, texts: [...texts] };
+    const home = (word: ShellWord) => homeWord(word, call.home);
     for (const command of shell.commands) {
       const touched = commandFileEffects(command);
-      for (const word of touched.reads) facts.reads.push({ word, shellCwd: command.cwd, fromShell: true });
-      for (const word of touched.writes) facts.writes.push({ word, shellCwd: command.cwd, fromShell: true });
+      for (const word of touched.reads)
+        facts.reads.push({ word: home(word), shellCwd: command.cwd, fromShell: true });
+      for (const word of touched.writes)
+        facts.writes.push({ word: home(word), shellCwd: command.cwd, fromShell: true });
     }
+    if (call.resolved !== undefined && call.resolved.length > 0) addLinked(facts, call);
   }
   const opaque = call.opaque ?? typedInputReason(call.tool, call.input, facts.command?.shell.commands ?? []);
   if (opaque !== undefined) facts.opaque = opaque;
   if (call.cwd !== undefined) facts.cwd = call.cwd;
   if (call.base !== undefined) facts.base = call.base;
   return facts;
+}
+
+/** `~` and `~/…` in the user's home, when the session recorded it (bash expands them before the command runs). */
+function homeWord(word: ShellWord, home: string | undefined): ShellWord {
+  if (!word.tilde || home === undefined || !(word.value === '~' || word.value.startsWith('~/'))) return word;
+  return { ...word, value: `${home}${word.value.slice(1)}`, tilde: false };
+}
+
+/**
+ * The real locations of a shell command's static files, from the paths the boundary resolved
+ * through links (recorded as absolute paths against where the command ran): each is judged as a
+ * file the command reads or writes, beside the path as written.
+ */
+function addLinked(facts: CallFacts, call: ActionCall): void {
+  const linked = new Map((call.resolved ?? []).map((r) => [r.path, r.resolved]));
+  for (const effect of ['reads', 'writes'] as const) {
+    for (const ref of [...facts[effect]]) {
+      if (!ref.fromShell || ref.word.dynamic || ref.word.glob || ref.shellCwd === undefined) continue;
+      const from = call.base ?? call.cwd;
+      if (from === undefined) continue;
+      const real = linked.get(posix.resolve(from, ref.shellCwd, ref.word.value));
+      if (real === undefined) continue;
+      facts[effect].push({ word: plainWord(real), fromShell: false });
+      if (effect === 'writes') facts.linkedWrites.push(real);
+    }
+  }
 }
 
 const patternKinds = new WeakMap<ActionPattern, ToolKind>();
@@ -267,6 +300,9 @@ export function covered(patterns: readonly ActionPattern[], facts: CallFacts): A
         atoms.push((p) => globMatches(p.argument?.command as never, c.text));
     }
     if (facts.command.shell.commands.length === 0 || !facts.command.shell.complete) return undefined;
+    const linkCovered = (path: string) =>
+      writers.some((p) => p.argument === undefined || pathMatches(p.argument.path, path, facts.cwd, false));
+    if (!facts.linkedWrites.every(linkCovered)) return undefined;
   }
   for (const path of facts.paths)
     atoms.push((p) => pathMatches(p.argument?.path as never, path, facts.cwd, false));

@@ -42,6 +42,7 @@ export function certificatePolicy(certificate: AgentCertificate): ActionPolicy {
     forbid: certificate.forbidden,
     escalate: certificate.escalation_required,
     ...(certificate.opaque_shell === undefined ? {} : { opaqueShell: certificate.opaque_shell }),
+    ...(certificate.control_plane === undefined ? {} : { controlPlane: certificate.control_plane }),
   };
 }
 
@@ -118,6 +119,8 @@ export function actionCall(
     ...(anchor ? { cwd: anchor } : {}),
     ...(cwd ? { base: cwd } : {}),
     ...(opaque ? { opaque } : {}),
+    ...(frame.home ? { home: frame.home } : {}),
+    ...(frame.tallyHome ? { tallyHome: frame.tallyHome } : {}),
   };
 }
 
@@ -144,14 +147,18 @@ const RANK = { forbidden: 3, escalate: 2, outside: 1, allowed: 0 } as const;
 
 /**
  * The certificate's verdict on a call: the call as given, and again with each path the record
- * says it resolves to (a link to a forbidden file is forbidden); the strictest verdict wins.
+ * says it resolves to (a link to a forbidden file is forbidden); the strictest verdict wins. A
+ * shell command's files are judged where they lead inside its own judgement (`resolved` on the
+ * call); a file tool's paths by judging the tool again on each real path.
  */
 export function judgeCall(
   policy: ActionPolicy,
-  call: NormalCall,
+  call: ActionCall,
   resolved: readonly ResolvedPath[] = [],
 ): ActionVerdict {
-  let verdict = evaluateAction(policy, call);
+  const shell = toolArgument(call.tool, call.input, call.kind).command !== undefined;
+  let verdict = evaluateAction(policy, shell && resolved.length > 0 ? { ...call, resolved } : call);
+  if (shell) return verdict;
   for (const link of resolved) {
     const again = evaluateAction(policy, { ...call, input: { file_path: link.resolved } });
     if (RANK[again.verdict] > RANK[verdict.verdict]) verdict = again;

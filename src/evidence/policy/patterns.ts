@@ -8,6 +8,7 @@ import { compileGlob, GlobError, type GlobPart, globParts } from '../../core/glo
 import type { ActionCall, ActionPattern } from './action.js';
 import { canonicalTool } from './aliases.js';
 import { appliesTo, type CallFacts, covered, factsOf, type Touch, touches } from './call-match.js';
+import { type ControlPlane, controlPlaneGlobs } from './control-plane.js';
 import { compilePathArgument } from './paths.js';
 import { compileCommandPattern } from './shell-match.js';
 import { normaliseHost } from './urls.js';
@@ -33,6 +34,8 @@ export interface ActionPolicy {
   escalate: string[];
   /** `ask` (the default) escalates an opaque shell command; `deny` forbids it. */
   opaqueShell?: OpaqueShell;
+  /** `ask` (the default) escalates a write to the agent's control plane; `deny` forbids it; `allow` judges it as any write. */
+  controlPlane?: ControlPlane;
 }
 
 export type ActionVerdict = {
@@ -178,14 +181,63 @@ function compileList(list: unknown, field: keyof ActionPolicy): ActionPattern[] 
 
 const OPAQUE_REASON = 'the shell command runs code known only at run time';
 
+/** A control-plane location as the pattern `Write(<glob>)` judges it. */
+interface PlanePattern {
+  pattern: ActionPattern;
+  place: string;
+}
+
+const planeCache = new Map<string, PlanePattern[]>();
+
+/** The control-plane patterns of the places a call names (its anchor, home and Tally home). */
+function planePatterns(call: ActionCall): PlanePattern[] {
+  const key = `${call.cwd}\u0000${call.home}\u0000${call.tallyHome}`;
+  let found = planeCache.get(key);
+  if (found === undefined) {
+    const globs = controlPlaneGlobs({ project: call.cwd, home: call.home, tallyHome: call.tallyHome });
+    found = globs.map(({ glob, place }) => ({ pattern: parsePattern(`Write(${glob})`), place }));
+    if (planeCache.size >= 64) planeCache.clear();
+    planeCache.set(key, found);
+  }
+  return found;
+}
+
+/** The first control-plane location the call writes (`yes`), else one it may write (`possible`). */
+function planeTouch(
+  places: readonly PlanePattern[],
+  facts: CallFacts,
+): { touch: Touch; place: string } | undefined {
+  let possible: PlanePattern | undefined;
+  for (const plane of places) {
+    const touch = touches(plane.pattern, facts);
+    if (touch === 'yes') return { touch, place: plane.place };
+    if (touch === 'possible') possible ??= plane;
+  }
+  return possible === undefined ? undefined : { touch: 'possible', place: possible.place };
+}
+
+/** Why a call that writes the control plane is judged as it is. */
+function planeReason(hit: { touch: Touch; place: string }, mode: ControlPlane): string {
+  const what =
+    hit.touch === 'yes'
+      ? `writes the agent's control plane (${hit.place})`
+      : 'may write the agent\u2019s control plane: a path it writes is known only at run time';
+  return `${what}; certificate field control_plane is ${mode}`;
+}
+
 /**
- * Judges one call. Precedence: forbidden > opaque (`opaqueShell`) > escalate > allowed > outside.
- * A forbid pattern the call may match only through a word known at run time counts as opaque.
+ * Judges one call. Precedence: forbidden > opaque (`opaqueShell`) > control plane > escalate >
+ * allowed > outside. A forbid pattern the call may match only through a word known at run time
+ * counts as opaque. The control plane (`controlPlane`, ask unless said) stands for write patterns
+ * over its places: under `deny` it is forbidden right after the forbid patterns, under `ask` it
+ * is escalated before the escalate patterns; either way an opaque command may write it.
  */
 export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVerdict {
   const forbid = compileList(policy.forbid, 'forbid');
   const escalate = compileList(policy.escalate, 'escalate');
   const allow = compileList(policy.allow, 'allow');
+  const mode = policy.controlPlane ?? 'ask';
+  const plane = mode === 'allow' ? [] : planePatterns(call);
   const facts = factsOf(call);
   let possible: ActionPattern | undefined;
   for (const pattern of forbid) {
@@ -193,15 +245,22 @@ export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVe
     if (touch === 'yes') return { verdict: 'forbidden', pattern: pattern.text };
     if (touch === 'possible') possible ??= pattern;
   }
-  const opaque = opaqueReason(facts, [...forbid, ...escalate]);
-  if (possible !== undefined || opaque !== undefined) {
+  // A control-plane pattern judges what a call writes, and nothing else of a call.
+  const written = plane.length === 0 || facts.writes.length === 0 ? undefined : planeTouch(plane, facts);
+  if (mode === 'deny' && written?.touch === 'yes')
+    return { verdict: 'forbidden', reason: planeReason(written, mode) };
+  const opaque = opaqueReason(facts, [...forbid, ...escalate, ...plane.map((p) => p.pattern)]);
+  if (possible !== undefined || opaque !== undefined || (mode === 'deny' && written !== undefined)) {
     const reason =
-      possible === undefined
-        ? `${OPAQUE_REASON}: ${opaque}`
-        : `the shell command may match ${possible.text}: it depends on words known only at run time`;
+      possible !== undefined
+        ? `the shell command may match ${possible.text}: it depends on words known only at run time`
+        : opaque !== undefined
+          ? `${OPAQUE_REASON}: ${opaque}`
+          : planeReason(written!, mode);
     const verdict = policy.opaqueShell === 'deny' ? 'forbidden' : 'escalate';
     return { verdict, ...(possible === undefined ? {} : { pattern: possible.text }), reason };
   }
+  if (written !== undefined) return { verdict: 'escalate', reason: planeReason(written, mode) };
   const escalated = escalate.find((p) => touches(p, facts) !== 'no');
   if (escalated !== undefined) return { verdict: 'escalate', pattern: escalated.text };
   if (facts.command !== undefined && !facts.command.shell.complete) {

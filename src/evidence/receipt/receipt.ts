@@ -72,7 +72,8 @@ export interface ComposeOptions {
 }
 
 export function composeOptionsOf(records: readonly EventRecord[]): ComposeOptions {
-  return { ...sessionWorkspace(records).frame };
+  const { root, cwd } = sessionWorkspace(records).frame;
+  return { ...(root === undefined ? {} : { root }), ...(cwd === undefined ? {} : { cwd }) };
 }
 
 export interface ReceiptSession {
