@@ -99,7 +99,15 @@ export interface BoundaryOptions {
    * The session this boundary records: its id, the workspace its paths are relative to, and the
    * user's home and Tally's as its start recorded them (where the agents' control plane lies).
    */
-  session: { id: string; root: string; agent?: AgentAttribution; home?: string; tallyHome?: string };
+  session: {
+    id: string;
+    root: string;
+    agent?: AgentAttribution;
+    home?: string;
+    tallyHome?: string;
+    /** The session's start names no home: it was recorded before the control plane was judged. */
+    beforeControlPlane?: boolean;
+  };
   /** The store of the session's log; the boundary keeps the chain over it. */
   store: RecordStore;
   signer: Signer;
@@ -172,6 +180,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
     cwd: session.root,
     ...(session.home ? { home: session.home } : {}),
     ...(session.tallyHome ? { tallyHome: session.tallyHome } : {}),
+    ...(session.beforeControlPlane ? { beforeControlPlane: true } : {}),
   };
   const resolvedByEvent = new Map<string, readonly ResolvedPath[]>();
   const judged = new Map<string, PolicyDecision>();

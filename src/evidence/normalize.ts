@@ -93,6 +93,8 @@ export interface WorkspaceFrame {
   /** The user's home and Tally's, as the session's start recorded them (the control plane's places). */
   home?: string;
   tallyHome?: string;
+  /** The session's start was recorded before the control plane was judged (docs/policy.md). */
+  beforeControlPlane?: boolean;
 }
 
 /**
@@ -169,6 +171,8 @@ export function sessionWorkspace(records: readonly EventRecord[]): SessionWorksp
   const home = absoluteOrUndefined(stringField(extension, 'home'));
   const tallyHome = absoluteOrUndefined(stringField(extension, 'tally_home'));
   if (home !== undefined) result.frame.home = home;
+  // Tally's own start names the homes since the control plane is judged; one that does not is older.
+  else if (isJsonObject(extension)) result.frame.beforeControlPlane = true;
   if (tallyHome !== undefined) result.frame.tallyHome = tallyHome;
   const baseline = isJsonObject(extension) ? extension.baseline : undefined;
   const commit = stringField(baseline, 'commit');

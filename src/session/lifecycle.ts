@@ -294,10 +294,15 @@ export async function openSession(options: {
       options.onRecorded,
     );
     // The control plane's places are the ones the signed start recorded, as the verifier reads them.
-    const { home, tallyHome } = start ? sessionWorkspace([start]).frame : {};
+    const { home, tallyHome, beforeControlPlane } = start ? sessionWorkspace([start]).frame : {};
     const boundary = openBoundary({
       ...judged,
-      session: { ...judged.session, ...(home ? { home } : {}), ...(tallyHome ? { tallyHome } : {}) },
+      session: {
+        ...judged.session,
+        ...(home ? { home } : {}),
+        ...(tallyHome ? { tallyHome } : {}),
+        ...(beforeControlPlane ? { beforeControlPlane } : {}),
+      },
     });
     if (boundary.lastRecord?.event.type === 'session.end' || isClosedOnDisk(options.state, info.id)) {
       await boundary.close();

@@ -96,6 +96,21 @@ describe('normalizePath', () => {
 });
 
 describe('sessionWorkspace', () => {
+  it('reads the homes the start recorded; a start of Tally without them predates the control plane', () => {
+    const event = fixtureEvent('observe-session-start.valid.json');
+    event.extensions = {
+      'dev.tally.workspace': { root: '/repo', home: '/home/u', tally_home: '/home/u/.tally' },
+    };
+    assert.deepEqual(sessionWorkspace([record(event)]).frame, {
+      root: '/repo',
+      cwd: '/repo',
+      home: '/home/u',
+      tallyHome: '/home/u/.tally',
+    });
+    event.extensions = { 'dev.tally.workspace': { root: '/repo' } };
+    assert.equal(sessionWorkspace([record(event)]).frame.beforeControlPlane, true);
+  });
+
   it('reads root and cwd from the AHP session.start fixture', () => {
     const ws = sessionWorkspace([record(fixtureEvent('observe-session-start.valid.json'))]);
     assert.deepEqual(ws.frame, { root: '/repo', cwd: '/repo' });
@@ -113,7 +128,8 @@ describe('sessionWorkspace', () => {
       },
     };
     const ws = sessionWorkspace([record(event)]);
-    assert.deepEqual(ws.frame, { root: '/home/u/repo', cwd: '/home/u/repo/pkg' });
+    // Tally's start that names no home is older than the control plane (docs/policy.md).
+    assert.deepEqual(ws.frame, { root: '/home/u/repo', cwd: '/home/u/repo/pkg', beforeControlPlane: true });
     assert.equal(ws.baselineCommit, 'abc123');
     // Baseline paths are relative to the root (like git's), absolute ones are made so.
     assert.deepEqual([...ws.baselineDirty.entries()].sort(), [

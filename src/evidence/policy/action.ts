@@ -26,6 +26,11 @@ export interface ActionCall {
   /** The user's home directory and Tally's (`TALLY_HOME`), as the session recorded them: control-plane places. */
   home?: string;
   tallyHome?: string;
+  /**
+   * True for a call of a session whose signed start was recorded before the control plane was
+   * judged (it names no home): the call is judged as it was when it ran, without the control plane.
+   */
+  beforeControlPlane?: boolean;
   /** Paths the boundary resolved through links (the record's `resolved`): shell targets are judged there too. */
   resolved?: readonly { path: string; resolved: string }[];
 }

@@ -121,6 +121,7 @@ export function actionCall(
     ...(opaque ? { opaque } : {}),
     ...(frame.home ? { home: frame.home } : {}),
     ...(frame.tallyHome ? { tallyHome: frame.tallyHome } : {}),
+    ...(frame.beforeControlPlane ? { beforeControlPlane: true } : {}),
   };
 }
 

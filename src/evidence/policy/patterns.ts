@@ -237,7 +237,9 @@ export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVe
   const escalate = compileList(policy.escalate, 'escalate');
   const allow = compileList(policy.allow, 'allow');
   const mode = policy.controlPlane ?? 'ask';
-  const plane = mode === 'allow' ? [] : planePatterns(call);
+  // A session whose signed start did not record the homes ran before the control plane was
+  // judged: it is judged, live and offline, as it was when it ran.
+  const plane = mode === 'allow' || call.beforeControlPlane ? [] : planePatterns(call);
   const facts = factsOf(call);
   let possible: ActionPattern | undefined;
   for (const pattern of forbid) {

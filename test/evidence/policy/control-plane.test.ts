@@ -181,6 +181,13 @@ describe('the certificate decides: control_plane ask | deny | allow', () => {
       'allowed',
     );
   });
+
+  it('a session whose start was recorded before the rule (it names no home): judged without it', () => {
+    const old = { ...write('.claude/settings.json'), beforeControlPlane: true };
+    assert.equal(verdictOf(old).verdict, 'allowed');
+    assert.equal(verdictOf({ ...shell('python -c "$X"'), beforeControlPlane: true }).verdict, 'allowed');
+    assert.equal(verdictOf(write('.claude/settings.json')).verdict, 'escalate');
+  });
 });
 
 describe('the certificate field control_plane', () => {
