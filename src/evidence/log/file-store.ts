@@ -352,6 +352,12 @@ export class FileRecordStore implements RecordStore {
               : undefined;
           if (head !== undefined) await this.head!.write(head);
           for (const p of batch) p.resolve();
+          // The next commit starts a turn of the event loop later: the requests its answers let
+          // in join it, and this store still counts as committing meanwhile, so another store's
+          // commit goes to the pool beside it rather than blocking the loop (under eight sessions'
+          // load, starting at once made commits of one record, written on the loop: 2.5× fewer
+          // events a second).
+          await new Promise((resolve) => setImmediate(resolve));
         } catch (error) {
           this.failure = new StoreError(
             'write-failed',
