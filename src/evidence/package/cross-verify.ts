@@ -234,11 +234,12 @@ export function crossVerify(
   const policy = certificatePolicy(certificate);
   // Relative path patterns are anchored at the session's workspace root, as recorded at start;
   // the control plane lies under it and under the homes the start recorded.
-  const { root: cwd, home, tallyHome } = sessionWorkspace(records).frame;
+  const { root: cwd, home, tallyHome, beforeControlPlane } = sessionWorkspace(records).frame;
   const frame = {
     ...(cwd ? { root: cwd } : {}),
     ...(home ? { home } : {}),
     ...(tallyHome ? { tallyHome } : {}),
+    ...(beforeControlPlane ? { beforeControlPlane } : {}),
   };
   const { calls, approvals } = toolCallFacts(records, options);
   const unauthorized: JudgedCall[] = [];
