@@ -10,6 +10,7 @@ import { globMatches } from '../../core/glob.js';
 import type { ActionCall, ActionPattern } from './action.js';
 import { canonicalTool, kindFromHint, type ToolKind, toolArgument } from './aliases.js';
 import { inferToolKind } from './kinds.js';
+import { writeThroughLineLink } from './line-links.js';
 import { pathMatches, shellPathMatch } from './paths.js';
 import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
 import { commandFileEffects } from './shell-effects.js';
@@ -104,6 +105,7 @@ export function factsOf(call: ActionCall): CallFacts {
     if (effects?.reads) facts.reads.push(ref);
     if (effects?.writes) facts.writes.push(ref);
   }
+  let lineLink: string | undefined;
   if (argument.command !== undefined) {
     const shell = splitShellCommand(argument.command);
     const whole = argument.command.trim();
@@ -111,16 +113,20 @@ export function factsOf(call: ActionCall): CallFacts {
     for (const c of shell.commands) texts.add(c.raw).add(c.text).add(c.stripped);
     facts.command = { text: argument.command, shell, texts: [...texts] };
     const home = (word: ShellWord) => homeWord(word, call.home);
+    const written: ShellWord[][] = [];
     for (const command of shell.commands) {
       const touched = commandFileEffects(command);
       for (const word of touched.reads)
         facts.reads.push({ word: home(word), shellCwd: command.cwd, fromShell: true });
-      for (const word of touched.writes)
-        facts.writes.push({ word: home(word), shellCwd: command.cwd, fromShell: true });
+      const writes = touched.writes.map(home);
+      for (const word of writes) facts.writes.push({ word, shellCwd: command.cwd, fromShell: true });
+      written.push(writes);
     }
     if (call.resolved !== undefined && call.resolved.length > 0) addLinked(facts, call);
+    lineLink = writeThroughLineLink(shell.commands, written, call.base ?? call.cwd);
   }
-  const opaque = call.opaque ?? typedInputReason(call.tool, call.input, facts.command?.shell.commands ?? []);
+  const opaque =
+    call.opaque ?? typedInputReason(call.tool, call.input, facts.command?.shell.commands ?? []) ?? lineLink;
   if (opaque !== undefined) facts.opaque = opaque;
   if (call.cwd !== undefined) facts.cwd = call.cwd;
   if (call.base !== undefined) facts.base = call.base;

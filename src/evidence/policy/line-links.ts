@@ -1,0 +1,56 @@
+/**
+ * A shell line that makes a link — or moves or copies one into place — and then writes where it
+ * put it: `ln -s protected out && echo x > out/a`. The boundary resolves the links that exist when
+ * a call is judged (src/boundary/links.ts); one the same line makes is not there yet, so where the
+ * later write lands is known only at run time, and the call is opaque (docs/policy.md "Through
+ * links"). A hard link (`ln` without `-s`) counts as well: writing it writes the file it shares.
+ */
+import { posix } from 'node:path';
+import type { SimpleCommand } from './shell.js';
+import type { ShellWord } from './shell-grammar.js';
+
+/** cp options that copy a symbolic link as a link: a short-option cluster holding a, d, P, R or r. */
+const CP_SHORT = /^-[^-]*[adPRr]/;
+const CP_LONG = /^--(archive|no-dereference|recursive|preserve=.*\b(links|all)\b.*)$/;
+
+/** Whether the command can leave a link where it writes. */
+function placesLinks(command: SimpleCommand): boolean {
+  const invocation = command.invocation;
+  if (invocation === undefined) return false;
+  if (invocation.program === 'ln' || invocation.program === 'mv') return true;
+  if (invocation.program !== 'cp') return false;
+  return invocation.args.some((w) => w.dynamic || CP_SHORT.test(w.value) || CP_LONG.test(w.value));
+}
+
+/** Where a written word is, absolute against `from`; null when only the run decides. */
+function where(command: SimpleCommand, word: ShellWord, from: string): string | null {
+  if (word.dynamic || word.glob || command.cwd === undefined) return null;
+  return posix.resolve(from, command.cwd, word.value);
+}
+
+/**
+ * Why the line is opaque when one of its commands writes at or under a place an earlier command of
+ * it left a link at (`writes[i]`: the files command `i` writes); undefined when none does.
+ */
+export function writeThroughLineLink(
+  commands: readonly SimpleCommand[],
+  writes: readonly (readonly ShellWord[])[],
+  from = '/',
+): string | undefined {
+  const placed: { at: string | null; by: string }[] = [];
+  for (let i = 0; i < commands.length; i++) {
+    const command = commands[i]!;
+    const written = writes[i] ?? [];
+    for (const word of placed.length === 0 ? [] : written) {
+      const at = where(command, word, from);
+      const hit = placed.find(
+        (p) => p.at === null || at === null || at === p.at || at.startsWith(`${p.at}/`),
+      );
+      if (hit !== undefined)
+        return `\`${hit.by}\` may leave a link where the line then writes \`${word.raw}\``;
+    }
+    if (placesLinks(command))
+      for (const word of written) placed.push({ at: where(command, word, from), by: command.text });
+  }
+  return undefined;
+}
