@@ -83,14 +83,15 @@ function tooLarge(path: string, limit: number): RegularFileError {
 }
 
 /**
- * Opens `path` (symbolic links followed) only when it is a regular file: the descriptor, and its
- * size when opened. Errors of the open itself (ENOENT…) are thrown as they come.
+ * Opens `path` (symbolic links followed, unless `flags` holds O_NOFOLLOW) only when it is a regular
+ * file: the descriptor, its size when opened and its status. Errors of the open itself (ENOENT,
+ * ELOOP…) are thrown as they come.
  */
 export function openRegularSync(
   path: string,
   flags: OpenFlags = 'r',
   mode = 0o600,
-): { fd: number; size: number } {
+): { fd: number; size: number; stat: Stats } {
   let fd: number;
   try {
     fd = openSync(path, flagsOf(flags), mode);
@@ -100,7 +101,7 @@ export function openRegularSync(
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw notRegular(path, stat);
-    return { fd, size: stat.size };
+    return { fd, size: stat.size, stat };
   } catch (error) {
     closeSync(fd);
     throw error;
@@ -137,6 +138,33 @@ export function readUpTo(fd: number, limit: number, position = 0): Buffer {
     total += n;
   }
   return Buffer.concat(chunks, total);
+}
+
+/** Read-only, and never through a final symbolic link: for files at paths someone else names. */
+export const READ_NOFOLLOW: number = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * At most `limit` bytes of the regular file at `path` (opened as `readRegularFileSync` does, not
+ * through a final link), or null when it is absent, not a regular file, larger than `limit` or
+ * unreadable: for files whose absence is an answer, not a fault.
+ */
+export function readRegularFileOrNull(path: string, limit: number): Buffer | null {
+  let fd: number;
+  let size: number;
+  try {
+    ({ fd, size } = openRegularSync(path, READ_NOFOLLOW));
+  } catch {
+    return null;
+  }
+  try {
+    if (size > limit) return null;
+    const bytes = readUpTo(fd, limit + 1);
+    return bytes.length > limit ? null : bytes;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

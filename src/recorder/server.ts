@@ -78,9 +78,23 @@ function authorised(req: IncomingMessage, secret: string): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-function hintOf(req: IncomingMessage, url: URL): SessionHint {
+/** A request's path and query, read without building a URL (every hook comes through here). */
+interface Target {
+  path: string;
+  query: URLSearchParams;
+}
+
+function targetOf(raw: string | undefined): Target {
+  const text = raw ?? '/';
+  const mark = text.indexOf('?');
+  return mark < 0
+    ? { path: text, query: new URLSearchParams() }
+    : { path: text.slice(0, mark), query: new URLSearchParams(text.slice(mark + 1)) };
+}
+
+function hintOf(req: IncomingMessage, url: Target): SessionHint {
   const session = req.headers['x-tally-session'];
-  const agent = url.searchParams.get('agent');
+  const agent = url.query.get('agent');
   return {
     ...(typeof session === 'string' && /^ses_[A-Za-z0-9_]+$/.test(session) ? { session } : {}),
     ...(agent && /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(agent) ? { agent } : {}),
@@ -213,7 +227,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     return answer;
   }
 
-  async function nativeHook(adapter: NativeAdapter, req: IncomingMessage, url: URL): Promise<JsonObject> {
+  async function nativeHook(adapter: NativeAdapter, req: IncomingMessage, url: Target): Promise<JsonObject> {
     const hint = hintOf(req, url);
     const bytes = await readBody(req);
     const bad = firstBadUtf8Byte(bytes);
@@ -264,7 +278,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     return adapter.answer(captured.nativeEvent, decision);
   }
 
-  async function ingest(req: IncomingMessage, url: URL): Promise<JsonObject> {
+  async function ingest(req: IncomingMessage, url: Target): Promise<JsonObject> {
     const { bytes, value } = await parsedBody(req);
     if (!isJsonObject(value) || !isJsonObject(value.event) || typeof value.source !== 'string')
       throw new HttpProblem(400, 'expected {source, mode, event, cwd, harness_session?, agent?}');
@@ -298,13 +312,13 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (waiting) await options.ready;
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const url = targetOf(req.url);
     if (!authorised(req, options.secret))
       return send(res, 401, {
         error: { code: 'unauthorized', message: 'a recorder secret is required (Authorization: Bearer …)' },
       });
     options.onActivity();
-    const key = `${req.method} ${url.pathname}`;
+    const key = `${req.method} ${url.path}`;
     if (key === 'GET /status')
       return send(res, 200, { pid: process.pid, started_at: options.started, sessions: registry.list() });
     const hooked = /^POST \/hooks\/([a-z0-9-]+)$/.exec(key);

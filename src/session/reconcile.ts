@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
 import type { Baseline } from '../capture/reconcile/baseline.js';
-import { readRegularFile } from '../capture/reconcile/content.js';
 import { ReconcileError } from '../capture/reconcile/error.js';
 import { fileChangedEvent } from '../capture/reconcile/events.js';
 import { pathOut } from '../capture/reconcile/paths.js';
@@ -19,7 +18,7 @@ import { snapshotOfJson, type TreeSnapshot } from '../capture/reconcile/workspac
 import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
-import { writeRegularFileSync } from '../core/regular-file.js';
+import { readRegularFileOrNull, writeRegularFileSync } from '../core/regular-file.js';
 import { ReceiptComposer } from '../evidence/receipt/receipt.js';
 import type { EventRecord } from '../evidence/record/record.js';
 import { sessionDir } from './store.js';
@@ -58,7 +57,7 @@ export function keepStatBaseline(state: string, id: string, bytes: string): void
 function readKept(state: string, id: string, file: string, expected: string): string | 'altered' {
   // Beside the session, where an agent that writes the project's .tally/ can put a FIFO: opened
   // without waiting, read only if it is a regular file.
-  const bytes = readRegularFile(join(sessionDir(state, id), file), KEPT_LIMIT);
+  const bytes = readRegularFileOrNull(join(sessionDir(state, id), file), KEPT_LIMIT);
   if (bytes === null || digest(bytes) !== expected) return 'altered';
   return bytes.toString('utf8');
 }

@@ -98,6 +98,67 @@ describe('RFC 8785 canonical JSON', () => {
     );
   });
 
+  it('orders names that look like array indexes by code units too, and keeps __proto__ a member', () => {
+    // An engine lists integer-like names first in numeric order whatever their insertion order;
+    // RFC 8785 §3.2.3 orders every name by its UTF-16 code units.
+    assert.equal(canonicalize({ a: 1, 9: 2, 10: 3, '01': 4 }), '{"01":4,"10":3,"9":2,"a":1}');
+    assert.equal(canonicalize({ x: [{ 2: true, 1: false }] }), '{"x":[{"1":false,"2":true}]}');
+    assert.equal(
+      canonicalize(parseJson('{"b":1,"__proto__":{"z":2,"y":1}}')),
+      '{"__proto__":{"y":1,"z":2},"b":1}',
+    );
+  });
+
+  it('agrees with the RFC rules written out plainly, over generated values', () => {
+    // The rules of §3.2 as their own small program: members sorted by code units, strings and
+    // numbers in ECMAScript's JSON form.
+    const plain = (v: unknown): string => {
+      if (Array.isArray(v)) return `[${v.map(plain).join(',')}]`;
+      if (v !== null && typeof v === 'object') {
+        const names = Object.keys(v).sort((a, b) => {
+          for (let i = 0; i < Math.min(a.length, b.length); i++)
+            if (a.charCodeAt(i) !== b.charCodeAt(i)) return a.charCodeAt(i) - b.charCodeAt(i);
+          return a.length - b.length;
+        });
+        return `{${names.map((n) => `${JSON.stringify(n)}:${plain((v as Record<string, unknown>)[n])}`).join(',')}}`;
+      }
+      return JSON.stringify(v);
+    };
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed;
+    };
+    const names = [
+      'a',
+      'b',
+      'Z',
+      '9',
+      '10',
+      '0',
+      '\u00e9',
+      '\u20ac',
+      '\ud83d\ude00',
+      'key',
+      '',
+      ' ',
+      'a1',
+      '1a',
+    ];
+    const make = (depth: number): unknown => {
+      const r = next() % 7;
+      if (depth > 3 || r === 0) return [1.5, -0, 1e21, 'x\u2028"\\', true, null][next() % 6];
+      if (r < 3) return Array.from({ length: next() % 4 }, () => make(depth + 1));
+      const out: Record<string, unknown> = {};
+      for (let i = next() % 6; i > 0; i--) out[names[next() % names.length]!] = make(depth + 1);
+      return out;
+    };
+    for (let i = 0; i < 500; i++) {
+      const value = JSON.parse(JSON.stringify(make(0)));
+      assert.equal(canonicalize(value), plain(value));
+    }
+  });
+
   it('omits undefined members and nests deterministically', () => {
     assert.equal(
       canonicalize({ b: [{ z: 1, a: undefined, y: { c: 3, b: 2 } }], a: null }),

@@ -5,8 +5,9 @@
  * without waiting (a FIFO would otherwise hold the recorder until something writes to it); only a
  * regular file is read, and never more than the caller's limit.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, type Stats } from 'node:fs';
 import { isAbsolute } from 'node:path';
+import { openRegularSync, READ_NOFOLLOW, readUpTo } from '../../core/regular-file.js';
 
 export interface FileSlice {
   bytes: Buffer;
@@ -18,36 +19,30 @@ export interface FileSlice {
   identity: string;
 }
 
-const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-
 /**
  * At most `limit` bytes of the regular file at `path`, from `start` — or, when more than `limit`
  * bytes follow it, the last `limit` bytes. Undefined when the file cannot be read as one.
  */
 export function readFileSlice(path: string, start: number, limit: number): FileSlice | undefined {
   if (!isAbsolute(path)) return undefined;
-  let fd: number;
+  let opened: { fd: number; size: number; stat: Stats };
   try {
-    fd = openSync(path, FLAGS);
+    opened = openRegularSync(path, READ_NOFOLLOW);
   } catch {
     return undefined;
   }
+  const { fd, size, stat } = opened;
   try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) return undefined;
-    const size = stat.size;
     const from = start > size ? size : Math.max(start, size - limit);
-    const bytes = Buffer.alloc(size - from);
-    let read = 0;
-    while (read < bytes.length) {
-      const n = readSync(fd, bytes, read, bytes.length - read, from + read);
-      if (n === 0) break;
-      read += n;
-    }
-    return { bytes: bytes.subarray(0, read), start: from, size, identity: `${stat.dev}:${stat.ino}` };
+    return { bytes: readUpTo(fd, size - from, from), start: from, size, identity: identityOf(stat) };
   } catch {
     return undefined;
   } finally {
     closeSync(fd);
   }
+}
+
+/** Device and inode, as a slice names its file. */
+export function identityOf(stat: { dev: number; ino: number }): string {
+  return `${stat.dev}:${stat.ino}`;
 }

@@ -6,8 +6,11 @@
  * since the last hook, never the whole transcript. What a transcript says is the harness's report,
  * in a file the agent can write (docs/security.md: who acted, and on which model, only reports).
  */
+
+import { lstatSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
-import { readFileSlice } from './harness-files.js';
+import { identityOf, readFileSlice } from './harness-files.js';
 
 /** The model a transcript line reports, and for which agent (`''`: the session's own agent). */
 export type ModelLine = (line: JsonObject) => { agent: string; model: string } | undefined;
@@ -41,6 +44,13 @@ export class TranscriptModels {
 
   private advance(path: string): FileState | undefined {
     let state = this.files.get(path);
+    // Most hooks find the transcript as the last one left it, or not there yet: a status that
+    // throws nothing says so without opening it (a failed open costs an error object, and every
+    // hook of a session comes here).
+    const stat = isAbsolute(path) ? lstatSync(path, { throwIfNoEntry: false }) : undefined;
+    if (stat === undefined || !stat.isFile()) return state;
+    if (state !== undefined && stat.size === state.offset && identityOf(stat) === state.identity)
+      return state;
     let slice = readFileSlice(path, state?.offset ?? 0, WINDOW);
     if (slice === undefined) return state;
     if (state !== undefined && (state.identity !== slice.identity || slice.size < state.offset)) {

@@ -126,32 +126,3 @@ function linkIdentity(native: Buffer, format: 'sha1' | 'sha256'): Content | type
   const blob = createHash(format).update(`blob ${target.length}\0`).update(target).digest('hex');
   return { sha256: digest(target), blob };
 }
-
-/**
- * A regular file's bytes (a `.git` file, `commondir`, a snapshot kept beside the session), or null
- * when it is absent, not a regular file (never waited on), larger than `max`, or unreadable.
- */
-export function readRegularFile(path: string, max = 64 * 1024): Buffer | null {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_FLAGS);
-  } catch {
-    return null;
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > max) return null;
-    const bytes = Buffer.allocUnsafe(stat.size);
-    let total = 0;
-    while (total < bytes.length) {
-      const n = readSync(fd, bytes, total, bytes.length - total, null);
-      if (n === 0) break;
-      total += n;
-    }
-    return bytes.subarray(0, total);
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}

@@ -8,9 +8,13 @@
 import { execFile } from 'node:child_process';
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { readRegularFile, type Unreadable, unreadableCode } from './content.js';
+import { readRegularFileOrNull } from '../../core/regular-file.js';
+import { type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
 import { compareRaw, rawPath } from './paths.js';
+
+/** A `.git` file or `commondir` names one folder: no more than this is read of one. */
+const SMALL_FILE = 64 * 1024;
 
 /**
  * Settings of the repository (or of the user's git config) that would let whoever writes the tree
@@ -177,13 +181,15 @@ export function checkGitEntries(root: string): void {
   let dir = dot;
   if (!stat.isDirectory()) {
     mustBeFile(dot, '.git');
-    const named = /^gitdir: (.+)$/m.exec(readRegularFile(dot)?.toString('utf8') ?? '')?.[1]?.trim();
+    const named = /^gitdir: (.+)$/m
+      .exec(readRegularFileOrNull(dot, SMALL_FILE)?.toString('utf8') ?? '')?.[1]
+      ?.trim();
     if (named === undefined) return; // not a git file: git says so
     dir = isAbsolute(named) ? named : resolve(root, named);
   }
   const shown = (entry: string) => (dir === dot ? `.git/${entry}` : join(dir, entry));
   for (const entry of READ_FIRST) mustBeFile(join(dir, entry), shown(entry));
-  const common = readRegularFile(join(dir, 'commondir'))?.toString('utf8').trim();
+  const common = readRegularFileOrNull(join(dir, 'commondir'), SMALL_FILE)?.toString('utf8').trim();
   if (common)
     for (const entry of ['config', 'packed-refs']) {
       const path = resolve(dir, common, entry);

@@ -8,6 +8,7 @@
  */
 
 import { posix } from 'node:path';
+import { memoString } from '../../core/memo.js';
 import { type BuiltinCode, builtinCode, laterCode, promptCommands } from './shell-builtins.js';
 import {
   MAX_SHELL_NESTING,
@@ -397,11 +398,18 @@ function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Every simple command a command line runs, resolved to its program where that can be known. */
-export function splitShellCommand(command: string): ShellAnalysis {
-  const resolver = new Resolver();
-  resolver.add(parseShell(command));
-  return resolver.analysis;
-}
+/**
+ * Every simple command a command line runs, resolved to its program where that can be known. The
+ * analysis depends on the text alone and no caller changes it: memoised, so the boundary's reading
+ * of a call's files and the judge's reading of the same call parse it once.
+ */
+export const splitShellCommand: (command: string) => ShellAnalysis = memoString(
+  (command) => {
+    const resolver = new Resolver();
+    resolver.add(parseShell(command));
+    return resolver.analysis;
+  },
+  { entries: 64, maxLength: 16 * 1024 },
+);
 
 export { word as staticWord };
