@@ -2,9 +2,10 @@
  * Bash builtins that run text as code, later or at once, without a wrapper's look: `trap`'s
  * action, `mapfile -C`, `compgen -C/-F/-W`, `complete`, the names and arithmetic that `let`,
  * `declare`, `printf -v`, `read`, `unset`, `test -v` and `((…))` evaluate (an array subscript there
- * expands `$(…)` again), prompt strings (`PS4`, `${x@P}`), and what changes which program a later
- * name runs (`hash -p`, `enable -f/-n`, `alias`). Each is read from the bash manual; a real-bash
- * test shows each one runs its text. docs/policy.md, "Builtins that run text", lists them.
+ * expands `$(…)` again), prompt strings (`PS4`, `${x@P}`), what changes which program a later name
+ * runs (`hash -p`, `enable -f/-n`, `alias`), what runs a line of the shell's history again (`fc`,
+ * history expansion turned on by `set -H`), `history -w` writing a file, and `bind -x`. Each is
+ * read from the bash manual; a real-bash test shows each one runs its text. docs/policy.md, "Builtins that run text", lists them.
  */
 
 import type { ShellCommand, ShellWord } from './shell-grammar.js';
@@ -149,6 +150,24 @@ function testOperands(program: string, args: readonly ShellWord[]): ShellWord[] 
   return out;
 }
 
+/** `set -H`, `set -o histexpand` (in any cluster of options), `shopt -s -o histexpand`. */
+function histexpand(program: string, args: readonly ShellWord[]): boolean {
+  if (args.some((w) => w.dynamic)) return true;
+  const values = args.map((w) => w.value);
+  if (program === 'shopt') {
+    const letters = values.filter((v) => v.startsWith('-')).join('');
+    return letters.includes('s') && letters.includes('o') && values.includes('histexpand');
+  }
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as string;
+    if (v === '--') return false;
+    if (!/^-[A-Za-z]/.test(v)) continue;
+    if (v.slice(1).includes('H')) return true;
+    if (v.endsWith('o') && values[i + 1] === 'histexpand') return true;
+  }
+  return false;
+}
+
 /** What a builtin that runs or evaluates text runs; undefined for every other program. */
 export function builtinCode(program: string, args: readonly ShellWord[]): BuiltinCode | undefined {
   switch (program) {
@@ -209,6 +228,34 @@ export function builtinCode(program: string, args: readonly ShellWord[]): Builti
       if (words !== undefined && (words.dynamic || COMMAND_TEXT.test(words.value)))
         return { opaque: `${program} -W expands its word list again`, scripts: [] };
       return undefined;
+    }
+    case 'fc': {
+      // fc -l lists; every other form runs history entries again, edited by a pattern (-s, -e -)
+      // or by an editor ($FCEDIT): what runs is not on the line.
+      const { flags } = options(args, 'e');
+      return flags.has('l')
+        ? undefined
+        : { opaque: 'fc runs a command again from the shell history, changed', scripts: [] };
+    }
+    case 'history': {
+      // Without a file name it writes the history file every interactive shell keeps.
+      const { flags, operands } = options(args, 'd');
+      return (flags.has('w') || flags.has('a')) && operands.length > 0
+        ? { opaque: 'history -w/-a writes the shell history to the file it names', scripts: [] }
+        : undefined;
+    }
+    case 'set':
+    case 'shopt':
+      // History expansion in a script: a later line's `!…` runs an earlier line, changed.
+      return histexpand(program, args)
+        ? {
+            opaque: `${program} turns on history expansion: a later line may run an earlier one, changed`,
+            scripts: [],
+          }
+        : undefined;
+    case 'bind': {
+      const { flags } = options(args, 'mqurfx');
+      return flags.has('x') ? { opaque: 'bind -x makes a key run a command', scripts: [] } : undefined;
     }
     case 'let':
       return named(program, args);
