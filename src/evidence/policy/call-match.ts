@@ -11,9 +11,9 @@ import type { ActionCall, ActionPattern } from './action.js';
 import { canonicalTool, kindFromHint, type ToolKind, toolArgument } from './aliases.js';
 import { inferToolKind } from './kinds.js';
 import { writeThroughLineLink } from './line-links.js';
-import { pathMatches, shellPathMatch } from './paths.js';
+import { foldPath, pathMatches, shellPathMatch } from './paths.js';
 import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
-import { commandFileEffects } from './shell-effects.js';
+import { commandFileEffects, type TreeReach } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
 import { matchCommand } from './shell-match.js';
 import { typedInputReason } from './typed-input.js';
@@ -25,6 +25,8 @@ interface FileRef {
   /** For shell words: the directory as far as `cd` shows (relative to the call's), or undefined when unknowable. */
   shellCwd?: string | undefined;
   fromShell: boolean;
+  /** How far below the path the write reaches when it is a folder (`rm -r`: all of it). */
+  tree?: TreeReach;
 }
 
 export interface CallFacts {
@@ -119,7 +121,15 @@ export function factsOf(call: ActionCall): CallFacts {
       for (const word of touched.reads)
         facts.reads.push({ word: home(word), shellCwd: command.cwd, fromShell: true });
       const writes = touched.writes.map(home);
-      for (const word of writes) facts.writes.push({ word, shellCwd: command.cwd, fromShell: true });
+      touched.writes.forEach((written, i) => {
+        const tree = written.tree;
+        facts.writes.push({
+          word: writes[i]!,
+          shellCwd: command.cwd,
+          fromShell: true,
+          ...(tree ? { tree } : {}),
+        });
+      });
       written.push(writes);
     }
     if (call.resolved !== undefined && call.resolved.length > 0) addLinked(facts, call);
@@ -274,6 +284,34 @@ export function touches(pattern: ActionPattern, facts: CallFacts): Touch {
   if (facts.paths.some((p) => pathMatches(argument.path, p, facts.cwd, true))) return 'yes';
   if (facts.urls.some((u) => urlMatches(argument, u, false))) return 'yes';
   return best;
+}
+
+/**
+ * A write pattern under a folder the call writes as a whole: `rm -rf .` deletes `protected/` and
+ * `tar -xf a.tar` may write into it, so `Write(protected/**)` is touched — `yes` when the command
+ * reaches all the folder holds, `possible` when only some of it, named nowhere on the line. Only
+ * patterns anchored by a leading literal folder count (docs/policy.md, "Whole folders").
+ */
+export function folderTouch(
+  pattern: ActionPattern,
+  facts: CallFacts,
+): { touch: Touch; folder: string } | undefined {
+  const argument = pattern.argument;
+  if (effectOf(pattern) !== 'writes' || argument === undefined) return undefined;
+  const { prefix, absolute, hasSlash } = argument.path;
+  if (prefix === '' || (!absolute && (!hasSlash || facts.cwd === undefined))) return undefined;
+  const held = absolute ? prefix : posix.resolve(foldPath(facts.cwd!), prefix);
+  let found: { touch: Touch; folder: string } | undefined;
+  for (const ref of facts.writes) {
+    if (ref.tree === undefined || ref.word.dynamic || ref.word.glob) continue;
+    const base = shellBase(ref, facts.cwd, facts.base);
+    if (base.lost || !posix.isAbsolute(base.path)) continue;
+    const folder = foldPath(posix.normalize(base.path)).replace(/(.)\/+$/, '$1');
+    if (held !== folder && !held.startsWith(folder === '/' ? '/' : `${folder}/`)) continue;
+    if (ref.tree === 'all') return { touch: 'yes', folder: ref.word.raw };
+    found ??= { touch: 'possible', folder: ref.word.raw };
+  }
+  return found;
 }
 
 /** A redirection into a file is covered by an allow pattern for writing it (`Write(…)`, `Edit(…)`). */

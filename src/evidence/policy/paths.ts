@@ -20,6 +20,12 @@ export interface PathArgument {
   hasSlash: boolean;
   /** The folded pattern text when it has no star (`.env`, `/etc/passwd`). */
   literal?: string;
+  /**
+   * The folded folder every path the pattern names lies in, as far as its leading literal text
+   * says (`protected/**`: `protected`; `/etc/ssh/*.pub`: `/etc/ssh`; `a/b.txt`: `a/b.txt`); `''`
+   * when the pattern starts with a star.
+   */
+  prefix: string;
 }
 
 /** Case folding that gives the same answer everywhere: NFC, then the locale-independent lower case. */
@@ -32,6 +38,20 @@ function stripDotSlash(parts: GlobPart[]): GlobPart[] {
   if (first === undefined || !('lit' in first) || !first.lit.startsWith('./')) return parts;
   const rest = first.lit.slice(2);
   return rest === '' ? parts.slice(1) : [{ lit: rest }, ...parts.slice(1)];
+}
+
+function literalPrefix(parts: readonly GlobPart[]): string {
+  let text = '';
+  let whole = true;
+  for (const part of parts) {
+    if (!('lit' in part)) {
+      whole = false;
+      break;
+    }
+    text += part.lit;
+  }
+  const folder = whole ? text : text.slice(0, text.lastIndexOf('/') + 1);
+  return folder === '' ? '' : posix.normalize(folder).replace(/(.)\/+$/, '$1');
 }
 
 export function compilePathArgument(parts: GlobPart[], source: string): PathArgument {
@@ -47,6 +67,7 @@ export function compilePathArgument(parts: GlobPart[], source: string): PathArgu
     foldedAnywhere: anywhere(foldedParts),
     absolute: first !== undefined && 'lit' in first && first.lit.startsWith('/'),
     hasSlash: pathSource.replace(/\/+$/, '').includes('/'),
+    prefix: literalPrefix(foldedParts),
   };
   if (pathParts.every((p) => 'lit' in p)) {
     argument.literal = posix.normalize(foldPath(pathParts.map((p) => ('lit' in p ? p.lit : '')).join('')));

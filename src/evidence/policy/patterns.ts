@@ -7,7 +7,15 @@ import { TallyError } from '../../core/errors.js';
 import { compileGlob, GlobError, type GlobPart, globParts } from '../../core/glob.js';
 import type { ActionCall, ActionPattern } from './action.js';
 import { canonicalTool } from './aliases.js';
-import { appliesTo, type CallFacts, covered, factsOf, type Touch, touches } from './call-match.js';
+import {
+  appliesTo,
+  type CallFacts,
+  covered,
+  factsOf,
+  folderTouch,
+  type Touch,
+  touches,
+} from './call-match.js';
 import { type ControlPlane, controlPlaneGlobs } from './control-plane.js';
 import { compilePathArgument } from './paths.js';
 import { compileCommandPattern } from './shell-match.js';
@@ -216,6 +224,13 @@ function planeTouch(
   return possible === undefined ? undefined : { touch: 'possible', place: possible.place };
 }
 
+/** Why a call that writes a whole folder holding a forbidden path is judged as it is. */
+function folderReason(folder: string, pattern: ActionPattern, reach: 'all' | 'some'): string {
+  return reach === 'all'
+    ? `writes all of \`${folder}\`, which holds what ${pattern.text} names`
+    : `may write anything under \`${folder}\` (names the line does not show), which holds what ${pattern.text} names`;
+}
+
 /** Why a call that writes the control plane is judged as it is. */
 function planeReason(hit: { touch: Touch; place: string }, mode: ControlPlane): string {
   const what =
@@ -242,28 +257,45 @@ export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVe
   const plane = mode === 'allow' || call.beforeControlPlane ? [] : planePatterns(call);
   const facts = factsOf(call);
   let possible: ActionPattern | undefined;
+  let underFolder: { pattern: ActionPattern; folder: string } | undefined;
   for (const pattern of forbid) {
     const touch: Touch = touches(pattern, facts);
     if (touch === 'yes') return { verdict: 'forbidden', pattern: pattern.text };
     if (touch === 'possible') possible ??= pattern;
+    const whole = touch === 'no' ? folderTouch(pattern, facts) : undefined;
+    if (whole?.touch === 'yes')
+      return {
+        verdict: 'forbidden',
+        pattern: pattern.text,
+        reason: folderReason(whole.folder, pattern, 'all'),
+      };
+    if (whole !== undefined) underFolder ??= { pattern, folder: whole.folder };
   }
   // A control-plane pattern judges what a call writes, and nothing else of a call.
   const written = plane.length === 0 || facts.writes.length === 0 ? undefined : planeTouch(plane, facts);
   if (mode === 'deny' && written?.touch === 'yes')
     return { verdict: 'forbidden', reason: planeReason(written, mode) };
   const opaque = opaqueReason(facts, [...forbid, ...escalate, ...plane.map((p) => p.pattern)]);
-  if (possible !== undefined || opaque !== undefined || (mode === 'deny' && written !== undefined)) {
+  if (
+    possible !== undefined ||
+    underFolder !== undefined ||
+    opaque !== undefined ||
+    (mode === 'deny' && written !== undefined)
+  ) {
     const reason =
       possible !== undefined
         ? `the shell command may match ${possible.text}: it depends on words known only at run time`
-        : opaque !== undefined
-          ? `${OPAQUE_REASON}: ${opaque}`
-          : planeReason(written!, mode);
+        : underFolder !== undefined
+          ? folderReason(underFolder.folder, underFolder.pattern, 'some')
+          : opaque !== undefined
+            ? `${OPAQUE_REASON}: ${opaque}`
+            : planeReason(written!, mode);
     const verdict = policy.opaqueShell === 'deny' ? 'forbidden' : 'escalate';
-    return { verdict, ...(possible === undefined ? {} : { pattern: possible.text }), reason };
+    const named = possible ?? underFolder?.pattern;
+    return { verdict, ...(named === undefined ? {} : { pattern: named.text }), reason };
   }
   if (written !== undefined) return { verdict: 'escalate', reason: planeReason(written, mode) };
-  const escalated = escalate.find((p) => touches(p, facts) !== 'no');
+  const escalated = escalate.find((p) => touches(p, facts) !== 'no' || folderTouch(p, facts) !== undefined);
   if (escalated !== undefined) return { verdict: 'escalate', pattern: escalated.text };
   if (facts.command !== undefined && !facts.command.shell.complete) {
     return {

@@ -40,10 +40,27 @@ function pushAll(target: ShellWord[], ...lists: readonly ShellWord[][]): void {
   for (const list of lists) for (const item of list) target.push(item);
 }
 
+/**
+ * How far below a written path a command reaches, when it is a folder: `all` of what it holds
+ * (`rm -r`, `chmod -R`), or `some` of it that the line does not name (`tar -x`, `unzip`, a recursive
+ * copy or a move into it). A forbid pattern under such a folder is touched (docs/policy.md, "Whole
+ * folders").
+ */
+export type TreeReach = 'all' | 'some';
+
+/** A written word, with how far below it the command reaches when it is a folder. */
+export type WrittenWord = ShellWord & { tree?: TreeReach };
+
 interface Touched {
   reads: ShellWord[];
-  writes: ShellWord[];
+  writes: WrittenWord[];
 }
+
+const HERE: ShellWord = { raw: '.', value: '.', dynamic: false, glob: false, tilde: false };
+
+/** The words, each marked as reaching `reach` below itself. */
+const reaching = (reach: TreeReach, words: readonly ShellWord[]): WrittenWord[] =>
+  words.map((w) => ({ ...w, tree: reach }));
 
 /** Devices and descriptors: writing or reading them touches no file. */
 const NOT_A_FILE = /^\/dev\/(?:null|zero|stdin|stdout|stderr|tty|fd\/\d+|random|urandom)$/;
@@ -95,8 +112,34 @@ function copyLike(inv: Invocation, touched: Touched): void {
     return;
   }
   pushAll(touched.reads, sources);
-  if (inv.program === 'mv') pushAll(touched.writes, sources);
+  if (inv.program === 'mv') pushAll(touched.writes, reaching('all', sources));
   pushAll(touched.writes, destination);
+  const recursive =
+    inv.program === 'mv' ||
+    inv.program === 'rsync' ||
+    inv.program === 'scp' ||
+    ['recursive', 'archive'].some((o) => options.has(o));
+  const into = destination[0];
+  if (!recursive || into === undefined) return;
+  // A folder copied or moved lands at DEST/NAME when DEST is a folder, or is DEST when DEST is
+  // new; rsync copies what a source ending in `/` holds into DEST itself. What it holds is written
+  // under names the line does not show.
+  const folder = /^\.{1,2}\/*$/.test(into.value) || target !== undefined;
+  // `cp -r src/. dest` copies what src holds, as rsync does with `src/`.
+  const contents =
+    sources.some((w) => posix.basename(w.value) === '.' || w.value.endsWith('/.')) ||
+    (inv.program === 'rsync' && sources.some((w) => w.value.endsWith('/')));
+  if (contents || !folder || into.dynamic) touched.writes.push({ ...into, tree: 'some' });
+  for (const source of sources) {
+    const name = posix.basename(source.value);
+    if (source.dynamic || into.dynamic || name === '' || name === '.' || name === '..') continue;
+    touched.writes.push({
+      ...into,
+      raw: `${into.raw}/${name}`,
+      value: posix.join(into.value, name),
+      tree: 'some',
+    });
+  }
 }
 
 /** curl's files: `-o` written; `-T`, `-K` and `@file` data read. */
@@ -119,7 +162,8 @@ function programEffects(inv: Invocation, touched: Touched): void {
     return;
   }
   if (WRITERS.has(p)) {
-    pushAll(touched.writes, readOptions(inv.args).operands);
+    const { options, operands } = readOptions(inv.args, p === 'rm' ? optionTableFor(p) : undefined);
+    pushAll(touched.writes, p === 'rm' && options.has('recursive') ? reaching('all', operands) : operands);
     return;
   }
   if (EDITORS.has(p)) {
@@ -129,7 +173,9 @@ function programEffects(inv: Invocation, touched: Touched): void {
     return;
   }
   if (CHANGERS.has(p)) {
-    pushAll(touched.writes, readOptions(inv.args, optionTableFor(p)).operands.slice(1));
+    const { options, operands } = readOptions(inv.args, optionTableFor(p));
+    const files = operands.slice(1);
+    pushAll(touched.writes, options.has('recursive') ? reaching('all', files) : files);
     return;
   }
   const patternFirst = PATTERN_FIRST.get(p);
@@ -198,8 +244,44 @@ function programEffects(inv: Invocation, touched: Touched): void {
       else pushAll(touched.reads, archive);
       pushAll(touched.reads, values(options, 'files-from', 'exclude-from'));
       if (creates) pushAll(touched.reads, operands);
-      else if (options.has('extract'))
-        pushAll(touched.writes, values(options, 'directory')[0] ? values(options, 'directory') : operands);
+      else if (options.has('extract')) {
+        // Members named on the line are written (each may be a folder); without them, whatever
+        // the archive holds, under -C DIR or here.
+        const directory = values(options, 'directory');
+        pushAll(
+          touched.writes,
+          reaching('some', directory[0] ? directory : operands.length > 0 ? operands : [HERE]),
+        );
+      }
+      return;
+    }
+    case 'unzip': {
+      // unzip [-opts] ZIP [MEMBERS…] [-x XLIST] [-d EXDIR]: whatever the archive holds, under EXDIR or here.
+      const at = inv.args.findIndex((w) => w.value === '-d' || /^-d./.test(w.value));
+      const word = at < 0 ? undefined : inv.args[at]!;
+      const exdir =
+        word === undefined
+          ? HERE
+          : word.value === '-d'
+            ? inv.args[at + 1]
+            : { ...word, value: word.value.slice(2) };
+      const zip = inv.args.find((w, i) => !w.value.startsWith('-') && i !== at + 1);
+      if (zip !== undefined) touched.reads.push(zip);
+      pushAll(touched.writes, reaching('some', exdir === undefined ? [HERE] : [exdir]));
+      return;
+    }
+    case 'cpio': {
+      // cpio -i/--extract writes what the archive on its input holds, under -D DIR or here.
+      const extract = inv.args.some((w) => /^-[^-]*i/.test(w.value) || w.value === '--extract');
+      if (!extract) return;
+      const at = inv.args.findIndex((w) => w.value === '-D' || w.value.startsWith('--directory='));
+      const dir =
+        at < 0
+          ? HERE
+          : inv.args[at]!.value === '-D'
+            ? inv.args[at + 1]
+            : { ...inv.args[at]!, value: inv.args[at]!.value.slice('--directory='.length) };
+      pushAll(touched.writes, reaching('some', [dir ?? HERE]));
       return;
     }
     case 'git':

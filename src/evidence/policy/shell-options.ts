@@ -225,6 +225,13 @@ export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
     ),
   ],
   [
+    'chgrp',
+    optionTable(
+      'c:changes f:silent,quiet v:verbose dereference h:no-dereference no-preserve-root preserve-root reference= R:recursive H L P',
+      GNU,
+    ),
+  ],
+  [
     'sed',
     optionTable(
       'n:quiet,silent debug e:expression= f:file= follow-symlinks i:in-place=? l:line-length= posix E,r:regexp-extended s:separate sandbox u:unbuffered z:null-data',
