@@ -17,7 +17,7 @@ import type { MemoryHandler } from '../ahp/transports/memory.js';
 import type { CanonicalEvent } from '../core/event.js';
 import type { AgentCertificate } from '../evidence/certificate.js';
 import type { RecordStore } from '../evidence/log/store.js';
-import type { WorkspaceFrame } from '../evidence/normalize.js';
+import { type ControlPlanePlaces, controlPlanePlaces, type WorkspaceFrame } from '../evidence/normalize.js';
 import { CERTIFICATE_BACKEND, normalizeCall } from '../evidence/policy/judge.js';
 import { type AppendInput, type ChainHead, RecordChain } from '../evidence/record/chain.js';
 import type { Signer } from '../evidence/record/codec.js';
@@ -103,10 +103,8 @@ export interface BoundaryOptions {
     id: string;
     root: string;
     agent?: AgentAttribution;
-    home?: string;
-    tallyHome?: string;
-    /** The session's start names no home: it was recorded before the control plane was judged. */
-    beforeControlPlane?: boolean;
+    /** Where the control plane lies, as the session's signed start recorded it. */
+    places?: ControlPlanePlaces;
   };
   /** The store of the session's log; the boundary keeps the chain over it. */
   store: RecordStore;
@@ -178,9 +176,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
   const frame: WorkspaceFrame = {
     root: session.root,
     cwd: session.root,
-    ...(session.home ? { home: session.home } : {}),
-    ...(session.tallyHome ? { tallyHome: session.tallyHome } : {}),
-    ...(session.beforeControlPlane ? { beforeControlPlane: true } : {}),
+    ...controlPlanePlaces(session.places ?? {}),
   };
   const resolvedByEvent = new Map<string, readonly ResolvedPath[]>();
   const judged = new Map<string, PolicyDecision>();

@@ -86,15 +86,28 @@ export function cleanPath(raw: string): string {
   return joined === '' ? '.' : joined;
 }
 
-/** Where a session runs: the repository root and the agent's working directory, both absolute. */
-export interface WorkspaceFrame {
-  root?: string;
-  cwd?: string;
-  /** The user's home and Tally's, as the session's start recorded them (the control plane's places). */
+/** Where the agents' control plane lies, as a session's start recorded it (docs/policy.md). */
+export interface ControlPlanePlaces {
+  /** The user's home and Tally's. */
   home?: string;
   tallyHome?: string;
-  /** The session's start was recorded before the control plane was judged (docs/policy.md). */
+  /** The session's start was recorded before the control plane was judged. */
   beforeControlPlane?: boolean;
+}
+
+/** Where a session runs: the repository root and the agent's working directory, both absolute. */
+export interface WorkspaceFrame extends ControlPlanePlaces {
+  root?: string;
+  cwd?: string;
+}
+
+/** The control-plane places of a frame (or of a call), and nothing else of it. */
+export function controlPlanePlaces(from: ControlPlanePlaces): ControlPlanePlaces {
+  return {
+    ...(from.home ? { home: from.home } : {}),
+    ...(from.tallyHome ? { tallyHome: from.tallyHome } : {}),
+    ...(from.beforeControlPlane ? { beforeControlPlane: true } : {}),
+  };
 }
 
 /**

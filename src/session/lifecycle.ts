@@ -31,7 +31,7 @@ import type { AgentCertificate } from '../evidence/certificate.js';
 import { FileRecordStore, StoreError, type TornTail } from '../evidence/log/file-store.js';
 import { HeadFile, headFilePath } from '../evidence/log/head-file.js';
 import { checkLine } from '../evidence/log/reader.js';
-import { sessionWorkspace } from '../evidence/normalize.js';
+import { controlPlanePlaces, sessionWorkspace } from '../evidence/normalize.js';
 import { PackageError } from '../evidence/package/grammar.js';
 import { sealLog } from '../evidence/package/seal.js';
 import type { ChainHead } from '../evidence/record/chain.js';
@@ -294,16 +294,8 @@ export async function openSession(options: {
       options.onRecorded,
     );
     // The control plane's places are the ones the signed start recorded, as the verifier reads them.
-    const { home, tallyHome, beforeControlPlane } = start ? sessionWorkspace([start]).frame : {};
-    const boundary = openBoundary({
-      ...judged,
-      session: {
-        ...judged.session,
-        ...(home ? { home } : {}),
-        ...(tallyHome ? { tallyHome } : {}),
-        ...(beforeControlPlane ? { beforeControlPlane } : {}),
-      },
-    });
+    const places = controlPlanePlaces(start ? sessionWorkspace([start]).frame : {});
+    const boundary = openBoundary({ ...judged, session: { ...judged.session, places } });
     if (boundary.lastRecord?.event.type === 'session.end' || isClosedOnDisk(options.state, info.id)) {
       await boundary.close();
       throw new SessionError('already-closed', `session ${info.id} is closed; start a new one`);

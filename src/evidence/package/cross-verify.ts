@@ -10,7 +10,7 @@ import { trustKeys } from '../../core/dsse.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { approvalEnvelope, approvedInputDigest, verifyApproval } from '../approval.js';
 import type { AgentCertificate } from '../certificate.js';
-import { EXT_OPAQUE, sessionWorkspace, stringField } from '../normalize.js';
+import { controlPlanePlaces, EXT_OPAQUE, sessionWorkspace, stringField } from '../normalize.js';
 import { actionCall, certificatePolicy, judgeCall } from '../policy/judge.js';
 import { type ActionVerdict, matchAction, parsePattern } from '../policy/patterns.js';
 import type { EventRecord, ResolvedPath } from '../record/record.js';
@@ -234,13 +234,9 @@ export function crossVerify(
   const policy = certificatePolicy(certificate);
   // Relative path patterns are anchored at the session's workspace root, as recorded at start;
   // the control plane lies under it and under the homes the start recorded.
-  const { root: cwd, home, tallyHome, beforeControlPlane } = sessionWorkspace(records).frame;
-  const frame = {
-    ...(cwd ? { root: cwd } : {}),
-    ...(home ? { home } : {}),
-    ...(tallyHome ? { tallyHome } : {}),
-    ...(beforeControlPlane ? { beforeControlPlane } : {}),
-  };
+  const workspace = sessionWorkspace(records).frame;
+  const cwd = workspace.root;
+  const frame = { ...(cwd ? { root: cwd } : {}), ...controlPlanePlaces(workspace) };
   const { calls, approvals } = toolCallFacts(records, options);
   const unauthorized: JudgedCall[] = [];
   const escalations: EscalatedCall[] = [];

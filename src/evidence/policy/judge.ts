@@ -9,6 +9,7 @@ import { posix } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
 import type { AgentCertificate } from '../certificate.js';
 import {
+  controlPlanePlaces,
   EXT_OPAQUE,
   type NormalPath,
   normalizePath,
@@ -119,9 +120,7 @@ export function actionCall(
     ...(anchor ? { cwd: anchor } : {}),
     ...(cwd ? { base: cwd } : {}),
     ...(opaque ? { opaque } : {}),
-    ...(frame.home ? { home: frame.home } : {}),
-    ...(frame.tallyHome ? { tallyHome: frame.tallyHome } : {}),
-    ...(frame.beforeControlPlane ? { beforeControlPlane: true } : {}),
+    ...controlPlanePlaces(frame),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
- * A shell line that makes a link — or moves or copies one into place — and then writes where it
- * put it: `ln -s protected out && echo x > out/a`. The boundary resolves the links that exist when
+ * A shell line that makes a link — or moves, copies or unpacks one into place (`tar -x`, `unzip`,
+ * `cpio -i`, `rsync`) — and then writes where it put it: `ln -s protected out && echo x > out/a`,
+ * `tar -xf a.tar -C sub && echo x > sub/f` where the archive holds `sub/f -> ../protected/f`. The boundary resolves the links that exist when
  * a call is judged (src/boundary/links.ts); one the same line makes is not there yet, so where the
  * later write lands is known only at run time, and the call is opaque (docs/policy.md "Through
  * links"). A hard link (`ln` without `-s`) counts as well: writing it writes the file it shares.
@@ -13,11 +14,19 @@ import type { ShellWord } from './shell-grammar.js';
 const CP_SHORT = /^-[^-]*[adPRr]/;
 const CP_LONG = /^--(archive|no-dereference|recursive|preserve=.*\b(links|all)\b.*)$/;
 
+/** Programs that unpack or mirror a tree someone else made: any name under where they write may be a link. */
+const UNPACKERS = new Set(['unzip', 'cpio', 'rsync']);
+/** tar extracting: `-x` in an option cluster (`xf`, `-xzf`), `--extract`, `--get`. */
+const TAR_EXTRACT = /^(?:-?[A-Za-wyz]*x[A-Za-z]*|--extract|--get)$/;
+
 /** Whether the command can leave a link where it writes. */
 function placesLinks(command: SimpleCommand): boolean {
   const invocation = command.invocation;
   if (invocation === undefined) return false;
   if (invocation.program === 'ln' || invocation.program === 'mv') return true;
+  if (UNPACKERS.has(invocation.program)) return true;
+  if (invocation.program === 'tar')
+    return invocation.args.some((w) => w.dynamic || TAR_EXTRACT.test(w.value));
   if (invocation.program !== 'cp') return false;
   return invocation.args.some((w) => w.dynamic || CP_SHORT.test(w.value) || CP_LONG.test(w.value));
 }

@@ -2,11 +2,12 @@
  * A line that makes a link and then writes where it put it is judged opaque: the boundary resolves
  * only the links that exist when the call is judged, and this one is made by the call itself.
  * Oracle: real bash in a temp dir shows each such line writing into protected/ (and the harmless
- * forms not), against docs/policy.md "Through links".
+ * forms not), against docs/policy.md "Through links": links made by ln, mv and cp, and links a tree
+ * someone else made brings in (tar -x, unzip, rsync).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -31,6 +32,11 @@ function ranInBash(command: string): { root: string; wrote: boolean } {
   mkdirSync(join(root, 'protected'));
   writeFileSync(join(root, 'protected', 'f'), 'kept\n');
   writeFileSync(join(root, 'x'), 'x\n');
+  // A tree someone else made, holding a link `f -> ../protected/f`, and archives of it.
+  mkdirSync(join(root, 'stage'));
+  symlinkSync('../protected/f', join(root, 'stage', 'f'));
+  execFileSync('tar', ['-cf', 'links.tar', '-C', 'stage', 'f'], { cwd: root });
+  execFileSync('zip', ['-qy', '../links.zip', 'f'], { cwd: join(root, 'stage') });
   execFileSync('bash', ['-c', command], { cwd: root, stdio: 'ignore' });
   const wrote =
     existsSync(join(root, 'protected', 'a')) ||
@@ -50,6 +56,10 @@ describe('a link the line makes before it writes through it', () => {
     'ln -s protected l1 && cp -P l1 out && echo x > out/a',
     'ln -s protected l1 && cp -a l1 out && echo x > out/a',
     'cd . && ln -s "$PWD/protected" link && echo x | tee link/a',
+    'mkdir sub && tar -xf links.tar -C sub && echo x > sub/f',
+    'mkdir sub && tar xf links.tar -C sub; echo x >> sub/f',
+    'unzip -oq links.zip -d sub && echo x > sub/f',
+    'rsync -a stage/ sub/ && echo x > sub/f',
   ]) {
     it(command, () => {
       const { root, wrote } = ranInBash(command);
@@ -71,6 +81,8 @@ describe('a link the line makes before it writes through it', () => {
     'mkdir -p out && cp x out/ && echo done > out/log',
     'echo x > y && ln -s y z',
     'cp -r src out 2>/dev/null; echo x > other',
+    'mkdir sub && tar -xf links.tar -C sub && echo x > other',
+    'tar -cf out.tar x && echo x > out.log',
   ]) {
     it(`not: ${command}`, () => {
       const { root, wrote } = ranInBash(command);
