@@ -54,7 +54,21 @@ function isDirectory(path: string): boolean {
 }
 
 /** Runs `git …args` in `cwd`; resolves with its stdout when it exits 0 within its deadline. */
-export function runGit(args: readonly string[], options: GitOptions): Promise<Buffer> {
+export async function runGit(args: readonly string[], options: GitOptions): Promise<Buffer> {
+  return (await runGitOutput(args, options)).stdout;
+}
+
+/** What a git command wrote: its stdout, and its stderr (warnings a caller may read). */
+export interface GitOutput {
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+/**
+ * `runGit`, resolving with the stderr too (each bounded by `maxOutput`; stderr past it is dropped,
+ * not refused).
+ */
+export function runGitOutput(args: readonly string[], options: GitOptions): Promise<GitOutput> {
   const timeoutMs = options.timeoutMs ?? gitTimeoutMs();
   const maxOutput = options.maxOutput ?? DEFAULT_MAX_OUTPUT;
   const what = `git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? ''}`.trim();
@@ -69,13 +83,16 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Bu
     });
     const out: Buffer[] = [];
     let outBytes = 0;
+    const errOut: Buffer[] = [];
+    let errBytes = 0;
     let err = '';
     let settled = false;
     const finish = (error: GitError | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (error === null) return resolve(Buffer.concat(out, outBytes));
+      if (error === null)
+        return resolve({ stdout: Buffer.concat(out, outBytes), stderr: Buffer.concat(errOut, errBytes) });
       // Stopped, not waited for: a grandchild holding a pipe open must not hold the caller too.
       try {
         if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -110,6 +127,9 @@ export function runGit(args: readonly string[], options: GitOptions): Promise<Bu
     });
     child.stderr!.on('data', (chunk: Buffer) => {
       if (err.length < STDERR_KEPT) err += chunk.toString('utf8').slice(0, STDERR_KEPT - err.length);
+      if (errBytes + chunk.length > maxOutput) return;
+      errOut.push(chunk);
+      errBytes += chunk.length;
     });
     child.once('error', (error: NodeJS.ErrnoException) =>
       finish(

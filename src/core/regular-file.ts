@@ -144,9 +144,9 @@ export function readUpTo(fd: number, limit: number, position = 0): Buffer {
 export const READ_NOFOLLOW: number = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 /**
- * At most `limit` bytes of the regular file at `path` (opened as `readRegularFileSync` does, not
- * through a final link), or null when it is absent, not a regular file, larger than `limit` or
- * unreadable: for files whose absence is an answer, not a fault.
+ * At most `limit` bytes of the regular file at `path` (opened without waiting and not through a
+ * final link), or null when it is absent, not a regular file, larger than `limit` or unreadable:
+ * for files whose absence is an answer, not a fault.
  */
 export function readRegularFileOrNull(path: string, limit: number): Buffer | null {
   let fd: number;

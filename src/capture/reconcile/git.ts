@@ -5,9 +5,9 @@
  * it (a `timeout` error), and the entries git reads first are checked to be regular files before
  * any command runs (a `git-state` error names the one that is not).
  */
-import { execFile } from 'node:child_process';
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
+import { GitError, type GitOutput, runGitOutput } from '../../core/git.js';
 import { readRegularFileOrNull } from '../../core/regular-file.js';
 import { type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
@@ -68,46 +68,38 @@ export function gitEnv(): NodeJS.ProcessEnv {
   return { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1', LC_ALL: 'C' };
 }
 
-export interface GitOutput {
-  stdout: Buffer;
-  stderr: Buffer;
-}
-
 /**
- * Runs git in `cwd` without blocking, the overrides first, killed when the deadline passes; `env`
- * replaces the usual environment. A non-zero exit is a `git` error, a kill at the deadline a
- * `timeout` one.
+ * Runs git in `cwd` without blocking (core/git.ts: a process group of its own, killed with all it
+ * started), the overrides first, stopped when the pass's deadline passes; `env` replaces the usual
+ * environment. A non-zero exit is a `git` error, a stop at the deadline a `timeout` one.
  */
-export function runGit(
+export async function runGit(
   cwd: string,
   args: readonly string[],
   deadline: Deadline,
   env: NodeJS.ProcessEnv = gitEnv(),
 ): Promise<GitOutput> {
   const left = deadline.at - Date.now();
-  if (left <= 0) return Promise.reject(timedOut(cwd, args, deadline));
-  return new Promise((resolve, reject) => {
-    execFile(
+  if (left <= 0) throw timedOut(cwd, args, deadline);
+  try {
+    return await runGitOutput([...GIT_OVERRIDES, ...args], {
+      cwd,
+      env,
+      timeoutMs: left,
+      maxOutput: GIT_OUTPUT_LIMIT,
+    });
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    if (error.code === 'timeout') throw timedOut(cwd, args, deadline);
+    const stderr = typeof error.detail?.stderr === 'string' ? error.detail.stderr : '';
+    const said = stderr.trim().split('\n').at(-1) ?? '';
+    throw new ReconcileError(
       'git',
-      [...GIT_OVERRIDES, ...args],
-      { cwd, env, encoding: 'buffer', maxBuffer: GIT_OUTPUT_LIMIT, timeout: left, killSignal: 'SIGKILL' },
-      (error, stdout, stderr) => {
-        if (error === null) return resolve({ stdout, stderr });
-        const failure = error as NodeJS.ErrnoException & { killed?: boolean };
-        if (failure.killed && failure.code !== 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER')
-          return reject(timedOut(cwd, args, deadline));
-        const said = stderr.toString('utf8').trim().split('\n').at(-1) ?? '';
-        reject(
-          new ReconcileError(
-            'git',
-            `git ${args[0]} failed in ${cwd}${said ? `: ${said}` : ''}`,
-            { args: [...args] },
-            { cause: error },
-          ),
-        );
-      },
+      `git ${args[0]} failed in ${cwd}${said ? `: ${said}` : ''}`,
+      { args: [...args] },
+      { cause: error },
     );
-  });
+  }
 }
 
 function timedOut(cwd: string, args: readonly string[], deadline: Deadline): ReconcileError {
