@@ -27,6 +27,8 @@ interface FileRef {
   fromShell: boolean;
   /** How far below the path the write reaches when it is a folder (`rm -r`: all of it). */
   tree?: TreeReach;
+  /** The line names no path: the command's folder is meant (`git checkout main`). */
+  implied?: true;
 }
 
 export interface CallFacts {
@@ -122,12 +124,13 @@ export function factsOf(call: ActionCall): CallFacts {
         facts.reads.push({ word: home(word), shellCwd: command.cwd, fromShell: true });
       const writes = touched.writes.map(home);
       touched.writes.forEach((written, i) => {
-        const tree = written.tree;
+        const { tree, implied } = written;
         facts.writes.push({
           word: writes[i]!,
           shellCwd: command.cwd,
           fromShell: true,
           ...(tree ? { tree } : {}),
+          ...(implied ? { implied } : {}),
         });
       });
       written.push(writes);

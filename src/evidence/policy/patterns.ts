@@ -271,8 +271,12 @@ export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVe
       };
     if (whole !== undefined) underFolder ??= { pattern, folder: whole.folder };
   }
-  // A control-plane pattern judges what a call writes, and nothing else of a call.
-  const written = plane.length === 0 || facts.writes.length === 0 ? undefined : planeTouch(plane, facts);
+  // A control-plane pattern judges what a call writes, and nothing else of a call — but not the
+  // folder a command rewrites without naming it (`git checkout main`, `tar -xf a.tar`): by default
+  // every branch switch would wait for a person (docs/policy.md, "Whole folders").
+  const named = facts.writes.filter((w) => !w.implied);
+  const written =
+    plane.length === 0 || named.length === 0 ? undefined : planeTouch(plane, { ...facts, writes: named });
   if (mode === 'deny' && written?.touch === 'yes')
     return { verdict: 'forbidden', reason: planeReason(written, mode) };
   const opaque = opaqueReason(facts, [...forbid, ...escalate, ...plane.map((p) => p.pattern)]);
@@ -291,8 +295,8 @@ export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVe
             ? `${OPAQUE_REASON}: ${opaque}`
             : planeReason(written!, mode);
     const verdict = policy.opaqueShell === 'deny' ? 'forbidden' : 'escalate';
-    const named = possible ?? underFolder?.pattern;
-    return { verdict, ...(named === undefined ? {} : { pattern: named.text }), reason };
+    const at = possible ?? underFolder?.pattern;
+    return { verdict, ...(at === undefined ? {} : { pattern: at.text }), reason };
   }
   if (written !== undefined) return { verdict: 'escalate', reason: planeReason(written, mode) };
   const escalated = escalate.find((p) => touches(p, facts) !== 'no' || folderTouch(p, facts) !== undefined);

@@ -48,15 +48,19 @@ function pushAll(target: ShellWord[], ...lists: readonly ShellWord[][]): void {
  */
 export type TreeReach = 'all' | 'some';
 
-/** A written word, with how far below it the command reaches when it is a folder. */
-export type WrittenWord = ShellWord & { tree?: TreeReach };
+/**
+ * A written word, with how far below it the command reaches when it is a folder; `implied`: the line
+ * names no path, the command's own folder is meant (`git checkout main`, `tar -xf a.tar`).
+ */
+export type WrittenWord = ShellWord & { tree?: TreeReach; implied?: true };
 
 interface Touched {
   reads: ShellWord[];
   writes: WrittenWord[];
 }
 
-const HERE: ShellWord = { raw: '.', value: '.', dynamic: false, glob: false, tilde: false };
+/** The folder a command runs in, written though the line does not name it. */
+const HERE: WrittenWord = { raw: '.', value: '.', dynamic: false, glob: false, tilde: false, implied: true };
 
 /** The words, each marked as reaching `reach` below itself. */
 const reaching = (reach: TreeReach, words: readonly ShellWord[]): WrittenWord[] =>
@@ -285,10 +289,82 @@ function programEffects(inv: Invocation, touched: Touched): void {
       return;
     }
     case 'git':
-      if (inv.subcommand === 'mv' || inv.subcommand === 'rm')
-        pushAll(touched.writes, readOptions(inv.args).operands);
+      gitEffects(inv, touched);
       return;
+    case 'find': {
+      // find P… EXPR -delete deletes what matches under each starting point (here when none).
+      if (!inv.args.some((w) => w.value === '-delete' || w.dynamic)) return;
+      const first = inv.args.findIndex((w) => /^[-(!]/.test(w.value));
+      const points = inv.args.slice(0, first < 0 ? inv.args.length : first);
+      pushAll(touched.writes, reaching('some', points.length > 0 ? points : [HERE]));
+      return;
+    }
+    case 'patch': {
+      // patch [ORIGINAL [PATCHFILE]]: ORIGINAL, or the files the patch names under -d DIR or here.
+      const { options, operands } = readOptions(inv.args, optionTableFor('patch'));
+      pushAll(touched.reads, values(options, 'input'), operands.slice(1, 2));
+      pushAll(touched.writes, values(options, 'output'));
+      const directory = values(options, 'directory');
+      if (operands[0] !== undefined) touched.writes.push(operands[0]);
+      else pushAll(touched.writes, reaching('some', directory.length > 0 ? directory : [HERE]));
+      return;
+    }
   }
+}
+
+/**
+ * git subcommands that rewrite the working tree with content the line does not show (a branch, a
+ * stash, a patch, a merge): each reaches some of the tree, here — where `git -C` or a worktree
+ * above would put it is not followed — and the paths a command names are written whole
+ * (`git checkout REV -- protected/` restores everything under it). From each subcommand's manual.
+ */
+const GIT_TREE_WRITERS = new Set([
+  'checkout',
+  'switch',
+  'reset',
+  'merge',
+  'pull',
+  'rebase',
+  'cherry-pick',
+  'revert',
+  'am',
+  'apply',
+  'stash',
+  'clean',
+  'read-tree',
+  'checkout-index',
+]);
+/** git stash subcommands that leave the tree as it is. */
+const STASH_READERS = new Set(['list', 'show', 'create', 'store']);
+
+function gitEffects(inv: Invocation, touched: Touched): void {
+  const sub = inv.subcommand;
+  const args = inv.args;
+  const given = (...names: string[]) => args.some((w) => names.includes(w.value));
+  const { operands } = readOptions(args);
+  if (sub === 'mv' || sub === 'rm') {
+    pushAll(touched.writes, operands);
+    return;
+  }
+  if (sub === 'restore') {
+    // The working tree unless only the index is restored (--staged without --worktree).
+    if (given('--staged', '-S') && !given('--worktree', '-W')) return;
+    pushAll(touched.writes, reaching('all', operands));
+    return;
+  }
+  if (sub === undefined || !GIT_TREE_WRITERS.has(sub)) return;
+  // A mixed or soft reset moves HEAD and the index only; these only check or list.
+  if (sub === 'reset' && !args.some((w) => /^--(?:hard|merge|keep)$/.test(w.value))) return;
+  if (sub === 'apply' && given('--check', '--stat', '--numstat', '--summary', '--cached')) return;
+  if (sub === 'clean' && given('-n', '--dry-run')) return;
+  if (sub === 'stash' && STASH_READERS.has(operands[0]?.value ?? '')) return;
+  // `git checkout -b NEW` (also clustered: `-qb NEW`) makes a branch where HEAD is: nothing changes.
+  const newBranch = given('--orphan') || args.some((w) => /^-[A-Za-z]*[bB]$/.test(w.value));
+  if (sub === 'checkout' && newBranch && operands.length <= 1) return;
+  // Pathspecs (and, for checkout, what may be one) are written whole; the rest of the tree in part.
+  const paths = sub === 'checkout' || sub === 'clean' || sub === 'checkout-index' ? operands : [];
+  pushAll(touched.writes, reaching(sub === 'clean' ? 'some' : 'all', paths));
+  touched.writes.push({ ...HERE, tree: 'some' });
 }
 
 function redirectionEffects(command: SimpleCommand, touched: Touched): void {

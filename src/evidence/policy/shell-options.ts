@@ -192,6 +192,13 @@ export const GLOBAL_OPTIONS: ReadonlyMap<string, OptionTable> = new Map([
 /** Per-command tables; `git push` and the like are keyed `git push`. */
 export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
   ['rm', RM],
+  [
+    'patch',
+    optionTable(
+      'p:strip= d:directory= i:input= o:output= r:reject-file= F:fuzz= z:suffix= B:prefix= Y:basename-prefix= D:ifdef= V:version-control= b:backup R:reverse N:forward f:force s:silent,quiet t:batch E:remove-empty-files l:ignore-whitespace u:unified c:context n:normal e:ed binary dry-run verbose merge=? posix',
+      GNU,
+    ),
+  ],
   ['cp', optionTable(CP_MV, GNU)],
   ['mv', optionTable(CP_MV, GNU)],
   [
