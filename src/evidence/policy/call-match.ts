@@ -29,6 +29,8 @@ interface FileRef {
   tree?: TreeReach;
   /** The line names no path: the command's folder is meant (`git checkout main`). */
   implied?: true;
+  /** git writes across the working tree of the repository that holds the folder. */
+  worktree?: true;
 }
 
 export interface CallFacts {
@@ -124,13 +126,14 @@ export function factsOf(call: ActionCall): CallFacts {
         facts.reads.push({ word: home(word), shellCwd: command.cwd, fromShell: true });
       const writes = touched.writes.map(home);
       touched.writes.forEach((written, i) => {
-        const { tree, implied } = written;
+        const { tree, implied, worktree } = written;
         facts.writes.push({
           word: writes[i]!,
           shellCwd: command.cwd,
           fromShell: true,
           ...(tree ? { tree } : {}),
           ...(implied ? { implied } : {}),
+          ...(worktree ? { worktree } : {}),
         });
       });
       written.push(writes);
@@ -309,10 +312,19 @@ export function folderTouch(
     if (ref.tree === undefined || ref.word.dynamic || ref.word.glob) continue;
     const base = shellBase(ref, facts.cwd, facts.base);
     if (base.lost || !posix.isAbsolute(base.path)) continue;
-    const folder = foldPath(posix.normalize(base.path)).replace(/(.)\/+$/, '$1');
+    let folder = foldPath(posix.normalize(base.path)).replace(/(.)\/+$/, '$1');
+    // A repository-wide write from inside the project: the project is taken for the repository
+    // (its root is not on the line; the session's workspace root is what patterns are anchored at).
+    const anchor = facts.cwd === undefined ? undefined : foldPath(posix.normalize(facts.cwd));
+    const whole =
+      ref.worktree && anchor !== undefined && (folder === anchor || folder.startsWith(`${anchor}/`));
+    if (whole) folder = anchor!;
     if (held !== folder && !held.startsWith(folder === '/' ? '/' : `${folder}/`)) continue;
-    if (ref.tree === 'all') return { touch: 'yes', folder: ref.word.raw };
-    found ??= { touch: 'possible', folder: ref.word.raw };
+    const label = whole
+      ? `the working tree of the repository holding \`${ref.word.raw}\``
+      : `\`${ref.word.raw}\``;
+    if (ref.tree === 'all') return { touch: 'yes', folder: label };
+    found ??= { touch: 'possible', folder: label };
   }
   return found;
 }

@@ -227,8 +227,8 @@ function planeTouch(
 /** Why a call that writes a whole folder holding a forbidden path is judged as it is. */
 function folderReason(folder: string, pattern: ActionPattern, reach: 'all' | 'some'): string {
   return reach === 'all'
-    ? `writes all of \`${folder}\`, which holds what ${pattern.text} names`
-    : `may write anything under \`${folder}\` (names the line does not show), which holds what ${pattern.text} names`;
+    ? `writes all of ${folder}, which holds what ${pattern.text} names`
+    : `may write anything under ${folder} (names the line does not show), which holds what ${pattern.text} names`;
 }
 
 /** Why a call that writes the control plane is judged as it is. */

@@ -50,9 +50,11 @@ export type TreeReach = 'all' | 'some';
 
 /**
  * A written word, with how far below it the command reaches when it is a folder; `implied`: the line
- * names no path, the command's own folder is meant (`git checkout main`, `tar -xf a.tar`).
+ * names no path, the command's own folder is meant (`git checkout main`, `tar -xf a.tar`);
+ * `worktree`: git writes the whole working tree of the repository the folder is in, whose root the
+ * line does not show.
  */
-export type WrittenWord = ShellWord & { tree?: TreeReach; implied?: true };
+export type WrittenWord = ShellWord & { tree?: TreeReach; implied?: true; worktree?: true };
 
 interface Touched {
   reads: ShellWord[];
@@ -269,7 +271,8 @@ function programEffects(inv: Invocation, touched: Touched): void {
           : word.value === '-d'
             ? inv.args[at + 1]
             : { ...word, value: word.value.slice(2) };
-      const zip = inv.args.find((w, i) => !w.value.startsWith('-') && i !== at + 1);
+      const valueAt = word?.value === '-d' ? at + 1 : -1;
+      const zip = inv.args.find((w, i) => !w.value.startsWith('-') && i !== valueAt);
       if (zip !== undefined) touched.reads.push(zip);
       pushAll(touched.writes, reaching('some', exdir === undefined ? [HERE] : [exdir]));
       return;
@@ -337,11 +340,35 @@ const GIT_TREE_WRITERS = new Set([
 /** git stash subcommands that leave the tree as it is. */
 const STASH_READERS = new Set(['list', 'show', 'create', 'store']);
 
+/**
+ * The folder git runs in: here, or where its `-C DIR` options (before the subcommand) lead, each
+ * relative to the one before (git(1)); a computed one is returned as the word it is.
+ */
+function gitDirectory(inv: Invocation): ShellWord {
+  let at: ShellWord = HERE;
+  for (let i = 1; i < inv.argv.length; i++) {
+    const word = inv.argv[i] as ShellWord;
+    if (word.value === inv.subcommand && !word.dynamic) break;
+    if (word.value !== '-C') continue;
+    const dir = inv.argv[++i];
+    if (dir === undefined) break;
+    at =
+      dir.dynamic || posix.isAbsolute(dir.value) ? dir : { ...dir, value: posix.join(at.value, dir.value) };
+  }
+  return at;
+}
+
 function gitEffects(inv: Invocation, touched: Touched): void {
   const sub = inv.subcommand;
   const args = inv.args;
   const given = (...names: string[]) => args.some((w) => names.includes(w.value));
-  const { operands } = readOptions(args);
+  const at = gitDirectory(inv);
+  // Paths a subcommand names are relative to where git runs.
+  const operands = readOptions(args).operands.map((w) =>
+    at === HERE || w.dynamic || posix.isAbsolute(w.value)
+      ? w
+      : { ...w, value: posix.join(at.value, w.value) },
+  );
   if (sub === 'mv' || sub === 'rm') {
     pushAll(touched.writes, operands);
     return;
@@ -357,14 +384,20 @@ function gitEffects(inv: Invocation, touched: Touched): void {
   if (sub === 'reset' && !args.some((w) => /^--(?:hard|merge|keep)$/.test(w.value))) return;
   if (sub === 'apply' && given('--check', '--stat', '--numstat', '--summary', '--cached')) return;
   if (sub === 'clean' && given('-n', '--dry-run')) return;
-  if (sub === 'stash' && STASH_READERS.has(operands[0]?.value ?? '')) return;
+  if (sub === 'stash' && STASH_READERS.has(args.find((w) => !w.value.startsWith('-'))?.value ?? '')) return;
   // `git checkout -b NEW` (also clustered: `-qb NEW`) makes a branch where HEAD is: nothing changes.
   const newBranch = given('--orphan') || args.some((w) => /^-[A-Za-z]*[bB]$/.test(w.value));
   if (sub === 'checkout' && newBranch && operands.length <= 1) return;
   // Pathspecs (and, for checkout, what may be one) are written whole; the rest of the tree in part.
   const paths = sub === 'checkout' || sub === 'clean' || sub === 'checkout-index' ? operands : [];
   pushAll(touched.writes, reaching(sub === 'clean' ? 'some' : 'all', paths));
-  touched.writes.push({ ...HERE, tree: 'some' });
+  // git clean starts from where it runs; every other one writes across the repository's tree.
+  touched.writes.push({
+    ...at,
+    tree: 'some',
+    ...(at === HERE ? { implied: true as const } : {}),
+    ...(sub === 'clean' ? {} : { worktree: true as const }),
+  });
 }
 
 function redirectionEffects(command: SimpleCommand, touched: Touched): void {

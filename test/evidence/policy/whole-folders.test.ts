@@ -200,6 +200,9 @@ describe('git, find -delete and patch rewrite what the line does not name', {
     { line: 'git checkout .', dirty: true, verdict: 'forbidden' },
     { line: 'git checkout other', dirty: false, verdict: 'escalate' },
     { line: 'git switch other', dirty: false, verdict: 'escalate' },
+    { line: 'cd sub && git checkout -q other', dirty: false, verdict: 'escalate' },
+    { line: 'git -C sub checkout -q other', dirty: false, verdict: 'escalate' },
+    { line: 'git -C protected checkout -q .', dirty: true, verdict: 'forbidden' },
     { line: 'git merge -q other', dirty: false, verdict: 'escalate' },
     { line: 'git reset -q --hard other', dirty: false, verdict: 'escalate' },
     { line: 'git stash -q', dirty: true, verdict: 'escalate' },
@@ -225,6 +228,7 @@ describe('git, find -delete and patch rewrite what the line does not name', {
     { line: 'git clean -n', dirty: true },
     { line: 'find sub -name f -delete', dirty: false },
     { line: 'git log --oneline', dirty: false },
+    { line: 'cd sub && git clean -fdq', dirty: true },
   ];
   for (const { line, dirty } of harmless)
     test(`${line}: allowed`, () => {
