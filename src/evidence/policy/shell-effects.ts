@@ -12,6 +12,9 @@ import { type Invocation, type SimpleCommand, splitShellCommand } from './shell.
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
 import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
+import { pushAll, reaching, type Touched, treeEffects, values } from './tree-effects.js';
+
+export type { TreeReach, WrittenWord } from './tree-effects.js';
 
 export interface FileEffect {
   /** The path as written (quotes removed); for a dynamic word, its text as written. */
@@ -34,39 +37,6 @@ export interface ShellFileEffects {
   /** True when some command runs code the parser cannot see (`eval "$x"`, `… | sh`): it may touch any file. */
   opaque: boolean;
 }
-
-/** Appends without spreading: a command line can have more operands than a call has stack. */
-function pushAll(target: ShellWord[], ...lists: readonly ShellWord[][]): void {
-  for (const list of lists) for (const item of list) target.push(item);
-}
-
-/**
- * How far below a written path a command reaches, when it is a folder: `all` of what it holds
- * (`rm -r`, `chmod -R`), or `some` of it that the line does not name (`tar -x`, `unzip`, a recursive
- * copy or a move into it). A forbid pattern under such a folder is touched (docs/policy.md, "Whole
- * folders").
- */
-export type TreeReach = 'all' | 'some';
-
-/**
- * A written word, with how far below it the command reaches when it is a folder; `implied`: the line
- * names no path, the command's own folder is meant (`git checkout main`, `tar -xf a.tar`);
- * `worktree`: git writes the whole working tree of the repository the folder is in, whose root the
- * line does not show.
- */
-export type WrittenWord = ShellWord & { tree?: TreeReach; implied?: true; worktree?: true };
-
-interface Touched {
-  reads: ShellWord[];
-  writes: WrittenWord[];
-}
-
-/** The folder a command runs in, written though the line does not name it. */
-const HERE: WrittenWord = { raw: '.', value: '.', dynamic: false, glob: false, tilde: false, implied: true };
-
-/** The words, each marked as reaching `reach` below itself. */
-const reaching = (reach: TreeReach, words: readonly ShellWord[]): WrittenWord[] =>
-  words.map((w) => ({ ...w, tree: reach }));
 
 /** Devices and descriptors: writing or reading them touches no file. */
 const NOT_A_FILE = /^\/dev\/(?:null|zero|stdin|stdout|stderr|tty|fd\/\d+|random|urandom)$/;
@@ -94,11 +64,6 @@ const PATTERN_FIRST: ReadonlyMap<string, readonly string[]> = new Map([
   ['gawk', ['-f']],
   ['mawk', ['-f']],
 ]);
-
-const values = (options: Map<string, string[]>, ...names: string[]): ShellWord[] =>
-  names
-    .flatMap((n) => options.get(n) ?? [])
-    .map((value) => ({ raw: value, value, dynamic: value.includes('$'), glob: false, tilde: false }));
 
 /** Source operands and a destination: cp, mv, ln, install, rsync, scp. */
 function copyLike(inv: Invocation, touched: Touched): void {
@@ -193,6 +158,7 @@ function programEffects(inv: Invocation, touched: Touched): void {
     if (p === 'sed' && options.has('in-place')) pushAll(touched.writes, files);
     return;
   }
+  if (treeEffects(inv, touched)) return;
   switch (p) {
     case 'cp':
     case 'mv':
@@ -238,166 +204,7 @@ function programEffects(inv: Invocation, touched: Touched): void {
       pushAll(touched.reads, values(options, 'input-file', 'post-file', 'body-file'));
       return;
     }
-    case 'tar': {
-      const args =
-        inv.args[0] !== undefined && !inv.args[0].value.startsWith('-')
-          ? [{ ...inv.args[0], value: `-${inv.args[0].value}` }, ...inv.args.slice(1)]
-          : inv.args;
-      const { options, operands } = readOptions(args, optionTableFor('tar'));
-      const archive = values(options, 'file');
-      const creates = ['create', 'append', 'update', 'catenate'].some((o) => options.has(o));
-      if (creates) pushAll(touched.writes, archive);
-      else pushAll(touched.reads, archive);
-      pushAll(touched.reads, values(options, 'files-from', 'exclude-from'));
-      if (creates) pushAll(touched.reads, operands);
-      else if (options.has('extract')) {
-        // Members named on the line are written (each may be a folder); without them, whatever
-        // the archive holds, under -C DIR or here.
-        const directory = values(options, 'directory');
-        pushAll(
-          touched.writes,
-          reaching('some', directory[0] ? directory : operands.length > 0 ? operands : [HERE]),
-        );
-      }
-      return;
-    }
-    case 'unzip': {
-      // unzip [-opts] ZIP [MEMBERS…] [-x XLIST] [-d EXDIR]: whatever the archive holds, under EXDIR or here.
-      const at = inv.args.findIndex((w) => w.value === '-d' || /^-d./.test(w.value));
-      const word = at < 0 ? undefined : inv.args[at]!;
-      const exdir =
-        word === undefined
-          ? HERE
-          : word.value === '-d'
-            ? inv.args[at + 1]
-            : { ...word, value: word.value.slice(2) };
-      const valueAt = word?.value === '-d' ? at + 1 : -1;
-      const zip = inv.args.find((w, i) => !w.value.startsWith('-') && i !== valueAt);
-      if (zip !== undefined) touched.reads.push(zip);
-      pushAll(touched.writes, reaching('some', exdir === undefined ? [HERE] : [exdir]));
-      return;
-    }
-    case 'cpio': {
-      // cpio -i/--extract writes what the archive on its input holds, under -D DIR or here.
-      const extract = inv.args.some((w) => /^-[^-]*i/.test(w.value) || w.value === '--extract');
-      if (!extract) return;
-      const at = inv.args.findIndex((w) => w.value === '-D' || w.value.startsWith('--directory='));
-      const dir =
-        at < 0
-          ? HERE
-          : inv.args[at]!.value === '-D'
-            ? inv.args[at + 1]
-            : { ...inv.args[at]!, value: inv.args[at]!.value.slice('--directory='.length) };
-      pushAll(touched.writes, reaching('some', [dir ?? HERE]));
-      return;
-    }
-    case 'git':
-      gitEffects(inv, touched);
-      return;
-    case 'find': {
-      // find P… EXPR -delete deletes what matches under each starting point (here when none).
-      if (!inv.args.some((w) => w.value === '-delete' || w.dynamic)) return;
-      const first = inv.args.findIndex((w) => /^[-(!]/.test(w.value));
-      const points = inv.args.slice(0, first < 0 ? inv.args.length : first);
-      pushAll(touched.writes, reaching('some', points.length > 0 ? points : [HERE]));
-      return;
-    }
-    case 'patch': {
-      // patch [ORIGINAL [PATCHFILE]]: ORIGINAL, or the files the patch names under -d DIR or here.
-      const { options, operands } = readOptions(inv.args, optionTableFor('patch'));
-      pushAll(touched.reads, values(options, 'input'), operands.slice(1, 2));
-      pushAll(touched.writes, values(options, 'output'));
-      const directory = values(options, 'directory');
-      if (operands[0] !== undefined) touched.writes.push(operands[0]);
-      else pushAll(touched.writes, reaching('some', directory.length > 0 ? directory : [HERE]));
-      return;
-    }
   }
-}
-
-/**
- * git subcommands that rewrite the working tree with content the line does not show (a branch, a
- * stash, a patch, a merge): each reaches some of the tree, here — where `git -C` or a worktree
- * above would put it is not followed — and the paths a command names are written whole
- * (`git checkout REV -- protected/` restores everything under it). From each subcommand's manual.
- */
-const GIT_TREE_WRITERS = new Set([
-  'checkout',
-  'switch',
-  'reset',
-  'merge',
-  'pull',
-  'rebase',
-  'cherry-pick',
-  'revert',
-  'am',
-  'apply',
-  'stash',
-  'clean',
-  'read-tree',
-  'checkout-index',
-]);
-/** git stash subcommands that leave the tree as it is. */
-const STASH_READERS = new Set(['list', 'show', 'create', 'store']);
-
-/**
- * The folder git runs in: here, or where its `-C DIR` options (before the subcommand) lead, each
- * relative to the one before (git(1)); a computed one is returned as the word it is.
- */
-function gitDirectory(inv: Invocation): ShellWord {
-  let at: ShellWord = HERE;
-  for (let i = 1; i < inv.argv.length; i++) {
-    const word = inv.argv[i] as ShellWord;
-    if (word.value === inv.subcommand && !word.dynamic) break;
-    if (word.value !== '-C') continue;
-    const dir = inv.argv[++i];
-    if (dir === undefined) break;
-    at =
-      dir.dynamic || posix.isAbsolute(dir.value) ? dir : { ...dir, value: posix.join(at.value, dir.value) };
-  }
-  return at;
-}
-
-function gitEffects(inv: Invocation, touched: Touched): void {
-  const sub = inv.subcommand;
-  const args = inv.args;
-  const given = (...names: string[]) => args.some((w) => names.includes(w.value));
-  const at = gitDirectory(inv);
-  // Paths a subcommand names are relative to where git runs.
-  const operands = readOptions(args).operands.map((w) =>
-    at === HERE || w.dynamic || posix.isAbsolute(w.value)
-      ? w
-      : { ...w, value: posix.join(at.value, w.value) },
-  );
-  if (sub === 'mv' || sub === 'rm') {
-    pushAll(touched.writes, operands);
-    return;
-  }
-  if (sub === 'restore') {
-    // The working tree unless only the index is restored (--staged without --worktree).
-    if (given('--staged', '-S') && !given('--worktree', '-W')) return;
-    pushAll(touched.writes, reaching('all', operands));
-    return;
-  }
-  if (sub === undefined || !GIT_TREE_WRITERS.has(sub)) return;
-  // A mixed or soft reset moves HEAD and the index only; these only check or list.
-  if (sub === 'reset' && !args.some((w) => /^--(?:hard|merge|keep)$/.test(w.value))) return;
-  if (sub === 'apply' && given('--check', '--stat', '--numstat', '--summary', '--cached')) return;
-  if (sub === 'clean' && given('-n', '--dry-run')) return;
-  if (sub === 'stash' && STASH_READERS.has(args.find((w) => !w.value.startsWith('-'))?.value ?? '')) return;
-  // `git checkout -b NEW` (also clustered: `-qb NEW`) makes a branch where HEAD is: nothing changes.
-  const newBranch = given('--orphan') || args.some((w) => /^-[A-Za-z]*[bB]$/.test(w.value));
-  if (sub === 'checkout' && newBranch && operands.length <= 1) return;
-  // Pathspecs (and, for checkout, what may be one) are written whole; the rest of the tree in part.
-  const paths = sub === 'checkout' || sub === 'clean' || sub === 'checkout-index' ? operands : [];
-  pushAll(touched.writes, reaching(sub === 'clean' ? 'some' : 'all', paths));
-  // git clean starts from where it runs; every other one writes across the repository's tree.
-  touched.writes.push({
-    ...at,
-    tree: 'some',
-    ...(at === HERE ? { implied: true as const } : {}),
-    ...(sub === 'clean' ? {} : { worktree: true as const }),
-  });
 }
 
 function redirectionEffects(command: SimpleCommand, touched: Touched): void {
