@@ -16,6 +16,7 @@ import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './she
 import { commandFileEffects, type TreeReach } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
 import { matchCommand } from './shell-match.js';
+import { plainWord } from './tree-effects.js';
 import { typedInputReason } from './typed-input.js';
 import { hostInDomain, urlHosts } from './urls.js';
 
@@ -57,14 +58,6 @@ export interface CallFacts {
 }
 
 export type Touch = 'yes' | 'possible' | 'no';
-
-const plainWord = (value: string): ShellWord => ({
-  raw: value,
-  value,
-  dynamic: false,
-  glob: false,
-  tilde: false,
-});
 
 /** Which of a call's file lists a kind of tool reads and writes. */
 const FILE_EFFECTS: Partial<Record<ToolKind, { reads: boolean; writes: boolean }>> = {

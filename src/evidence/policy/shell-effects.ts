@@ -12,7 +12,7 @@ import { type Invocation, type SimpleCommand, splitShellCommand } from './shell.
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
 import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
-import { pushAll, reaching, type Touched, treeEffects, values } from './tree-effects.js';
+import { plainWord, pushAll, reaching, type Touched, treeEffects, values } from './tree-effects.js';
 
 export type { TreeReach, WrittenWord } from './tree-effects.js';
 
@@ -43,7 +43,7 @@ const NOT_A_FILE = /^\/dev\/(?:null|zero|stdin|stdout|stderr|tty|fd\/\d+|random|
 
 /** Programs that read every operand. */
 const READERS = new Set(
-  'cat tac nl head tail less more most bat batcat wc od xxd hexdump strings base64 base32 md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum file diff diff3 cmp comm cut paste fold fmt expand unexpand column iconv zcat bzcat xzcat zless zmore source . tr shuf split csplit join look rev'.split(
+  'cat tac nl head tail less more most bat batcat wc od xxd hexdump strings base64 base32 md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum file diff diff3 cmp comm cut paste fold fmt expand unexpand column iconv zcat bzcat xzcat zless zmore source . tr shuf join look rev'.split(
     ' ',
   ),
 );
@@ -51,6 +51,12 @@ const READERS = new Set(
 const WRITERS = new Set('touch rm rmdir unlink shred mkdir mkfifo mknod'.split(' '));
 /** Editors read and write what they open. */
 const EDITORS = new Set('vi vim nvim nano emacs pico ed ex joe micro code'.split(' '));
+/** Compressors that replace each file with its compressed (or decompressed) form beside it. */
+const COMPRESSORS = new Set(
+  'gzip gunzip pigz unpigz bzip2 bunzip2 xz unxz lzma unlzma zstd unzstd lz4 unlz4 lzip compress uncompress'.split(
+    ' ',
+  ),
+);
 /** Programs whose first operand is a mode or owner, the rest being files they change. */
 const CHANGERS = new Set('chmod chown chgrp chattr setfacl'.split(' '));
 /** A pattern or program text first, files after, unless an option gives the pattern. */
@@ -113,10 +119,11 @@ function copyLike(inv: Invocation, touched: Touched): void {
   }
 }
 
-/** curl's files: `-o` written; `-T`, `-K` and `@file` data read. */
+/** curl's files: `-o` written, and what lands under `--output-dir`; `-T`, `-K` and `@file` data read. */
 function curl(inv: Invocation, touched: Touched): void {
   const { options } = readOptions(inv.args, optionTableFor('curl'));
   pushAll(touched.writes, values(options, 'output', 'cookie-jar'));
+  pushAll(touched.writes, reaching('some', values(options, 'output-dir')));
   pushAll(touched.reads, values(options, 'upload-file', 'config'));
   for (const data of values(options, 'data', 'data-binary', 'data-urlencode', 'form', 'json', 'data-ascii')) {
     const at = data.value.indexOf('@');
@@ -159,6 +166,31 @@ function programEffects(inv: Invocation, touched: Touched): void {
     return;
   }
   if (treeEffects(inv, touched)) return;
+  if (COMPRESSORS.has(p)) {
+    // In place: FILE becomes FILE.gz (or back), beside it, unless the output goes to stdout or
+    // the files are only tested or listed.
+    if (
+      inv.args.some(
+        (w) => /^-[A-Za-z]*[ctl]/.test(w.value) || /^--(?:stdout|to-stdout|test|list)$/.test(w.value),
+      )
+    )
+      return;
+    const files = readOptions(inv.args).operands;
+    pushAll(touched.reads, files);
+    pushAll(touched.writes, files);
+    return;
+  }
+  if (p === 'mktemp') {
+    // A new file (or folder, -d) in -p DIR / --tmpdir=DIR, or where its template says.
+    const { options, operands } = readOptions(inv.args, optionTableFor(p));
+    const template = operands[0];
+    const dir = values(options, '-p', 'tmpdir')[0];
+    if (dir !== undefined)
+      touched.writes.push({ ...dir, value: posix.join(dir.value, template?.value ?? 'tmp.*'), glob: true });
+    else if (template?.value.includes('/'))
+      touched.writes.push({ ...template, value: template.value.replace(/X{3,}$/, '*'), glob: true });
+    return;
+  }
   switch (p) {
     case 'cp':
     case 'mv':
@@ -201,7 +233,20 @@ function programEffects(inv: Invocation, touched: Touched): void {
     case 'wget': {
       const { options } = readOptions(inv.args, optionTableFor('wget'));
       pushAll(touched.writes, values(options, 'output-document', 'output-file', 'append-output'));
+      // -P DIR: what it fetches lands under DIR, named by the server's paths.
+      pushAll(touched.writes, reaching('some', values(options, 'directory-prefix')));
       pushAll(touched.reads, values(options, 'input-file', 'post-file', 'body-file'));
+      return;
+    }
+    case 'split':
+    case 'csplit': {
+      // split [FILE [PREFIX]], csplit [-f PREFIX] FILE PATTERN…: the pieces are PREFIX followed by
+      // a suffix (`x` and `xx` when no prefix is given).
+      const { options, operands } = readOptions(inv.args, optionTableFor(p));
+      pushAll(touched.reads, operands.slice(0, 1));
+      const named = p === 'split' ? operands[1] : values(options, 'prefix')[0];
+      const prefix = named ?? { ...plainWord(p === 'split' ? 'x' : 'xx') };
+      touched.writes.push({ ...prefix, value: `${prefix.value}*`, glob: true });
       return;
     }
   }

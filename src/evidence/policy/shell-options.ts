@@ -193,6 +193,21 @@ export const GLOBAL_OPTIONS: ReadonlyMap<string, OptionTable> = new Map([
 export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
   ['rm', RM],
   [
+    'split',
+    optionTable(
+      'a:suffix-length= additional-suffix= b:bytes= C:line-bytes= d numeric-suffixes=? x hex-suffixes=? e:elide-empty-files filter= l:lines= n:number= t:separator= u:unbuffered verbose',
+      GNU,
+    ),
+  ],
+  [
+    'csplit',
+    optionTable(
+      'b:suffix-format= f:prefix= k:keep-files suppress-matched n:digits= s:quiet,silent z:elide-empty-files',
+      GNU,
+    ),
+  ],
+  ['mktemp', optionTable('d:directory u:dry-run q:quiet suffix= p= tmpdir=? t', GNU)],
+  [
     'patch',
     optionTable(
       'p:strip= d:directory= i:input= o:output= r:reject-file= F:fuzz= z:suffix= B:prefix= Y:basename-prefix= D:ifdef= V:version-control= b:backup R:reverse N:forward f:force s:silent,quiet t:batch E:remove-empty-files l:ignore-whitespace u:unified c:context n:normal e:ed binary dry-run verbose merge=? posix',

@@ -50,6 +50,15 @@ const HERE: WrittenWord = {
 export const reaching = (reach: TreeReach, words: readonly ShellWord[]): WrittenWord[] =>
   words.map((w) => ({ ...w, tree: reach }));
 
+/** A word written out on the line as it is. */
+export const plainWord = (value: string): ShellWord => ({
+  raw: value,
+  value,
+  dynamic: false,
+  glob: false,
+  tilde: false,
+});
+
 /** Option values as words (a `$` in one: computed at run time). */
 export const values = (options: Map<string, string[]>, ...names: string[]): ShellWord[] =>
   names
@@ -193,6 +202,16 @@ function gitEffects(inv: Invocation, touched: Touched): void {
   );
   if (sub === 'mv' || sub === 'rm') {
     pushAll(touched.writes, operands);
+    return;
+  }
+  if (sub === 'clone') {
+    // git clone REPO [DIR]: DIR, or the repository's own name here (git-clone(1)).
+    const [repo, dir] = operands;
+    const name =
+      repo === undefined ? '' : posix.basename(repo.value.replace(/\/+$/, '')).replace(/\.git$/, '');
+    const target =
+      dir ?? (repo === undefined || name === '' ? undefined : { ...repo, value: posix.join(at.value, name) });
+    if (target !== undefined) touched.writes.push({ ...target, tree: 'some' });
     return;
   }
   if (sub === 'restore') {

@@ -22,14 +22,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
+import { have, PROTECTED } from './protected.js';
 
-const POLICY = {
-  allow: ['Bash'],
-  forbid: ['Write(protected/**)'],
-  escalate: [],
-  controlPlane: 'allow' as const,
-};
-const have = (program: string) => spawnSync(program, ['--version'], { stdio: 'ignore' }).error === undefined;
+const POLICY = PROTECTED;
 const tools = ['bash', 'tar', 'zip', 'unzip', 'rsync'].every(have);
 
 /** A scratch project: protected/keep, x/f, sub/, a stage holding protected/evil, and archives of it. */
