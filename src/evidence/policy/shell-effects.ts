@@ -176,8 +176,9 @@ function programEffects(inv: Invocation, touched: Touched): void {
     )
       return;
     const files = readOptions(inv.args).operands;
+    const recursive = inv.args.some((w) => /^-[A-Za-z]*r/.test(w.value) || w.value === '--recursive');
     pushAll(touched.reads, files);
-    pushAll(touched.writes, files);
+    pushAll(touched.writes, recursive ? reaching('all', files) : files);
     return;
   }
   if (p === 'mktemp') {

@@ -116,6 +116,7 @@ describe('programs that write beside or under what the line names', {
   for (const line of [
     'gzip protected/x',
     'gzip -k protected/x',
+    'gzip -r .',
     'xz -k protected/x',
     'bzip2 protected/x',
     'zstd -q --rm protected/x',
@@ -137,6 +138,7 @@ describe('programs that write beside or under what the line names', {
   for (const line of [
     'gzip -c protected/x > x.gz',
     'gzip -k f && gzip -t f.gz',
+    'gzip -r sub',
     'split -l 1 f',
     'csplit -s f 2',
     'mktemp -p sub',
