@@ -169,11 +169,9 @@ function programEffects(inv: Invocation, touched: Touched): void {
   if (COMPRESSORS.has(p)) {
     // In place: FILE becomes FILE.gz (or back), beside it, unless the output goes to stdout or
     // the files are only tested or listed.
-    if (
-      inv.args.some(
-        (w) => /^-[A-Za-z]*[ctl]/.test(w.value) || /^--(?:stdout|to-stdout|test|list)$/.test(w.value),
-      )
-    )
+    // (`-l` lists, except to lz4, where it picks the legacy format and writes.)
+    const only = p === 'lz4' || p === 'unlz4' ? /^-[A-Za-z]*[ct]/ : /^-[A-Za-z]*[ctl]/;
+    if (inv.args.some((w) => only.test(w.value) || /^--(?:stdout|to-stdout|test|list)$/.test(w.value)))
       return;
     const files = readOptions(inv.args).operands;
     const recursive = inv.args.some((w) => /^-[A-Za-z]*r/.test(w.value) || w.value === '--recursive');

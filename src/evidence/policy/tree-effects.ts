@@ -148,9 +148,9 @@ export function treeEffects(inv: Invocation, touched: Touched): boolean {
 
 /**
  * git subcommands that rewrite the working tree with content the line does not show (a branch, a
- * stash, a patch, a merge): each reaches some of the tree, here — where `git -C` or a worktree
- * above would put it is not followed — and the paths a command names are written whole
- * (`git checkout REV -- protected/` restores everything under it). From each subcommand's manual.
+ * stash, a patch, a merge): each reaches some of the repository's working tree (`git clean` only
+ * under where it runs), and the paths a command names are written whole (`git checkout REV --
+ * protected/` restores everything under it). From each subcommand's manual.
  */
 const GIT_TREE_WRITERS = new Set([
   'checkout',
