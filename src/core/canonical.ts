@@ -34,6 +34,14 @@ export function canonicalNumber(value: number): string {
   return JSON.stringify(value);
 }
 
+/**
+ * A number printed as plain digits beyond 2^53 - 1 reads as an exact integer but is not one; from
+ * 1e21 on ECMAScript prints exponent form, which no reader mistakes for exact.
+ */
+function unsafeInteger(value: number): boolean {
+  return Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21;
+}
+
 function serialize(value: unknown, path: (string | number)[]): string {
   switch (typeof value) {
     case 'string':
@@ -48,9 +56,7 @@ function serialize(value: unknown, path: (string | number)[]): string {
           },
         );
       }
-      // A number printed as plain digits beyond 2^53 - 1 reads as an exact integer but is not one;
-      // from 1e21 on ECMAScript prints exponent form, which no reader mistakes for exact.
-      if (Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
+      if (unsafeInteger(value)) {
         throw new CanonicalError(
           'unsafe-integer',
           `integer at ${pointerOf(path) || '/'} (${value}) is outside ±(2^53 - 1) and would lose precision`,
@@ -128,11 +134,7 @@ function sortedCopy(value: unknown): unknown {
       if (!value.isWellFormed()) throw SLOW;
       return value;
     case 'number':
-      if (
-        !Number.isFinite(value) ||
-        (Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21)
-      )
-        throw SLOW;
+      if (!Number.isFinite(value) || unsafeInteger(value)) throw SLOW;
       return value;
     case 'boolean':
       return value;

@@ -13,7 +13,7 @@ import { inferToolKind } from './kinds.js';
 import { writeThroughLineLink } from './line-links.js';
 import { foldPath, pathMatches, shellPathMatch } from './paths.js';
 import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
-import { commandFileEffects, type TreeReach } from './shell-effects.js';
+import { commandFileEffects, type WrittenWord } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
 import { matchCommand } from './shell-match.js';
 import { plainWord } from './tree-effects.js';
@@ -22,16 +22,11 @@ import { hostInDomain, urlHosts } from './urls.js';
 
 /** A file a call touches: a tool's path, or a shell word with the directory it is relative to. */
 interface FileRef {
-  word: ShellWord;
+  /** For a shell write, with how far below it the command reaches (shell-effects.ts). */
+  word: WrittenWord;
   /** For shell words: the directory as far as `cd` shows (relative to the call's), or undefined when unknowable. */
   shellCwd?: string | undefined;
   fromShell: boolean;
-  /** How far below the path the write reaches when it is a folder (`rm -r`: all of it). */
-  tree?: TreeReach;
-  /** The line names no path: the command's folder is meant (`git checkout main`). */
-  implied?: true;
-  /** git writes across the working tree of the repository that holds the folder. */
-  worktree?: true;
 }
 
 export interface CallFacts {
@@ -111,24 +106,15 @@ export function factsOf(call: ActionCall): CallFacts {
     const texts = new Set([whole, whole.replace(/\s+/g, ' ')]);
     for (const c of shell.commands) texts.add(c.raw).add(c.text).add(c.stripped);
     facts.command = { text: argument.command, shell, texts: [...texts] };
-    const home = (word: ShellWord) => homeWord(word, call.home);
-    const written: ShellWord[][] = [];
+    const home = <W extends ShellWord>(word: W) => homeWord(word, call.home);
+    const written: WrittenWord[][] = [];
     for (const command of shell.commands) {
       const touched = commandFileEffects(command);
       for (const word of touched.reads)
         facts.reads.push({ word: home(word), shellCwd: command.cwd, fromShell: true });
+      // A home-relative word is copied whole: how far it reaches stays with it.
       const writes = touched.writes.map(home);
-      touched.writes.forEach((written, i) => {
-        const { tree, implied, worktree } = written;
-        facts.writes.push({
-          word: writes[i]!,
-          shellCwd: command.cwd,
-          fromShell: true,
-          ...(tree ? { tree } : {}),
-          ...(implied ? { implied } : {}),
-          ...(worktree ? { worktree } : {}),
-        });
-      });
+      for (const word of writes) facts.writes.push({ word, shellCwd: command.cwd, fromShell: true });
       written.push(writes);
     }
     if (call.resolved !== undefined && call.resolved.length > 0) addLinked(facts, call);
@@ -143,7 +129,7 @@ export function factsOf(call: ActionCall): CallFacts {
 }
 
 /** `~` and `~/…` in the user's home, when the session recorded it (bash expands them before the command runs). */
-function homeWord(word: ShellWord, home: string | undefined): ShellWord {
+function homeWord<W extends ShellWord>(word: W, home: string | undefined): W {
   if (!word.tilde || home === undefined || !(word.value === '~' || word.value.startsWith('~/'))) return word;
   return { ...word, value: `${home}${word.value.slice(1)}`, tilde: false };
 }
@@ -300,23 +286,23 @@ export function folderTouch(
   const { prefix, absolute, hasSlash } = argument.path;
   if (prefix === '' || (!absolute && (!hasSlash || facts.cwd === undefined))) return undefined;
   const held = absolute ? prefix : posix.resolve(foldPath(facts.cwd!), prefix);
+  // A repository-wide write from inside the project: the project is taken for the repository
+  // (its root is not on the line; the session's workspace root is what patterns are anchored at).
+  const anchor = facts.cwd === undefined ? undefined : foldPath(posix.normalize(facts.cwd));
   let found: { touch: Touch; folder: string } | undefined;
   for (const ref of facts.writes) {
-    if (ref.tree === undefined || ref.word.dynamic || ref.word.glob) continue;
+    const { tree, worktree } = ref.word;
+    if (tree === undefined || ref.word.dynamic || ref.word.glob) continue;
     const base = shellBase(ref, facts.cwd, facts.base);
     if (base.lost || !posix.isAbsolute(base.path)) continue;
     let folder = foldPath(posix.normalize(base.path)).replace(/(.)\/+$/, '$1');
-    // A repository-wide write from inside the project: the project is taken for the repository
-    // (its root is not on the line; the session's workspace root is what patterns are anchored at).
-    const anchor = facts.cwd === undefined ? undefined : foldPath(posix.normalize(facts.cwd));
-    const whole =
-      ref.worktree && anchor !== undefined && (folder === anchor || folder.startsWith(`${anchor}/`));
+    const whole = worktree && anchor !== undefined && (folder === anchor || folder.startsWith(`${anchor}/`));
     if (whole) folder = anchor!;
     if (held !== folder && !held.startsWith(folder === '/' ? '/' : `${folder}/`)) continue;
     const label = whole
       ? `the working tree of the repository holding \`${ref.word.raw}\``
       : `\`${ref.word.raw}\``;
-    if (ref.tree === 'all') return { touch: 'yes', folder: label };
+    if (tree === 'all') return { touch: 'yes', folder: label };
     found ??= { touch: 'possible', folder: label };
   }
   return found;

@@ -274,7 +274,7 @@ export function evaluateAction(policy: ActionPolicy, call: ActionCall): ActionVe
   // A control-plane pattern judges what a call writes, and nothing else of a call — but not the
   // folder a command rewrites without naming it (`git checkout main`, `tar -xf a.tar`): by default
   // every branch switch would wait for a person (docs/policy.md, "Whole folders").
-  const named = facts.writes.filter((w) => !w.implied);
+  const named = facts.writes.filter((w) => !w.word.implied);
   const written =
     plane.length === 0 || named.length === 0 ? undefined : planeTouch(plane, { ...facts, writes: named });
   if (mode === 'deny' && written?.touch === 'yes')
