@@ -26,6 +26,20 @@ export function handOver(dir: string): void {
   execFileSync('chown', ['-R', `${OTHER_UID}:${OTHER_UID}`, dir]);
   const parent = dirname(dir);
   chmodSync(parent, statSync(parent).mode | 0o111);
+  reachable(TALLY_BIN);
+}
+
+/**
+ * Lets the other user pass through every folder above `path` (search only, nothing listed or
+ * read): a checkout in root's own temporary folder (`mktemp -d` makes it 0700) would otherwise
+ * keep it from starting `tally` at all.
+ */
+function reachable(path: string): void {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const mode = statSync(dir).mode;
+    if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+    if (dirname(dir) === dir) return;
+  }
 }
 
 export interface UserRun {
