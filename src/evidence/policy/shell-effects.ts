@@ -8,6 +8,7 @@
 
 import { posix } from 'node:path';
 import { patchPaths } from './aliases.js';
+import { scriptProgramEffects } from './script-programs.js';
 import { type Invocation, type SimpleCommand, splitShellCommand } from './shell.js';
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
@@ -65,10 +66,6 @@ const PATTERN_FIRST: ReadonlyMap<string, readonly string[]> = new Map([
   ['egrep', ['regexp', 'file']],
   ['fgrep', ['regexp', 'file']],
   ['rg', ['-e', '-f', '--regexp', '--file']],
-  ['sed', ['expression', 'file']],
-  ['awk', ['-f']],
-  ['gawk', ['-f']],
-  ['mawk', ['-f']],
 ]);
 
 /** Source operands and a destination: cp, mv, ln, install, rsync, scp. */
@@ -162,7 +159,12 @@ function programEffects(inv: Invocation, touched: Touched): void {
     const given = patternFirst.some((o) => options.has(o));
     const files = operands.slice(given ? 0 : 1).filter((w) => !/^[A-Za-z_]\w*=/.test(w.value));
     pushAll(touched.reads, files, values(options, 'file', '-f', '--file'));
-    if (p === 'sed' && options.has('in-place')) pushAll(touched.writes, files);
+    return;
+  }
+  const scripted = scriptProgramEffects(p, inv.args);
+  if (scripted !== undefined) {
+    pushAll(touched.reads, scripted.reads);
+    pushAll(touched.writes, scripted.writes);
     return;
   }
   if (treeEffects(inv, touched)) return;

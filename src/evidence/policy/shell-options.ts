@@ -65,6 +65,8 @@ export function optionTable(spec: string, options: { abbreviate?: boolean; stopA
 export interface ReadOptions {
   options: Map<string, string[]>;
   operands: ShellWord[];
+  /** The words that gave each option its values, in order (an attached value: the word it is part of). */
+  words: Map<string, ShellWord[]>;
   /** A word whose value is known only at run time stands among the options or operands. */
   dynamic: boolean;
 }
@@ -87,10 +89,14 @@ function longName(table: OptionTable, name: string): string {
   return `--${name}`;
 }
 
-function add(options: Map<string, string[]>, name: string, value?: string): void {
-  const values = options.get(name);
-  if (values === undefined) options.set(name, value === undefined ? [] : [value]);
-  else if (value !== undefined) values.push(value);
+function add(read: ReadOptions, name: string, word?: ShellWord): void {
+  const values = read.options.get(name);
+  if (values === undefined) read.options.set(name, word === undefined ? [] : [word.value]);
+  else if (word !== undefined) values.push(word.value);
+  if (word === undefined) return;
+  const words = read.words.get(name);
+  if (words === undefined) read.words.set(name, [word]);
+  else words.push(word);
 }
 
 /**
@@ -99,8 +105,8 @@ function add(options: Map<string, string[]>, name: string, value?: string): void
  * `-` alone is an operand.
  */
 export function readOptions(words: readonly ShellWord[], table: OptionTable = NO_TABLE): ReadOptions {
-  const options = new Map<string, string[]>();
-  const operands: ShellWord[] = [];
+  const read: ReadOptions = { options: new Map(), operands: [], words: new Map(), dynamic: false };
+  const { operands } = read;
   let dynamic = false;
   let rest = words.length;
   for (let i = 0; i < words.length; i++) {
@@ -120,9 +126,9 @@ export function readOptions(words: readonly ShellWord[], table: OptionTable = NO
     if (text.startsWith('--')) {
       const eq = text.indexOf('=');
       const name = longName(table, eq < 0 ? text.slice(2) : text.slice(2, eq));
-      if (eq >= 0) add(options, name, text.slice(eq + 1));
-      else if (table.valued.has(name) && i + 1 < words.length) add(options, name, words[++i]?.value);
-      else add(options, name);
+      if (eq >= 0) add(read, name, { ...word, value: text.slice(eq + 1) });
+      else if (table.valued.has(name) && i + 1 < words.length) add(read, name, words[++i]);
+      else add(read, name);
       continue;
     }
     for (let k = 1; k < text.length; k++) {
@@ -130,13 +136,13 @@ export function readOptions(words: readonly ShellWord[], table: OptionTable = NO
       const names = table.short.get(letter) ?? [`-${letter}`];
       const takes = names.some((n) => table.valued.has(n) || table.optional.has(n));
       if (!takes) {
-        for (const name of names) add(options, name);
+        for (const name of names) add(read, name);
         continue;
       }
       const rest = text.slice(k + 1);
       const optionalOnly = names.every((n) => table.optional.has(n));
-      const value = rest !== '' ? rest : optionalOnly ? undefined : words[++i]?.value;
-      for (const name of names) add(options, name, value);
+      const value = rest !== '' ? { ...word, value: rest } : optionalOnly ? undefined : words[++i];
+      for (const name of names) add(read, name, value);
       break;
     }
   }
@@ -144,7 +150,8 @@ export function readOptions(words: readonly ShellWord[], table: OptionTable = NO
     if (word.dynamic) dynamic = true;
     operands.push(word);
   }
-  return { options, operands, dynamic };
+  read.dynamic = dynamic;
+  return read;
 }
 
 const GNU = { abbreviate: true };
@@ -258,6 +265,14 @@ export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
     optionTable(
       'n:quiet,silent debug e:expression= f:file= follow-symlinks i:in-place=? l:line-length= posix E,r:regexp-extended s:separate sandbox u:unbuffered z:null-data',
       GNU,
+    ),
+  ],
+  [
+    // gawk's options (mawk's `-W` among them), which end at the program text.
+    'awk',
+    optionTable(
+      'f:file= F:field-separator= v:assign= b:characters-as-bytes c:traditional C:copyright d:dump-variables=? D:debug=? e:source= E:exec= g:gen-pot h:help i:include= I:trace k:csv l:load= L:lint=? M:bignum N:use-lc-numeric n:non-decimal-data o:pretty-print=? O:optimize p:profile=? P:posix r:re-interval s:no-optimize S:sandbox t:lint-old V:version W=',
+      { abbreviate: true, stopAtOperand: true },
     ),
   ],
   [

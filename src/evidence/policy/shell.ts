@@ -9,6 +9,7 @@
 
 import { posix } from 'node:path';
 import { memoString } from '../../core/memo.js';
+import { isScriptProgram, scriptProgramEffects } from './script-programs.js';
 import { type BuiltinCode, builtinCode, laterCode, promptCommands } from './shell-builtins.js';
 import {
   MAX_SHELL_NESTING,
@@ -20,7 +21,6 @@ import {
 import { GLOBAL_OPTIONS, readOptions } from './shell-options.js';
 import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
 import {
-  AWKS,
   INTERPRETERS,
   inlineCodeFlag,
   SHELL_OPTIONS,
@@ -277,14 +277,10 @@ class Resolver {
         this.stdinScript(command, cwd, invocation, true);
         return;
       }
-    } else if (AWKS.has(program)) {
-      const code = args.find((w) => !w.value.startsWith('-'));
-      if (code !== undefined && (code.dynamic || /\bsystem\s*\(|\|/.test(code.value))) {
-        this.push(command, {
-          cwd,
-          invocation,
-          opaque: `${program} runs commands from its program`,
-        });
+    } else if (isScriptProgram(program)) {
+      const opaque = scriptProgramEffects(program, args)?.opaque;
+      if (opaque !== undefined) {
+        this.push(command, { cwd, invocation, opaque });
         return;
       }
     } else if (

@@ -1,10 +1,12 @@
 /**
  * What the tests of writes into a protected folder share: the policy they judge under (every shell
- * command allowed, `protected/` forbidden to write, the control plane left out), and whether a real
- * program they run as the oracle is on this machine.
+ * command allowed, `protected/` forbidden to write, the control plane left out), whether a real
+ * program they run as the oracle is on this machine, and their table of lines and verdicts.
  */
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import type { ActionPolicy } from '../../../src/evidence/policy/patterns.js';
+import { test } from 'node:test';
+import type { ActionPolicy, ActionVerdict } from '../../../src/evidence/policy/patterns.js';
 
 export const PROTECTED: ActionPolicy = {
   allow: ['Bash'],
@@ -16,3 +18,38 @@ export const PROTECTED: ActionPolicy = {
 /** True when `program --version` runs here. */
 export const have = (program: string): boolean =>
   spawnSync(program, ['--version'], { stdio: 'ignore' }).error === undefined;
+
+/** What a line did when bash ran it (whether protected/ changed) and how the judge saw it. */
+export interface LineOutcome {
+  changed: boolean;
+  verdict: ActionVerdict;
+}
+
+/**
+ * One test per line: `changes` lines change protected/ when the real programs run them and must get
+ * `verdict` (checked further by `also`, when given); `harmless` lines leave it as it was and stay
+ * allowed.
+ */
+export function verdictTable(
+  run: (line: string) => LineOutcome | Promise<LineOutcome>,
+  table: {
+    changes?: readonly string[];
+    verdict?: 'forbidden' | 'escalate';
+    also?: (verdict: ActionVerdict) => void;
+    harmless?: readonly string[];
+  },
+): void {
+  for (const line of table.changes ?? [])
+    test(`${line}: ${table.verdict ?? 'forbidden'}`, async () => {
+      const { changed, verdict } = await run(line);
+      assert.ok(changed, 'the real program changed protected/');
+      assert.equal(verdict.verdict, table.verdict ?? 'forbidden', JSON.stringify(verdict));
+      table.also?.(verdict);
+    });
+  for (const line of table.harmless ?? [])
+    test(`${line}: allowed`, async () => {
+      const { changed, verdict } = await run(line);
+      assert.equal(changed, false, 'the real program left protected/ as it was');
+      assert.equal(verdict.verdict, 'allowed', JSON.stringify(verdict));
+    });
+}

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
-import { have, PROTECTED } from './protected.js';
+import { have, PROTECTED, verdictTable } from './protected.js';
 
 const POLICY = PROTECTED;
 const tools = ['bash', 'tar', 'zip', 'unzip', 'rsync'].every(have);
@@ -76,21 +76,18 @@ describe('whole folders written hold what a forbid pattern names', {
     'rsync -a stage/ ./',
     'cp -r stage/. .',
   ];
-  for (const line of reachesAll)
-    test(`${line}: forbidden`, () => {
-      const { changed, verdict } = run(line);
-      assert.ok(changed, 'the real command changed protected/');
-      assert.equal(verdict.verdict, 'forbidden', JSON.stringify(verdict));
+  verdictTable(run, {
+    changes: reachesAll,
+    also: (verdict) => {
       assert.equal(verdict.pattern, 'Write(protected/**)');
       assert.match(verdict.reason ?? '', /writes all of/);
-    });
-  for (const line of reachesSome)
-    test(`${line}: escalated`, () => {
-      const { changed, verdict } = run(line);
-      assert.ok(changed, 'the real command changed protected/');
-      assert.equal(verdict.verdict, 'escalate', JSON.stringify(verdict));
-      assert.match(verdict.reason ?? '', /may write anything under/);
-    });
+    },
+  });
+  verdictTable(run, {
+    changes: reachesSome,
+    verdict: 'escalate',
+    also: (verdict) => assert.match(verdict.reason ?? '', /may write anything under/),
+  });
   test('under opaque_shell deny, a line that may write there is forbidden', () => {
     const verdict = evaluateAction(
       { ...POLICY, opaqueShell: 'deny' },
@@ -111,12 +108,7 @@ describe('whole folders written hold what a forbid pattern names', {
     'rsync -a x sub/',
     'cp x/f .',
   ];
-  for (const line of harmless)
-    test(`${line}: allowed`, () => {
-      const { changed, verdict } = run(line);
-      assert.equal(changed, false, 'the real command left protected/ as it was');
-      assert.equal(verdict.verdict, 'allowed', JSON.stringify(verdict));
-    });
+  verdictTable(run, { harmless });
   test('an escalate pattern under a folder written whole escalates', () => {
     const verdict = evaluateAction(
       { allow: ['Bash'], forbid: [], escalate: ['Write(protected/**)'], controlPlane: 'allow' },

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
-import { have, PROTECTED } from './protected.js';
+import { have, type LineOutcome, PROTECTED, verdictTable } from './protected.js';
 
 const POLICY = PROTECTED;
 const tools = [
@@ -58,7 +58,7 @@ function listing(dir: string): string {
   return out.join('\n');
 }
 
-function run(line: string): Promise<{ changed: boolean; verdict: ReturnType<typeof evaluateAction> }> {
+function run(line: string): Promise<LineOutcome> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'tally-in-place-')));
   const w = join(root, 'w');
   mkdirSync(join(w, 'protected'), { recursive: true });
@@ -113,42 +113,33 @@ describe('programs that write beside or under what the line names', {
   });
   after(() => server.close());
 
-  for (const line of [
-    'gzip protected/x',
-    'gzip -k protected/x',
-    'gzip -r .',
-    'xz -k protected/x',
-    'bzip2 protected/x',
-    'zstd -q --rm protected/x',
-    'split -l 1 f protected/piece_',
-    'csplit -s -f protected/part f 2',
-    'wget -q -P protected $URL/x',
-    'curl -s --output-dir protected -O $URL/x',
-    'git clone -q $SRC protected/copy',
-    'cd protected && git clone -q $SRC',
-    'mktemp -p protected',
-    'mktemp protected/tmp.XXXXXX',
-  ])
-    test(`${line}: forbidden`, async () => {
-      const { changed, verdict } = await run(line);
-      assert.ok(changed, 'the real program changed protected/');
-      assert.equal(verdict.verdict, 'forbidden', JSON.stringify(verdict));
-    });
-
-  for (const line of [
-    'gzip -c protected/x > x.gz',
-    'gzip -k f && gzip -t f.gz',
-    'gzip -r sub',
-    'split -l 1 f',
-    'csplit -s f 2',
-    'mktemp -p sub',
-    'curl -s -O $URL/x',
-    'wget -q $URL/x',
-    'git clone -q $SRC sub/copy',
-  ])
-    test(`${line}: allowed`, async () => {
-      const { changed, verdict } = await run(line);
-      assert.equal(changed, false, 'the real program left protected/ as it was');
-      assert.equal(verdict.verdict, 'allowed', JSON.stringify(verdict));
-    });
+  verdictTable(run, {
+    changes: [
+      'gzip protected/x',
+      'gzip -k protected/x',
+      'gzip -r .',
+      'xz -k protected/x',
+      'bzip2 protected/x',
+      'zstd -q --rm protected/x',
+      'split -l 1 f protected/piece_',
+      'csplit -s -f protected/part f 2',
+      'wget -q -P protected $URL/x',
+      'curl -s --output-dir protected -O $URL/x',
+      'git clone -q $SRC protected/copy',
+      'cd protected && git clone -q $SRC',
+      'mktemp -p protected',
+      'mktemp protected/tmp.XXXXXX',
+    ],
+    harmless: [
+      'gzip -c protected/x > x.gz',
+      'gzip -k f && gzip -t f.gz',
+      'gzip -r sub',
+      'split -l 1 f',
+      'csplit -s f 2',
+      'mktemp -p sub',
+      'curl -s -O $URL/x',
+      'wget -q $URL/x',
+      'git clone -q $SRC sub/copy',
+    ],
+  });
 });

@@ -1,0 +1,131 @@
+/**
+ * sed and awk: programs whose script, given on the line, decides which files they write and whether
+ * they run commands (`sed 'w FILE'`, `sed 's/a/b/e'`, `awk '{ print > "FILE" }'`, `awk '{ system(…) }'`).
+ * Their options are read with their manuals' tables (GNU sed 4; gawk 5 and mawk, whose `-W exec FILE`
+ * names a program file), the script with sed-script.ts and awk-program.ts. A script the line does not
+ * show — computed at run time, or read from the command's own input — is opaque; a script in a named
+ * file is read as a file (what it holds is not seen: docs/policy.md, "Not covered").
+ */
+
+import { readAwkProgram } from './awk-program.js';
+import { readSedScript } from './sed-script.js';
+import type { ShellWord } from './shell-grammar.js';
+import { optionTableFor, readOptions } from './shell-options.js';
+import { AWKS } from './shell-tables.js';
+import { plainWord, type Touched } from './tree-effects.js';
+
+export interface ScriptEffects extends Touched {
+  /** Why the command runs something the line does not show. */
+  opaque?: string;
+}
+
+const SEDS = new Set(['sed', 'gsed']);
+
+/** A script file that is the command's own input: what it holds is not on the line. */
+const INPUT = /^(?:-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+)$/;
+
+/** A name a script gives for a file (awk's string literal, sed's filename; null: computed at run time). */
+const named = (value: string | null, by: string): ShellWord =>
+  value === null
+    ? {
+        raw: `<${by} output>`,
+        value: `$${by.toUpperCase()}_OUTPUT`,
+        dynamic: true,
+        glob: false,
+        tilde: false,
+      }
+    : plainWord(value);
+
+/** True for the programs this module reads. */
+export const isScriptProgram = (program: string): boolean => SEDS.has(program) || AWKS.has(program);
+
+/** The words an option was given, in order. */
+const given = (words: Map<string, ShellWord[]>, ...names: string[]): ShellWord[] =>
+  names.flatMap((n) => words.get(n) ?? []);
+
+function sedEffects(args: readonly ShellWord[]): ScriptEffects {
+  const { options, operands, words } = readOptions(args, optionTableFor('sed'));
+  const out: ScriptEffects = { reads: [], writes: [] };
+  const files = given(words, 'file');
+  const expressions = given(words, 'expression');
+  const scripts = options.has('expression') || options.has('file') ? expressions : operands.slice(0, 1);
+  const inputs = operands.slice(options.has('expression') || options.has('file') ? 0 : 1);
+  out.reads.push(...files, ...inputs);
+  if (options.has('in-place')) out.writes.push(...inputs);
+  if (files.some((f) => f.dynamic || INPUT.test(f.value))) out.opaque = 'sed reads its script from its input';
+  if (scripts.some((w) => w.dynamic)) out.opaque ??= 'sed runs a script computed at run time';
+  if (options.has('sandbox')) return out;
+  const text = scripts.map((w) => w.value).join('\n');
+  const script = readSedScript(text);
+  for (const w of script.writes) out.writes.push(named(w, 'sed'));
+  for (const r of script.reads) out.reads.push(named(r, 'sed'));
+  if (script.runs) out.opaque ??= 'sed runs commands from its script (`e`)';
+  if (script.error !== undefined) out.opaque ??= `sed's script could not be read: ${script.error}`;
+  return out;
+}
+
+/**
+ * `-W NAME[=VALUE]` is the long option `--NAME[=VALUE]` to gawk (`-W source=TEXT`) and mawk
+ * (`-W exec FILE`, any abbreviation: `-We FILE`), so it is read as one.
+ */
+function longW(args: readonly ShellWord[]): ShellWord[] {
+  const out: ShellWord[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i] as ShellWord;
+    if (w.value === '--' || w.dynamic || !w.value.startsWith('-') || w.value === '-') {
+      out.push(...args.slice(i));
+      break;
+    }
+    if (w.value === '-W' && args[i + 1] !== undefined) out.push({ ...w, value: `--${args[++i]!.value}` });
+    else if (/^-W./.test(w.value)) out.push({ ...w, value: `--${w.value.slice(2)}` });
+    else out.push(w);
+  }
+  return out;
+}
+
+function awkEffects(program: string, args: readonly ShellWord[]): ScriptEffects {
+  const { options, operands, words } = readOptions(longW(args), optionTableFor('awk'));
+  const out: ScriptEffects = { reads: [], writes: [] };
+  const files = given(words, 'file', 'exec');
+  const sources = given(words, 'source');
+  const fromText = files.length === 0 && !options.has('source');
+  const programs = fromText ? operands.slice(0, 1) : sources;
+  const inputs = operands.slice(fromText ? 1 : 0);
+  const inputFiles = inputs.filter((w) => !/^[A-Za-z_]\w*=/.test(w.value));
+  out.reads.push(...files, ...inputFiles);
+  for (const [name, file] of [
+    ['dump-variables', 'awkvars.out'],
+    ['profile', 'awkprof.out'],
+    ['pretty-print', 'awkprof.out'],
+  ] as const) {
+    if (!options.has(name)) continue;
+    const to = given(words, name).filter((w) => w.value !== '');
+    out.writes.push(...(to.length > 0 ? to : [plainWord(file)]));
+  }
+  const includes = given(words, 'include');
+  if (includes.some((w) => /^inplace(?:\.awk)?$/.test(w.value))) out.writes.push(...inputFiles);
+  out.reads.push(...includes.filter((w) => !/^inplace(?:\.awk)?$/.test(w.value)));
+  if (options.has('load')) out.opaque = `${program} loads an extension (-l)`;
+  if (options.has('debug'))
+    out.opaque ??= `${program} runs its debugger, which reads commands from its input`;
+  if ([...files, ...includes].some((f) => f.dynamic || INPUT.test(f.value)))
+    out.opaque ??= `${program} reads its program from its input`;
+  if (programs.some((w) => w.dynamic)) out.opaque ??= `${program} runs a program computed at run time`;
+  const sandbox = options.has('sandbox');
+  const text = programs.map((w) => w.value).join('\n');
+  const code = readAwkProgram(text);
+  if (code.inPlace) out.writes.push(...inputFiles);
+  if (sandbox) return out;
+  for (const w of code.writes) out.writes.push(named(w, program));
+  for (const r of code.reads) out.reads.push(named(r, program));
+  if (code.runs !== undefined) out.opaque ??= `${program} runs commands: ${code.runs}`;
+  if (code.error !== undefined) out.opaque ??= `${program}'s program could not be read: ${code.error}`;
+  return out;
+}
+
+/** What a sed or awk command line reads, writes and runs; undefined for every other program. */
+export function scriptProgramEffects(program: string, args: readonly ShellWord[]): ScriptEffects | undefined {
+  if (SEDS.has(program)) return sedEffects(args);
+  if (AWKS.has(program)) return awkEffects(program, args);
+  return undefined;
+}
