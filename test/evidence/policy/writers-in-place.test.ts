@@ -7,7 +7,6 @@
  * `protected/` for each line, which the judge must then not allow; the harmless forms leave it as it
  * was and stay allowed.
  */
-import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import {
   mkdirSync,
@@ -23,7 +22,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
 import { have, type LineOutcome, PROTECTED, verdictTable } from './protected.js';
 
