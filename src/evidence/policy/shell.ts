@@ -9,6 +9,7 @@
 
 import { posix } from 'node:path';
 import { memoString } from '../../core/memo.js';
+import { gitRunsProgram } from './git-config.js';
 import { isScriptProgram, scriptProgramEffects } from './script-programs.js';
 import { type BuiltinCode, builtinCode, laterCode, promptCommands } from './shell-builtins.js';
 import {
@@ -30,6 +31,17 @@ import {
 } from './shell-tables.js';
 
 export { MAX_SHELL_NESTING } from './shell-grammar.js';
+
+/** The variables a command gives the program `words` starts: its own assignments and a wrapper's (`env A=1 …`). */
+function variablesFor(command: ShellCommand, words: readonly ShellWord[]): { name: string; value: string }[] {
+  const at = words[0] === undefined ? -1 : command.words.indexOf(words[0]);
+  const given = [...command.assignments, ...command.words.slice(0, Math.max(0, at))];
+  return given.flatMap((w) => {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(w.value);
+    // A value computed at run time may be anything.
+    return m === null ? [] : [{ name: m[1] as string, value: w.dynamic ? '$' : w.value.slice(m[0].length) }];
+  });
+}
 
 /** The program a simple command runs, once wrappers are removed. */
 export interface Invocation {
@@ -300,6 +312,11 @@ class Resolver {
     } else if (SUBCOMMAND_TOOLS.has(program)) {
       const global = GLOBAL_OPTIONS.get(program);
       const read = readOptions(args, global);
+      const runs = program === 'git' ? gitRunsProgram(read.options, variablesFor(command, words)) : undefined;
+      if (runs !== undefined) {
+        this.push(command, { cwd, invocation, opaque: runs });
+        return;
+      }
       const sub = read.operands[0];
       if (sub !== undefined && !sub.dynamic) {
         invocation.subcommand = sub.value;

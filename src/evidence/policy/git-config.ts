@@ -1,0 +1,92 @@
+/**
+ * git settings given on the line that make git run a program the line does not show: `-c KEY=VALUE`
+ * and `--config-env=KEY=VAR` (git(1)), `--exec-path=DIR`, and the environment the line gives git
+ * (`GIT_EXTERNAL_DIFF=…`, `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_N`, `GIT_PAGER` …). Many settings name
+ * a program (git-config(1): `alias.*` with `!`, `core.fsmonitor`, `core.pager`, `diff.external`,
+ * `filter.*.clean`, `credential.helper`, `core.hooksPath` …), so the settings are judged against the
+ * ones that name none: any other makes the call opaque.
+ */
+
+/** Sections whose every key is data (names, colours, advice). */
+const DATA_SECTIONS = new Set([
+  'user',
+  'author',
+  'committer',
+  'color',
+  'advice',
+  'column',
+  'i18n',
+  'feature',
+]);
+
+/** Keys (lower case, a subsection dropped: `branch.main.remote` is `branch.remote`) that name no program. */
+const DATA_KEYS = new Set(
+  `init.defaultbranch safe.directory core.quotepath core.autocrlf core.safecrlf core.eol core.filemode
+  core.ignorecase core.precomposeunicode core.abbrev core.commentchar core.commentstring core.whitespace
+  core.logallrefupdates core.symlinks core.untrackedcache core.preloadindex core.checkstat core.trustctime
+  core.compression core.bigfilethreshold commit.gpgsign commit.verbose commit.status commit.cleanup
+  tag.gpgsign tag.sort pull.rebase pull.ff push.default push.autosetupremote push.followtags fetch.prune
+  fetch.parallel merge.conflictstyle merge.ff merge.log merge.renamelimit merge.autostash rebase.autostash
+  rebase.autosquash rebase.updaterefs rebase.abbreviatecommands rebase.stat diff.noprefix diff.renames
+  diff.algorithm diff.mnemonicprefix diff.relative diff.context diff.interhunkcontext diff.colormoved
+  diff.indentheuristic diff.statgraphwidth diff.dirstat log.date log.decorate log.abbrevcommit log.follow
+  log.showroot log.showsignature format.pretty status.short status.branch status.showuntrackedfiles
+  status.relativepaths status.aheadbehind status.renames gc.auto gc.autodetach maintenance.auto
+  http.sslverify http.postbuffer http.version protocol.version branch.autosetupmerge branch.autosetuprebase
+  branch.sort branch.remote branch.merge grep.linenumber grep.patterntype checkout.defaultremote
+  clone.defaultremotename`.split(/\s+/),
+);
+
+/** Values of a pager or editor setting that run no other program (`true` and `:` edit nothing). */
+const NO_PROGRAM = /^(?:|cat|true|false|yes|no|on|off|[01]|:)$/i;
+
+/** Variables whose value is a pager or editor. */
+const PAGER_OR_EDITOR = /^(?:GIT_PAGER|PAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|EDITOR|VISUAL)$/;
+
+/** Variables that make git run a program, read another configuration or write a trace file. */
+const ENVIRONMENT =
+  /^(?:GIT_(?:PAGER|EDITOR|SEQUENCE_EDITOR|EXTERNAL_DIFF|SSH|SSH_COMMAND|ASKPASS|PROXY_COMMAND|CONFIG|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_COUNT|CONFIG_PARAMETERS|CONFIG_KEY_\d+|EXEC_PATH|TEMPLATE_DIR|TRACE\w*)|PAGER|EDITOR|VISUAL|SSH_ASKPASS)$/;
+
+/** A setting's key as git compares it: section and name in lower case, a subsection dropped. */
+function keyOf(key: string): { section: string; name: string } {
+  const first = key.indexOf('.');
+  const last = key.lastIndexOf('.');
+  return { section: key.slice(0, first).toLowerCase(), name: key.slice(last + 1).toLowerCase() };
+}
+
+/** True when setting `key` to `value` (unknown: undefined) makes git run no program. */
+function harmless(key: string, value: string | undefined): boolean {
+  const { section, name } = keyOf(key);
+  if (section === '' || name === '') return false;
+  if (DATA_SECTIONS.has(section) || DATA_KEYS.has(`${section}.${name}`)) return true;
+  const pager = (section === 'core' && name === 'pager') || section === 'pager';
+  return pager && value !== undefined && NO_PROGRAM.test(value.trim());
+}
+
+/**
+ * Why git, run with these global options (`-c`, `--config-env`, `--exec-path` values) and these
+ * variables set for it, may run a program the line does not show; undefined when it cannot.
+ */
+export function gitRunsProgram(
+  options: ReadonlyMap<string, readonly string[]>,
+  variables: readonly { name: string; value: string }[],
+): string | undefined {
+  for (const setting of options.get('-c') ?? []) {
+    const eq = setting.indexOf('=');
+    const key = eq < 0 ? setting : setting.slice(0, eq);
+    if (!harmless(key, eq < 0 ? 'true' : setting.slice(eq + 1)))
+      return `git -c ${key} may run a program the line does not show`;
+  }
+  for (const setting of options.get('config-env') ?? []) {
+    const key = setting.slice(0, Math.max(0, setting.indexOf('=')));
+    if (!harmless(key, undefined)) return `git --config-env=${key} may run a program the line does not show`;
+  }
+  if ((options.get('exec-path') ?? []).some((v) => v !== ''))
+    return 'git --exec-path runs its commands from a folder the line names';
+  const variable = variables.find(
+    (v) => ENVIRONMENT.test(v.name) && !(PAGER_OR_EDITOR.test(v.name) && NO_PROGRAM.test(v.value.trim())),
+  );
+  return variable === undefined
+    ? undefined
+    : `git runs with ${variable.name} set, which may run a program the line does not show`;
+}

@@ -1,0 +1,68 @@
+/**
+ * git settings on the line that run a program the line does not show (`-c core.fsmonitor=…`,
+ * `-c alias.x='!…'`, `GIT_EXTERNAL_DIFF=…`). Oracle: the real git, run by bash in a repository
+ * holding `protected/` and a changed file: each such line changes `protected/`, so the judge must not
+ * allow it; settings that are data (`user.name`, `core.pager=cat`, `color.ui`) change nothing and stay
+ * allowed.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe } from 'node:test';
+import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
+import { have, type LineOutcome, PROTECTED, verdictTable } from './protected.js';
+
+function run(line: string): LineOutcome {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tally-git-settings-')));
+  try {
+    const env = {
+      ...process.env,
+      HOME: root,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@example.com',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@example.com',
+    };
+    const sh = (command: string) =>
+      spawnSync('bash', ['-c', command], { cwd: root, env, stdio: 'ignore', timeout: 20_000 });
+    mkdirSync(join(root, 'protected'));
+    writeFileSync(join(root, 'protected', 'keep'), 'keep\n');
+    writeFileSync(join(root, 'f'), 'one\n');
+    sh('git init -q && git add f && git commit -qm one && echo two > f');
+    const before = readdirSync(join(root, 'protected')).join(',');
+    sh(line);
+    return {
+      changed: readdirSync(join(root, 'protected')).join(',') !== before,
+      verdict: evaluateAction(PROTECTED, { tool: 'Bash', input: { command: line }, cwd: root }),
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+describe('git settings that run programs', {
+  skip: !['bash', 'git'].every(have) && 'bash or git missing',
+}, () => {
+  verdictTable(run, {
+    verdict: 'escalate',
+    changes: [
+      "git -c core.fsmonitor='touch protected/y' status",
+      "git -c alias.x='!touch protected/y' x",
+      "git -c Alias.x='!touch protected/y' x",
+      "git -c diff.external='touch protected/y' diff",
+      "GIT_EXTERNAL_DIFF='touch protected/y' git diff",
+      "env GIT_EXTERNAL_DIFF='touch protected/y' git diff",
+      "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.z GIT_CONFIG_VALUE_0='!touch protected/y' git z",
+      "W='!touch protected/y' git --config-env=alias.w=W w",
+    ],
+    harmless: [
+      'git -c user.name=a -c user.email=a@example.com commit -qam two',
+      'git -c core.pager=cat log',
+      'GIT_PAGER=cat git log --oneline',
+      'git -c color.ui=never status',
+      'git --no-pager diff',
+    ],
+  });
+});
