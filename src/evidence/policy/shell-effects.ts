@@ -231,6 +231,23 @@ function programEffects(inv: Invocation, touched: Touched): void {
       curl(inv, touched);
       return;
     }
+    case 'zip': {
+      // zip [options] ARCHIVE [FILE…] [-x|-i PATTERN…]: the archive is written, the files read;
+      // -m/--move deletes them once stored (with -r, whole folders).
+      const end = inv.args.findIndex((w) => /^(?:-[xi]|--exclude|--include)$/.test(w.value));
+      const { options, operands } = readOptions(
+        inv.args.slice(0, end < 0 ? undefined : end),
+        optionTableFor(p),
+      );
+      pushAll(touched.writes, operands.slice(0, 1));
+      pushAll(touched.reads, operands.slice(1));
+      if (options.has('move'))
+        pushAll(
+          touched.writes,
+          options.has('recurse-paths') ? reaching('all', operands.slice(1)) : operands.slice(1),
+        );
+      return;
+    }
     case 'wget': {
       const { options } = readOptions(inv.args, optionTableFor('wget'));
       pushAll(touched.writes, values(options, 'output-document', 'output-file', 'append-output'));
@@ -275,10 +292,15 @@ export function commandFileEffects(command: SimpleCommand): Touched {
     for (const path of patchPaths(patch))
       touched.writes.push({ raw: path, value: path, dynamic: false, glob: false, tilde: false });
   }
+  // Words `xargs` adds from its input are files named only at run time: any file may be among them.
+  const named = <W extends ShellWord>(w: W): W => (w.raw === STDIN ? { ...w, value: '$XARGS_INPUT' } : w);
   const keep = (w: ShellWord | undefined): w is ShellWord =>
-    w !== undefined && w.value !== '' && !NOT_A_FILE.test(w.value) && w.raw !== '<stdin>';
-  return { reads: touched.reads.filter(keep), writes: touched.writes.filter(keep) };
+    w !== undefined && w.value !== '' && !NOT_A_FILE.test(w.value);
+  return { reads: touched.reads.map(named).filter(keep), writes: touched.writes.map(named).filter(keep) };
 }
+
+/** How shell.ts marks the words xargs adds from its input. */
+const STDIN = '<stdin>';
 
 /**
  * What a shell command line reads and writes, for the receipt and the live boundary: each path as
@@ -299,7 +321,12 @@ export function shellFileEffects(command: string, cwd?: string): ShellFileEffect
       glob: w.glob,
       via: by,
     });
-    const touched = commandFileEffects(simple);
+    const all = commandFileEffects(simple);
+    // The receipt lists files the line names; what xargs reads from its input is not one.
+    const touched = {
+      reads: all.reads.filter((w) => w.raw !== STDIN),
+      writes: all.writes.filter((w) => w.raw !== STDIN),
+    };
     const redirected = new Set(simple.redirections.map((r) => r.target));
     for (const w of touched.reads) out.reads.push(effect(w, redirected.has(w) ? 'redirection' : via));
     for (const w of touched.writes) out.writes.push(effect(w, redirected.has(w) ? 'redirection' : via));

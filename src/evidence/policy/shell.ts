@@ -9,6 +9,7 @@
 
 import { posix } from 'node:path';
 import { memoString } from '../../core/memo.js';
+import { commandValues } from './command-values.js';
 import { gitRunsProgram } from './git-config.js';
 import { isScriptProgram, scriptProgramEffects } from './script-programs.js';
 import { type BuiltinCode, builtinCode, laterCode, promptCommands } from './shell-builtins.js';
@@ -88,6 +89,21 @@ export interface ShellAnalysis {
 }
 
 const STDIN_WORD: ShellWord = { raw: '<stdin>', value: '', dynamic: true, glob: false, tilde: false };
+
+/**
+ * The command xargs runs, with what it reads from its input: added after its words, or, with
+ * `-I R` (`-i`, `--replace`: `{}`), put in place of R in each word that holds it.
+ */
+function withInput(words: ShellWord[], options: Map<string, string[]>): ShellWord[] {
+  const replace =
+    options.get('-I')?.[0] ?? (options.has('replace') ? options.get('replace')?.[0] || '{}' : undefined);
+  if (replace === undefined || replace === '') return [...words, STDIN_WORD];
+  return words.map((w) =>
+    w.value.includes(replace)
+      ? { ...w, value: w.value.replaceAll(replace, '$XARGS_INPUT'), dynamic: true }
+      : w,
+  );
+}
 
 function word(value: string): ShellWord {
   return { raw: value, value, dynamic: false, glob: false, tilde: false };
@@ -205,7 +221,7 @@ class Resolver {
         }
         return;
       }
-      if (wrapper.stdinArguments) rest = [...rest, STDIN_WORD];
+      if (wrapper.stdinArguments) rest = withInput(rest, read.options);
       words = rest;
     }
     this.program(command, words, cwd, wrappers);
@@ -224,6 +240,20 @@ class Resolver {
     const code = builtinCode(program, args);
     if (code !== undefined) {
       this.builtin(command, cwd, invocation, code);
+      return;
+    }
+    const commands = commandValues(program, args);
+    if (commands.length > 0) {
+      if (commands.some((w) => w.dynamic)) {
+        this.push(command, {
+          cwd,
+          invocation,
+          opaque: `${program} runs a command line computed at run time`,
+        });
+        return;
+      }
+      this.push(command, { cwd, invocation });
+      for (const line of commands) this.nested(line.value, here);
       return;
     }
     if (

@@ -5,8 +5,24 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import type { ActionPolicy, ActionVerdict } from '../../../src/evidence/policy/patterns.js';
+import {
+  type ActionPolicy,
+  type ActionVerdict,
+  evaluateAction,
+} from '../../../src/evidence/policy/patterns.js';
 
 export const PROTECTED: ActionPolicy = {
   allow: ['Bash'],
@@ -52,4 +68,30 @@ export function verdictTable(
       assert.equal(changed, false, 'the real program left protected/ as it was');
       assert.equal(verdict.verdict, 'allowed', JSON.stringify(verdict));
     });
+}
+
+/**
+ * Runs a line with bash in a new folder holding `protected/x` (`secret`) and `f` (`one`, `two`):
+ * whether protected/ changed (names and contents), and how the judge sees the line there.
+ */
+export function bashLine(line: string): LineOutcome {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tally-line-')));
+  try {
+    mkdirSync(join(root, 'protected'));
+    writeFileSync(join(root, 'protected', 'x'), 'secret\n');
+    writeFileSync(join(root, 'f'), 'one\ntwo\n');
+    const snapshot = () =>
+      (existsSync(join(root, 'protected')) ? readdirSync(join(root, 'protected')) : ['(removed)'])
+        .sort()
+        .map((n) => (n === '(removed)' ? n : `${n}=${readFileSync(join(root, 'protected', n), 'utf8')}`))
+        .join('\n');
+    const before = snapshot();
+    spawnSync('bash', ['-c', line], { cwd: root, stdio: 'ignore', timeout: 10_000 });
+    return {
+      changed: snapshot() !== before,
+      verdict: evaluateAction(PROTECTED, { tool: 'Bash', input: { command: line }, cwd: root }),
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 }

@@ -23,7 +23,7 @@ import { readAwkProgram } from '../../../src/evidence/policy/awk-program.js';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
 import { readSedScript } from '../../../src/evidence/policy/sed-script.js';
 import { Prng } from './prng.js';
-import { have, type LineOutcome, PROTECTED, verdictTable } from './protected.js';
+import { bashLine, have, verdictTable } from './protected.js';
 
 const hasSed = spawnSync('sed', ['--version'], { encoding: 'utf8' }).stdout?.includes('GNU sed') ?? false;
 const awks = ['gawk', 'mawk'].filter(
@@ -257,33 +257,10 @@ describe('awk programs, against gawk and mawk', { skip: awks.length === 0 && 'no
   });
 });
 
-/** Runs a line with bash in a folder holding protected/x and f; whether protected/ changed, and the verdict. */
-function judged(line: string): LineOutcome {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tally-script-line-')));
-  try {
-    mkdirSync(join(root, 'protected'));
-    writeFileSync(join(root, 'protected', 'x'), 'secret\n');
-    writeFileSync(join(root, 'f'), 'one\ntwo\n');
-    const snapshot = () =>
-      readdirSync(join(root, 'protected'))
-        .sort()
-        .map((n) => `${n}=${readFileSync(join(root, 'protected', n), 'utf8')}`)
-        .join('\n');
-    const before = snapshot();
-    spawnSync('bash', ['-c', line], { cwd: root, stdio: 'ignore', timeout: 10_000 });
-    return {
-      changed: snapshot() !== before,
-      verdict: evaluateAction(PROTECTED, { tool: 'Bash', input: { command: line }, cwd: root }),
-    };
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-}
-
 describe('sed and awk lines that write protected/', {
   skip: !(hasSed && ['bash', 'gawk', 'mawk'].every(have)) && 'bash, GNU sed, gawk or mawk is missing',
 }, () => {
-  verdictTable(judged, {
+  verdictTable(bashLine, {
     changes: [
       "sed -n 'w protected/x' f",
       "sed -n 's/one/1/w protected/y' f",
@@ -316,7 +293,7 @@ describe('sed and awk lines that write protected/', {
     'echo \'BEGIN { print 1 > "protected/y" }\' | awk -f - f',
   ])
     test(`${line}: escalated (a name or command known only at run time)`, () => {
-      assert.equal(judged(line).verdict.verdict, 'escalate');
+      assert.equal(bashLine(line).verdict.verdict, 'escalate');
     });
 });
 
