@@ -11,7 +11,7 @@ import type { ActionCall, ActionPattern } from './action.js';
 import { canonicalTool, kindFromHint, type ToolKind, toolArgument } from './aliases.js';
 import { inferToolKind } from './kinds.js';
 import { writeThroughLineLink } from './line-links.js';
-import { foldPath, pathMatches, shellPathMatch } from './paths.js';
+import { foldPath, globMeets, pathMatches, shellPathMatch } from './paths.js';
 import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
 import { commandFileEffects, type WrittenWord } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
@@ -292,10 +292,15 @@ export function folderTouch(
   let found: { touch: Touch; folder: string } | undefined;
   for (const ref of facts.writes) {
     const { tree, worktree } = ref.word;
-    if (tree === undefined || ref.word.dynamic || ref.word.glob) continue;
+    if (tree === undefined || ref.word.dynamic) continue;
     const base = shellBase(ref, facts.cwd, facts.base);
     if (base.lost || !posix.isAbsolute(base.path)) continue;
     let folder = foldPath(posix.normalize(base.path)).replace(/(.)\/+$/, '$1');
+    // A glob (`rm -rf *`) names folders only when the command runs: one may hold the pattern's.
+    if (ref.word.glob) {
+      if (globMeets(folder, held)) found ??= { touch: 'possible', folder: `\`${ref.word.raw}\`` };
+      continue;
+    }
     const whole = worktree && anchor !== undefined && (folder === anchor || folder.startsWith(`${anchor}/`));
     if (whole) folder = anchor!;
     if (held !== folder && !held.startsWith(folder === '/' ? '/' : `${folder}/`)) continue;

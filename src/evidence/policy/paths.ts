@@ -169,5 +169,39 @@ export function shellPathMatch(
       ? 'yes'
       : 'no';
   }
+  if (word.glob && !word.dynamic && argument.prefix !== '' && globReaches(argument, path, cwd))
+    return 'possible';
   return word.dynamic ? 'possible' : 'no';
+}
+
+/**
+ * True when a glob (`protec?ed/x`, `p*`) may expand to a path at or under the folder a pattern's
+ * leading text names, or to a folder holding it: bash expands it against files that exist only
+ * when the command runs, so each of its segments is compared with the folder's.
+ */
+function globReaches(argument: PathArgument, path: string, rawCwd: string | undefined): boolean {
+  const cwd = rawCwd === undefined ? undefined : foldPath(rawCwd);
+  const normal = posix.normalize(path).replace(/(.)\/+$/, '$1');
+  let at: string | undefined = normal;
+  if (argument.absolute)
+    at = normal.startsWith('/') ? normal : cwd === undefined ? undefined : posix.resolve(cwd, normal);
+  else if (normal.startsWith('/'))
+    at = cwd === undefined ? undefined : posix.relative(posix.normalize(cwd), normal);
+  return at !== undefined && at !== '..' && !at.startsWith('../') && globMeets(at, argument.prefix);
+}
+
+/**
+ * True when a shell glob path may name `folder`, a path under it, or a folder holding it (both
+ * relative to one place, or both absolute; folded): each segment the two share could be equal.
+ */
+export function globMeets(glob: string, folder: string): boolean {
+  const segments = glob.split('/');
+  const held = folder.split('/');
+  // `~/…` in a pattern is the home folder, which no glob expands to (a folder named `~` is not it).
+  return segments.every(
+    (s, i) =>
+      i >= held.length ||
+      s === held[i] ||
+      (s !== '' && !(i === 0 && held[0] === '~') && segmentCouldBe(s, held[i] as string)),
+  );
 }

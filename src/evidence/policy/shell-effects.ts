@@ -70,14 +70,14 @@ const PATTERN_FIRST: ReadonlyMap<string, readonly string[]> = new Map([
 
 /** Source operands and a destination: cp, mv, ln, install, rsync, scp. */
 function copyLike(inv: Invocation, touched: Touched): void {
-  const { options, operands } = readOptions(inv.args, optionTableFor(inv.program));
+  const { options, operands, words } = readOptions(inv.args, optionTableFor(inv.program));
   const target = options.get('target-directory')?.[0];
   if (inv.program === 'install' && options.has('directory')) {
     pushAll(touched.writes, operands);
     return;
   }
   const sources = target !== undefined ? operands : operands.slice(0, -1);
-  const destination = target !== undefined ? values(options, 'target-directory') : operands.slice(-1);
+  const destination = target !== undefined ? values(words, 'target-directory') : operands.slice(-1);
   if (inv.program === 'ln') {
     // `ln -s TARGET LINK`: only the link is written; with one operand the link is made here.
     if (sources.length === 0 && destination[0] !== undefined)
@@ -118,11 +118,11 @@ function copyLike(inv: Invocation, touched: Touched): void {
 
 /** curl's files: `-o` written, and what lands under `--output-dir`; `-T`, `-K` and `@file` data read. */
 function curl(inv: Invocation, touched: Touched): void {
-  const { options } = readOptions(inv.args, optionTableFor('curl'));
-  pushAll(touched.writes, values(options, 'output', 'cookie-jar'));
-  pushAll(touched.writes, reaching('some', values(options, 'output-dir')));
-  pushAll(touched.reads, values(options, 'upload-file', 'config'));
-  for (const data of values(options, 'data', 'data-binary', 'data-urlencode', 'form', 'json', 'data-ascii')) {
+  const { words } = readOptions(inv.args, optionTableFor('curl'));
+  pushAll(touched.writes, values(words, 'output', 'cookie-jar'));
+  pushAll(touched.writes, reaching('some', values(words, 'output-dir')));
+  pushAll(touched.reads, values(words, 'upload-file', 'config'));
+  for (const data of values(words, 'data', 'data-binary', 'data-urlencode', 'form', 'json', 'data-ascii')) {
     const at = data.value.indexOf('@');
     if (at < 0 || (at > 0 && !/^[\w-]*=?$/.test(data.value.slice(0, at)))) continue;
     const file = data.value.slice(at + 1).split(';')[0] ?? '';
@@ -155,10 +155,10 @@ function programEffects(inv: Invocation, touched: Touched): void {
   }
   const patternFirst = PATTERN_FIRST.get(p);
   if (patternFirst !== undefined) {
-    const { options, operands } = readOptions(inv.args, optionTableFor(p));
+    const { options, operands, words } = readOptions(inv.args, optionTableFor(p));
     const given = patternFirst.some((o) => options.has(o));
     const files = operands.slice(given ? 0 : 1).filter((w) => !/^[A-Za-z_]\w*=/.test(w.value));
-    pushAll(touched.reads, files, values(options, 'file', '-f', '--file'));
+    pushAll(touched.reads, files, values(words, 'file', '-f', '--file'));
     return;
   }
   const scripted = scriptProgramEffects(p, inv.args);
@@ -183,9 +183,9 @@ function programEffects(inv: Invocation, touched: Touched): void {
   }
   if (p === 'mktemp') {
     // A new file (or folder, -d) in -p DIR / --tmpdir=DIR, or where its template says.
-    const { options, operands } = readOptions(inv.args, optionTableFor(p));
+    const { operands, words } = readOptions(inv.args, optionTableFor(p));
     const template = operands[0];
-    const dir = values(options, '-p', 'tmpdir')[0];
+    const dir = values(words, '-p', 'tmpdir')[0];
     if (dir !== undefined)
       touched.writes.push({ ...dir, value: posix.join(dir.value, template?.value ?? 'tmp.*'), glob: true });
     else if (template?.value.includes('/'))
@@ -204,8 +204,8 @@ function programEffects(inv: Invocation, touched: Touched): void {
     }
     case 'tee':
     case 'truncate': {
-      const { options, operands } = readOptions(inv.args, optionTableFor(p));
-      pushAll(touched.reads, values(options, 'reference'));
+      const { operands, words } = readOptions(inv.args, optionTableFor(p));
+      pushAll(touched.reads, values(words, 'reference'));
       pushAll(touched.writes, operands);
       return;
     }
@@ -216,9 +216,9 @@ function programEffects(inv: Invocation, touched: Touched): void {
       }
       return;
     case 'sort': {
-      const { options, operands } = readOptions(inv.args, optionTableFor(p));
+      const { operands, words } = readOptions(inv.args, optionTableFor(p));
       pushAll(touched.reads, operands);
-      pushAll(touched.writes, values(options, 'output'));
+      pushAll(touched.writes, values(words, 'output'));
       return;
     }
     case 'uniq': {
@@ -249,20 +249,20 @@ function programEffects(inv: Invocation, touched: Touched): void {
       return;
     }
     case 'wget': {
-      const { options } = readOptions(inv.args, optionTableFor('wget'));
-      pushAll(touched.writes, values(options, 'output-document', 'output-file', 'append-output'));
+      const { words } = readOptions(inv.args, optionTableFor('wget'));
+      pushAll(touched.writes, values(words, 'output-document', 'output-file', 'append-output'));
       // -P DIR: what it fetches lands under DIR, named by the server's paths.
-      pushAll(touched.writes, reaching('some', values(options, 'directory-prefix')));
-      pushAll(touched.reads, values(options, 'input-file', 'post-file', 'body-file'));
+      pushAll(touched.writes, reaching('some', values(words, 'directory-prefix')));
+      pushAll(touched.reads, values(words, 'input-file', 'post-file', 'body-file'));
       return;
     }
     case 'split':
     case 'csplit': {
       // split [FILE [PREFIX]], csplit [-f PREFIX] FILE PATTERN…: the pieces are PREFIX followed by
       // a suffix (`x` and `xx` when no prefix is given).
-      const { options, operands } = readOptions(inv.args, optionTableFor(p));
+      const { operands, words } = readOptions(inv.args, optionTableFor(p));
       pushAll(touched.reads, operands.slice(0, 1));
-      const named = p === 'split' ? operands[1] : values(options, 'prefix')[0];
+      const named = p === 'split' ? operands[1] : values(words, 'prefix')[0];
       const prefix = named ?? { ...plainWord(p === 'split' ? 'x' : 'xx') };
       touched.writes.push({ ...prefix, value: `${prefix.value}*`, glob: true });
       return;

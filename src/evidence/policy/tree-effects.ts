@@ -59,11 +59,9 @@ export const plainWord = (value: string): ShellWord => ({
   tilde: false,
 });
 
-/** Option values as words (a `$` in one: computed at run time). */
-export const values = (options: Map<string, string[]>, ...names: string[]): ShellWord[] =>
-  names
-    .flatMap((n) => options.get(n) ?? [])
-    .map((value) => ({ raw: value, value, dynamic: value.includes('$'), glob: false, tilde: false }));
+/** The words that gave the named options their values (`readOptions(…).words`), in order. */
+export const values = (words: ReadonlyMap<string, readonly ShellWord[]>, ...names: string[]): ShellWord[] =>
+  names.flatMap((n) => words.get(n) ?? []);
 
 /** The effects of a command that writes a folder as a whole; false for every other program. */
 export function treeEffects(inv: Invocation, touched: Touched): boolean {
@@ -73,17 +71,17 @@ export function treeEffects(inv: Invocation, touched: Touched): boolean {
         inv.args[0] !== undefined && !inv.args[0].value.startsWith('-')
           ? [{ ...inv.args[0], value: `-${inv.args[0].value}` }, ...inv.args.slice(1)]
           : inv.args;
-      const { options, operands } = readOptions(args, optionTableFor('tar'));
-      const archive = values(options, 'file');
+      const { options, operands, words } = readOptions(args, optionTableFor('tar'));
+      const archive = values(words, 'file');
       const creates = ['create', 'append', 'update', 'catenate'].some((o) => options.has(o));
       if (creates) pushAll(touched.writes, archive);
       else pushAll(touched.reads, archive);
-      pushAll(touched.reads, values(options, 'files-from', 'exclude-from'));
+      pushAll(touched.reads, values(words, 'files-from', 'exclude-from'));
       if (creates) pushAll(touched.reads, operands);
       else if (options.has('extract')) {
         // Members named on the line are written (each may be a folder); without them, whatever
         // the archive holds, under -C DIR or here.
-        const directory = values(options, 'directory');
+        const directory = values(words, 'directory');
         pushAll(
           touched.writes,
           reaching('some', directory[0] ? directory : operands.length > 0 ? operands : [HERE]),
@@ -134,10 +132,10 @@ export function treeEffects(inv: Invocation, touched: Touched): boolean {
     }
     case 'patch': {
       // patch [ORIGINAL [PATCHFILE]]: ORIGINAL, or the files the patch names under -d DIR or here.
-      const { options, operands } = readOptions(inv.args, optionTableFor('patch'));
-      pushAll(touched.reads, values(options, 'input'), operands.slice(1, 2));
-      pushAll(touched.writes, values(options, 'output'));
-      const directory = values(options, 'directory');
+      const { operands, words } = readOptions(inv.args, optionTableFor('patch'));
+      pushAll(touched.reads, values(words, 'input'), operands.slice(1, 2));
+      pushAll(touched.writes, values(words, 'output'));
+      const directory = values(words, 'directory');
       if (operands[0] !== undefined) touched.writes.push(operands[0]);
       else pushAll(touched.writes, reaching('some', directory.length > 0 ? directory : [HERE]));
       return true;
