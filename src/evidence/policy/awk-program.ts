@@ -33,6 +33,8 @@ interface Token {
 }
 
 const CONTROL = new Set(['if', 'while', 'for', 'switch']);
+/** Words gawk reserves and mawk (or gawk --posix) takes for variables. */
+const GAWK_ONLY = new Set(['case', 'default', 'switch', 'BEGINFILE', 'ENDFILE', 'func']);
 
 const KEYWORDS = new Set(
   'BEGIN END BEGINFILE ENDFILE function func if else while for do break continue next nextfile exit return delete getline print printf in case default switch'.split(
@@ -111,6 +113,12 @@ function tokenize(src: string): Token[] {
         if (d === '\\') {
           const e = src[j + 1];
           if (e === undefined) throw new Error(`an unterminated string at character ${i + 1}`);
+          if (e === 'x' && /[0-9a-fA-F]/.test(src[j + 2] ?? '')) {
+            const digits = /^[0-9a-fA-F]{1,2}/.exec(src.slice(j + 2))![0];
+            value += String.fromCharCode(Number.parseInt(digits, 16));
+            j += 2 + digits.length;
+            continue;
+          }
           if (/[0-7]/.test(e)) {
             const digits = /^[0-7]{1,3}/.exec(src.slice(j + 1))![0];
             value += String.fromCharCode(Number.parseInt(digits, 8));
@@ -126,6 +134,10 @@ function tokenize(src: string): Token[] {
       }
       out.push({ kind: 'string', text: src.slice(i, j + 1), value });
       i = j + 1;
+    } else if (c === '/' && GAWK_ONLY.has(last()?.text ?? '') && last()?.kind === 'name') {
+      // gawk reads `case / 2 /` as a keyword and a regular expression, mawk (and gawk --posix) as a
+      // variable divided: the two readings disagree on what is code.
+      throw new Error(`\`${last()?.text} /\` is read differently by gawk and mawk`);
     } else if (c === '/' && !endsOperand(last())) {
       let j = i + 1;
       for (;;) {
@@ -140,8 +152,13 @@ function tokenize(src: string): Token[] {
           if (src[j] === ']') j++;
           while (j < src.length && src[j] !== ']' && src[j] !== '\n') {
             if (src[j] === '[' && /[:=.]/.test(src[j + 1] ?? '')) {
-              const close = src.indexOf(`${src[j + 1]}]`, j + 2);
-              j = close < 0 ? src.length : close + 2;
+              // A class both awks read alike; `[.` and `[=` end where gawk and mawk disagree.
+              const m = /^\[:[a-z]+:\]/.exec(src.slice(j));
+              if (m === null)
+                throw new Error(
+                  `a bracket expression at character ${j + 1} that gawk and mawk read differently`,
+                );
+              j += m[0].length;
             } else j += src[j] === '\\' ? 2 : 1;
           }
           j++;

@@ -128,10 +128,19 @@ export function factsOf(call: ActionCall): CallFacts {
   return facts;
 }
 
-/** `~` and `~/…` in the user's home, when the session recorded it (bash expands them before the command runs). */
+/**
+ * `~` and `~/…` in the user's home, when the session recorded it; `~+` is where the command runs
+ * (`$PWD`) and `~-` the folder before it (`$OLDPWD`, known only at run time): bash expands them
+ * before the command runs.
+ */
 function homeWord<W extends ShellWord>(word: W, home: string | undefined): W {
-  if (!word.tilde || home === undefined || !(word.value === '~' || word.value.startsWith('~/'))) return word;
-  return { ...word, value: `${home}${word.value.slice(1)}`, tilde: false };
+  if (!word.tilde) return word;
+  const m = /^~([+-]?)(?=\/|$)/.exec(word.value);
+  if (m === null) return word;
+  const rest = word.value.slice(m[0].length);
+  if (m[1] === '+') return { ...word, value: `.${rest}`, tilde: false };
+  if (m[1] === '-') return { ...word, value: `$OLDPWD${rest}`, dynamic: true, tilde: false };
+  return home === undefined ? word : { ...word, value: `${home}${rest}`, tilde: false };
 }
 
 /**

@@ -8,6 +8,7 @@
 
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
+import { tarWords } from './tree-effects.js';
 
 const VALUED: ReadonlyMap<string, readonly string[]> = new Map([
   ['tar', ['use-compress-program', 'to-command', 'info-script', 'rsh-command']],
@@ -18,18 +19,24 @@ const VALUED: ReadonlyMap<string, readonly string[]> = new Map([
 /** The command lines a program's options give it to run; empty for most programs. */
 export function commandValues(program: string, args: readonly ShellWord[]): ShellWord[] {
   if (program === 'zip') {
-    // `-TT CMD` is one option of two letters; getopt-style splitting would read it as `-T -T`.
+    // `-TT CMD` (also `-TTCMD`, `-TT=CMD`) is one option of two letters; getopt-style splitting
+    // would read it as `-T -T`. `--unzip-command` in any abbreviation down to `--un`.
     const out: ShellWord[] = [];
     args.forEach((w, i) => {
       const next = args[i + 1];
-      if ((w.value === '-TT' || w.value === '--unzip-command') && next !== undefined) out.push(next);
-      else if (w.value.startsWith('--unzip-command=')) out.push({ ...w, value: w.value.slice(16) });
+      const long = /^--un[a-z-]*/.exec(w.value)?.[0];
+      if (long !== undefined && !'--unzip-command'.startsWith(long)) return;
+      const attached =
+        long !== undefined ? w.value.slice(long.length) : /^-TT/.test(w.value) ? w.value.slice(3) : undefined;
+      if (attached === undefined) return;
+      if (attached === '' && next !== undefined) out.push(next);
+      else if (attached !== '') out.push({ ...w, value: attached.replace(/^=/, '') });
     });
     return out;
   }
   const names = VALUED.get(program);
   if (names === undefined) return [];
-  const { words } = readOptions(args, optionTableFor(program));
+  const { words } = readOptions(program === 'tar' ? tarWords(args) : args, optionTableFor(program));
   const out = names.flatMap((n) => words.get(n) ?? []);
   if (program === 'tar')
     for (const action of words.get('checkpoint-action') ?? [])

@@ -111,16 +111,35 @@ export function pathMatches(
 }
 
 /** A shell glob segment (`.e*`, `*.pem`, `id_[rd]sa`) as a Tally glob: `?` and `[…]` widen to `*`. */
+/**
+ * Where a bracket expression opened at `open` ends (its `]`), as bash reads it: `!` or `^`, then a
+ * `]` taken as a member, and classes `[:alpha:]`, `[.x.]`, `[=e=]` inside; `open` itself when it
+ * does not close (a plain `[`, still read as a wildcard here).
+ */
+function bracketEnd(segment: string, open: number): number {
+  let j = open + 1;
+  if (segment[j] === '!' || segment[j] === '^') j++;
+  if (segment[j] === ']') j++;
+  while (j < segment.length && segment[j] !== ']') {
+    const kind = segment[j + 1];
+    if (segment[j] === '[' && (kind === ':' || kind === '.' || kind === '=')) {
+      const close = segment.indexOf(`${kind}]`, j + 2);
+      j = close < 0 ? j + 1 : close + 2;
+    } else j++;
+  }
+  return j < segment.length ? j : open;
+}
+
 function shellSegmentGlob(segment: string): Glob {
   const parts: GlobPart[] = [];
   let lit = '';
   for (let i = 0; i < segment.length; i++) {
     const c = segment[i] as string;
-    if (c === '*' || c === '?' || c === '[') {
-      if (c === '[') {
-        const close = segment.indexOf(']', i + 2);
-        if (close > 0) i = close;
-      }
+    // extglob: `@(…)`, `!(…)`, `+(…)`, `*(…)`, `?(…)` stand for any text here.
+    const extglob = '?*+@!'.includes(c) && segment[i + 1] === '(';
+    if (c === '*' || c === '?' || c === '[' || extglob) {
+      if (extglob) i = Math.max(i, segment.indexOf(')', i));
+      else if (c === '[') i = bracketEnd(segment, i);
       if (lit !== '') parts.push({ lit });
       lit = '';
       parts.push({ star: 1 });
@@ -132,7 +151,7 @@ function shellSegmentGlob(segment: string): Glob {
 
 /** True when the shell glob segment could name `name` (a leading dot is never matched by a wildcard). */
 function segmentCouldBe(segment: string, name: string): boolean {
-  if (name.startsWith('.') && !segment.startsWith('.')) return false;
+  if (name.startsWith('.') && !segment.startsWith('.') && !segment.includes('(')) return false;
   return globMatches(shellSegmentGlob(segment), name);
 }
 

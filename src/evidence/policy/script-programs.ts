@@ -7,6 +7,7 @@
  * file is read as a file (what it holds is not seen: docs/policy.md, "Not covered").
  */
 
+import { posix } from 'node:path';
 import { readAwkProgram } from './awk-program.js';
 import { readSedScript } from './sed-script.js';
 import type { ShellWord } from './shell-grammar.js';
@@ -21,8 +22,12 @@ export interface ScriptEffects extends Touched {
 
 const SEDS = new Set(['sed', 'gsed']);
 
-/** A script file that is the command's own input: what it holds is not on the line. */
-const INPUT = /^(?:-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+)$/;
+/**
+ * A script file the line does not show: the command's input (`-`, anything under /dev or /proc:
+ * `/dev/stdin`, `//dev/./stdin`, `/proc/thread-self/fd/0`), a glob, or a name computed at run time.
+ */
+const unseen = (w: ShellWord): boolean =>
+  w.dynamic || w.glob || w.value === '-' || /^\/(?:dev|proc)(?:\/|$)/.test(posix.normalize(w.value));
 
 /** A name a script gives for a file (awk's string literal, sed's filename; null: computed at run time). */
 const named = (value: string | null, by: string): ShellWord =>
@@ -35,6 +40,17 @@ const named = (value: string | null, by: string): ShellWord =>
         tilde: false,
       }
     : plainWord(value);
+
+/**
+ * The backup `sed -i SUFFIX` keeps of a file: the file's name with SUFFIX after it, or SUFFIX with
+ * each `*` replaced by the file's name (a `/` in it: a path of its own; GNU sed's manual).
+ */
+function backupOf(input: ShellWord, suffix: string): ShellWord {
+  const name = posix.basename(input.value);
+  if (!suffix.includes('*')) return { ...input, value: `${input.value}${suffix}` };
+  const made = suffix.replaceAll('*', name);
+  return { ...input, value: made.includes('/') ? made : posix.join(posix.dirname(input.value), made) };
+}
 
 /** True for the programs this module reads. */
 export const isScriptProgram = (program: string): boolean => SEDS.has(program) || AWKS.has(program);
@@ -51,10 +67,17 @@ function sedEffects(args: readonly ShellWord[]): ScriptEffects {
   const scripts = options.has('expression') || options.has('file') ? expressions : operands.slice(0, 1);
   const inputs = operands.slice(options.has('expression') || options.has('file') ? 0 : 1);
   out.reads.push(...files, ...inputs);
-  if (options.has('in-place')) out.writes.push(...inputs);
-  if (files.some((f) => f.dynamic || INPUT.test(f.value))) out.opaque = 'sed reads its script from its input';
+  if (options.has('in-place')) {
+    out.writes.push(...inputs);
+    const suffix = options.get('in-place')?.[0] ?? '';
+    if (suffix !== '') for (const input of inputs) out.writes.push(backupOf(input, suffix));
+  }
+  if (files.some(unseen)) out.opaque = 'sed reads its script from its input or a name known at run time';
   if (scripts.some((w) => w.dynamic)) out.opaque ??= 'sed runs a script computed at run time';
-  if (options.has('sandbox')) return out;
+  // With POSIXLY_CORRECT sed stops reading options at its script: `--sandbox` after it is a file.
+  const scriptAt = args.indexOf(scripts[0] as ShellWord);
+  const sandboxAt = args.findIndex((w) => /^--sa(?:n(?:d(?:b(?:o(?:x)?)?)?)?)?$/.test(w.value));
+  if (options.has('sandbox') && (sandboxAt < scriptAt || options.has('expression'))) return out;
   const text = scripts.map((w) => w.value).join('\n');
   const script = readSedScript(text);
   for (const w of script.writes) out.writes.push(named(w, 'sed'));
@@ -72,18 +95,33 @@ function longW(args: readonly ShellWord[]): ShellWord[] {
   const out: ShellWord[] = [];
   for (let i = 0; i < args.length; i++) {
     const w = args[i] as ShellWord;
-    if (w.value === '--' || w.dynamic || !w.value.startsWith('-') || w.value === '-') {
+    // A value given to -v or -F is never code; one computed at run time keeps its option.
+    const fixed = w.dynamic && /^-[vF]./.test(w.raw) ? { ...w, dynamic: false } : w;
+    if (w.value === '--' || fixed.dynamic || !w.value.startsWith('-') || w.value === '-') {
       out.push(...args.slice(i));
       break;
     }
-    if (w.value === '-W' && args[i + 1] !== undefined) out.push({ ...w, value: `--${args[++i]!.value}` });
-    else if (/^-W./.test(w.value)) out.push({ ...w, value: `--${w.value.slice(2)}` });
-    else out.push(w);
+    const named = w.value === '-W' ? args[++i]?.value : /^-W./.test(w.value) ? w.value.slice(2) : undefined;
+    if (named !== undefined) {
+      // mawk joins several with commas (`-Winteractive,exec`).
+      for (const one of named.split(',')) if (one !== '') out.push({ ...w, value: `--${one}` });
+      continue;
+    }
+    out.push(fixed);
+    // The value of an option given apart (`-v x=1`, `-f FILE`) is not where the options end.
+    if (/^-[fFvilEe]$/.test(w.value) && args[i + 1] !== undefined) out.push(args[++i] as ShellWord);
   }
   return out;
 }
 
-function awkEffects(program: string, args: readonly ShellWord[]): ScriptEffects {
+/** gawk's in-place editing, by name or path (`-i inplace`, `-f /usr/share/awk/inplace.awk`). */
+const INPLACE = (w: ShellWord): boolean => /^inplace(?:\.awk)?$/.test(posix.basename(w.value));
+
+function awkEffects(
+  program: string,
+  args: readonly ShellWord[],
+  variables: readonly string[],
+): ScriptEffects {
   const { options, operands, words } = readOptions(longW(args), optionTableFor('awk'));
   const out: ScriptEffects = { reads: [], writes: [] };
   const files = given(words, 'file', 'exec');
@@ -103,18 +141,25 @@ function awkEffects(program: string, args: readonly ShellWord[]): ScriptEffects 
     out.writes.push(...(to.length > 0 ? to : [plainWord(file)]));
   }
   const includes = given(words, 'include');
-  if (includes.some((w) => /^inplace(?:\.awk)?$/.test(w.value))) out.writes.push(...inputFiles);
-  out.reads.push(...includes.filter((w) => !/^inplace(?:\.awk)?$/.test(w.value)));
-  if (options.has('load')) out.opaque = `${program} loads an extension (-l)`;
+  const inPlace = [...includes, ...files].some(INPLACE);
+  if (inPlace) out.writes.push(...inputFiles);
+  out.reads.push(...includes.filter((w) => !INPLACE(w)));
+  if (variables.includes('AWKPATH') && files.length + includes.length > 0)
+    out.opaque = `${program} finds its program files in AWKPATH, set on the line`;
+  if (options.has('load')) out.opaque ??= `${program} loads an extension (-l)`;
   if (options.has('debug'))
     out.opaque ??= `${program} runs its debugger, which reads commands from its input`;
-  if ([...files, ...includes].some((f) => f.dynamic || INPUT.test(f.value)))
-    out.opaque ??= `${program} reads its program from its input`;
+  if ([...files, ...includes].some(unseen))
+    out.opaque ??= `${program} reads its program from its input or a name known at run time`;
   if (programs.some((w) => w.dynamic)) out.opaque ??= `${program} runs a program computed at run time`;
   const sandbox = options.has('sandbox');
   const text = programs.map((w) => w.value).join('\n');
   const code = readAwkProgram(text);
   if (code.inPlace) out.writes.push(...inputFiles);
+  // In place, what the program puts in ARGV is rewritten too, and a backup suffix
+  // (`inplace::suffix`, `INPLACE_SUFFIX`) writes one more file per input: names known at run time.
+  if ((inPlace || code.inPlace) && /ARGV|suffix|SUFFIX/.test([text, ...args.map((w) => w.value)].join('\n')))
+    out.writes.push(named(null, program));
   if (sandbox) return out;
   for (const w of code.writes) out.writes.push(named(w, program));
   for (const r of code.reads) out.reads.push(named(r, program));
@@ -124,8 +169,13 @@ function awkEffects(program: string, args: readonly ShellWord[]): ScriptEffects 
 }
 
 /** What a sed or awk command line reads, writes and runs; undefined for every other program. */
-export function scriptProgramEffects(program: string, args: readonly ShellWord[]): ScriptEffects | undefined {
+export function scriptProgramEffects(
+  program: string,
+  args: readonly ShellWord[],
+  /** Names of the variables the line gives the command (`AWKPATH=… awk -f x`). */
+  variables: readonly string[] = [],
+): ScriptEffects | undefined {
   if (SEDS.has(program)) return sedEffects(args);
-  if (AWKS.has(program)) return awkEffects(program, args);
+  if (AWKS.has(program)) return awkEffects(program, args, variables);
   return undefined;
 }

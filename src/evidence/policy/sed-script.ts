@@ -42,9 +42,9 @@ class Reader {
     return rest;
   }
 
-  /** A label or version: up to `;` or the end of the line. */
+  /** A label or version: up to `;`, a blank or the end of the line (what follows a blank is the next command). */
   label(): void {
-    while (this.c !== undefined && this.c !== '\n' && this.c !== ';') this.i++;
+    while (this.c !== undefined && !/[\n; \t]/.test(this.c)) this.i++;
   }
 
   /** A bracket expression from just after its `[`; the delimiter is plain text inside it. */
@@ -162,9 +162,10 @@ class Reader {
   /** The text of `a`, `i`, `c` (and `e`'s command): one line, or lines continued by a trailing backslash. */
   appendedText(): void {
     this.blanks();
+    // `a\` and a newline: the text is on the lines after; anything else after the backslash (a
+    // blank too) is the text itself, to the end of its line.
     if (this.c === '\\') {
       this.i++;
-      this.blanks();
       if (this.text[this.i] === '\n') this.i++;
     }
     while (this.c !== undefined && this.c !== '\n') {
@@ -203,7 +204,6 @@ class Reader {
     } else if (':btTv'.includes(cmd)) {
       this.blanks();
       this.label();
-      this.end(cmd);
     } else if ('qQlL'.includes(cmd)) {
       this.blanks();
       while (/[0-9]/.test(this.c ?? '')) this.i++;

@@ -87,6 +87,20 @@ function copyLike(inv: Invocation, touched: Touched): void {
   }
   pushAll(touched.reads, sources);
   if (inv.program === 'mv') pushAll(touched.writes, reaching('all', sources));
+  if (inv.program === 'rsync') {
+    // rsync deletes the files it sent (--remove-source-files), writes its log and batch files, and
+    // keeps backups under --backup-dir (relative to the destination when relative).
+    if (options.has('remove-source-files')) pushAll(touched.writes, reaching('some', sources));
+    pushAll(touched.writes, values(words, 'log-file', 'write-batch', 'only-write-batch'));
+    const into = destination[0];
+    for (const dir of values(words, 'backup-dir'))
+      touched.writes.push({
+        ...dir,
+        value:
+          dir.value.startsWith('/') || into === undefined ? dir.value : posix.join(into.value, dir.value),
+        tree: 'some',
+      });
+  }
   pushAll(touched.writes, destination);
   const recursive =
     inv.program === 'mv' ||
@@ -203,6 +217,7 @@ function programEffects(inv: Invocation, touched: Touched): void {
       return;
     }
     case 'tee':
+    case 'sponge':
     case 'truncate': {
       const { operands, words } = readOptions(inv.args, optionTableFor(p));
       pushAll(touched.reads, values(words, 'reference'));
@@ -232,20 +247,26 @@ function programEffects(inv: Invocation, touched: Touched): void {
       return;
     }
     case 'zip': {
-      // zip [options] ARCHIVE [FILE…] [-x|-i PATTERN…]: the archive is written, the files read;
-      // -m/--move deletes them once stored (with -r, whole folders).
-      const end = inv.args.findIndex((w) => /^(?:-[xi]|--exclude|--include)$/.test(w.value));
-      const { options, operands } = readOptions(
-        inv.args.slice(0, end < 0 ? undefined : end),
-        optionTableFor(p),
-      );
-      pushAll(touched.writes, operands.slice(0, 1));
-      pushAll(touched.reads, operands.slice(1));
+      // zip [options] ARCHIVE [FILE…]: the archive (or `--out`'s) is written, the files read, and
+      // with -m/--move deleted once stored (with -r, whole folders); `-@` takes more names from
+      // the input. `-x`/`-i` take patterns up to the next option.
+      let patterns = false;
+      const kept = inv.args.filter((w) => {
+        if (/^(?:-[xi]|--exclude|--include)$/.test(w.value)) {
+          patterns = true;
+          return false;
+        }
+        if (patterns && !w.value.startsWith('-')) return false;
+        patterns = false;
+        return true;
+      });
+      const { options, operands, words } = readOptions(kept, optionTableFor(p));
+      const files = operands.slice(1);
+      if (options.has('-@')) files.push({ raw: STDIN, value: '', dynamic: true, glob: false, tilde: false });
+      pushAll(touched.writes, operands.slice(0, 1), values(words, 'out'));
+      pushAll(touched.reads, files);
       if (options.has('move'))
-        pushAll(
-          touched.writes,
-          options.has('recurse-paths') ? reaching('all', operands.slice(1)) : operands.slice(1),
-        );
+        pushAll(touched.writes, options.has('recurse-paths') ? reaching('all', files) : files);
       return;
     }
     case 'wget': {

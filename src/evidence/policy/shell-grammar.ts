@@ -180,6 +180,24 @@ class Scanner {
         words = [];
         i += 2;
         segmentStart = i;
+      } else if (
+        c === '(' &&
+        inWord() &&
+        /[?*+@!]$/.test(w.value) &&
+        i > 0 &&
+        /[?*+@!]/.test(src[i - 1] ?? '')
+      ) {
+        // An extglob (`@(a|b)`, `!(f)`, `+(x)`) is one word, a glob bash expands when `shopt -s
+        // extglob` is on (without it, bash refuses the line).
+        let depth = 0;
+        let j = i;
+        for (; j < n; j++) {
+          if (src[j] === '(') depth++;
+          else if (src[j] === ')' && --depth === 0) break;
+        }
+        w.glob = true;
+        w.add(src.slice(i, j + 1));
+        i = Math.min(n, j + 1);
       } else if (c === '(' && inWord() && ASSIGNMENT.test(src.slice(w.start, i))) {
         const end = this.nested(i + 1, depth, cwd);
         w.add(src.slice(i, end));

@@ -10,7 +10,7 @@
 import { posix } from 'node:path';
 import { memoString } from '../../core/memo.js';
 import { commandValues } from './command-values.js';
-import { gitRunsProgram } from './git-config.js';
+import { gitRunsProgram, gitSubcommandRuns } from './git-config.js';
 import { isScriptProgram, scriptProgramEffects } from './script-programs.js';
 import { type BuiltinCode, builtinCode, laterCode, promptCommands } from './shell-builtins.js';
 import {
@@ -32,6 +32,17 @@ import {
 } from './shell-tables.js';
 
 export { MAX_SHELL_NESTING } from './shell-grammar.js';
+
+/** Variables that give a program options or a command to run (each program's manual). */
+const OPTION_VARIABLES: ReadonlyMap<string, readonly string[]> = new Map([
+  ['tar', ['TAR_OPTIONS']],
+  ['zip', ['ZIPOPT']],
+  ['unzip', ['UNZIP', 'UNZIPOPT']],
+  ['rsync', ['RSYNC_RSH', 'RSYNC_CONNECT_PROG']],
+  ['gzip', ['GZIP']],
+  ['xz', ['XZ_OPT', 'XZ_DEFAULTS']],
+  ['grep', ['GREP_OPTIONS']],
+]);
 
 /** The variables a command gives the program `words` starts: its own assignments and a wrapper's (`env A=1 …`). */
 function variablesFor(command: ShellCommand, words: readonly ShellWord[]): { name: string; value: string }[] {
@@ -227,6 +238,20 @@ class Resolver {
     this.program(command, words, cwd, wrappers);
   }
 
+  /**
+   * The variables the program `words` starts may see from the line: its own assignments, a
+   * wrapper's (`env A=1 …`), and every assignment the line made before it (`export A=1; …`).
+   */
+  private variables(command: ShellCommand, words: readonly ShellWord[]): { name: string; value: string }[] {
+    const earlier = this.analysis.commands.flatMap((c) =>
+      c.words.flatMap((w) => {
+        const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(w);
+        return m === null ? [] : [{ name: m[1] as string, value: m[2] as string }];
+      }),
+    );
+    return [...earlier, ...variablesFor(command, words)];
+  }
+
   private program(
     command: ShellCommand,
     words: ShellWord[],
@@ -240,6 +265,17 @@ class Resolver {
     const code = builtinCode(program, args);
     if (code !== undefined) {
       this.builtin(command, cwd, invocation, code);
+      return;
+    }
+    const optionsFrom = OPTION_VARIABLES.get(program)?.find((name) =>
+      this.variables(command, words).some((v) => v.name === name),
+    );
+    if (optionsFrom !== undefined) {
+      this.push(command, {
+        cwd,
+        invocation,
+        opaque: `${optionsFrom}, set on the line, gives ${program} options the line does not show`,
+      });
       return;
     }
     const commands = commandValues(program, args);
@@ -320,7 +356,8 @@ class Resolver {
         return;
       }
     } else if (isScriptProgram(program)) {
-      const opaque = scriptProgramEffects(program, args)?.opaque;
+      const variables = this.variables(command, words).map((v) => v.name);
+      const opaque = scriptProgramEffects(program, args, variables)?.opaque;
       if (opaque !== undefined) {
         this.push(command, { cwd, invocation, opaque });
         return;
@@ -342,12 +379,21 @@ class Resolver {
     } else if (SUBCOMMAND_TOOLS.has(program)) {
       const global = GLOBAL_OPTIONS.get(program);
       const read = readOptions(args, global);
-      const runs = program === 'git' ? gitRunsProgram(read.options, variablesFor(command, words)) : undefined;
+      const runs =
+        program === 'git' ? gitRunsProgram(read.options, this.variables(command, words)) : undefined;
       if (runs !== undefined) {
         this.push(command, { cwd, invocation, opaque: runs });
         return;
       }
       const sub = read.operands[0];
+      const subRuns =
+        program === 'git' && sub !== undefined && !sub.dynamic
+          ? gitSubcommandRuns(sub.value, read.operands.slice(1))
+          : undefined;
+      if (subRuns !== undefined) {
+        this.push(command, { cwd, invocation, opaque: subRuns });
+        return;
+      }
       if (sub !== undefined && !sub.dynamic) {
         invocation.subcommand = sub.value;
         // The tool's own options are left out of args: they are not the subcommand's.

@@ -63,29 +63,47 @@ export const plainWord = (value: string): ShellWord => ({
 export const values = (words: ReadonlyMap<string, readonly ShellWord[]>, ...names: string[]): ShellWord[] =>
   names.flatMap((n) => words.get(n) ?? []);
 
+/**
+ * tar's words with its old-style first word (`tar cfI A.tar CMD f`) spelt out: each letter an
+ * option, and those that take a value take the words after it in the letters' order, as tar reads
+ * them.
+ */
+export function tarWords(args: readonly ShellWord[]): ShellWord[] {
+  const first = args[0];
+  if (first === undefined || first.dynamic || !/^[A-Za-z]+$/.test(first.value)) return [...args];
+  const table = optionTableFor('tar');
+  const out: ShellWord[] = [];
+  let next = 1;
+  for (const letter of first.value) {
+    out.push({ ...first, value: `-${letter}` });
+    const names = table?.short.get(letter) ?? [];
+    if (names.some((n) => table?.valued.has(n)) && args[next] !== undefined)
+      out.push(args[next++] as ShellWord);
+  }
+  return [...out, ...args.slice(next)];
+}
+
 /** The effects of a command that writes a folder as a whole; false for every other program. */
 export function treeEffects(inv: Invocation, touched: Touched): boolean {
   switch (inv.program) {
     case 'tar': {
-      const args =
-        inv.args[0] !== undefined && !inv.args[0].value.startsWith('-')
-          ? [{ ...inv.args[0], value: `-${inv.args[0].value}` }, ...inv.args.slice(1)]
-          : inv.args;
-      const { options, operands, words } = readOptions(args, optionTableFor('tar'));
+      const { options, operands, words } = readOptions(tarWords(inv.args), optionTableFor('tar'));
       const archive = values(words, 'file');
       const creates = ['create', 'append', 'update', 'catenate'].some((o) => options.has(o));
       if (creates) pushAll(touched.writes, archive);
       else pushAll(touched.reads, archive);
       pushAll(touched.reads, values(words, 'files-from', 'exclude-from'));
+      // The snapshot file of an incremental archive and the index are written.
+      pushAll(touched.writes, values(words, 'listed-incremental', 'index-file'));
       if (creates) pushAll(touched.reads, operands);
+      // --remove-files deletes what it stored, folders whole.
+      if (creates && options.has('remove-files')) pushAll(touched.writes, reaching('all', operands));
       else if (options.has('extract')) {
-        // Members named on the line are written (each may be a folder); without them, whatever
-        // the archive holds, under -C DIR or here.
+        // Members named on the line are written (each may be a folder); without them, or renamed
+        // by --transform, whatever the archive holds, under -C DIR or here.
         const directory = values(words, 'directory');
-        pushAll(
-          touched.writes,
-          reaching('some', directory[0] ? directory : operands.length > 0 ? operands : [HERE]),
-        );
+        const named = operands.length > 0 && !options.has('transform') ? operands : [HERE];
+        pushAll(touched.writes, reaching('some', directory[0] ? directory : named));
       }
       return true;
     }
@@ -212,18 +230,57 @@ function gitEffects(inv: Invocation, touched: Touched): void {
     if (target !== undefined) touched.writes.push({ ...target, tree: 'some' });
     return;
   }
+  // Files and folders git writes by name: an archive, a bundle, a patch series, a diff's output, a
+  // new repository or worktree (git-archive(1), git-bundle(1), git-format-patch(1), git-diff(1),
+  // git-init(1), git-worktree(1)).
+  const output = args.flatMap((w, i) => {
+    const m = /^--output(?:-directory)?=(.*)$/.exec(w.value);
+    if (m !== null) return [{ ...w, value: m[1] as string }];
+    const takes =
+      w.value === '--output' || w.value === '--output-directory' || (w.value === '-o' && sub !== 'diff');
+    return takes && args[i + 1] !== undefined ? [args[i + 1] as ShellWord] : [];
+  });
+  pushAll(touched.writes, reaching('some', output));
+  if (sub === 'bundle' && operands[0]?.value === 'create' && operands[1] !== undefined)
+    touched.writes.push(operands[1]);
+  if (sub === 'worktree' && operands[0]?.value === 'add' && operands[1] !== undefined)
+    touched.writes.push({ ...operands[1], tree: 'some' });
+  if (sub === 'init') {
+    // DIR (made when missing) and the repository in DIR/.git.
+    const dir = operands[0] ?? at;
+    touched.writes.push(dir, {
+      ...dir,
+      value: posix.join(dir.value, '.git'),
+      tree: 'some',
+    });
+  }
   if (sub === 'restore') {
-    // The working tree unless only the index is restored (--staged without --worktree).
-    if (given('--staged', '-S') && !given('--worktree', '-W')) return;
+    // The working tree unless only the index is restored (--staged without --worktree, in any
+    // abbreviation git accepts: `--work`).
+    const worktree = args.some(
+      (w) => /^--wo(?:r(?:k(?:t(?:r(?:ee?)?)?)?)?)?$/.test(w.value) || /^-[A-Za-z]*W/.test(w.value),
+    );
+    if (given('--staged', '-S') && !worktree) return;
     pushAll(touched.writes, reaching('all', operands));
     return;
   }
   if (sub === undefined || !GIT_TREE_WRITERS.has(sub)) return;
   // A mixed or soft reset moves HEAD and the index only; these only check or list.
-  if (sub === 'reset' && !args.some((w) => /^--(?:hard|merge|keep)$/.test(w.value))) return;
-  if (sub === 'apply' && given('--check', '--stat', '--numstat', '--summary', '--cached')) return;
-  if (sub === 'clean' && given('-n', '--dry-run')) return;
-  if (sub === 'stash' && STASH_READERS.has(args.find((w) => !w.value.startsWith('-'))?.value ?? '')) return;
+  // (Long options in any abbreviation git accepts: `--har`; a later option undoes an earlier one.)
+  if (sub === 'reset' && !args.some((w) => /^--(?:ha(?:rd?)?|me(?:r(?:ge?)?)?|ke(?:ep?)?)$/.test(w.value)))
+    return;
+  if (
+    sub === 'apply' &&
+    given('--check', '--stat', '--numstat', '--summary', '--cached') &&
+    !args.some((w) => /^--ap(?:p(?:ly?)?)?$/.test(w.value))
+  )
+    return;
+  if (sub === 'clean') {
+    const last = args.findLast((w) => /^(?:-n|--dry-run|--no-dry-run)$/.test(w.value));
+    if (last !== undefined && last.value !== '--no-dry-run') return;
+  }
+  // The stash subcommand, when given, is the first word (`git stash -m list` pushes a stash).
+  if (sub === 'stash' && STASH_READERS.has(args[0]?.value ?? '')) return;
   // `git checkout -b NEW` (also clustered: `-qb NEW`) makes a branch where HEAD is: nothing changes.
   const newBranch = given('--orphan') || args.some((w) => /^-[A-Za-z]*[bB]$/.test(w.value));
   if (sub === 'checkout' && newBranch && operands.length <= 1) return;

@@ -22,6 +22,13 @@ describe('command lines given in options', {
       "zip -q a.zip f && zip -T -TT 'touch protected/y' a.zip f",
       'zip -qm a.zip protected/x',
       'zip -qrm a.zip protected',
+      "tar cfI a.tar 'tee protected/x' f",
+      'zip -q a.zip f -x zz -m protected/x',
+      'tar -cf a.tar protected --remove-files',
+      'tar -cf a.tar --listed-incremental=protected/snap f',
+      'rsync --remove-source-files protected/x r1',
+      'rsync --log-file=protected/log f r2',
+      'zip -q a.zip f && zip -q a.zip --out protected/y.zip',
     ],
     harmless: [
       'tar -czf a.tar.gz f',
@@ -40,6 +47,31 @@ describe('command lines given in options', {
       cwd: '/w',
     });
     assert.equal(verdict.verdict, 'forbidden');
+  });
+});
+
+describe('writes under names the line does not spell out', {
+  skip: !['bash', 'tar', 'rsync'].every(have) && 'bash, tar or rsync missing',
+}, () => {
+  verdictTable(bashLine, {
+    verdict: 'refused',
+    changes: [
+      "tar -cf a.tar f && tar -xf a.tar --transform='s,^,protected/,'",
+      'mkdir sub && rsync f sub/ && echo three >> f && rsync -b --backup-dir=../protected f sub/',
+    ],
+  });
+});
+
+describe('variables that give a program its options', {
+  skip: !['bash', 'tar', 'zip'].every(have) && 'bash, tar or zip missing',
+}, () => {
+  verdictTable(bashLine, {
+    verdict: 'escalate',
+    changes: [
+      "TAR_OPTIONS='--use-compress-program=touch\\ protected/y' tar -cf a.tar f",
+      'ZIPOPT=-m zip -q a.zip protected/x',
+      'echo protected/x | zip -qm -@ a.zip',
+    ],
   });
 });
 

@@ -5,11 +5,13 @@
  * allow it; settings that are data (`user.name`, `core.pager=cat`, `color.ui`) change nothing and stay
  * allowed.
  */
+
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe } from 'node:test';
+import { describe, test } from 'node:test';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
 import { have, type LineOutcome, PROTECTED, verdictTable } from './protected.js';
 
@@ -56,13 +58,48 @@ describe('git settings that run programs', {
       "env GIT_EXTERNAL_DIFF='touch protected/y' git diff",
       "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.z GIT_CONFIG_VALUE_0='!touch protected/y' git z",
       "W='!touch protected/y' git --config-env=alias.w=W w",
+      "export GIT_EXTERNAL_DIFF='touch protected/y'; git diff",
+      "git config core.fsmonitor 'touch protected/y; false'; git status",
+      "git config alias.zz '!touch protected/y'; git zz",
+      "git ls-remote --upload-pack='touch protected/y; false' .",
+      "git grep -O'touch protected/y' two",
+      "git difftool -y -x 'touch protected/y'",
+      'git commit -qam two && git bisect start HEAD HEAD~1 && git bisect run touch protected/y',
+      "GIT_ALLOW_PROTOCOL=ext git clone -q 'ext::sh -c touch% protected/y' cl",
     ],
     harmless: [
+      'GIT_TRACE=1 git status',
+      'git -c core.longpaths=true status',
+      "git -c http.extraheader='X-A: b' status",
+      'git config user.name someone',
       'git -c user.name=a -c user.email=a@example.com commit -qam two',
       'git -c core.pager=cat log',
       'GIT_PAGER=cat git log --oneline',
       'git -c color.ui=never status',
       'git --no-pager diff',
     ],
+  });
+  verdictTable(run, {
+    changes: [
+      'git archive -o protected/y HEAD',
+      'git diff --output=protected/y HEAD',
+      'git init -q protected/sub',
+      'git worktree add -q protected/wt',
+      'git bundle create protected/b HEAD',
+      'git format-patch -q --root -o protected',
+    ],
+    harmless: ['git init -q', 'git stash list', 'git clean -n'],
+  });
+  test('spellings git accepts for the tree writers are tree writers', () => {
+    const judge = (command: string) =>
+      evaluateAction(PROTECTED, { tool: 'Bash', input: { command }, cwd: '/w' }).verdict;
+    for (const line of [
+      'git stash -m list',
+      'git reset --har',
+      'git apply --check --apply p.diff',
+      'git clean -n --no-dry-run -f',
+      'git restore --staged --work protected/x',
+    ])
+      assert.notEqual(judge(line), 'allowed', line);
   });
 });

@@ -21,6 +21,11 @@ describe('globs that may name a forbidden folder', {
       'rm -r p*',
       'sort -o protec?ed/x f',
       'tar -cf a.tar f && tar -xf a.tar -C p*',
+      'rm -rf prot[[:alpha:]]cted',
+      'cp f prot[[:alpha:]]cted/',
+      'shopt -s extglob\nrm -rf @(protected)',
+      'shopt -s extglob\nrm -rf !(f)',
+      'rm -rf ~+/prot*',
     ],
     harmless: ['touch o1 && cp f o*', 'touch a.log && rm -f *.log', 'ls p* > list', 'cat *'],
   });

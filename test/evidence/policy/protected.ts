@@ -50,7 +50,8 @@ export function verdictTable(
   run: (line: string) => LineOutcome | Promise<LineOutcome>,
   table: {
     changes?: readonly string[];
-    verdict?: 'forbidden' | 'escalate';
+    /** `refused`: forbidden or escalated, whichever (the line is not allowed). */
+    verdict?: 'forbidden' | 'escalate' | 'refused';
     also?: (verdict: ActionVerdict) => void;
     harmless?: readonly string[];
   },
@@ -59,7 +60,8 @@ export function verdictTable(
     test(`${line}: ${table.verdict ?? 'forbidden'}`, async () => {
       const { changed, verdict } = await run(line);
       assert.ok(changed, 'the real program changed protected/');
-      assert.equal(verdict.verdict, table.verdict ?? 'forbidden', JSON.stringify(verdict));
+      if (table.verdict === 'refused') assert.notEqual(verdict.verdict, 'allowed', JSON.stringify(verdict));
+      else assert.equal(verdict.verdict, table.verdict ?? 'forbidden', JSON.stringify(verdict));
       table.also?.(verdict);
     });
   for (const line of table.harmless ?? [])

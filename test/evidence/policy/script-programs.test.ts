@@ -96,6 +96,9 @@ function sedScript(g: Prng): string {
         'v 4.2',
         'F',
         'c\\\nx\\\nw o15',
+        ':a w o16',
+        'b a w o17',
+        'a\\ \nw o18',
       ])
     );
   };
@@ -287,6 +290,31 @@ describe('sed and awk lines that write protected/', {
     test(`${line}: escalated (a name or command known only at run time)`, () => {
       assert.equal(bashLine(line).verdict.verdict, 'escalate');
     });
+});
+
+describe('spellings that once slipped past the readers', {
+  skip: !(hasSed && ['bash', 'gawk', 'mawk'].every(have)) && 'bash, GNU sed, gawk or mawk is missing',
+}, () => {
+  verdictTable(bashLine, {
+    verdict: 'refused',
+    changes: [
+      "sed -n ':a w protected/x' f",
+      "sed -n 'v 4.2 w protected/x' f",
+      "sed -n '$a\\ \nw protected/x' f",
+      "POSIXLY_CORRECT=1 sed -n 'w protected/x' --sandbox f",
+      "sed -i'protected/*' 's/one/ONE/' f",
+      "echo 'w protected/x' | sed -f /dev//stdin f",
+      'gawk \'BEGIN { print "p" > "protected\\x2fx" }\'',
+      'mawk \'BEGIN { case = 4; x = case / 2; print "p" > "protected\\057x"; y = 1 / 2 }\'',
+      'mawk \'BEGIN { x = "a" ~ /[[.]/ ; print "p" > "protected\\057x" ; y = /.]]/ }\'',
+      'gawk -v x=1 -W source=\'BEGIN { print "p" > "protected/x" }\'',
+      'echo \'BEGIN { print "p" > "protected/x" }\' | mawk -Winteractive,exec /dev/stdin',
+      'gawk -i /usr/share/awk/inplace.awk \'{ print "pwn" }\' protected/x',
+      'gawk -i inplace \'BEGIN { ARGV[1] = "protected/x" } { print "pwn" }\' f',
+      'echo \'BEGIN { print "p" > "protected/x" }\' > stdin && AWKPATH=. gawk -f stdin',
+    ],
+    harmless: ['X=1; awk -vx="$X" \'{ print x }\' f', 'SEP=:; awk -F"$SEP" \'{ print $1 }\' f'],
+  });
 });
 
 test('files a script reads by name meet Read patterns', () => {
