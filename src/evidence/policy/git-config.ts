@@ -148,6 +148,20 @@ export function gitSubcommandRuns(
     );
     if (hit !== undefined) return `git ${subcommand} ${option} runs a command`;
   }
+  if (subcommand === 'clone') {
+    // clone -c KEY=VALUE / --config KEY=VALUE sets the new repository's configuration before its
+    // checkout runs (hooks, filters).
+    for (let i = 0; i < args.length; i++) {
+      const v = (args[i] as { value: string }).value;
+      const setting =
+        v === '-c' || v === '--config' ? args[i + 1]?.value : /^(?:--config=|-c)(.+)$/.exec(v)?.[1];
+      if (setting === undefined) continue;
+      const eq = setting.indexOf('=');
+      const key = eq < 0 ? setting : setting.slice(0, eq);
+      if (!harmless(key, eq < 0 ? 'true' : setting.slice(eq + 1)))
+        return `git clone -c ${key} may run a program the line does not show`;
+    }
+  }
   if (subcommand === 'config') {
     // git config [--file F …] KEY VALUE, or git config set KEY VALUE: a key that names a program.
     const positional: string[] = [];

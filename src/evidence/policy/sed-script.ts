@@ -168,9 +168,20 @@ class Reader {
       this.i++;
       if (this.text[this.i] === '\n') this.i++;
     }
+    const start = this.i;
     while (this.c !== undefined && this.c !== '\n') {
       if (this.c === '\\') this.i++;
       this.i++;
+    }
+    // Where the text went on over a trailing backslash, the lines after it are also read as
+    // commands: sed's own reading of a backslash there (`c\\` and a newline) may end the text
+    // sooner, so what they would write or run counts as well.
+    const lines = this.text.slice(start, this.i).split('\n').slice(1);
+    for (const line of lines) {
+      const also = new Reader(line).read();
+      this.out.writes.push(...also.writes);
+      this.out.reads.push(...also.reads);
+      if (also.runs) this.out.runs = true;
     }
   }
 

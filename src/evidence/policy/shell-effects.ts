@@ -108,6 +108,22 @@ function copyLike(inv: Invocation, touched: Touched): void {
     inv.program === 'scp' ||
     ['recursive', 'archive'].some((o) => options.has(o));
   const into = destination[0];
+  // `cp --parents` and `rsync -R` keep each source's path under DEST (rsync: the part after `/./`).
+  const keepsPath =
+    (inv.program === 'cp' && options.has('parents')) || (inv.program === 'rsync' && options.has('relative'));
+  if (keepsPath && into !== undefined && !into.dynamic)
+    for (const source of sources) {
+      const kept = source.value.includes('/./')
+        ? source.value.slice(source.value.indexOf('/./') + 3)
+        : source.value;
+      if (source.dynamic || posix.isAbsolute(kept)) continue;
+      touched.writes.push({
+        ...into,
+        raw: `${into.raw}/${kept}`,
+        value: posix.join(into.value, kept),
+        tree: 'some',
+      });
+    }
   if (!recursive || into === undefined) return;
   // A folder copied or moved lands at DEST/NAME when DEST is a folder, or is DEST when DEST is
   // new; rsync copies what a source ending in `/` holds into DEST itself. What it holds is written
@@ -263,7 +279,12 @@ function programEffects(inv: Invocation, touched: Touched): void {
       const { options, operands, words } = readOptions(kept, optionTableFor(p));
       const files = operands.slice(1);
       if (options.has('-@')) files.push({ raw: STDIN, value: '', dynamic: true, glob: false, tilde: false });
-      pushAll(touched.writes, operands.slice(0, 1), values(words, 'out'));
+      pushAll(touched.writes, operands.slice(0, 1), values(words, 'out', 'logfile-path'));
+      // `-lf FILE`: its log file (an option of two letters).
+      inv.args.forEach((w, i) => {
+        const next = inv.args[i + 1];
+        if (w.value === '-lf' && next !== undefined) touched.writes.push(next);
+      });
       pushAll(touched.reads, files);
       if (options.has('move'))
         pushAll(touched.writes, options.has('recurse-paths') ? reaching('all', files) : files);

@@ -198,6 +198,13 @@ export const GLOBAL_OPTIONS: ReadonlyMap<string, OptionTable> = new Map([
 
 /** Per-command tables; `git push` and the like are keyed `git push`. */
 export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
+  [
+    'git worktree',
+    optionTable(
+      'b= B= f:force d:detach checkout no-checkout lock reason= q:quiet track no-track guess-remote orphan',
+      GNU,
+    ),
+  ],
   ['rm', RM],
   [
     'split',
@@ -285,7 +292,7 @@ export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
   [
     'tar',
     optionTable(
-      'A:catenate,concatenate c:create d:diff,compare delete r:append t:list u:update x:extract,get f:file= C:directory= T:files-from= X:exclude-from= exclude= z:gzip j:bzip2 J:xz v:verbose p:preserve-permissions k:keep-old-files O:to-stdout I:use-compress-program= to-command= checkpoint-action= F:info-script,new-volume-script= rsh-command= remove-files transform,xform= g:listed-incremental= index-file=',
+      'A:catenate,concatenate c:create d:diff,compare delete r:append t:list u:update x:extract,get f:file= C:directory= T:files-from= X:exclude-from= exclude= z:gzip j:bzip2 J:xz v:verbose p:preserve-permissions k:keep-old-files O:to-stdout I:use-compress-program= to-command= checkpoint-action= F:info-script,new-volume-script= rsh-command= remove-files transform,xform= g:listed-incremental= index-file= volno-file= wildcards no-anchored anchored no-wildcards',
       GNU,
     ),
   ],
@@ -321,14 +328,14 @@ export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
   [
     'rsync',
     optionTable(
-      'a:archive r:recursive v:verbose q:quiet z:compress e:rsh= rsync-path= delete n:dry-run u:update l:links L:copy-links H:hard-links p:perms t:times g:group o:owner D P progress exclude= include= exclude-from= include-from= files-from= R:relative b:backup backup-dir= suffix= c:checksum h:human-readable i:itemize-changes T:temp-dir= partial-dir= log-file= link-dest= copy-dest= compare-dest= remove-source-files write-batch= only-write-batch=',
+      'a:archive r:recursive v:verbose q:quiet z:compress e:rsh= rsync-path= delete n:dry-run u:update l:links L:copy-links H:hard-links p:perms t:times g:group o:owner D P progress exclude= include= exclude-from= include-from= files-from= R:relative b:backup backup-dir= suffix= c:checksum h:human-readable i:itemize-changes T:temp-dir= partial-dir= log-file= link-dest= copy-dest= compare-dest= remove-source-files,remove-sent-files write-batch= only-write-batch=',
       GNU,
     ),
   ],
   [
     'zip',
     optionTable(
-      'm:move r:recurse-paths R:recurse-patterns q:quiet v:verbose j:junk-paths u:update f:freshen d:delete T:test y:symlinks e:encrypt D:no-dir-entries b:temp-path= n:suffixes= t:from-date= unzip-command= o:latest-time g:grow X:no-extra O:out= @ 0 1 2 3 4 5 6 7 8 9',
+      'm:move r:recurse-paths R:recurse-patterns q:quiet v:verbose j:junk-paths u:update f:freshen d:delete T:test y:symlinks e:encrypt D:no-dir-entries b:temp-path= n:suffixes= t:from-date= unzip-command= o:latest-time g:grow X:no-extra O:out,output-file= @ P:password= Z:compression-method= s:split-size= logfile-path= 0 1 2 3 4 5 6 7 8 9',
       GNU,
     ),
   ],

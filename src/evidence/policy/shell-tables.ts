@@ -26,6 +26,8 @@ export interface Wrapper {
   joinsOperands?: boolean;
   /** Options with which the wrapper does not run the command at all (`command -v`). */
   noRun?: readonly string[];
+  /** Options whose value is a file the wrapper itself writes (`time -o FILE`, `script -O FILE`). */
+  writes?: readonly string[];
 }
 
 const stop = { abbreviate: false, stopAtOperand: true };
@@ -87,7 +89,10 @@ export const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
     { options: optionTable('i:input= o:output= e:error=', { abbreviate: true, stopAtOperand: true }) },
   ],
   ['setsid', { options: optionTable('c:ctty f:fork w:wait', stop) }],
-  ['time', { options: optionTable('p f:format= o:output= a:append v:verbose q:quiet', stop) }],
+  [
+    'time',
+    { options: optionTable('p f:format= o:output= a:append v:verbose q:quiet', stop), writes: ['output'] },
+  ],
   ['command', { options: optionTable('p v V', stop), noRun: ['-v', '-V'] }],
   ['builtin', { options: optionTable('', stop) }],
   ['exec', { options: optionTable('c l a=', stop) }],
@@ -135,6 +140,7 @@ export const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
         stop,
       ),
       scriptOption: 'command',
+      writes: ['timing', 'log-timing', 'log-io', 'log-in', 'log-out'],
     },
   ],
   [

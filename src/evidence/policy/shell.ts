@@ -35,7 +35,7 @@ export { MAX_SHELL_NESTING } from './shell-grammar.js';
 
 /** Variables that give a program options or a command to run (each program's manual). */
 const OPTION_VARIABLES: ReadonlyMap<string, readonly string[]> = new Map([
-  ['tar', ['TAR_OPTIONS']],
+  ['tar', ['TAR_OPTIONS', 'TAPE']],
   ['zip', ['ZIPOPT']],
   ['unzip', ['UNZIP', 'UNZIPOPT']],
   ['rsync', ['RSYNC_RSH', 'RSYNC_CONNECT_PROG']],
@@ -49,9 +49,16 @@ function variablesFor(command: ShellCommand, words: readonly ShellWord[]): { nam
   const at = words[0] === undefined ? -1 : command.words.indexOf(words[0]);
   const given = [...command.assignments, ...command.words.slice(0, Math.max(0, at))];
   return given.flatMap((w) => {
-    const m = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(w.value);
-    // A value computed at run time may be anything.
-    return m === null ? [] : [{ name: m[1] as string, value: w.dynamic ? '$' : w.value.slice(m[0].length) }];
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/.exec(w.value);
+    // A value computed at run time may be anything; one appended to (`A+=…`) may hold more.
+    return m === null
+      ? []
+      : [
+          {
+            name: m[1] as string,
+            value: w.dynamic || m[0].endsWith('+=') ? '$' : w.value.slice(m[0].length),
+          },
+        ];
   });
 }
 
@@ -164,7 +171,8 @@ class Resolver {
     return simple;
   }
 
-  resolve(command: ShellCommand): void {
+  resolve(given: ShellCommand): void {
+    let command = given;
     let words = command.words;
     let cwd = command.cwd;
     const wrappers: string[] = [];
@@ -200,6 +208,21 @@ class Resolver {
             ? undefined
             : posix.normalize(posix.isAbsolute(chdir) ? chdir : posix.join(cwd, chdir));
       let rest = read.operands;
+      // Files the wrapper writes itself are judged as redirections of the command; `script`
+      // writes its FILE operand (`typescript` here without one) around what it runs.
+      const written = (wrapper.writes ?? []).flatMap((o) => read.words.get(o) ?? []);
+      if (program === 'script') {
+        const file = rest[0] !== undefined && !/^-/.test(rest[0].value) ? rest[0] : undefined;
+        written.push(file ?? word('typescript'));
+        if (file !== undefined) rest = rest.slice(1);
+        const late = readOptions(rest, wrapper.options);
+        if (late.options.has('command')) read.options.set('command', late.options.get('command') ?? []);
+      }
+      if (written.length > 0)
+        command = {
+          ...command,
+          redirections: [...command.redirections, ...written.map((target) => ({ op: '>' as const, target }))],
+        };
       if (wrapper.assignments)
         while (rest[0] !== undefined && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0].value)) rest = rest.slice(1);
       rest = rest.slice(wrapper.leadingOperands ?? 0);
@@ -245,8 +268,8 @@ class Resolver {
   private variables(command: ShellCommand, words: readonly ShellWord[]): { name: string; value: string }[] {
     const earlier = this.analysis.commands.flatMap((c) =>
       c.words.flatMap((w) => {
-        const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(w);
-        return m === null ? [] : [{ name: m[1] as string, value: m[2] as string }];
+        const m = /^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$/s.exec(w);
+        return m === null ? [] : [{ name: m[1] as string, value: m[2] === '+' ? '$' : (m[3] as string) }];
       }),
     );
     return [...earlier, ...variablesFor(command, words)];

@@ -93,16 +93,29 @@ export function treeEffects(inv: Invocation, touched: Touched): boolean {
       if (creates) pushAll(touched.writes, archive);
       else pushAll(touched.reads, archive);
       pushAll(touched.reads, values(words, 'files-from', 'exclude-from'));
-      // The snapshot file of an incremental archive and the index are written.
-      pushAll(touched.writes, values(words, 'listed-incremental', 'index-file'));
-      if (creates) pushAll(touched.reads, operands);
+      // The snapshot file of an incremental archive, the index and the volume number file are written.
+      pushAll(touched.writes, values(words, 'listed-incremental', 'index-file', 'volno-file'));
+      const directory = values(words, 'directory');
+      // Names are relative to -C DIR; a list (-T) gives names the line does not show.
+      const members = [
+        ...operands.map((w) =>
+          directory[0] === undefined || w.dynamic || posix.isAbsolute(w.value)
+            ? w
+            : { ...w, value: posix.join(directory[0].value, w.value) },
+        ),
+        ...(options.has('files-from')
+          ? [{ ...(values(words, 'files-from')[0] as ShellWord), value: '$TAR_LIST', dynamic: true }]
+          : []),
+      ];
+      if (creates) pushAll(touched.reads, members);
       // --remove-files deletes what it stored, folders whole.
-      if (creates && options.has('remove-files')) pushAll(touched.writes, reaching('all', operands));
+      if (creates && options.has('remove-files')) pushAll(touched.writes, reaching('all', members));
       else if (options.has('extract')) {
-        // Members named on the line are written (each may be a folder); without them, or renamed
-        // by --transform, whatever the archive holds, under -C DIR or here.
-        const directory = values(words, 'directory');
-        const named = operands.length > 0 && !options.has('transform') ? operands : [HERE];
+        // Members named on the line are written (each may be a folder); without them, renamed by
+        // --transform, or matched anywhere (--wildcards, --no-anchored), whatever the archive
+        // holds, under -C DIR or here.
+        const anywhere = ['transform', 'wildcards', 'no-anchored'].some((o) => options.has(o));
+        const named = operands.length > 0 && !anywhere ? operands : [HERE];
         pushAll(touched.writes, reaching('some', directory[0] ? directory : named));
       }
       return true;
@@ -183,6 +196,7 @@ const GIT_TREE_WRITERS = new Set([
   'clean',
   'read-tree',
   'checkout-index',
+  'sparse-checkout',
 ]);
 /** git stash subcommands that leave the tree as it is. */
 const STASH_READERS = new Set(['list', 'show', 'create', 'store']);
@@ -233,19 +247,56 @@ function gitEffects(inv: Invocation, touched: Touched): void {
   // Files and folders git writes by name: an archive, a bundle, a patch series, a diff's output, a
   // new repository or worktree (git-archive(1), git-bundle(1), git-format-patch(1), git-diff(1),
   // git-init(1), git-worktree(1)).
+  const here = (w: ShellWord): ShellWord =>
+    at === HERE || w.dynamic || posix.isAbsolute(w.value)
+      ? w
+      : { ...w, value: posix.join(at.value, w.value) };
   const output = args.flatMap((w, i) => {
-    const m = /^--output(?:-directory)?=(.*)$/.exec(w.value);
+    const m = /^--(?:output(?:-directory)?|export-marks|separate-git-dir|file)=(.*)$/.exec(w.value);
     if (m !== null) return [{ ...w, value: m[1] as string }];
+    // `-oDIR` attached (format-patch, archive, bugreport, diagnose, mailsplit); not `diff -o`.
+    if (/^-o./.test(w.value) && sub !== 'diff') return [{ ...w, value: w.value.slice(2) }];
     const takes =
-      w.value === '--output' || w.value === '--output-directory' || (w.value === '-o' && sub !== 'diff');
+      /^--(?:output|output-directory|separate-git-dir|file)$/.test(w.value) ||
+      (w.value === '-o' && sub !== 'diff') ||
+      (w.value === '-f' && (sub === 'config' || sub === 'credential-store'));
     return takes && args[i + 1] !== undefined ? [args[i + 1] as ShellWord] : [];
   });
-  pushAll(touched.writes, reaching('some', output));
+  pushAll(touched.writes, reaching('some', output.map(here)));
+  // git writes its own folder (`--git-dir DIR` before the subcommand): the index, objects, refs.
+  for (let i = 1; i < inv.argv.length; i++) {
+    const w = inv.argv[i] as ShellWord;
+    if (w.value === sub) break;
+    const dir =
+      w.value === '--git-dir'
+        ? inv.argv[i + 1]
+        : w.value.startsWith('--git-dir=')
+          ? { ...w, value: w.value.slice(10) }
+          : undefined;
+    if (dir !== undefined) touched.writes.push({ ...dir, tree: 'some' });
+  }
+  // format-patch, bugreport and diagnose write their files where they run unless told otherwise.
+  const named = {
+    'format-patch': '[0-9][0-9][0-9][0-9]-*.patch',
+    bugreport: 'git-bugreport-*',
+    diagnose: 'git-diagnostics-*',
+  }[sub ?? ''];
+  if (named !== undefined && output.length === 0 && !given('--stdout'))
+    touched.writes.push({ ...at, value: posix.join(at.value, named), glob: true });
   if (sub === 'bundle' && operands[0]?.value === 'create' && operands[1] !== undefined)
     touched.writes.push(operands[1]);
-  if (sub === 'worktree' && operands[0]?.value === 'add' && operands[1] !== undefined)
-    touched.writes.push({ ...operands[1], tree: 'some' });
-  if (sub === 'init') {
+  if (sub === 'merge-file' && operands[0] !== undefined && !given('-p', '--stdout'))
+    touched.writes.push(operands[0]);
+  if (sub === 'mailinfo') pushAll(touched.writes, operands.slice(0, 2));
+  if (sub === 'pack-objects' && operands[0] !== undefined)
+    touched.writes.push({ ...operands[0], value: `${operands[0].value}-*`, glob: true });
+  if (sub === 'worktree' && (operands[0]?.value === 'add' || operands[0]?.value === 'move')) {
+    // worktree add [-b NEW] PATH, worktree move FROM TO: the last folder named (option values left out).
+    const words = readOptions(args.slice(1), optionTableFor('git worktree')).operands.map(here);
+    const path = operands[0].value === 'move' ? words[1] : words[0];
+    if (path !== undefined) touched.writes.push({ ...path, tree: 'some' });
+  }
+  if (sub === 'init' || sub === 'init-db') {
     // DIR (made when missing) and the repository in DIR/.git.
     const dir = operands[0] ?? at;
     touched.writes.push(dir, {
@@ -282,7 +333,10 @@ function gitEffects(inv: Invocation, touched: Touched): void {
   // The stash subcommand, when given, is the first word (`git stash -m list` pushes a stash).
   if (sub === 'stash' && STASH_READERS.has(args[0]?.value ?? '')) return;
   // `git checkout -b NEW` (also clustered: `-qb NEW`) makes a branch where HEAD is: nothing changes.
-  const newBranch = given('--orphan') || args.some((w) => /^-[A-Za-z]*[bB]$/.test(w.value));
+  // (With -f it overwrites local changes: a tree writer.)
+  const newBranch =
+    (given('--orphan') || args.some((w) => /^-[A-Za-z]*[bB]$/.test(w.value))) &&
+    !args.some((w) => w.value === '--force' || /^-[A-Za-z]*f/.test(w.value));
   if (sub === 'checkout' && newBranch && operands.length <= 1) return;
   // Pathspecs (and, for checkout, what may be one) are written whole; the rest of the tree in part.
   const paths = sub === 'checkout' || sub === 'clean' || sub === 'checkout-index' ? operands : [];

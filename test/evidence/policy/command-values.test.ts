@@ -29,6 +29,12 @@ describe('command lines given in options', {
       'rsync --remove-source-files protected/x r1',
       'rsync --log-file=protected/log f r2',
       'zip -q a.zip f && zip -q a.zip --out protected/y.zip',
+      'tar -c -f a.tar -C protected x --remove-files',
+      'rsync --remove-sent-files protected/x d',
+      'zip -q -P pw protected/a.zip f',
+      'zip -q a.zip f -lf protected/y',
+      'mkdir -p s/protected && echo pwn > s/protected/x && rsync -R s/./protected/x .',
+      'mkdir -p s/protected && echo pwn > s/protected/x && cd s && cp --parents protected/x ..',
     ],
     harmless: [
       'tar -czf a.tar.gz f',
@@ -58,6 +64,9 @@ describe('writes under names the line does not spell out', {
     changes: [
       "tar -cf a.tar f && tar -xf a.tar --transform='s,^,protected/,'",
       'mkdir sub && rsync f sub/ && echo three >> f && rsync -b --backup-dir=../protected f sub/',
+      'echo protected/x > L; tar -cf a.tar --remove-files -T L',
+      'TAPE=protected/y tar -c f',
+      'script -q protected/y -c true',
     ],
   });
 });

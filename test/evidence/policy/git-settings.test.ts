@@ -87,6 +87,12 @@ describe('git settings that run programs', {
       'git worktree add -q protected/wt',
       'git bundle create protected/b HEAD',
       'git format-patch -q --root -o protected',
+      'git format-patch -q -1 -oprotected',
+      'git -C protected archive -o y HEAD',
+      'git -C protected format-patch -q -1',
+      'git init -q --separate-git-dir=protected/g n',
+      'git worktree add -q -b nb protected/wt',
+      'git config --file protected/y user.name z',
     ],
     harmless: ['git init -q', 'git stash list', 'git clean -n'],
   });
@@ -99,6 +105,11 @@ describe('git settings that run programs', {
       'git apply --check --apply p.diff',
       'git clean -n --no-dry-run -f',
       'git restore --staged --work protected/x',
+      'git checkout -f -b nb',
+      'git sparse-checkout init --cone',
+      'git clone . n -c core.hooksPath=../h',
+      'git --git-dir=protected/g init',
+      'git merge-file protected/keep protected/keep f',
     ])
       assert.notEqual(judge(line), 'allowed', line);
   });
