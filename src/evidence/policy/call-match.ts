@@ -9,6 +9,7 @@ import { posix } from 'node:path';
 import { globMatches } from '../../core/glob.js';
 import type { ActionCall, ActionPattern } from './action.js';
 import { canonicalTool, kindFromHint, type ToolKind, toolArgument } from './aliases.js';
+import { plainWord } from './effect-words.js';
 import { inferToolKind } from './kinds.js';
 import { writeThroughLineLink } from './line-links.js';
 import { foldPath, globMeets, pathMatches, shellPathMatch } from './paths.js';
@@ -16,7 +17,6 @@ import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './she
 import { commandFileEffects, type WrittenWord } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
 import { matchCommand } from './shell-match.js';
-import { plainWord } from './tree-effects.js';
 import { typedInputReason } from './typed-input.js';
 import { hostInDomain, urlHosts } from './urls.js';
 

@@ -6,9 +6,9 @@
  * values are judged as command lines of their own (docs/policy.md, "Wrappers").
  */
 
+import { tarWords } from './effect-words.js';
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
-import { tarWords } from './tree-effects.js';
 
 const VALUED: ReadonlyMap<string, readonly string[]> = new Map([
   ['tar', ['use-compress-program', 'to-command', 'info-script', 'rsh-command']],

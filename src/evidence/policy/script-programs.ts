@@ -9,11 +9,11 @@
 
 import { posix } from 'node:path';
 import { readAwkProgram } from './awk-program.js';
+import { plainWord, type Touched } from './effect-words.js';
 import { readSedScript } from './sed-script.js';
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
 import { AWKS } from './shell-tables.js';
-import { plainWord, type Touched } from './tree-effects.js';
 
 export interface ScriptEffects extends Touched {
   /** Why the command runs something the line does not show. */

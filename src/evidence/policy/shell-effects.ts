@@ -8,14 +8,16 @@
 
 import { posix } from 'node:path';
 import { patchPaths } from './aliases.js';
+import { plainWord, pushAll, reaching, type Touched, values } from './effect-words.js';
 import { scriptProgramEffects } from './script-programs.js';
 import { type Invocation, type SimpleCommand, splitShellCommand } from './shell.js';
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
 import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
-import { plainWord, pushAll, reaching, type Touched, treeEffects, values } from './tree-effects.js';
 
-export type { TreeReach, WrittenWord } from './tree-effects.js';
+import { treeEffects } from './tree-effects.js';
+
+export type { TreeReach, WrittenWord } from './effect-words.js';
 
 export interface FileEffect {
   /** The path as written (quotes removed); for a dynamic word, its text as written. */
