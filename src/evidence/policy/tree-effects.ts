@@ -5,15 +5,7 @@
  */
 
 import { posix } from 'node:path';
-import {
-  plainWord,
-  pushAll,
-  reaching,
-  type Touched,
-  tarWords,
-  values,
-  type WrittenWord,
-} from './effect-words.js';
+import { pushAll, reaching, type Touched, tarWords, values, type WrittenWord } from './effect-words.js';
 import type { Invocation } from './shell.js';
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
