@@ -7,6 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { generateKeyPair } from '../../src/core/keys.js';
+import { noteVerifierKey } from '../../src/core/signed-note.js';
 import { jsonOut, makeProject, type Project, toolEvent } from '../cli/tally-process.js';
 import { type Served, serveHub } from './serve-process.js';
 
@@ -110,11 +112,35 @@ describe('tally hub serve, push, ls, audit', () => {
       '--hub',
       served.url,
       '--hub-key',
-      served.verifierKey.replace(/\+[^+]+$/, `+${Buffer.alloc(33, 1).toString('base64')}`),
+      // The same name and key ID, another key (split at the first two '+': base64 may hold '+').
+      `${served.verifierKey.split('+').slice(0, 2).join('+')}+${Buffer.alloc(33, 1).toString('base64')}`,
       '--json',
     ]);
-    assert.equal(wrongKey.code, 1, 'a checkpoint the pinned key did not sign proves nothing');
-    assert.equal(hubRows(wrongKey)[0]![2], 'untrusted-checkpoint');
+    // A key that does not match its ID is refused before any hub is asked (exit 2, naming it).
+    assert.equal(wrongKey.code, 2, wrongKey.stderr);
+    assert.match(wrongKey.stderr, /--hub-key .*key ID does not match/);
+    // Another hub's key, well formed: its checkpoint proves nothing here.
+    const name = served.verifierKey.slice(0, served.verifierKey.indexOf('+'));
+    const anotherHub = await p.tally([
+      'verify',
+      pkg,
+      '--hub',
+      served.url,
+      '--hub-key',
+      noteVerifierKey(name, generateKeyPair().publicKey),
+      '--json',
+    ]);
+    assert.equal(anotherHub.code, 1, 'a checkpoint the pinned key did not sign proves nothing');
+    assert.equal(hubRows(anotherHub)[0]![2], 'untrusted-checkpoint');
+    const mangled = await p.tally([
+      'verify',
+      pkg,
+      '--hub',
+      served.url,
+      '--hub-key',
+      `${served.verifierKey}+x`,
+    ]);
+    assert.equal(mangled.code, 2, mangled.stderr);
   });
 
   it('a tampered package is refused: exit 1, the failing check on stdout', async () => {

@@ -5,6 +5,7 @@ import { isRfc3339DateTime } from '../../ahp/messages/index.js';
 import { decodeBase64 } from '../../core/dsse.js';
 import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
 import { readPublicKeyFile } from '../../core/keystore.js';
+import { parseNoteVerifierKey } from '../../core/signed-note.js';
 import { readLogLines } from '../../evidence/log/reader.js';
 import { type VerifyResult, verifyPackageLines } from '../../evidence/package/verify.js';
 import { recordedHubKey } from '../../hub-client/audit.js';
@@ -137,6 +138,12 @@ export const command: Command = {
         throw new UsageError(
           `--hub ${values.hub}: no hub key is pinned; pass --hub-key KEY (tally hub serve prints it) or run 'tally hub audit ${values.hub}' once to record it`,
         );
+      // A key that does not parse is the caller's mistake, said as one — not a hub that did not answer.
+      try {
+        parseNoteVerifierKey(hubKey);
+      } catch (error) {
+        throw new UsageError(`--hub-key ${hubKey}: ${(error as Error).message}`);
+      }
       const added = await hubChecks(readFileSync(path), { hub: values.hub, hubKey, trusted });
       // Named checks of their own, reported after the package's.
       result.checks.push(...(added as unknown as VerifyResult['checks']));
