@@ -9,7 +9,7 @@
 
 import { posix } from 'node:path';
 import { readAwkProgram } from './awk-program.js';
-import { plainWord, type Touched } from './effect-words.js';
+import { plainWord, type Touched, values } from './effect-words.js';
 import { readSedScript } from './sed-script.js';
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
@@ -55,15 +55,11 @@ function backupOf(input: ShellWord, suffix: string): ShellWord {
 /** True for the programs this module reads. */
 export const isScriptProgram = (program: string): boolean => SEDS.has(program) || AWKS.has(program);
 
-/** The words an option was given, in order. */
-const given = (words: Map<string, ShellWord[]>, ...names: string[]): ShellWord[] =>
-  names.flatMap((n) => words.get(n) ?? []);
-
 function sedEffects(args: readonly ShellWord[]): ScriptEffects {
   const { options, operands, words } = readOptions(args, optionTableFor('sed'));
   const out: ScriptEffects = { reads: [], writes: [] };
-  const files = given(words, 'file');
-  const expressions = given(words, 'expression');
+  const files = values(words, 'file');
+  const expressions = values(words, 'expression');
   const scripts = options.has('expression') || options.has('file') ? expressions : operands.slice(0, 1);
   const inputs = operands.slice(options.has('expression') || options.has('file') ? 0 : 1);
   out.reads.push(...files, ...inputs);
@@ -124,8 +120,8 @@ function awkEffects(
 ): ScriptEffects {
   const { options, operands, words } = readOptions(longW(args), optionTableFor('awk'));
   const out: ScriptEffects = { reads: [], writes: [] };
-  const files = given(words, 'file', 'exec');
-  const sources = given(words, 'source');
+  const files = values(words, 'file', 'exec');
+  const sources = values(words, 'source');
   const fromText = files.length === 0 && !options.has('source');
   const programs = fromText ? operands.slice(0, 1) : sources;
   const inputs = operands.slice(fromText ? 1 : 0);
@@ -137,10 +133,10 @@ function awkEffects(
     ['pretty-print', 'awkprof.out'],
   ] as const) {
     if (!options.has(name)) continue;
-    const to = given(words, name).filter((w) => w.value !== '');
+    const to = values(words, name).filter((w) => w.value !== '');
     out.writes.push(...(to.length > 0 ? to : [plainWord(file)]));
   }
-  const includes = given(words, 'include');
+  const includes = values(words, 'include');
   const inPlace = [...includes, ...files].some(INPLACE);
   if (inPlace) out.writes.push(...inputFiles);
   out.reads.push(...includes.filter((w) => !INPLACE(w)));

@@ -189,11 +189,11 @@ class Scanner {
       ) {
         // An extglob (`@(a|b)`, `!(f)`, `+(x)`) is one word, a glob bash expands when `shopt -s
         // extglob` is on (without it, bash refuses the line).
-        let depth = 0;
+        let open = 0;
         let j = i;
         for (; j < n; j++) {
-          if (src[j] === '(') depth++;
-          else if (src[j] === ')' && --depth === 0) break;
+          if (src[j] === '(') open++;
+          else if (src[j] === ')' && --open === 0) break;
         }
         w.glob = true;
         w.add(src.slice(i, j + 1));

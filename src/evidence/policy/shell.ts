@@ -44,22 +44,21 @@ const OPTION_VARIABLES: ReadonlyMap<string, readonly string[]> = new Map([
   ['grep', ['GREP_OPTIONS']],
 ]);
 
+/**
+ * The variable an assignment word sets, with its value: `$` (anything) when computed at run time
+ * or appended to (`A+=…` may hold more than the line shows).
+ */
+function assignmentOf(text: string, dynamic: boolean): { name: string; value: string } | undefined {
+  const m = /^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$/s.exec(text);
+  if (m === null) return undefined;
+  return { name: m[1] as string, value: dynamic || m[2] === '+' ? '$' : (m[3] as string) };
+}
+
 /** The variables a command gives the program `words` starts: its own assignments and a wrapper's (`env A=1 …`). */
 function variablesFor(command: ShellCommand, words: readonly ShellWord[]): { name: string; value: string }[] {
   const at = words[0] === undefined ? -1 : command.words.indexOf(words[0]);
   const given = [...command.assignments, ...command.words.slice(0, Math.max(0, at))];
-  return given.flatMap((w) => {
-    const m = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/.exec(w.value);
-    // A value computed at run time may be anything; one appended to (`A+=…`) may hold more.
-    return m === null
-      ? []
-      : [
-          {
-            name: m[1] as string,
-            value: w.dynamic || m[0].endsWith('+=') ? '$' : w.value.slice(m[0].length),
-          },
-        ];
-  });
+  return given.flatMap((w) => assignmentOf(w.value, w.dynamic) ?? []);
 }
 
 /** The program a simple command runs, once wrappers are removed. */
@@ -267,10 +266,7 @@ class Resolver {
    */
   private variables(command: ShellCommand, words: readonly ShellWord[]): { name: string; value: string }[] {
     const earlier = this.analysis.commands.flatMap((c) =>
-      c.words.flatMap((w) => {
-        const m = /^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$/s.exec(w);
-        return m === null ? [] : [{ name: m[1] as string, value: m[2] === '+' ? '$' : (m[3] as string) }];
-      }),
+      c.words.flatMap((w) => assignmentOf(w, false) ?? []),
     );
     return [...earlier, ...variablesFor(command, words)];
   }

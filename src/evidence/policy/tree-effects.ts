@@ -8,7 +8,7 @@ import { posix } from 'node:path';
 import { pushAll, reaching, type Touched, tarWords, values, type WrittenWord } from './effect-words.js';
 import type { Invocation } from './shell.js';
 import type { ShellWord } from './shell-grammar.js';
-import { optionTableFor, readOptions } from './shell-options.js';
+import { GLOBAL_OPTIONS, optionTableFor, readOptions } from './shell-options.js';
 
 /** The folder a command runs in, written though the line does not name it. */
 const HERE: WrittenWord = {
@@ -139,34 +139,34 @@ const GIT_TREE_WRITERS = new Set([
 const STASH_READERS = new Set(['list', 'show', 'create', 'store']);
 
 /**
- * The folder git runs in: here, or where its `-C DIR` options (before the subcommand) lead, each
- * relative to the one before (git(1)); a computed one is returned as the word it is.
+ * What git's own options before the subcommand say (git(1)): the folder it runs in — here, or where
+ * its `-C DIR` options lead, each relative to the one before; a computed one is returned as the
+ * word it is — and the folders `--git-dir` names, which git writes (the index, objects, refs).
  */
-function gitDirectory(inv: Invocation): ShellWord {
+function gitGlobals(inv: Invocation): { at: ShellWord; gitDirs: ShellWord[] } {
+  const global = inv.argv.slice(
+    1,
+    inv.subcommand === undefined ? undefined : inv.argv.length - inv.args.length - 1,
+  );
+  const { words } = readOptions(global, GLOBAL_OPTIONS.get('git'));
   let at: ShellWord = HERE;
-  for (let i = 1; i < inv.argv.length; i++) {
-    const word = inv.argv[i] as ShellWord;
-    if (word.value === inv.subcommand && !word.dynamic) break;
-    if (word.value !== '-C') continue;
-    const dir = inv.argv[++i];
-    if (dir === undefined) break;
+  for (const dir of values(words, '-C'))
     at =
       dir.dynamic || posix.isAbsolute(dir.value) ? dir : { ...dir, value: posix.join(at.value, dir.value) };
-  }
-  return at;
+  return { at, gitDirs: values(words, 'git-dir') };
 }
 
 function gitEffects(inv: Invocation, touched: Touched): void {
   const sub = inv.subcommand;
   const args = inv.args;
   const given = (...names: string[]) => args.some((w) => names.includes(w.value));
-  const at = gitDirectory(inv);
+  const { at, gitDirs } = gitGlobals(inv);
   // Paths a subcommand names are relative to where git runs.
-  const operands = readOptions(args).operands.map((w) =>
+  const here = (w: ShellWord): ShellWord =>
     at === HERE || w.dynamic || posix.isAbsolute(w.value)
       ? w
-      : { ...w, value: posix.join(at.value, w.value) },
-  );
+      : { ...w, value: posix.join(at.value, w.value) };
+  const operands = readOptions(args).operands.map(here);
   if (sub === 'mv' || sub === 'rm') {
     pushAll(touched.writes, operands);
     return;
@@ -184,10 +184,6 @@ function gitEffects(inv: Invocation, touched: Touched): void {
   // Files and folders git writes by name: an archive, a bundle, a patch series, a diff's output, a
   // new repository or worktree (git-archive(1), git-bundle(1), git-format-patch(1), git-diff(1),
   // git-init(1), git-worktree(1)).
-  const here = (w: ShellWord): ShellWord =>
-    at === HERE || w.dynamic || posix.isAbsolute(w.value)
-      ? w
-      : { ...w, value: posix.join(at.value, w.value) };
   const output = args.flatMap((w, i) => {
     const m = /^--(?:output(?:-directory)?|export-marks|separate-git-dir|file)=(.*)$/.exec(w.value);
     if (m !== null) return [{ ...w, value: m[1] as string }];
@@ -200,18 +196,7 @@ function gitEffects(inv: Invocation, touched: Touched): void {
     return takes && args[i + 1] !== undefined ? [args[i + 1] as ShellWord] : [];
   });
   pushAll(touched.writes, reaching('some', output.map(here)));
-  // git writes its own folder (`--git-dir DIR` before the subcommand): the index, objects, refs.
-  for (let i = 1; i < inv.argv.length; i++) {
-    const w = inv.argv[i] as ShellWord;
-    if (w.value === sub) break;
-    const dir =
-      w.value === '--git-dir'
-        ? inv.argv[i + 1]
-        : w.value.startsWith('--git-dir=')
-          ? { ...w, value: w.value.slice(10) }
-          : undefined;
-    if (dir !== undefined) touched.writes.push({ ...dir, tree: 'some' });
-  }
+  pushAll(touched.writes, reaching('some', gitDirs));
   // format-patch, bugreport and diagnose write their files where they run unless told otherwise.
   const named = {
     'format-patch': '[0-9][0-9][0-9][0-9]-*.patch',

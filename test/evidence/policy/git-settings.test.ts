@@ -8,12 +8,12 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
-import { have, type LineOutcome, PROTECTED, verdictTable } from './protected.js';
+import { have, type LineOutcome, PROTECTED, protectedState, verdictTable } from './protected.js';
 
 function run(line: string): LineOutcome {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'tally-git-settings-')));
@@ -33,10 +33,10 @@ function run(line: string): LineOutcome {
     writeFileSync(join(root, 'protected', 'keep'), 'keep\n');
     writeFileSync(join(root, 'f'), 'one\n');
     sh('git init -q && git add f && git commit -qm one && echo two > f');
-    const before = readdirSync(join(root, 'protected')).join(',');
+    const before = protectedState(join(root, 'protected'));
     sh(line);
     return {
-      changed: readdirSync(join(root, 'protected')).join(',') !== before,
+      changed: protectedState(join(root, 'protected')) !== before,
       verdict: evaluateAction(PROTECTED, { tool: 'Bash', input: { command: line }, cwd: root }),
     };
   } finally {
@@ -93,6 +93,7 @@ describe('git settings that run programs', {
       'git init -q --separate-git-dir=protected/g n',
       'git worktree add -q -b nb protected/wt',
       'git config --file protected/y user.name z',
+      'git merge-file protected/keep protected/keep f',
     ],
     harmless: ['git init -q', 'git stash list', 'git clean -n'],
   });
@@ -109,7 +110,6 @@ describe('git settings that run programs', {
       'git sparse-checkout init --cone',
       'git clone . n -c core.hooksPath=../h',
       'git --git-dir=protected/g init',
-      'git merge-file protected/keep protected/keep f',
     ])
       assert.notEqual(judge(line), 'allowed', line);
   });

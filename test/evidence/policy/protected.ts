@@ -13,6 +13,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,6 +73,23 @@ export function verdictTable(
     });
 }
 
+/** What a folder holds, to tell whether a command changed it: every name below it and each file's content. */
+export function protectedState(dir: string): string {
+  if (!existsSync(dir)) return '(removed)';
+  const out: string[] = [];
+  const walk = (at: string, prefix: string) => {
+    for (const name of readdirSync(at).sort()) {
+      const path = join(at, name);
+      if (statSync(path).isDirectory()) {
+        out.push(`${prefix}${name}/`);
+        walk(path, `${prefix}${name}/`);
+      } else out.push(`${prefix}${name}=${readFileSync(path).toString('base64')}`);
+    }
+  };
+  walk(dir, '');
+  return out.join('\n');
+}
+
 /**
  * Runs a line with bash in a new folder holding `protected/x` (`secret`) and `f` (`one`, `two`):
  * whether protected/ changed (names and contents), and how the judge sees the line there.
@@ -82,15 +100,10 @@ export function bashLine(line: string): LineOutcome {
     mkdirSync(join(root, 'protected'));
     writeFileSync(join(root, 'protected', 'x'), 'secret\n');
     writeFileSync(join(root, 'f'), 'one\ntwo\n');
-    const snapshot = () =>
-      (existsSync(join(root, 'protected')) ? readdirSync(join(root, 'protected')) : ['(removed)'])
-        .sort()
-        .map((n) => (n === '(removed)' ? n : `${n}=${readFileSync(join(root, 'protected', n), 'utf8')}`))
-        .join('\n');
-    const before = snapshot();
+    const before = protectedState(join(root, 'protected'));
     spawnSync('bash', ['-c', line], { cwd: root, stdio: 'ignore', timeout: 10_000 });
     return {
-      changed: snapshot() !== before,
+      changed: protectedState(join(root, 'protected')) !== before,
       verdict: evaluateAction(PROTECTED, { tool: 'Bash', input: { command: line }, cwd: root }),
     };
   } finally {

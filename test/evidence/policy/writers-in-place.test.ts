@@ -8,23 +8,14 @@
  * was and stay allowed.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
-import { have, type LineOutcome, PROTECTED, verdictTable } from './protected.js';
+import { have, type LineOutcome, PROTECTED, protectedState, verdictTable } from './protected.js';
 
 const POLICY = PROTECTED;
 const tools = [
@@ -40,22 +31,6 @@ const tools = [
   'git',
   'mktemp',
 ].every(have);
-
-/** What protected/ holds: every name and its content (folders by name). */
-function listing(dir: string): string {
-  const out: string[] = [];
-  const walk = (at: string, prefix: string) => {
-    for (const name of readdirSync(at).sort()) {
-      const path = join(at, name);
-      if (statSync(path).isDirectory()) {
-        out.push(`${prefix}${name}/`);
-        walk(path, `${prefix}${name}/`);
-      } else out.push(`${prefix}${name}=${readFileSync(path).toString('base64')}`);
-    }
-  };
-  walk(dir, '');
-  return out.join('\n');
-}
 
 function run(line: string): Promise<LineOutcome> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'tally-in-place-')));
@@ -84,14 +59,14 @@ function run(line: string): Promise<LineOutcome> {
   git('add', '.');
   git('commit', '-qm', 'r');
   const command = line.replaceAll('$SRC', src).replaceAll('$URL', `http://127.0.0.1:${port}`);
-  const before = listing(join(w, 'protected'));
+  const before = protectedState(join(w, 'protected'));
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', command], { cwd: w, env, stdio: 'ignore' });
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     child.once('error', reject);
     child.once('exit', () => {
       clearTimeout(timer);
-      const changed = listing(join(w, 'protected')) !== before;
+      const changed = protectedState(join(w, 'protected')) !== before;
       const verdict = evaluateAction(POLICY, { tool: 'Bash', input: { command }, cwd: w });
       rmSync(root, { recursive: true, force: true });
       resolve({ changed, verdict });
