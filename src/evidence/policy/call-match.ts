@@ -11,6 +11,7 @@ import type { ActionCall, ActionPattern } from './action.js';
 import { canonicalTool, kindFromHint, type ToolKind, toolArgument } from './aliases.js';
 import { plainWord } from './effect-words.js';
 import { inferToolKind } from './kinds.js';
+import { runsLineWrittenCode } from './line-code.js';
 import { writeThroughLineLink } from './line-links.js';
 import { foldPath, globMeets, pathMatches, shellPathMatch } from './paths.js';
 import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
@@ -118,7 +119,10 @@ export function factsOf(call: ActionCall): CallFacts {
       written.push(writes);
     }
     if (call.resolved !== undefined && call.resolved.length > 0) addLinked(facts, call);
-    lineLink = writeThroughLineLink(shell.commands, written, call.base ?? call.cwd);
+    const from = call.base ?? call.cwd;
+    lineLink =
+      writeThroughLineLink(shell.commands, written, from) ??
+      runsLineWrittenCode(shell.commands, written, from);
   }
   const opaque =
     call.opaque ?? typedInputReason(call.tool, call.input, facts.command?.shell.commands ?? []) ?? lineLink;

@@ -34,8 +34,8 @@ function placesLinks(command: SimpleCommand, written: readonly WrittenWord[]): b
   return invocation.args.some((w) => w.dynamic || CP_SHORT.test(w.value) || CP_LONG.test(w.value));
 }
 
-/** Where a written word is, absolute against `from`; null when only the run decides. */
-function where(command: SimpleCommand, word: ShellWord, from: string): string | null {
+/** Where a word of `command` is, absolute against `from`; null when only the run decides. */
+export function where(command: SimpleCommand, word: ShellWord, from: string): string | null {
   if (word.dynamic || word.glob || command.cwd === undefined) return null;
   return posix.resolve(from, command.cwd, word.value);
 }

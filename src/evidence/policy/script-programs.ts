@@ -16,6 +16,8 @@ import { optionTableFor, readOptions } from './shell-options.js';
 import { AWKS } from './shell-tables.js';
 
 export interface ScriptEffects extends Touched {
+  /** The program files it runs (`sed -f FILE`, `awk -f FILE`, `gawk -i FILE`), also among its reads. */
+  code: ShellWord[];
   /** Why the command runs something the line does not show. */
   opaque?: string;
 }
@@ -57,8 +59,8 @@ export const isScriptProgram = (program: string): boolean => SEDS.has(program) |
 
 function sedEffects(args: readonly ShellWord[]): ScriptEffects {
   const { options, operands, words } = readOptions(args, optionTableFor('sed'));
-  const out: ScriptEffects = { reads: [], writes: [] };
   const files = values(words, 'file');
+  const out: ScriptEffects = { reads: [], writes: [], code: files };
   const expressions = values(words, 'expression');
   const scripts = options.has('expression') || options.has('file') ? expressions : operands.slice(0, 1);
   const inputs = operands.slice(options.has('expression') || options.has('file') ? 0 : 1);
@@ -119,8 +121,13 @@ function awkEffects(
   variables: readonly string[],
 ): ScriptEffects {
   const { options, operands, words } = readOptions(longW(args), optionTableFor('awk'));
-  const out: ScriptEffects = { reads: [], writes: [] };
   const files = values(words, 'file', 'exec');
+  const includes = values(words, 'include');
+  const out: ScriptEffects = {
+    reads: [],
+    writes: [],
+    code: [...files, ...includes.filter((w) => !INPLACE(w))],
+  };
   const sources = values(words, 'source');
   const fromText = files.length === 0 && !options.has('source');
   const programs = fromText ? operands.slice(0, 1) : sources;
@@ -136,7 +143,6 @@ function awkEffects(
     const to = values(words, name).filter((w) => w.value !== '');
     out.writes.push(...(to.length > 0 ? to : [plainWord(file)]));
   }
-  const includes = values(words, 'include');
   const inPlace = [...includes, ...files].some(INPLACE);
   if (inPlace) out.writes.push(...inputFiles);
   out.reads.push(...includes.filter((w) => !INPLACE(w)));

@@ -7,42 +7,9 @@
  */
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
-import { have, type LineOutcome, PROTECTED, protectedState, verdictTable } from './protected.js';
-
-function run(line: string): LineOutcome {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tally-git-settings-')));
-  try {
-    const env = {
-      ...process.env,
-      HOME: root,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@example.com',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@example.com',
-    };
-    const sh = (command: string) =>
-      spawnSync('bash', ['-c', command], { cwd: root, env, stdio: 'ignore', timeout: 20_000 });
-    mkdirSync(join(root, 'protected'));
-    writeFileSync(join(root, 'protected', 'keep'), 'keep\n');
-    writeFileSync(join(root, 'f'), 'one\n');
-    sh('git init -q && git add f && git commit -qm one && echo two > f');
-    const before = protectedState(join(root, 'protected'));
-    sh(line);
-    return {
-      changed: protectedState(join(root, 'protected')) !== before,
-      verdict: evaluateAction(PROTECTED, { tool: 'Bash', input: { command: line }, cwd: root }),
-    };
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-}
+import { have, PROTECTED, gitLine as run, verdictTable } from './protected.js';
 
 describe('git settings that run programs', {
   skip: !['bash', 'git'].every(have) && 'bash or git missing',

@@ -110,3 +110,37 @@ export function bashLine(line: string): LineOutcome {
     rmSync(root, { recursive: true, force: true });
   }
 }
+
+/**
+ * Runs a line with bash in a git repository holding `protected/keep` and `f` (committed as `one`,
+ * then changed to `two`), with its own HOME and git identity: whether protected/ changed, and how the
+ * judge sees the line there.
+ */
+export function gitLine(line: string): LineOutcome {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tally-git-line-')));
+  try {
+    const env = {
+      ...process.env,
+      HOME: root,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@example.com',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@example.com',
+    };
+    const sh = (command: string) =>
+      spawnSync('bash', ['-c', command], { cwd: root, env, stdio: 'ignore', timeout: 20_000 });
+    mkdirSync(join(root, 'protected'));
+    writeFileSync(join(root, 'protected', 'keep'), 'keep\n');
+    writeFileSync(join(root, 'f'), 'one\n');
+    sh('git init -q && git add f && git commit -qm one && echo two > f');
+    const before = protectedState(join(root, 'protected'));
+    sh(line);
+    return {
+      changed: protectedState(join(root, 'protected')) !== before,
+      verdict: evaluateAction(PROTECTED, { tool: 'Bash', input: { command: line }, cwd: root }),
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}

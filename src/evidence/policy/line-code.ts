@@ -1,0 +1,247 @@
+/**
+ * A shell line that writes code and runs it: `echo 'rm -rf x' > s.sh; bash s.sh`, `printf … >
+ * .git/hooks/pre-commit; git commit`, `echo 'all: …' > Makefile; make`, `echo '[alias] …' >>
+ * .git/config; git x`. What a script in a file does is not read (docs/policy.md "Not covered"): the
+ * file was there before the call, as the project's own code. Here the same call puts the code there
+ * and runs it, so what runs is the line's own text, which the judge has not read as commands: the
+ * call is opaque.
+ *
+ * Code the line puts in a file: what a redirection writes (`> f`, `>> f`, whatever the command
+ * before it prints: `echo`, `printf`, `cat <<EOF`, `base64 -d`), what `tee` and `sponge` write,
+ * what `curl -o` and `wget -O` fetch, what an editor driven by a script on the line writes (`sed
+ * -i`, gawk in place, `perl -i`, `ed`), and what a copy (`cp`, `mv`, `install`, `ln`, `rsync`, `dd`) makes of such a file. What a
+ * program makes from the project's own files (a compiler's output, `npm install`, `git checkout`,
+ * `tar -x` of an archive that was there) is the project's code, as a script in a file is.
+ *
+ * Which files a command runs as code:
+ *
+ * - the program itself, named by a path (`./s.sh`, `sub/run`);
+ * - a shell's script file (`bash -x s.sh`, `. ./s.sh`, `source s.sh`);
+ * - an interpreter's script file and the files its options load (`python3 -u s.py`, `node -r ./h.js
+ *   s.js`, `php -f s.php`);
+ * - sed's and awk's program files (`sed -f s.sed`, `awk -f p.awk`, `gawk -i lib.awk`);
+ * - make's makefile (`-f FILE`, else `GNUmakefile`, `makefile`, `Makefile` where it runs, `-C DIR`),
+ *   and any `*.mk` file (a makefile may include it);
+ * - git's hooks and settings: anything inside a `.git` folder;
+ * - the scripts and settings of npm, npx, yarn, pnpm and bun: a `package.json`, `.npmrc`, `.yarnrc`,
+ *   `.yarnrc.yml` or `.pnpmfile.cjs`, or anything under `node_modules`.
+ *
+ * A write counts wherever it is in the line, before or after the run (a loop runs the line's
+ * commands again), except the running command's own. A write whose place only the run decides (a
+ * name computed at run time, a glob, a folder `cd` hides) may be any of them, and a copy into a
+ * folder (`cp -r`) covers what is below it.
+ */
+import { posix } from 'node:path';
+import { plainWord, type WrittenWord } from './effect-words.js';
+import { where } from './line-links.js';
+import { isScriptProgram, scriptProgramEffects } from './script-programs.js';
+import type { SimpleCommand } from './shell.js';
+import { commandFileEffects } from './shell-effects.js';
+import type { ShellWord } from './shell-grammar.js';
+import { readOptions } from './shell-options.js';
+import { INTERPRETERS, SHELL_OPTIONS, SHELLS } from './shell-tables.js';
+
+/** Interpreter options whose value is a file of code it loads before the script. */
+const CODE_OPTIONS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-f']);
+/** Interpreter options whose value is not the script (`python3 -W ignore s.py`, `ruby -I lib s.rb`). */
+const VALUE_OPTIONS = new Set(['-W', '-X', '-Q', '-I', '-C', '-c', '-d', '--conditions', '--env-file']);
+const MAKEFILES = ['GNUmakefile', 'makefile', 'Makefile'];
+const PACKAGE_FILES = new Set(['package.json', '.npmrc', '.yarnrc', '.yarnrc.yml', '.pnpmfile.cjs']);
+const PACKAGE_RUNNERS = new Set(['npm', 'npx', 'yarn', 'pnpm', 'pnpx', 'bun', 'corepack']);
+
+/** What a command runs as code: files named on the line, and a rule for the files it finds itself. */
+interface Code {
+  files: ShellWord[];
+  /** Whether a written place (absolute; null: known only at run time) is code the program finds. */
+  finds?: (at: string | null, word: WrittenWord) => boolean;
+}
+
+const segments = (at: string): string[] => at.split('/');
+
+/** An interpreter's script file and the code files its options name. */
+function interpreterCode(program: string, args: readonly ShellWord[]): ShellWord[] {
+  const files: ShellWord[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i] as ShellWord;
+    const v = w.value;
+    if (v === '--') {
+      if (args[i + 1] !== undefined) files.push(args[i + 1] as ShellWord);
+      break;
+    }
+    if (CODE_OPTIONS.has(v) && !(program.startsWith('python') && v === '-r')) {
+      if (args[i + 1] !== undefined) files.push(args[++i] as ShellWord);
+      continue;
+    }
+    const eq = /^(--(?:require|import|loader|experimental-loader))=(.*)$/.exec(v);
+    if (eq !== null) {
+      files.push({ ...w, value: eq[2] as string });
+      continue;
+    }
+    if (VALUE_OPTIONS.has(v)) {
+      i++;
+      continue;
+    }
+    if (v.startsWith('-') && v !== '-') continue;
+    // `deno run s.ts`, `bun run s.ts`.
+    if ((program === 'deno' || program === 'bun') && v === 'run' && args[i + 1] !== undefined) continue;
+    files.push(w);
+    break;
+  }
+  return files;
+}
+
+/** What `command` runs as code; undefined when it runs none the line may have written. */
+function codeOf(command: SimpleCommand, from: string): Code | undefined {
+  const invocation = command.invocation;
+  if (invocation === undefined) return undefined;
+  const { program, args } = invocation;
+  const files: ShellWord[] = [];
+  const self = invocation.argv[0];
+  if (self?.value.includes('/')) files.push(self);
+  if (SHELLS.has(program)) {
+    const read = readOptions(args, SHELL_OPTIONS);
+    // `-c` runs the text on the line (read as nested commands); `-s` and no operand, its input.
+    if (!read.options.has('-c') && !read.options.has('-s') && read.operands[0] !== undefined)
+      files.push(read.operands[0]);
+  } else if (program === '.' || program === 'source') {
+    if (args[0] !== undefined) files.push(args[0]);
+  } else if (INTERPRETERS.has(program) || program === 'tsx' || program === 'ts-node') {
+    files.push(...interpreterCode(program, args));
+  } else {
+    const script = scriptProgramEffects(program, args);
+    if (script !== undefined) files.push(...script.code);
+  }
+  if (program === 'make' || program === 'gmake') return { files: [...files, ...makefiles(args)], finds: mk };
+  if (program === 'git') {
+    const runs = command.cwd === undefined ? null : posix.resolve(from, command.cwd);
+    return {
+      files,
+      // Its hooks and settings, in the .git folder of the repository it runs in; a folder copied
+      // whole that holds where git runs may hold that .git too.
+      finds: (at, word) =>
+        at === null ||
+        segments(at).includes('.git') ||
+        (word.tree !== undefined && (runs === null || runs === at || runs.startsWith(`${at}/`))),
+    };
+  }
+  if (PACKAGE_RUNNERS.has(program))
+    return {
+      files,
+      finds: (at) =>
+        at === null || PACKAGE_FILES.has(posix.basename(at)) || segments(at).includes('node_modules'),
+    };
+  return files.length > 0 ? { files } : undefined;
+}
+
+/** make's makefiles: `-f FILE` (`--file`, `--makefile`), else the default names, in `-C DIR`. */
+function makefiles(args: readonly ShellWord[]): ShellWord[] {
+  const given: ShellWord[] = [];
+  let dir: ShellWord | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i] as ShellWord;
+    const v = w.value;
+    const file = /^(?:-f|--file=|--makefile=)(.+)$/.exec(v);
+    if (file !== null) given.push({ ...w, value: file[1] as string });
+    else if ((v === '-f' || v === '--file' || v === '--makefile') && args[i + 1] !== undefined)
+      given.push(args[++i] as ShellWord);
+    const directory = /^(?:-C|--directory=)(.+)$/.exec(v);
+    if (directory !== null) dir = { ...w, value: directory[1] as string };
+    else if ((v === '-C' || v === '--directory') && args[i + 1] !== undefined) dir = args[++i] as ShellWord;
+  }
+  if (given.length > 0) return given;
+  const names = MAKEFILES.map(plainWord);
+  if (dir === undefined) return names;
+  const at = dir;
+  return names.map((w) => ({ ...w, value: posix.join(at.value, w.value), dynamic: at.dynamic }));
+}
+
+/** A makefile may include any `*.mk` file. */
+const mk = (at: string | null): boolean => at === null || at.endsWith('.mk');
+
+/** True when the write of `word` (at `at`) may put code at `file` (at `codeAt`). */
+function covers(at: string | null, word: WrittenWord, codeAt: string | null): boolean {
+  if (at === null || codeAt === null || at === codeAt || word.worktree) return true;
+  return word.tree !== undefined && (at === '/' || codeAt.startsWith(`${at}/`));
+}
+
+/**
+ * Programs whose every write holds what the line gives them (their input, a script on the line) or
+ * what they fetch from elsewhere.
+ */
+const LINE_WRITERS = new Set(['tee', 'sponge', 'perl', 'ruby', 'ed', 'ex', 'curl', 'wget']);
+/** Programs that copy files: what they write holds line-given code when what they read does. */
+const COPIES = new Set(['cp', 'mv', 'install', 'ln', 'rsync', 'dd']);
+
+interface Placed {
+  by: SimpleCommand;
+  index: number;
+  word: WrittenWord;
+  at: string | null;
+}
+
+/** The writes of the line that put text the line gives into a file (see the head of this file). */
+function lineContent(
+  commands: readonly SimpleCommand[],
+  writes: readonly (readonly WrittenWord[])[],
+  from: string,
+): Placed[] {
+  const placed: Placed[] = [];
+  const copies: number[] = [];
+  commands.forEach((command, index) => {
+    const program = command.invocation?.program ?? '';
+    const own = LINE_WRITERS.has(program) || isScriptProgram(program);
+    for (const word of writes[index] ?? []) {
+      const redirected = command.redirections.some((r) => r.target === word || r.target.raw === word.raw);
+      if (own || redirected) placed.push({ by: command, index, word, at: where(command, word, from) });
+    }
+    if (COPIES.has(program) && (writes[index]?.length ?? 0) > 0) copies.push(index);
+  });
+  // A copy of such a file holds it too: until no copy adds one (a loop may copy back and forth).
+  for (let added = true; added && placed.length > 0; ) {
+    added = false;
+    for (const index of copies) {
+      const command = commands[index] as SimpleCommand;
+      if (placed.some((p) => p.index === index)) continue;
+      const reads = commandFileEffects(command).reads;
+      const copied = reads.some((r) => {
+        const at = where(command, r, from);
+        return placed.some((p) => covers(p.at, p.word, at) || (at && p.at?.startsWith(`${at}/`)));
+      });
+      if (!copied) continue;
+      for (const word of writes[index] ?? [])
+        placed.push({ by: command, index, word, at: where(command, word, from) });
+      added = true;
+    }
+  }
+  return placed;
+}
+
+/**
+ * Why the line is opaque when one of its commands runs code another of its commands puts in a file
+ * (`writes[i]`: the files command `i` writes); undefined when none does.
+ */
+export function runsLineWrittenCode(
+  commands: readonly SimpleCommand[],
+  writes: readonly (readonly WrittenWord[])[],
+  from = '/',
+): string | undefined {
+  if (!writes.some((w) => w.length > 0)) return undefined;
+  const runners = commands.flatMap((command, index) => {
+    const code = codeOf(command, from);
+    return code === undefined ? [] : [{ command, index, code }];
+  });
+  if (runners.length === 0) return undefined;
+  const placed = lineContent(commands, writes, from);
+  for (const { command, index, code } of runners) {
+    const places = code.files.map((f) => ({ f, at: where(command, f, from) }));
+    for (const p of placed) {
+      if (p.index === index) continue;
+      const hit = places.find((c) => covers(p.at, p.word, c.at));
+      if (hit !== undefined)
+        return `\`${p.by.text}\` writes \`${p.word.raw}\`, which \`${command.text}\` runs as code (\`${hit.f.raw}\`)`;
+      if (code.finds?.(p.at, p.word))
+        return `\`${p.by.text}\` writes \`${p.word.raw}\`, where \`${command.text}\` finds code it runs`;
+    }
+  }
+  return undefined;
+}
