@@ -308,7 +308,27 @@ describe('URLs', () => {
 
 describe('hostile input', () => {
   const MB = 1 << 20;
-  for (const unit of ['a && ', '$(', '`', '"', "'", 'bash -c ', '\\', '*', '(', ')', ' ']) {
+  for (const unit of [
+    'a && ',
+    '$(',
+    '`',
+    '"',
+    "'",
+    'bash -c ',
+    '\\',
+    '*',
+    '(',
+    ')',
+    ' ',
+    // Commands whose judging looks at the rest of the line: variables set before them, files
+    // written and run, descriptors opened and written by path.
+    'sh && ',
+    'git status && ',
+    'a=1 && git x && ',
+    'exec 3<f; echo > /dev/fd/4; ',
+    'echo x > a; bash s.sh; ',
+    'echo x > a; cp a b; ',
+  ]) {
     test(`1 MB of ${JSON.stringify(unit)} completes`, () => {
       const command = unit.repeat(Math.ceil(MB / unit.length));
       const result = evaluateAction(

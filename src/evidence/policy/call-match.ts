@@ -15,7 +15,13 @@ import { runsLineWrittenCode } from './line-code.js';
 import { writeThroughLineLink } from './line-links.js';
 import { foldPath, globMeets, pathMatches, shellPathMatch } from './paths.js';
 import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
-import { commandFileEffects, type WrittenWord } from './shell-effects.js';
+import {
+  commandFileEffects,
+  descriptorWrites,
+  type OpenedFile,
+  openedFiles,
+  type WrittenWord,
+} from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
 import { matchCommand } from './shell-match.js';
 import { typedInputReason } from './typed-input.js';
@@ -118,6 +124,7 @@ export function factsOf(call: ActionCall): CallFacts {
       for (const word of writes) facts.writes.push({ word, shellCwd: command.cwd, fromShell: true });
       written.push(writes);
     }
+    addDescriptorWrites(facts, shell.commands, home);
     if (call.resolved !== undefined && call.resolved.length > 0) addLinked(facts, call);
     const from = call.base ?? call.cwd;
     lineLink =
@@ -130,6 +137,46 @@ export function factsOf(call: ActionCall): CallFacts {
   if (call.cwd !== undefined) facts.cwd = call.cwd;
   if (call.base !== undefined) facts.base = call.base;
   return facts;
+}
+
+/**
+ * A write to a descriptor by its path reopens the file the line opened on it (`exec 3<protected/x;
+ * echo hi > /dev/fd/3`, `echo hi <protected/x >/dev/stdin`): it is a write of that file, and of what
+ * is below it when it is a folder (`exec 3<protected; rm /dev/fd/3/x`). With descriptors duplicated
+ * on the line (`4<&3`, `2>&1`), or another process's named, any file the line opened may be meant.
+ */
+function addDescriptorWrites(
+  facts: CallFacts,
+  commands: readonly SimpleCommand[],
+  home: <W extends ShellWord>(word: W) => W,
+): void {
+  const opened = openedFiles(commands);
+  if (opened.length === 0) return;
+  const duplicated = commands.some((c) => c.redirections.some((r) => r.op === '>&' || r.op === '<&'));
+  const byFd = new Map<number, OpenedFile[]>();
+  for (const file of opened)
+    for (const fd of file.fds) {
+      const list = byFd.get(fd);
+      if (list === undefined) byFd.set(fd, [file]);
+      else list.push(file);
+    }
+  const seen = new Set<number>();
+  let reached = new Set<OpenedFile>();
+  for (const command of commands) {
+    const fds = descriptorWrites(command);
+    if (fds.length === 0) continue;
+    if (duplicated || fds.includes(-1)) {
+      reached = new Set(opened);
+      break;
+    }
+    for (const fd of fds) {
+      if (seen.has(fd)) continue;
+      seen.add(fd);
+      for (const file of byFd.get(fd) ?? []) reached.add(file);
+    }
+  }
+  for (const file of reached)
+    facts.writes.push({ word: { ...home(file.word), tree: 'all' }, shellCwd: file.cwd, fromShell: true });
 }
 
 /**

@@ -2,7 +2,7 @@
  * Options whose value is a command line the program runs (through a shell, or as a program with
  * arguments), from each program's manual: tar `-I`/`--use-compress-program`, `--to-command`,
  * `--checkpoint-action=exec=…`, `-F`/`--info-script`/`--new-volume-script`, `--rsh-command`; rsync
- * `-e`/`--rsh`, `--rsync-path`; sort `--compress-program`; zip `-TT`/`--unzip-command`. The
+ * `-e`/`--rsh`, `--rsync-path`; sort `--compress-program`; split `--filter`; zip `-TT`/`--unzip-command`. The
  * values are judged as command lines of their own (docs/policy.md, "Wrappers").
  */
 
@@ -14,6 +14,7 @@ const VALUED: ReadonlyMap<string, readonly string[]> = new Map([
   ['tar', ['use-compress-program', 'to-command', 'info-script', 'rsh-command']],
   ['rsync', ['rsh', 'rsync-path']],
   ['sort', ['compress-program']],
+  ['split', ['filter']],
 ]);
 
 /** The command lines a program's options give it to run; empty for most programs. */

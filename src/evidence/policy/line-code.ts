@@ -39,7 +39,7 @@ import type { SimpleCommand } from './shell.js';
 import { commandFileEffects } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
 import { readOptions } from './shell-options.js';
-import { INTERPRETERS, SHELL_OPTIONS, SHELLS } from './shell-tables.js';
+import { interpreterName, SHELL_OPTIONS, SHELLS } from './shell-tables.js';
 
 /** Interpreter options whose value is a file of code it loads before the script. */
 const CODE_OPTIONS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-f']);
@@ -105,7 +105,7 @@ function codeOf(command: SimpleCommand, from: string): Code | undefined {
       files.push(read.operands[0]);
   } else if (program === '.' || program === 'source') {
     if (args[0] !== undefined) files.push(args[0]);
-  } else if (INTERPRETERS.has(program) || program === 'tsx' || program === 'ts-node') {
+  } else if (interpreterName(program) !== undefined || program === 'tsx' || program === 'ts-node') {
     files.push(...interpreterCode(program, args));
   } else {
     const script = scriptProgramEffects(program, args);
@@ -172,6 +172,9 @@ const LINE_WRITERS = new Set(['tee', 'sponge', 'perl', 'ruby', 'ed', 'ex', 'curl
 /** Programs that copy files: what they write holds line-given code when what they read does. */
 const COPIES = new Set(['cp', 'mv', 'install', 'ln', 'rsync', 'dd']);
 
+/** The most pairs (a run and a write, a copy and a write) compared one by one in a line. */
+const MAX_PAIRS = 100_000;
+
 interface Placed {
   by: SimpleCommand;
   index: number;
@@ -197,6 +200,18 @@ function lineContent(
     if (COPIES.has(program) && (writes[index]?.length ?? 0) > 0) copies.push(index);
   });
   // A copy of such a file holds it too: until no copy adds one (a loop may copy back and forth).
+  // Past MAX_PAIRS comparisons every copy is taken to hold such a file.
+  if (copies.length * placed.length > MAX_PAIRS) {
+    for (const index of copies)
+      for (const word of writes[index] ?? [])
+        placed.push({
+          by: commands[index] as SimpleCommand,
+          index,
+          word,
+          at: where(commands[index] as SimpleCommand, word, from),
+        });
+    return placed;
+  }
   for (let added = true; added && placed.length > 0; ) {
     added = false;
     for (const index of copies) {
@@ -232,6 +247,9 @@ export function runsLineWrittenCode(
   });
   if (runners.length === 0) return undefined;
   const placed = lineContent(commands, writes, from);
+  // A hostile line of many writes and many runs: not compared pair by pair.
+  if (runners.length * placed.length > MAX_PAIRS && placed.length > 0)
+    return 'the line writes files and runs code too many times to compare which runs what it wrote';
   for (const { command, index, code } of runners) {
     const places = code.files.map((f) => ({ f, at: where(command, f, from) }));
     for (const p of placed) {

@@ -5,16 +5,19 @@
  * boundary resolves the links that exist when a call is judged (src/boundary/links.ts); one the same
  * line makes is not there yet, so where the later write lands is known only at run time, and the
  * call is opaque (docs/policy.md "Through links"). A hard link (`ln` without `-s`) counts as well:
- * writing it writes the file it shares.
+ * writing it writes the file it shares (`ln`, `link`, `cp -l`).
  */
 import { posix } from 'node:path';
 import type { SimpleCommand } from './shell.js';
 import type { WrittenWord } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
 
-/** cp options that copy a symbolic link as a link: a short-option cluster holding a, d, P, R or r. */
-const CP_SHORT = /^-[^-]*[adPRr]/;
-const CP_LONG = /^--(archive|no-dereference|recursive|preserve=.*\b(links|all)\b.*)$/;
+/**
+ * cp options that copy a symbolic link as a link (a short-option cluster holding a, d, P, R or r),
+ * or make links instead of copies (`-l` hard, `-s` symbolic).
+ */
+const CP_SHORT = /^-[^-]*[adPRrls]/;
+const CP_LONG = /^--(archive|no-dereference|recursive|link|symbolic-link|preserve=.*\b(links|all)\b.*)$/;
 
 /** Programs that unpack or mirror a tree someone else made: any name under where they write may be a link. */
 const UNPACKERS = new Set(['unzip', 'cpio', 'rsync']);
@@ -26,7 +29,8 @@ const UNPACKERS = new Set(['unzip', 'cpio', 'rsync']);
 function placesLinks(command: SimpleCommand, written: readonly WrittenWord[]): boolean {
   const invocation = command.invocation;
   if (invocation === undefined) return false;
-  if (invocation.program === 'ln' || invocation.program === 'mv') return true;
+  if (invocation.program === 'ln' || invocation.program === 'link' || invocation.program === 'mv')
+    return true;
   if (UNPACKERS.has(invocation.program)) return true;
   if (invocation.program === 'tar')
     return written.some((w) => w.tree !== undefined) || invocation.args.some((w) => w.dynamic);

@@ -247,11 +247,14 @@ export function builtinCode(program: string, args: readonly ShellWord[]): Builti
     case 'set':
     case 'shopt':
       // History expansion in a script: a later line's `!…` runs an earlier line, changed.
-      return histexpand(program, args)
-        ? {
-            opaque: `${program} turns on history expansion: a later line may run an earlier one, changed`,
-            scripts: [],
-          }
+      if (histexpand(program, args))
+        return {
+          opaque: `${program} turns on history expansion: a later line may run an earlier one, changed`,
+          scripts: [],
+        };
+      // `shopt -s cdable_vars`: `cd NAME` then goes where the variable NAME says.
+      return program === 'shopt' && args.some((w) => w.value === 'cdable_vars')
+        ? { opaque: 'shopt -s cdable_vars makes `cd NAME` go where a variable says', scripts: [] }
         : undefined;
     case 'bind': {
       const { flags } = options(args, 'mqurfx');

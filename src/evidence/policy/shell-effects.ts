@@ -15,6 +15,7 @@ import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
 import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
 
+import { toolEffects } from './tool-effects.js';
 import { treeEffects } from './tree-effects.js';
 
 export type { TreeReach, WrittenWord } from './effect-words.js';
@@ -46,7 +47,7 @@ const NOT_A_FILE = /^\/dev\/(?:null|zero|stdin|stdout|stderr|tty|fd\/\d+|random|
 
 /** Programs that read every operand. */
 const READERS = new Set(
-  'cat tac nl head tail less more most bat batcat wc od xxd hexdump strings base64 base32 md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum file diff diff3 cmp comm cut paste fold fmt expand unexpand column iconv zcat bzcat xzcat zless zmore source . tr shuf join look rev'.split(
+  'cat tac nl head tail less more most bat batcat wc od hexdump strings base64 base32 md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum file diff diff3 cmp comm cut paste fold fmt expand unexpand column zcat bzcat xzcat zless zmore source . tr join look rev'.split(
     ' ',
   ),
 );
@@ -148,12 +149,38 @@ function copyLike(inv: Invocation, touched: Touched): void {
   }
 }
 
-/** curl's files: `-o` written, and what lands under `--output-dir`; `-T`, `-K` and `@file` data read. */
+/** A file named only by what the line does not show (a config file's options, a command's input). */
+function unknownWord(what: string): ShellWord {
+  return {
+    raw: `<${what}>`,
+    value: `$${what.toUpperCase().replace(/\W+/g, '_')}`,
+    dynamic: true,
+    glob: false,
+    tilde: false,
+  };
+}
+
+/**
+ * curl's files: `-o`, `-D`, `--trace`, `--stderr`, `--etag-save`, `--libcurl`, `--hsts`, `--alt-svc`
+ * written, `-O` here, and what lands under `--output-dir`; `-T`, `-K` and `@file` data read.
+ */
 function curl(inv: Invocation, touched: Touched): void {
-  const { words } = readOptions(inv.args, optionTableFor('curl'));
-  pushAll(touched.writes, values(words, 'output', 'cookie-jar'));
+  const { options, operands, words } = readOptions(inv.args, optionTableFor('curl'));
+  pushAll(
+    touched.writes,
+    values(words, 'output', 'cookie-jar', 'dump-header', 'trace', 'trace-ascii', 'stderr', 'etag-save'),
+    values(words, 'libcurl', 'hsts', 'alt-svc'),
+  );
   pushAll(touched.writes, reaching('some', values(words, 'output-dir')));
+  // -O names the file after the URL's last segment, in --output-dir (read above) or here.
+  if ((options.has('remote-name') || options.has('remote-name-all')) && !options.has('output-dir'))
+    for (const url of [...operands, ...values(words, 'url')]) {
+      const name = url.value.split(/[?#]/)[0]?.split('/').pop() ?? '';
+      if (!url.dynamic && name !== '') touched.writes.push({ ...url, value: name });
+    }
   pushAll(touched.reads, values(words, 'upload-file', 'config'));
+  // A config file holds options the line does not show (`output = FILE`): it may write anywhere.
+  if (options.has('config')) touched.writes.push(unknownWord('curl config'));
   for (const data of values(words, 'data', 'data-binary', 'data-urlencode', 'form', 'json', 'data-ascii')) {
     const at = data.value.indexOf('@');
     if (at < 0 || (at > 0 && !/^[\w-]*=?$/.test(data.value.slice(0, at)))) continue;
@@ -180,8 +207,15 @@ function programEffects(inv: Invocation, touched: Touched): void {
     return;
   }
   if (CHANGERS.has(p)) {
-    const { options, operands } = readOptions(inv.args, optionTableFor(p));
-    const files = operands.slice(1);
+    // GNU chmod takes a mode that starts with `-` where an option could be (`chmod -w f`, `-rwx`):
+    // such a word is the mode, and every operand a file; so are they all with `--reference`.
+    const mode = (w: ShellWord) => p === 'chmod' && /^-[rwxXstugoa=+,0-7]+$/.test(w.value);
+    const { options, operands } = readOptions(
+      inv.args.filter((w) => !mode(w)),
+      optionTableFor(p),
+    );
+    const given = inv.args.some(mode) || options.has('reference');
+    const files = given ? operands : operands.slice(1);
     pushAll(touched.writes, options.has('recursive') ? reaching('all', files) : files);
     return;
   }
@@ -211,6 +245,11 @@ function programEffects(inv: Invocation, touched: Touched): void {
     const recursive = inv.args.some((w) => /^-[A-Za-z]*r/.test(w.value) || w.value === '--recursive');
     pushAll(touched.reads, files);
     pushAll(touched.writes, recursive ? reaching('all', files) : files);
+    // zstd writes its outputs under --output-dir-flat=DIR or --output-dir-mirror=DIR.
+    for (const w of inv.args) {
+      const dir = /^--output-dir-(?:flat|mirror)=(.*)$/.exec(w.value)?.[1];
+      if (dir !== undefined && dir !== '') touched.writes.push({ ...w, value: dir, tree: 'some' });
+    }
     return;
   }
   if (p === 'mktemp') {
@@ -242,20 +281,32 @@ function programEffects(inv: Invocation, touched: Touched): void {
       pushAll(touched.writes, operands);
       return;
     }
+    case 'iconv':
+    case 'shuf': {
+      const { options, operands, words } = readOptions(inv.args, optionTableFor(p));
+      // shuf -e takes its operands as lines, -i a range: no file read.
+      if (!options.has('echo') && !options.has('input-range')) pushAll(touched.reads, operands);
+      pushAll(touched.writes, values(words, 'output'));
+      return;
+    }
     case 'dd':
       for (const w of inv.args) {
         if (w.value.startsWith('if=')) touched.reads.push({ ...w, value: w.value.slice(3) });
         if (w.value.startsWith('of=')) touched.writes.push({ ...w, value: w.value.slice(3) });
       }
       return;
-    case 'sort': {
+    case 'sort':
+    case 'sdiff': {
       const { operands, words } = readOptions(inv.args, optionTableFor(p));
       pushAll(touched.reads, operands);
       pushAll(touched.writes, values(words, 'output'));
       return;
     }
-    case 'uniq': {
-      const { operands } = readOptions(inv.args);
+    // uniq INPUT [OUTPUT], xxd [INFILE [OUTFILE]], link FILE1 FILE2 (FILE2: a new name of FILE1).
+    case 'uniq':
+    case 'xxd':
+    case 'link': {
+      const { operands } = readOptions(inv.args, optionTableFor(p));
       pushAll(touched.reads, operands.slice(0, 1));
       pushAll(touched.writes, operands.slice(1, 2));
       return;
@@ -293,8 +344,16 @@ function programEffects(inv: Invocation, touched: Touched): void {
       return;
     }
     case 'wget': {
-      const { words } = readOptions(inv.args, optionTableFor('wget'));
-      pushAll(touched.writes, values(words, 'output-document', 'output-file', 'append-output'));
+      const { options, words } = readOptions(inv.args, optionTableFor('wget'));
+      pushAll(
+        touched.writes,
+        values(words, 'output-document', 'output-file', 'append-output', 'save-cookies'),
+      );
+      // --warc-file=NAME writes NAME.warc.gz (and NAME-meta.warc.gz); -e runs .wgetrc commands,
+      // which may name any file.
+      for (const w of values(words, 'warc-file'))
+        touched.writes.push({ ...w, value: `${w.value}*`, glob: true });
+      if (options.has('execute')) touched.writes.push(unknownWord('wget commands'));
       // -P DIR: what it fetches lands under DIR, named by the server's paths.
       pushAll(touched.writes, reaching('some', values(words, 'directory-prefix')));
       pushAll(touched.reads, values(words, 'input-file', 'post-file', 'body-file'));
@@ -312,6 +371,7 @@ function programEffects(inv: Invocation, touched: Touched): void {
       return;
     }
   }
+  toolEffects(inv, touched);
 }
 
 function redirectionEffects(command: SimpleCommand, touched: Touched): void {
@@ -325,8 +385,76 @@ function redirectionEffects(command: SimpleCommand, touched: Touched): void {
   }
 }
 
+/**
+ * A path that reopens one of the process's descriptors (`/dev/fd/3`, `/dev/stdout`,
+ * `/proc/self/fd/3`), or a name under one (`/dev/fd/3/x` when 3 is a folder): the descriptor's
+ * number, or -1 for another process's (`/proc/PID/fd/N`).
+ */
+function descriptorOf(path: string): number | undefined {
+  const m =
+    /^\/(?:dev\/(stdin|stdout|stderr|fd\/(\d+))|proc\/(self|thread-self|\d+)\/fd\/(\d+))(?:\/|$)/.exec(
+      posix.normalize(path),
+    );
+  if (m === null) return undefined;
+  if (m[1] !== undefined)
+    return m[2] !== undefined ? Number(m[2]) : ['stdin', 'stdout', 'stderr'].indexOf(m[1]);
+  return m[3] === 'self' || m[3] === 'thread-self' ? Number(m[4]) : -1;
+}
+
+/** A file a line opens by redirection, with the descriptors it opens it on and its command's folder. */
+export interface OpenedFile {
+  word: ShellWord;
+  cwd: string | undefined;
+  fds: number[];
+}
+
+/**
+ * The files a line opens by redirection (`3<file`, `> file`, `<> file`): what a write to a
+ * descriptor path may reach (`exec 3<protected/x; echo hi > /dev/fd/3`).
+ */
+export function openedFiles(commands: readonly SimpleCommand[]): OpenedFile[] {
+  const out: OpenedFile[] = [];
+  for (const command of commands)
+    for (const r of command.redirections) {
+      if (r.op.startsWith('<<') || r.op === '>&' || r.op === '<&') continue;
+      if (r.target.value === '' || NOT_A_FILE.test(r.target.value)) continue;
+      const fds =
+        r.fd !== undefined ? [r.fd] : r.op.startsWith('&') ? [1, 2] : r.op.startsWith('<') ? [0] : [1];
+      out.push({ word: r.target, cwd: command.cwd, fds });
+    }
+  return out;
+}
+
+/**
+ * The descriptors a command writes through by name (`> /dev/fd/3`, `tee /dev/stdout`, `rm
+ * /dev/fd/3/x`, any write while it runs in such a folder); -1 for one it cannot tell. Empty for
+ * most commands.
+ */
+export function descriptorWrites(command: SimpleCommand): number[] {
+  const writes = rawEffects(command).writes;
+  const inFolder = command.cwd === undefined ? undefined : descriptorOf(command.cwd);
+  if (inFolder !== undefined) return writes.length > 0 ? [inFolder] : [];
+  const out: number[] = [];
+  for (const w of writes) {
+    if (w.dynamic || !posix.isAbsolute(w.value)) continue;
+    const fd = descriptorOf(w.value);
+    if (fd !== undefined) out.push(fd);
+  }
+  return out;
+}
+
 /** The files one simple command reads and writes (words as written, device files left out). */
 export function commandFileEffects(command: SimpleCommand): Touched {
+  const touched = rawEffects(command);
+  // Words `xargs` adds from its input are files named only at run time: any file may be among them.
+  const named = <W extends ShellWord>(w: W): W => (w.raw === STDIN ? { ...w, value: '$XARGS_INPUT' } : w);
+  const keep = (w: ShellWord | undefined): w is ShellWord =>
+    w !== undefined && w.value !== '' && !NOT_A_FILE.test(w.value);
+  return { reads: touched.reads.map(named).filter(keep), writes: touched.writes.map(named).filter(keep) };
+}
+
+/** What a command touches, devices and descriptors included. */
+function rawEffects(command: SimpleCommand): Touched {
   const touched: Touched = { reads: [], writes: [] };
   redirectionEffects(command, touched);
   const inv = command.invocation;
@@ -336,11 +464,7 @@ export function commandFileEffects(command: SimpleCommand): Touched {
     for (const path of patchPaths(patch))
       touched.writes.push({ raw: path, value: path, dynamic: false, glob: false, tilde: false });
   }
-  // Words `xargs` adds from its input are files named only at run time: any file may be among them.
-  const named = <W extends ShellWord>(w: W): W => (w.raw === STDIN ? { ...w, value: '$XARGS_INPUT' } : w);
-  const keep = (w: ShellWord | undefined): w is ShellWord =>
-    w !== undefined && w.value !== '' && !NOT_A_FILE.test(w.value);
-  return { reads: touched.reads.map(named).filter(keep), writes: touched.writes.map(named).filter(keep) };
+  return touched;
 }
 
 /** How shell.ts marks the words xargs adds from its input. */

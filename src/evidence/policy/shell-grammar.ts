@@ -455,10 +455,15 @@ function parseInto(script: string, parse: ShellParse, depth: number, cwd: string
 
 /**
  * Every simple command a command line runs, in the order their text ends (inner substitutions
- * first). `depth` and `cwd` place an inline script (`bash -c '…'`) inside the command that runs it.
+ * first). `depth` and `at.cwd` place an inline script (`bash -c '…'`) inside the command that runs
+ * it (`at.cwd` undefined: a folder not known now, as for a trap's action, which runs later).
  */
-export function parseShell(script: string, depth = 0, cwd: string | undefined = '.'): ShellParse {
+export function parseShell(
+  script: string,
+  depth = 0,
+  at: { cwd: string | undefined } = { cwd: '.' },
+): ShellParse {
   const parse: ShellParse = { commands: [], complete: true };
-  parseInto(script, parse, depth, cwd);
+  parseInto(script, parse, depth, at.cwd);
   return parse;
 }

@@ -299,14 +299,14 @@ export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
   [
     'curl',
     optionTable(
-      'o:output= O:remote-name output-dir= d:data= data-ascii= data-binary= data-raw= data-urlencode= F:form= form-string= json= H:header= X:request= u:user= A:user-agent= e:referer= T:upload-file= x:proxy= K:config= b:cookie= c:cookie-jar= w:write-out= url= k:insecure L:location s:silent S:show-error f:fail I:head v:verbose i:include m:max-time= connect-timeout= r:range= E:cert= key= cacert= C:continue-at= retry= G:get compressed',
+      'o:output= O:remote-name remote-name-all output-dir= D:dump-header= trace= trace-ascii= stderr= etag-save= libcurl= hsts= alt-svc= d:data= data-ascii= data-binary= data-raw= data-urlencode= F:form= form-string= json= H:header= X:request= u:user= A:user-agent= e:referer= T:upload-file= x:proxy= K:config= b:cookie= c:cookie-jar= w:write-out= url= k:insecure L:location s:silent S:show-error f:fail I:head v:verbose i:include m:max-time= connect-timeout= r:range= E:cert= key= cacert= C:continue-at= retry= G:get compressed',
       { abbreviate: false },
     ),
   ],
   [
     'wget',
     optionTable(
-      'O:output-document= o:output-file= a:append-output= i:input-file= P:directory-prefix= post-file= post-data= body-file= body-data= method= header= U:user-agent= user= password= q:quiet c:continue r:recursive N:timestamping',
+      'O:output-document= o:output-file= a:append-output= i:input-file= P:directory-prefix= post-file= post-data= body-file= body-data= method= header= U:user-agent= user= password= q:quiet c:continue r:recursive N:timestamping e:execute= save-cookies= load-cookies= warc-file=',
       GNU,
     ),
   ],
@@ -355,6 +355,21 @@ export const OPTION_TABLES: ReadonlyMap<string, OptionTable> = new Map([
     ),
   ],
   ['xxd', optionTable('a b C c= E e g= h i l= n= o= p postscript r d s= u', { abbreviate: false })],
+  ['iconv', optionTable('f:from-code= t:to-code= c l:list o:output= s:silent verbose', GNU)],
+  [
+    'shuf',
+    optionTable(
+      'e:echo i:input-range= n:head-count= o:output= random-source= r:repeat z:zero-terminated',
+      GNU,
+    ),
+  ],
+  [
+    'sdiff',
+    optionTable(
+      'o:output= i:ignore-case E:ignore-tab-expansion Z:ignore-trailing-space b:ignore-space-change W:ignore-all-space B:ignore-blank-lines I:ignore-matching-lines= strip-trailing-cr a:text w:width= l:left-column s:suppress-common-lines t:expand-tabs tabsize= d:minimal H:speed-large-files diff-program=',
+      GNU,
+    ),
+  ],
   [
     'git push',
     optionTable(

@@ -110,6 +110,8 @@ export function nextCwd(
   const target = operands[0];
   if (connector === '||' || program === 'popd' || target === undefined || operands.length > 1)
     return undefined;
+  // `pushd +N` / `-N` rotates the directory stack: which folder comes up is the run's.
+  if (program === 'pushd' && /^[+-]\d+$/.test(target.value)) return undefined;
   if (target.dynamic || target.glob || target.tilde || target.value === '-' || cwd === undefined)
     return undefined;
   const next = posix.normalize(posix.isAbsolute(target.value) ? target.value : posix.join(cwd, target.value));

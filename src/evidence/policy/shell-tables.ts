@@ -12,6 +12,11 @@ export interface Wrapper {
   options: OptionTable;
   /** Operands the wrapper itself takes before the command (`timeout DURATION`, `chroot DIR`). */
   leadingOperands?: number;
+  /**
+   * Its options may also follow those operands (`setarch ARCH -R CMD`, `su USER -c CMD`: getopt
+   * permutes them), and a `-` first (`su - USER`) is an option too.
+   */
+  optionsAfterLeading?: boolean;
   /** `env` and `sudo`-style leading `NAME=value` words are the wrapper's, not the command. */
   assignments?: boolean;
   /** The option whose value is a whole command line (`su -c`, `flock -c`, `script -c`). */
@@ -116,8 +121,10 @@ export const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
     {
       options: optionTable(
         'c:command= session-command= l:login m,p:preserve-environment s:shell= g:group= G:supp-group= w:whitelist-environment= P:pty',
-        stop,
+        { abbreviate: true, stopAtOperand: true },
       ),
+      leadingOperands: 1,
+      optionsAfterLeading: true,
       scriptOption: 'command',
       noRun: [],
     },
@@ -127,8 +134,10 @@ export const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
     {
       options: optionTable(
         'c:command= session-command= l:login u:user= m,p:preserve-environment s:shell= g:group= G:supp-group=',
-        stop,
+        { abbreviate: true, stopAtOperand: true },
       ),
+      leadingOperands: 1,
+      optionsAfterLeading: true,
       scriptOption: 'command',
     },
   ],
@@ -137,10 +146,106 @@ export const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
     {
       options: optionTable(
         'a:append c:command= e:return f:flush E:echo= q:quiet t:timing=? T:log-timing= B:log-io= I:log-in= O:log-out=',
-        stop,
+        { abbreviate: true, stopAtOperand: true },
       ),
       scriptOption: 'command',
       writes: ['timing', 'log-timing', 'log-io', 'log-in', 'log-out'],
+    },
+  ],
+  // Programs that set up a namespace, limits, privileges or a tracer and then run the command
+  // (util-linux unshare(1), nsenter(1), prlimit(1), setpriv(1), setarch(8); fakeroot(1), strace(1),
+  // valgrind(1), ssh-agent(1), dbus-run-session(1), sg(1)).
+  [
+    'unshare',
+    {
+      options: optionTable(
+        'm:mount=? u:uts=? i:ipc=? n:net=? p:pid=? U:user=? C:cgroup=? T:time=? f:fork kill-child=? mount-proc=? r:map-root-user c:map-current-user map-auto map-user= map-group= map-users= map-groups= propagation= setgroups= R:root= w:wd= S:setuid= G:setgid= monotonic= boottime= l:load-interp= keep-caps',
+        { abbreviate: true, stopAtOperand: true },
+      ),
+      chdirOption: 'wd',
+    },
+  ],
+  [
+    'nsenter',
+    {
+      options: optionTable(
+        't:target= m:mount=? u:uts=? i:ipc=? n:net=? p:pid=? C:cgroup=? U:user=? T:time=? S:setuid= G:setgid= preserve-credentials r:root=? w:wd=? W:wdns= e:env F:no-fork Z:follow-context a:all user-parent keep-caps join-cgroup',
+        { abbreviate: true, stopAtOperand: true },
+      ),
+    },
+  ],
+  [
+    'prlimit',
+    {
+      options: optionTable(
+        'p:pid= o:output= noheadings raw verbose c:core=? d:data=? e:nice=? f:fsize=? i:sigpending=? l:memlock=? m:rss=? n:nofile=? q:msgqueue=? r:rtprio=? s:stack=? t:cpu=? u:nproc=? v:as=? x:locks=? y:rttime=?',
+        { abbreviate: true, stopAtOperand: true },
+      ),
+      noRun: ['pid'],
+    },
+  ],
+  [
+    'setpriv',
+    {
+      options: optionTable(
+        'd:dump nnp,no-new-privs inh-caps= ambient-caps= bounding-set= keep-groups clear-groups init-groups groups= pdeathsig= reuid= regid= ruid= rgid= euid= egid= securebits= selinux-label= apparmor-profile= landlock-access= landlock-rule= reset-env',
+        { abbreviate: true, stopAtOperand: true },
+      ),
+      noRun: ['dump'],
+    },
+  ],
+  ...['setarch', 'linux32', 'linux64', 'i386', 'x86_64'].map((name): [string, Wrapper] => [
+    name,
+    {
+      options: optionTable(
+        'v:verbose 3:3gb 4:4gb B:32bit F:fdpic-funcptrs I:short-inode L:addr-compat-layout R:addr-no-randomize S:whole-seconds T:sticky-timeouts X:read-implies-exec Z:mmap-page-zero uname-2.6 list',
+        { abbreviate: true, stopAtOperand: true },
+      ),
+      ...(name === 'setarch' ? { leadingOperands: 1, optionsAfterLeading: true } : {}),
+      noRun: ['list'],
+    },
+  ]),
+  ['fakeroot', { options: optionTable('l:lib= faked= s= i= u:unknown-is-real b= h:help v:version', stop) }],
+  [
+    'strace',
+    {
+      options: optionTable(
+        'o:output= e= E:env= p:attach= u:user= s:string-limit= a:columns= P:trace-path= b:detach-on= O:summary-wall-clock= S:summary-sort-by= X:const-print-style= I= U:summary-columns= f:follow-forks c:summary-only C:summary w:summary-wall-clock d:debug D:daemonize h:help q:quiet r:relative-timestamps t:absolute-timestamps T:syscall-times v:no-abbrev V:version x y:decode-fds z:successful-only Z:failed-only k:stack-trace n:syscall-number i:instruction-pointer F seccomp-bpf output-separately',
+        { abbreviate: true, stopAtOperand: true },
+      ),
+      writes: ['output'],
+      noRun: ['attach', 'version', 'help'],
+    },
+  ],
+  [
+    'valgrind',
+    {
+      options: optionTable('q:quiet v:verbose h:help version tool= log-file= xml-file= log-socket=', stop),
+      writes: ['log-file', 'xml-file'],
+      noRun: ['help', 'version'],
+    },
+  ],
+  ['ssh-agent', { options: optionTable('c s D d a= E= O= P= t= k', stop), noRun: ['-k'] }],
+  ['dbus-run-session', { options: optionTable('config-file= dbus-daemon= version help', stop) }],
+  [
+    'sg',
+    {
+      options: optionTable('c=', stop),
+      leadingOperands: 1,
+      optionsAfterLeading: true,
+      scriptOption: '-c',
+      joinsOperands: true,
+    },
+  ],
+  // npx (and `npm exec`): runs a package's program, or one on the PATH, or `-c`'s command line.
+  [
+    'npx',
+    {
+      options: optionTable(
+        'p:package= c:call= y:yes no no-install ignore-existing q:quiet shell= prefix= w:workspace= workspaces include-workspace-root',
+        stop,
+      ),
+      scriptOption: 'call',
     },
   ],
   [
@@ -208,6 +313,19 @@ export const INTERPRETERS: ReadonlyMap<string, readonly string[]> = new Map([
   ['powershell', ['-c', '-Command', '-command', '-EncodedCommand', '-e', '-ec']],
 ]);
 
+/**
+ * The interpreter a program name is, by its table's name: versioned names are the same program
+ * (`python3.11`, `pypy3.10`, `perl5.36`, `ruby3.1`, `php8.2`, `lua5.4`, `tclsh8.6`).
+ */
+export function interpreterName(program: string): string | undefined {
+  if (INTERPRETERS.has(program)) return program;
+  const m = /^(python|pypy|perl|ruby|php|lua|tclsh)(\d+(?:\.\d+)*)$/.exec(program);
+  if (m === null) return undefined;
+  const base = m[1] as string;
+  if (base === 'python' || base === 'pypy') return (m[2] as string).startsWith('2') ? `${base}` : `${base}3`;
+  return base;
+}
+
 const SCRIPT_FILE = /\.(?:py|js|mjs|cjs|ts|pl|rb|php|lua|R|ps1|tcl)$/;
 
 /**
@@ -219,6 +337,8 @@ export function inlineCodeFlag(args: readonly ShellWord[], flags: readonly strin
     const v = w.value;
     if (v === '-m' || v === '--' || (!v.startsWith('-') && SCRIPT_FILE.test(v))) return undefined;
     if (flags.includes(v)) return v;
+    // `--eval=CODE`: a long option with its value attached.
+    if (flags.some((f) => f.startsWith('--') && v.startsWith(`${f}=`))) return v;
     const cluster = v.startsWith('-') && !v.startsWith('--') && v.length > 2;
     if (cluster && flags.some((f) => f.length === 2 && v.slice(1).includes(f[1] as string))) return v;
   }

@@ -9,6 +9,7 @@
 
 import { posix } from 'node:path';
 import { memoString } from '../../core/memo.js';
+import { runnerReason } from './command-runners.js';
 import { commandValues } from './command-values.js';
 import { gitRunsProgram, gitSubcommandRuns } from './git-config.js';
 import { isScriptProgram, scriptProgramEffects } from './script-programs.js';
@@ -25,6 +26,7 @@ import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
 import {
   INTERPRETERS,
   inlineCodeFlag,
+  interpreterName,
   SHELL_OPTIONS,
   SHELLS,
   SUBCOMMAND_TOOLS,
@@ -33,7 +35,11 @@ import {
 
 export { MAX_SHELL_NESTING } from './shell-grammar.js';
 
-/** Variables that give a program options or a command to run (each program's manual). */
+/**
+ * Variables that give a program options or a command to run (each program's manual): a shell runs
+ * the file `BASH_ENV` or `ENV` names before its script (bash(1) INVOCATION), less runs `LESSOPEN`'s
+ * command, perl and ruby take switches from `PERL5OPT` and `RUBYOPT`.
+ */
 const OPTION_VARIABLES: ReadonlyMap<string, readonly string[]> = new Map([
   ['tar', ['TAR_OPTIONS', 'TAPE']],
   ['zip', ['ZIPOPT']],
@@ -42,7 +48,15 @@ const OPTION_VARIABLES: ReadonlyMap<string, readonly string[]> = new Map([
   ['gzip', ['GZIP']],
   ['xz', ['XZ_OPT', 'XZ_DEFAULTS']],
   ['grep', ['GREP_OPTIONS']],
+  ['less', ['LESSOPEN', 'LESSCLOSE']],
+  ['perl', ['PERL5OPT']],
+  ['ruby', ['RUBYOPT']],
+  ...[...SHELLS].map((shell): [string, string[]] => [shell, ['BASH_ENV', 'ENV']]),
 ]);
+
+/** node's options from its environment: code as text only through a `data:` URL (or a value known at run time). */
+const NODE_PROGRAMS = new Set(['node', 'nodejs', 'deno', 'bun']);
+const givesCode = (value: string): boolean => value.includes('$') || /\bdata:/.test(value);
 
 /**
  * The variable an assignment word sets, with its value: `$` (anything) when computed at run time
@@ -59,6 +73,18 @@ function variablesFor(command: ShellCommand, words: readonly ShellWord[]): { nam
   const at = words[0] === undefined ? -1 : command.words.indexOf(words[0]);
   const given = [...command.assignments, ...command.words.slice(0, Math.max(0, at))];
   return given.flatMap((w) => assignmentOf(w.value, w.dynamic) ?? []);
+}
+
+/**
+ * Where a script operand is read from: the command's input (`-`, `/dev/stdin`, `/dev/fd/0`,
+ * `/proc/self/fd/0`), another descriptor or device (`/dev/fd/3`, `/proc/self/fd/3`), or a file.
+ */
+function scriptSource(word: ShellWord | undefined): 'stdin' | 'device' | undefined {
+  if (word === undefined || word.dynamic) return undefined;
+  if (word.value === '-') return 'stdin';
+  const path = posix.normalize(word.value);
+  if (/^\/(?:dev\/(?:stdin|fd\/0)|proc\/(?:self|thread-self|\d+)\/fd\/0)$/.test(path)) return 'stdin';
+  return /^\/(?:dev|proc)(?:\/|$)/.test(path) ? 'device' : undefined;
 }
 
 /** The program a simple command runs, once wrappers are removed. */
@@ -126,8 +152,15 @@ function word(value: string): ShellWord {
   return { raw: value, value, dynamic: false, glob: false, tilde: false };
 }
 
+/** Distinct variables the line may set before a command, past which they are not followed one by one. */
+const MAX_LINE_VARIABLES = 256;
+
 class Resolver {
   readonly analysis: ShellAnalysis = { commands: [], complete: true };
+  /** What the commands listed so far assign (`export A=1; …`), by name: the last value. */
+  private readonly assigned = new Map<string, string>();
+  /** More than MAX_LINE_VARIABLES names were assigned: any variable may be set. */
+  private tooManyVariables = false;
 
   add(parsed: { commands: ShellCommand[]; complete: boolean }): void {
     if (!parsed.complete) this.analysis.complete = false;
@@ -140,7 +173,7 @@ class Resolver {
       this.analysis.complete = false;
       return;
     }
-    this.add(parseShell(script, from.depth + 1, from.cwd));
+    this.add(parseShell(script, from.depth + 1, { cwd: from.cwd }));
   }
 
   private push(command: ShellCommand, fields: Partial<SimpleCommand>): SimpleCommand {
@@ -167,6 +200,13 @@ class Resolver {
       simple.stripped = [invocation.program, ...sub, ...invocation.args.map((w) => w.value)].join(' ');
     } else simple.stripped = command.words.map((w) => w.value).join(' ');
     this.analysis.commands.push(simple);
+    for (const word of simple.words) {
+      const set = assignmentOf(word, false);
+      if (set === undefined) continue;
+      if (this.assigned.size >= MAX_LINE_VARIABLES && !this.assigned.has(set.name))
+        this.tooManyVariables = true;
+      else this.assigned.set(set.name, set.value);
+    }
     return simple;
   }
 
@@ -190,7 +230,11 @@ class Resolver {
         this.push(command, { cwd, opaque: 'the command name is computed at run time' });
         return;
       }
-      const program = posix.basename(head.value);
+      // `npm exec` (`npm x`) is npx.
+      const named = posix.basename(head.value);
+      const exec = named === 'npm' && (words[1]?.value === 'exec' || words[1]?.value === 'x');
+      const program = exec ? 'npx' : named;
+      if (exec) words = [{ ...head, value: 'npx' }, ...words.slice(2)];
       const wrapper = WRAPPERS.get(program);
       if (wrapper === undefined) break;
       wrappers.push(program);
@@ -224,7 +268,15 @@ class Resolver {
         };
       if (wrapper.assignments)
         while (rest[0] !== undefined && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0].value)) rest = rest.slice(1);
+      // `su - USER`: the dash is `--login`, not the user.
+      if (wrapper.optionsAfterLeading && rest[0]?.value === '-') rest = rest.slice(1);
       rest = rest.slice(wrapper.leadingOperands ?? 0);
+      if (wrapper.optionsAfterLeading) {
+        const late = readOptions(rest, wrapper.options);
+        for (const [name, values] of late.options)
+          read.options.set(name, [...(read.options.get(name) ?? []), ...values]);
+        rest = late.operands;
+      }
       let script =
         wrapper.scriptOption === undefined ? undefined : read.options.get(wrapper.scriptOption)?.[0];
       // `flock FILE -c COMMAND`: the script option may also follow the wrapper's operand.
@@ -262,12 +314,15 @@ class Resolver {
 
   /**
    * The variables the program `words` starts may see from the line: its own assignments, a
-   * wrapper's (`env A=1 …`), and every assignment the line made before it (`export A=1; …`).
+   * wrapper's (`env A=1 …`), and every assignment the line made before it (`export A=1; …`). A line
+   * that sets more names than are followed may have set any: `null`.
    */
-  private variables(command: ShellCommand, words: readonly ShellWord[]): { name: string; value: string }[] {
-    const earlier = this.analysis.commands.flatMap((c) =>
-      c.words.flatMap((w) => assignmentOf(w, false) ?? []),
-    );
+  private variables(
+    command: ShellCommand,
+    words: readonly ShellWord[],
+  ): { name: string; value: string }[] | null {
+    if (this.tooManyVariables) return null;
+    const earlier = [...this.assigned].map(([name, value]) => ({ name, value }));
     return [...earlier, ...variablesFor(command, words)];
   }
 
@@ -286,15 +341,26 @@ class Resolver {
       this.builtin(command, cwd, invocation, code);
       return;
     }
-    const optionsFrom = OPTION_VARIABLES.get(program)?.find((name) =>
-      this.variables(command, words).some((v) => v.name === name),
-    );
+    const names = OPTION_VARIABLES.get(program);
+    const variables = names || NODE_PROGRAMS.has(program) ? this.variables(command, words) : [];
+    const optionsFrom =
+      variables === null
+        ? 'a variable the line sets (it sets too many to follow)'
+        : (names?.find((name) => variables.some((v) => v.name === name)) ??
+          (variables.some((v) => v.name === 'NODE_OPTIONS' && givesCode(v.value))
+            ? 'NODE_OPTIONS'
+            : undefined));
     if (optionsFrom !== undefined) {
       this.push(command, {
         cwd,
         invocation,
         opaque: `${optionsFrom}, set on the line, gives ${program} options the line does not show`,
       });
+      return;
+    }
+    const runs = runnerReason(program, args, command);
+    if (runs !== undefined) {
+      this.push(command, { cwd, invocation, opaque: runs });
       return;
     }
     const commands = commandValues(program, args);
@@ -347,7 +413,12 @@ class Resolver {
         });
         return;
       }
-      if (read.operands.length === 0 || read.options.has('-s')) {
+      const source = scriptSource(read.operands[0]);
+      if (source === 'device') {
+        this.push(command, { cwd, invocation, opaque: `${program} runs a script from a descriptor` });
+        return;
+      }
+      if (read.operands.length === 0 || read.options.has('-s') || source === 'stdin') {
         this.stdinScript(command, cwd, invocation);
         return;
       }
@@ -359,8 +430,10 @@ class Resolver {
       this.push(command, { cwd, invocation, wrapper: true });
       this.nested(args.map((w) => w.value).join(' '), here);
       return;
-    } else if (INTERPRETERS.has(program)) {
-      const codeFlag = inlineCodeFlag(args, INTERPRETERS.get(program) as readonly string[]);
+    } else if (interpreterName(program) !== undefined) {
+      const codeFlag =
+        inlineCodeFlag(args, INTERPRETERS.get(interpreterName(program) as string) as readonly string[]) ??
+        (NODE_PROGRAMS.has(program) ? args.find((w) => /\bdata:/.test(w.value))?.value : undefined);
       if (codeFlag !== undefined) {
         this.push(command, {
           cwd,
@@ -370,12 +443,21 @@ class Resolver {
         return;
       }
       const operands = args.filter((w) => !w.value.startsWith('-') || w.value === '-');
-      if (operands.length === 0 || operands[0]?.value === '-') {
+      const source = scriptSource(operands[0]);
+      if (source === 'device') {
+        this.push(command, { cwd, invocation, opaque: `${program} runs a script from a descriptor` });
+        return;
+      }
+      if (operands[0]?.dynamic) {
+        this.push(command, { cwd, invocation, opaque: `${program} runs a script computed at run time` });
+        return;
+      }
+      if (operands.length === 0 || source === 'stdin') {
         this.stdinScript(command, cwd, invocation, true);
         return;
       }
     } else if (isScriptProgram(program)) {
-      const variables = this.variables(command, words).map((v) => v.name);
+      const variables = this.variables(command, words)?.map((v) => v.name) ?? ['AWKPATH'];
       const opaque = scriptProgramEffects(program, args, variables)?.opaque;
       if (opaque !== undefined) {
         this.push(command, { cwd, invocation, opaque });
@@ -399,7 +481,9 @@ class Resolver {
       const global = GLOBAL_OPTIONS.get(program);
       const read = readOptions(args, global);
       const runs =
-        program === 'git' ? gitRunsProgram(read.options, this.variables(command, words)) : undefined;
+        program === 'git'
+          ? gitRunsProgram(read.options, this.variables(command, words) ?? [{ name: 'GIT_DIR', value: '$' }])
+          : undefined;
       if (runs !== undefined) {
         this.push(command, { cwd, invocation, opaque: runs });
         return;

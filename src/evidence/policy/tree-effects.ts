@@ -91,6 +91,12 @@ export function treeEffects(inv: Invocation, touched: Touched): boolean {
       gitEffects(inv, touched);
       return true;
     case 'find': {
+      // -fprint FILE, -fprint0 FILE, -fls FILE, -fprintf FILE FORMAT: FILE is created when find
+      // reads the expression, whether or not the action is reached.
+      inv.args.forEach((w, i) => {
+        const file = inv.args[i + 1];
+        if (/^-f(?:print0?|ls|printf)$/.test(w.value) && file !== undefined) touched.writes.push(file);
+      });
       // find P… EXPR -delete deletes what matches under each starting point (here when none).
       if (!inv.args.some((w) => w.value === '-delete' || w.dynamic)) return true;
       const first = inv.args.findIndex((w) => /^[-(!]/.test(w.value));
@@ -102,7 +108,10 @@ export function treeEffects(inv: Invocation, touched: Touched): boolean {
       // patch [ORIGINAL [PATCHFILE]]: ORIGINAL, or the files the patch names under -d DIR or here.
       const { operands, words } = readOptions(inv.args, optionTableFor('patch'));
       pushAll(touched.reads, values(words, 'input'), operands.slice(1, 2));
-      pushAll(touched.writes, values(words, 'output'));
+      pushAll(touched.writes, values(words, 'output', 'reject-file'));
+      // Backups named PREFIX + the file's name (-B), or in the file's folder with -Y.
+      for (const prefix of values(words, 'prefix', 'basename-prefix'))
+        touched.writes.push({ ...prefix, value: `${prefix.value}*`, glob: true });
       const directory = values(words, 'directory');
       if (operands[0] !== undefined) touched.writes.push(operands[0]);
       else pushAll(touched.writes, reaching('some', directory.length > 0 ? directory : [HERE]));

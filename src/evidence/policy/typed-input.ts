@@ -14,7 +14,7 @@ import { posix } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
 import type { SimpleCommand } from './shell.js';
 import { readOptions } from './shell-options.js';
-import { INTERPRETERS, SHELL_OPTIONS, SHELLS } from './shell-tables.js';
+import { interpreterName, SHELL_OPTIONS, SHELLS } from './shell-tables.js';
 
 /** Tools whose process stays open to input the agent sends later (Codex's unified exec). */
 export const TYPED_INPUT_TOOLS: ReadonlySet<string> = new Set(['exec_command']);
@@ -65,7 +65,7 @@ function readsCommands(command: SimpleCommand): boolean {
     const read = readOptions(args, SHELL_OPTIONS);
     return read.operands.length === 0 || read.options.has('-s') || read.options.has('-i');
   }
-  if (INTERPRETERS.has(program)) {
+  if (interpreterName(program) !== undefined) {
     // No script file or module: a REPL, or a program read from the input (`python -`).
     const operands = args.filter((w) => !w.value.startsWith('-') || w.value === '-');
     return operands.length === 0 || operands[0]?.value === '-' || args.some((w) => w.value === '-i');

@@ -8,8 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
-import { have, PROTECTED, gitLine as run, verdictTable } from './protected.js';
+import { have, gitLine as run, verdictOf, verdictTable } from './protected.js';
 
 describe('git settings that run programs', {
   skip: !['bash', 'git'].every(have) && 'bash or git missing',
@@ -65,8 +64,6 @@ describe('git settings that run programs', {
     harmless: ['git init -q', 'git stash list', 'git clean -n'],
   });
   test('spellings git accepts for the tree writers are tree writers', () => {
-    const judge = (command: string) =>
-      evaluateAction(PROTECTED, { tool: 'Bash', input: { command }, cwd: '/w' }).verdict;
     for (const line of [
       'git stash -m list',
       'git reset --har',
@@ -78,6 +75,6 @@ describe('git settings that run programs', {
       'git clone . n -c core.hooksPath=../h',
       'git --git-dir=protected/g init',
     ])
-      assert.notEqual(judge(line), 'allowed', line);
+      assert.notEqual(verdictOf(line), 'allowed', line);
   });
 });

@@ -8,8 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
-import { gitLine, have, PROTECTED, verdictTable } from './protected.js';
+import { gitLine, have, verdictOf, verdictTable } from './protected.js';
 
 describe('a line that writes code and runs it', {
   skip:
@@ -62,17 +61,15 @@ describe('code a program makes from the project', { skip: !have('cc') && 'no C c
 });
 
 test('the judge sees where the line puts the code, through cd and in a loop', () => {
-  const judge = (command: string) =>
-    evaluateAction(PROTECTED, { tool: 'Bash', input: { command }, cwd: '/w' }).verdict;
   // Another file than the one run: allowed; the same file reached through cd: not.
-  assert.equal(judge('echo x > t.sh; bash s.sh'), 'allowed');
-  assert.equal(judge('cd sub && echo x > s.sh; cd /w && bash sub/s.sh'), 'escalate');
-  assert.equal(judge('echo x > sub/s.sh; cd sub && bash ./s.sh'), 'escalate');
+  assert.equal(verdictOf('echo x > t.sh; bash s.sh'), 'allowed');
+  assert.equal(verdictOf('cd sub && echo x > s.sh; cd /w && bash sub/s.sh'), 'escalate');
+  assert.equal(verdictOf('echo x > sub/s.sh; cd sub && bash ./s.sh'), 'escalate');
   // A name known only at run time may be the script.
-  assert.equal(judge('echo x > "$F"; bash s.sh'), 'escalate');
+  assert.equal(verdictOf('echo x > "$F"; bash s.sh'), 'escalate');
   // The running command's own redirection is its output, not its code.
-  assert.equal(judge('bash s.sh > s.log'), 'allowed');
+  assert.equal(verdictOf('bash s.sh > s.log'), 'allowed');
   // What npm install writes is the packages' own code, not the line's.
-  assert.equal(judge('npm ci && npm test'), 'allowed');
-  assert.equal(judge('git log -1 && make'), 'allowed');
+  assert.equal(verdictOf('npm ci && npm test'), 'allowed');
+  assert.equal(verdictOf('git log -1 && make'), 'allowed');
 });

@@ -32,6 +32,10 @@ export const PROTECTED: ActionPolicy = {
   controlPlane: 'allow',
 };
 
+/** The judge's verdict on a shell line under PROTECTED, run from `/w` (no file is touched). */
+export const verdictOf = (command: string, cwd = '/w'): ActionVerdict['verdict'] =>
+  evaluateAction(PROTECTED, { tool: 'Bash', input: { command }, cwd }).verdict;
+
 /** True when `program --version` runs here. */
 export const have = (program: string): boolean =>
   spawnSync(program, ['--version'], { stdio: 'ignore' }).error === undefined;
@@ -73,17 +77,22 @@ export function verdictTable(
     });
 }
 
-/** What a folder holds, to tell whether a command changed it: every name below it and each file's content. */
+/**
+ * What a folder holds, to tell whether a command changed it: every name below it, its mode, and
+ * each file's content.
+ */
 export function protectedState(dir: string): string {
   if (!existsSync(dir)) return '(removed)';
-  const out: string[] = [];
+  const out: string[] = [(statSync(dir).mode & 0o7777).toString(8)];
   const walk = (at: string, prefix: string) => {
     for (const name of readdirSync(at).sort()) {
       const path = join(at, name);
-      if (statSync(path).isDirectory()) {
-        out.push(`${prefix}${name}/`);
+      const stat = statSync(path);
+      const mode = (stat.mode & 0o7777).toString(8);
+      if (stat.isDirectory()) {
+        out.push(`${prefix}${name}/ ${mode}`);
         walk(path, `${prefix}${name}/`);
-      } else out.push(`${prefix}${name}=${readFileSync(path).toString('base64')}`);
+      } else out.push(`${prefix}${name} ${mode}=${readFileSync(path).toString('base64')}`);
     }
   };
   walk(dir, '');
@@ -92,7 +101,7 @@ export function protectedState(dir: string): string {
 
 /**
  * Runs a line with bash in a new folder holding `protected/x` (`secret`) and `f` (`one`, `two`):
- * whether protected/ changed (names and contents), and how the judge sees the line there.
+ * whether protected/ changed (names, modes and contents), and how the judge sees the line there.
  */
 export function bashLine(line: string): LineOutcome {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'tally-line-')));

@@ -1,0 +1,95 @@
+/**
+ * Programs outside the reader and writer tables whose files follow a short rule of their manual:
+ * key, archive and object tools, `cmake -E`, `python -m MODULE`, sqlite3's database, renamers, and,
+ * for every other program, an output option (`-o FILE`, `--output FILE`, `-out FILE`): the value is
+ * a file it writes. Over-approximations are kept where a rule would need the whole manual (every
+ * operand of `strip`, `objcopy` or `python -m MODULE` may be written).
+ */
+import { posix } from 'node:path';
+import { pushAll, reaching, type Touched } from './effect-words.js';
+import type { Invocation } from './shell.js';
+import type { ShellWord } from './shell-grammar.js';
+
+/** Options that name an output file in most programs (compilers, openssl, gpg, converters). */
+const OUTPUT_OPTIONS = new Set(['-o', '--output', '--out', '-out', '-keyout', '--output-file', '-output']);
+const OUTPUT_ATTACHED = /^(?:--output|--out|--output-file|-out|-keyout)=(.+)$/;
+/** Renamers: every operand may be a file renamed (util-linux `rename FROM TO FILE…`, perl's `rename EXPR FILE…`). */
+const RENAMERS = new Set(['rename', 'rename.ul', 'prename', 'file-rename', 'perl-rename']);
+/** Tools that rewrite an object file in place unless told where to write. */
+const OBJECT_TOOLS = new Set(['strip', 'objcopy', 'ranlib']);
+const HERE: ShellWord = { raw: '.', value: '.', dynamic: false, glob: false, tilde: false };
+
+const operandsOf = (args: readonly ShellWord[]): ShellWord[] =>
+  args.filter((w) => w.dynamic || w.value === '-' || !w.value.startsWith('-'));
+
+/** The values of output options (`-o FILE`, `--output=FILE`, `-out FILE`). */
+function outputs(args: readonly ShellWord[]): ShellWord[] {
+  const out: ShellWord[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i] as ShellWord;
+    const attached = OUTPUT_ATTACHED.exec(w.value)?.[1];
+    if (attached !== undefined) out.push({ ...w, value: attached });
+    else if (OUTPUT_OPTIONS.has(w.value) && args[i + 1] !== undefined) out.push(args[++i] as ShellWord);
+  }
+  return out;
+}
+
+/**
+ * `python -m MODULE ARGS…`: every operand may be written (zipfile and tarfile `-c`, gzip, venv,
+ * py_compile's `__pycache__` beside the file, black), and `-e` extracts here when no folder is given.
+ */
+function pythonModule(args: readonly ShellWord[], touched: Touched): boolean {
+  const at = args.findIndex((w) => w.value === '-m' || /^-m./.test(w.value));
+  if (at < 0) return false;
+  const rest = args.slice((args[at] as ShellWord).value === '-m' ? at + 2 : at + 1);
+  pushAll(touched.writes, reaching('some', operandsOf(rest)), outputs(rest));
+  if (rest.some((w) => w.value === '-e' || w.value === '--extract'))
+    touched.writes.push({ ...HERE, tree: 'some' });
+  return true;
+}
+
+/** What the programs above write; false when `inv` is none of them (and has no output option). */
+export function toolEffects(inv: Invocation, touched: Touched): boolean {
+  const { program: p, args } = inv;
+  if (/^(?:python|pypy)\d*(?:\.\d+)*$/.test(p)) return pythonModule(args, touched);
+  if (RENAMERS.has(p) || p === 'fallocate') {
+    pushAll(touched.writes, operandsOf(args));
+    return true;
+  }
+  if (OBJECT_TOOLS.has(p)) {
+    pushAll(touched.writes, operandsOf(args), outputs(args));
+    return true;
+  }
+  if (p === 'ssh-keygen') {
+    // -f FILE: the key, and FILE.pub beside it.
+    args.forEach((w, i) => {
+      const file = args[i + 1];
+      if (w.value === '-f' && file !== undefined)
+        touched.writes.push(file, { ...file, value: `${file.value}.pub` });
+    });
+    return true;
+  }
+  if (p === 'cmake' && args[0]?.value === '-E') {
+    // cmake -E COMMAND ARGS…: rm, copy, touch, make_directory, rename, tar, … act on ARGS.
+    pushAll(touched.writes, reaching('all', args.slice(2)));
+    if (args[1]?.value === 'tar') touched.writes.push({ ...HERE, tree: 'some' });
+    return true;
+  }
+  if (p === 'ar') {
+    // ar KEY ARCHIVE [MEMBER…]: the archive is written; `x` extracts its members here.
+    const [key, archive] = args;
+    if (archive !== undefined) touched.writes.push(archive);
+    if (key !== undefined && /x/.test(key.value)) touched.writes.push({ ...HERE, tree: 'some' });
+    return true;
+  }
+  if (p === 'sqlite3') {
+    // sqlite3 [OPTIONS] FILE [SQL…]: the database file is opened to write (and created).
+    const file = operandsOf(args)[0];
+    if (file !== undefined && file.value !== ':memory:' && posix.basename(file.value) !== '')
+      touched.writes.push(file);
+    return true;
+  }
+  const out = outputs(args);
+  pushAll(touched.writes, out);
+  return out.length > 0;
+}
