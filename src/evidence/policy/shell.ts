@@ -59,6 +59,17 @@ const NODE_PROGRAMS = new Set(['node', 'nodejs', 'deno', 'bun']);
 const givesCode = (value: string): boolean => value.includes('$') || /\bdata:/.test(value);
 
 /**
+ * When a variable of OPTION_VARIABLES counts (all the others always do): `ENV` only for an
+ * interactive shell (bash and dash read it with `-i` alone); `PERL5OPT` and `RUBYOPT` when known
+ * only at run time (a value on the line is switches that load modules by name, as a script would).
+ */
+const VARIABLE_TESTS: Record<string, (value: string, args: readonly ShellWord[]) => boolean> = {
+  ENV: (_value, args) => args.some((w) => /^-[A-Za-z]*i/.test(w.value)),
+  PERL5OPT: (value) => value.includes('$'),
+  RUBYOPT: (value) => value.includes('$'),
+};
+
+/**
  * The variable an assignment word sets, with its value: `$` (anything) when computed at run time
  * or appended to (`A+=…` may hold more than the line shows).
  */
@@ -123,6 +134,8 @@ export interface SimpleCommand {
   cwd: string | undefined;
   /** Why what this command runs cannot be known statically, when it cannot. */
   opaque?: string;
+  /** True when a pipe feeds its standard input. */
+  pipedInput?: boolean;
 }
 
 export interface ShellAnalysis {
@@ -161,10 +174,32 @@ class Resolver {
   private readonly assigned = new Map<string, string>();
   /** More than MAX_LINE_VARIABLES names were assigned: any variable may be set. */
   private tooManyVariables = false;
+  /** Commands of code run later (see later()). */
+  private readonly runLater = new Set<SimpleCommand>();
 
   add(parsed: { commands: ShellCommand[]; complete: boolean }): void {
     if (!parsed.complete) this.analysis.complete = false;
     for (const command of parsed.commands) this.resolve(command);
+  }
+
+  /**
+   * Code run later (a trap's action, a prompt command, an alias's text): read where the command
+   * stands, and moved to a folder not known when the line changes folder anywhere (finish()).
+   */
+  private later(script: string, from: ShellCommand): void {
+    const first = this.analysis.commands.length;
+    this.nested(script, from);
+    for (const command of this.analysis.commands.slice(first)) this.runLater.add(command);
+  }
+
+  /** Done reading: code run later runs in a folder not known if the line changes folder anywhere. */
+  finish(): ShellAnalysis {
+    if (this.runLater.size === 0) return this.analysis;
+    const moves = this.analysis.commands.some(
+      (c) => c.opaque !== undefined || ['cd', 'pushd', 'popd'].includes(c.invocation?.program ?? ''),
+    );
+    if (moves) for (const command of this.runLater) command.cwd = undefined;
+    return this.analysis;
   }
 
   /** Parses a script run by a command, one level deeper, in that command's directory. */
@@ -188,12 +223,12 @@ class Resolver {
       depth: command.depth,
       redirections: command.redirections,
       cwd: command.cwd,
+      ...(command.pipedInput ? { pipedInput: true } : {}),
       ...fields,
     };
     simple.opaque ??= laterCode(command);
     // A prompt command runs later, in a directory not known now.
-    for (const script of promptCommands(command.assignments))
-      this.nested(script, { ...command, cwd: undefined });
+    for (const script of promptCommands(command.assignments)) this.later(script, command);
     const invocation = simple.invocation;
     if (invocation !== undefined) {
       const sub = invocation.subcommand === undefined ? [] : [invocation.subcommand];
@@ -342,11 +377,14 @@ class Resolver {
       return;
     }
     const names = OPTION_VARIABLES.get(program);
-    const variables = names || NODE_PROGRAMS.has(program) ? this.variables(command, words) : [];
+    const variables = this.variables(command, words);
+    // NODE_OPTIONS reaches every node any program starts (`npm test`, `npx jest`).
     const optionsFrom =
       variables === null
         ? 'a variable the line sets (it sets too many to follow)'
-        : (names?.find((name) => variables.some((v) => v.name === name)) ??
+        : (names?.find((name) =>
+            variables.some((v) => v.name === name && (VARIABLE_TESTS[name]?.(v.value, args) ?? true)),
+          ) ??
           (variables.some((v) => v.name === 'NODE_OPTIONS' && givesCode(v.value))
             ? 'NODE_OPTIONS'
             : undefined));
@@ -361,6 +399,18 @@ class Resolver {
     const runs = runnerReason(program, args, command);
     if (runs !== undefined) {
       this.push(command, { cwd, invocation, opaque: runs });
+      return;
+    }
+    // `gdb … --args PROG ARGS…` runs PROG: judged as a command of its own.
+    const debugged = program === 'gdb' ? args.findIndex((w) => w.value === '--args') : -1;
+    if (debugged >= 0 && args[debugged + 1] !== undefined) {
+      const rest = args.slice(debugged + 1);
+      if (rest.some((w) => w.dynamic))
+        this.push(command, { cwd, invocation, opaque: 'gdb runs a program computed at run time' });
+      else {
+        this.push(command, { cwd, invocation, wrapper: true });
+        this.nested(rest.map((w) => shellQuote(w.value)).join(' '), here);
+      }
       return;
     }
     const commands = commandValues(program, args);
@@ -521,7 +571,7 @@ class Resolver {
       wrapper,
       ...(code.opaque === undefined ? {} : { opaque: code.opaque }),
     });
-    for (const script of code.scripts) this.nested(script, { ...command, cwd: undefined });
+    for (const script of code.scripts) this.later(script, command);
   }
 
   /** A shell or interpreter reading its program from standard input. */
@@ -599,7 +649,7 @@ export const splitShellCommand: (command: string) => ShellAnalysis = memoString(
   (command) => {
     const resolver = new Resolver();
     resolver.add(parseShell(command));
-    return resolver.analysis;
+    return resolver.finish();
   },
   { entries: 64, maxLength: 16 * 1024 },
 );

@@ -34,17 +34,89 @@ function outputs(args: readonly ShellWord[]): ShellWord[] {
   return out;
 }
 
+/** Modules that write none of their operands (test runners, linters, checkers, servers). */
+const READING_MODULES = new Set([
+  'pytest',
+  'mypy',
+  'flake8',
+  'pylint',
+  'pyflakes',
+  'pycodestyle',
+  'pydocstyle',
+  'bandit',
+  'unittest',
+  'doctest',
+  'http.server',
+  'pydoc',
+  'timeit',
+  'tox',
+  'nox',
+  'coverage',
+  'pdb',
+  'site',
+  'sysconfig',
+  'platform',
+  'tabnanny',
+  'json.tool',
+  'ensurepip',
+]);
+/** Formatters that rewrite their operands unless only asked to check. */
+const FORMATTING_MODULES: ReadonlyMap<string, RegExp> = new Map([
+  ['black', /^--(?:check|diff)$/],
+  ['isort', /^(?:--check-only|--check|-c|--diff)$/],
+  ['autopep8', /^$/],
+  ['yapf', /^(?:--diff|-d)$/],
+]);
+
+/** `pip … --target DIR`, `-t DIR`, `--root`, `--prefix`, `download -d DIR`: where it writes. */
+function pipWrites(rest: readonly ShellWord[]): ShellWord[] {
+  const out: ShellWord[] = [];
+  rest.forEach((w, i) => {
+    const attached = /^--(?:target|root|prefix|dest|src)=(.+)$/.exec(w.value)?.[1];
+    if (attached !== undefined) out.push({ ...w, value: attached });
+    else if (/^(?:-t|--target|--root|--prefix|-d|--dest|--src)$/.test(w.value) && rest[i + 1] !== undefined)
+      out.push(rest[i + 1] as ShellWord);
+  });
+  return out;
+}
+
 /**
- * `python -m MODULE ARGS…`: every operand may be written (zipfile and tarfile `-c`, gzip, venv,
- * py_compile's `__pycache__` beside the file, black), and `-e` extracts here when no folder is given.
+ * `python -m MODULE ARGS…`: what the module writes. Checkers write nothing they name; pip writes
+ * where `--target`/`--root`/`--prefix` say; formatters rewrite their operands unless checking
+ * (autopep8 only with `-i`/`--in-place`); zipfile and tarfile write the archive of `-c`, and extract
+ * (`-e`) into the folder given, or here (tarfile); any other module (gzip, venv, compileall,
+ * py_compile, …) may write every operand.
  */
 function pythonModule(args: readonly ShellWord[], touched: Touched): boolean {
   const at = args.findIndex((w) => w.value === '-m' || /^-m./.test(w.value));
   if (at < 0) return false;
-  const rest = args.slice((args[at] as ShellWord).value === '-m' ? at + 2 : at + 1);
-  pushAll(touched.writes, reaching('some', operandsOf(rest)), outputs(rest));
-  if (rest.some((w) => w.value === '-e' || w.value === '--extract'))
-    touched.writes.push({ ...HERE, tree: 'some' });
+  const flag = args[at] as ShellWord;
+  const module = flag.value === '-m' ? args[at + 1]?.value : flag.value.slice(2);
+  const rest = args.slice(flag.value === '-m' ? at + 2 : at + 1);
+  const operands = operandsOf(rest);
+  if (module === undefined || READING_MODULES.has(module)) return true;
+  if (module === 'pip' || module === 'pip3') {
+    pushAll(touched.writes, reaching('some', pipWrites(rest)));
+    return true;
+  }
+  const checking = FORMATTING_MODULES.get(module);
+  if (checking !== undefined) {
+    const inPlace = module !== 'autopep8' || rest.some((w) => w.value === '-i' || w.value === '--in-place');
+    if (inPlace && !rest.some((w) => checking.test(w.value) && w.value !== ''))
+      pushAll(touched.writes, reaching('all', operands));
+    return true;
+  }
+  if (module === 'zipfile' || module === 'tarfile') {
+    const create = rest.findIndex((w) => w.value === '-c' || w.value === '--create');
+    const extract = rest.findIndex((w) => w.value === '-e' || w.value === '--extract');
+    if (create >= 0 && rest[create + 1] !== undefined) touched.writes.push(rest[create + 1] as ShellWord);
+    if (extract >= 0) {
+      const into = rest[extract + 2];
+      touched.writes.push({ ...(into ?? HERE), tree: 'some' });
+    }
+    return true;
+  }
+  pushAll(touched.writes, reaching('some', operands), outputs(rest));
   return true;
 }
 

@@ -8,7 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { gitLine, have, verdictOf, verdictTable } from './protected.js';
+import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
+import { gitLine, have, PROTECTED, verdictOf, verdictTable } from './protected.js';
 
 describe('a line that writes code and runs it', {
   skip:
@@ -37,6 +38,11 @@ describe('a line that writes code and runs it', {
       "echo '[alias] x = !rm -rf protected' >> .git/config; git x",
       'printf \'{"scripts":{"test":"rm -rf protected"}}\' > package.json; npm test --silent',
       "for i in 1 2; do bash s.sh 2>/dev/null; echo 'rm -rf protected' > s.sh; done",
+      "sort -o x.sh <<< 'rm -rf protected'; bash x.sh",
+      "printf 'rm -rf protected\\n' | cp /dev/stdin x.sh; bash x.sh",
+      `echo 'import shutil; shutil.rmtree("protected")' > evil.py && python3 -m evil`,
+      "echo \"require('fs').rmSync('protected', { recursive: true })\" > x.js && node x",
+      "echo '!rm -rf protected' > c.txt; ed -s f < c.txt",
     ],
     also: (verdict) => assert.match(verdict.reason ?? '', /runs as code|finds code it runs/),
     harmless: [
@@ -60,13 +66,39 @@ describe('code a program makes from the project', { skip: !have('cc') && 'no C c
   });
 });
 
+test('what is not code the line wrote: temporary files, pipes, globs that cannot name it, project output', () => {
+  const reason = (command: string) =>
+    evaluateAction(PROTECTED, { tool: 'Bash', input: { command }, cwd: '/w' }).reason ?? '';
+  for (const line of [
+    'sed -i "s/a/b/g" src/*.ts && git diff',
+    'sed -i s/a/b/ src/*.ts && npm test',
+    'npm test 2>&1 | tee "$LOG"',
+    'out=$(mktemp); npm run build > "$out"; git status',
+    'exec > >(tee -a run.log) 2>&1; npm test',
+    'echo "*.log" >> .git/info/exclude && git status',
+    'mkdir -p out && node build.js > out/bundle.js && node out/bundle.js',
+    "trap 'rm -f build.log' EXIT; make > build.log",
+  ])
+    assert.doesNotMatch(reason(line), /runs as code|finds code it runs/, line);
+  for (const line of [
+    "echo 'rm -rf protected' >> .husky/pre-commit && git commit -m x",
+    "echo 'repos: []' > .pre-commit-config.yaml && git commit -m x",
+    'echo x > .g*/config; git status',
+  ])
+    assert.match(reason(line), /finds code it runs/, line);
+});
+
 test('the judge sees where the line puts the code, through cd and in a loop', () => {
   // Another file than the one run: allowed; the same file reached through cd: not.
   assert.equal(verdictOf('echo x > t.sh; bash s.sh'), 'allowed');
   assert.equal(verdictOf('cd sub && echo x > s.sh; cd /w && bash sub/s.sh'), 'escalate');
   assert.equal(verdictOf('echo x > sub/s.sh; cd sub && bash ./s.sh'), 'escalate');
-  // A name known only at run time may be the script.
-  assert.equal(verdictOf('echo x > "$F"; bash s.sh'), 'escalate');
+  // A name known only at run time is not taken for the script (the same in two calls is a script
+  // in a file); under a Write pattern it is a possible match of its own.
+  assert.doesNotMatch(
+    evaluateAction(PROTECTED, { tool: 'Bash', input: { command: 'echo x > "$F"; bash s.sh' } }).reason ?? '',
+    /runs as code/,
+  );
   // The running command's own redirection is its output, not its code.
   assert.equal(verdictOf('bash s.sh > s.log'), 'allowed');
   // What npm install writes is the packages' own code, not the line's.
