@@ -227,7 +227,7 @@ class Resolver {
       ...fields,
     };
     simple.opaque ??= laterCode(command);
-    // A prompt command runs later, in a directory not known now.
+    // A prompt command runs later (later(): where the line stands, unless it changes folder).
     for (const script of promptCommands(command.assignments)) this.later(script, command);
     const invocation = simple.invocation;
     if (invocation !== undefined) {
