@@ -4,33 +4,20 @@
  * .git/config; git x`. What a script in a file does is not read (docs/policy.md "Not covered"): the
  * file was there before the call, as the project's own code. Here the same call puts the code there
  * and runs it, so what runs is the line's own text, which the judge has not read as commands: the
- * call is opaque.
+ * call is opaque. The rules, with their examples, are docs/policy.md's "Code the line writes and
+ * runs"; in short:
  *
- * Code the line puts in a file: what a redirection writes (`> f`, `>> f`, whatever the command
- * before it prints: `echo`, `printf`, `cat <<EOF`, `base64 -d`), what `tee` and `sponge` write,
- * what `curl -o` and `wget -O` fetch, what an editor driven by a script on the line writes (`sed
- * -i`, gawk in place, `perl -i`, `ed`), and what a copy (`cp`, `mv`, `install`, `ln`, `rsync`, `dd`) makes of such a file. What a
- * program makes from the project's own files (a compiler's output, `npm install`, `git checkout`,
- * `tar -x` of an archive that was there) is the project's code, as a script in a file is.
- *
- * Which files a command runs as code:
- *
- * - the program itself, named by a path (`./s.sh`, `sub/run`);
- * - a shell's script file (`bash -x s.sh`, `. ./s.sh`, `source s.sh`);
- * - an interpreter's script file and the files its options load (`python3 -u s.py`, `node -r ./h.js
- *   s.js`, `php -f s.php`);
- * - sed's and awk's program files (`sed -f s.sed`, `awk -f p.awk`, `gawk -i lib.awk`);
- * - make's makefile (`-f FILE`, else `GNUmakefile`, `makefile`, `Makefile` where it runs, `-C DIR`),
- *   and any `*.mk` file (a makefile may include it);
- * - git's hooks and settings: anything inside a `.git` folder;
- * - the scripts and settings of npm, npx, yarn, pnpm and bun: a `package.json`, `.npmrc`, `.yarnrc`,
- *   `.yarnrc.yml` or `.pnpmfile.cjs`, or anything under `node_modules`.
- *
- * A write counts wherever it is in the line, before or after the run (a loop runs the line's
- * commands again), except the running command's own. A glob is matched as bash would match it; a
- * write in a folder `cd` hides may be any of them; a name computed at run time is not taken for
- * code (the same steps in two calls would be a script in a file too); a copy into a folder (`cp -r`)
- * covers what is below it.
+ * - code the line puts in a file: what a redirection writes (unless the command printing runs the
+ *   project's own code), what `tee`, `sponge`, `curl`, `wget`, an editor driven by the line's script
+ *   or any command fed text on the line or through a pipe writes, and copies of those;
+ * - files a command runs as code: its own path, a shell's or an interpreter's script (and what the
+ *   interpreter tries: `python -m a.b`, `node x`), sed's and awk's program files, the command files
+ *   of ed, ex, vim and sqlite3, make's makefiles; and what git (its hooks and settings, the hook
+ *   managers' files), make (`*.mk`) and the package managers (`package.json`, `node_modules`, …)
+ *   find by themselves;
+ * - a write anywhere in the line counts but the running command's own; globs as bash expands them;
+ *   a folder `cd` hides may be any; process substitutions, `mktemp` files and names known only at
+ *   run time are not code.
  */
 import { posix } from 'node:path';
 import { plainWord, type WrittenWord } from './effect-words.js';
