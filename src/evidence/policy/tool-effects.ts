@@ -1,8 +1,8 @@
 /**
  * Programs outside the reader and writer tables whose files follow a short rule of their manual:
- * key, archive and object tools, `cmake -E`, `python -m MODULE`, sqlite3's database, renamers, and,
- * for every other program, an output option (`-o FILE`, `--output FILE`, `-out FILE`): the value is
- * a file it writes. Over-approximations are kept where a rule would need the whole manual (every
+ * key, archive and object tools, `cmake -E`, `python -m MODULE`, sqlite3's database, renamers, and
+ * the output option (`-o FILE`, `--output FILE`, `-out FILE`) of compilers, linkers, openssl, gpg
+ * and converters. Over-approximations are kept where a rule would need the whole manual (every
  * operand of `strip`, `objcopy` or `python -m MODULE` may be written).
  */
 import { posix } from 'node:path';
@@ -10,7 +10,17 @@ import { pushAll, reaching, type Touched } from './effect-words.js';
 import type { Invocation } from './shell.js';
 import type { ShellWord } from './shell-grammar.js';
 
-/** Options that name an output file in most programs (compilers, openssl, gpg, converters). */
+/**
+ * Programs whose `-o`/`--output`/`-out` option names a file they write: compilers, assemblers and
+ * linkers, openssl, gpg, document converters. (Elsewhere `-o` is an option of another kind: `ssh -o
+ * OPTION`, `ps -o FORMAT`, `kubectl -o yaml`.)
+ */
+const OUTPUT_PROGRAMS = new Set(
+  'gcc g++ cc c++ clang clang++ cpp tcc zig ld ld.bfd ld.gold ld.lld lld as nasm yasm rustc go javac kotlinc ghc gfortran gnatmake swiftc dmd ldc2 nim openssl gpg gpg2 pandoc xelatex pdflatex wkhtmltopdf convert magick dot uglifyjs terser esbuild'.split(
+    ' ',
+  ),
+);
+/** Options that name an output file in those programs. */
 const OUTPUT_OPTIONS = new Set(['-o', '--output', '--out', '-out', '-keyout', '--output-file', '-output']);
 const OUTPUT_ATTACHED = /^(?:--output|--out|--output-file|-out|-keyout)=(.+)$/;
 /** Renamers: every operand may be a file renamed (util-linux `rename FROM TO FILE…`, perl's `rename EXPR FILE…`). */
@@ -161,7 +171,10 @@ export function toolEffects(inv: Invocation, touched: Touched): boolean {
       touched.writes.push(file);
     return true;
   }
-  const out = outputs(args);
+  if (!OUTPUT_PROGRAMS.has(p)) return false;
+  // Every word after the program: a tool with subcommands (`go build -o FILE`) keeps its options
+  // out of `args`.
+  const out = outputs(inv.argv.slice(1));
   pushAll(touched.writes, out);
   return out.length > 0;
 }
