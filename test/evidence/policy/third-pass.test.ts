@@ -179,6 +179,14 @@ describe('programs outside the reader and writer tables', {
   verdictTable(bashLine, {
     harmless: [`sqlite3 :memory: "select 1" >/dev/null`, 'openssl rand -hex 4 >/dev/null'],
   });
+  test('-o names an output only where the manual says so', () => {
+    assert.equal(verdictOf('go build -o protected/x .'), 'forbidden');
+    assert.equal(verdictOf('go build -o bin/app ./cmd'), 'allowed');
+    assert.equal(verdictOf('ssh -o StrictHostKeyChecking=no h ls'), 'allowed');
+    assert.equal(verdictOf('kubectl get pods -o yaml'), 'allowed');
+    assert.equal(verdictOf('python -m pytest -q protected'), 'allowed');
+    assert.equal(verdictOf('python3 -m pip install --target=protected six'), 'forbidden');
+  });
 });
 
 describe('folders only the run knows', () => {
