@@ -113,6 +113,11 @@ function codeOf(command: SimpleCommand, from: string): Code | undefined {
   const self = invocation.argv[0];
   if (self?.value.includes('/')) files.push(self);
   if (SHELLS.has(program)) {
+    // The startup file a shell runs first (`BASH_ENV=f bash -c …`).
+    for (const word of command.words) {
+      const file = /^BASH_ENV=(.+)$/.exec(word)?.[1];
+      if (file !== undefined && !file.includes('$')) files.push(plainWord(file));
+    }
     const read = readOptions(args, SHELL_OPTIONS);
     // `-c` runs the text on the line (read as nested commands); `-s` and no operand, its input.
     if (!read.options.has('-c') && !read.options.has('-s') && read.operands[0] !== undefined)

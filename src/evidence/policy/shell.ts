@@ -59,11 +59,15 @@ const NODE_PROGRAMS = new Set(['node', 'nodejs', 'deno', 'bun']);
 const givesCode = (value: string): boolean => value.includes('$') || /\bdata:/.test(value);
 
 /**
- * When a variable of OPTION_VARIABLES counts (all the others always do): `ENV` only for an
- * interactive shell (bash and dash read it with `-i` alone); `PERL5OPT` and `RUBYOPT` when known
+ * When a variable of OPTION_VARIABLES counts (all the others always do): `BASH_ENV` when it names
+ * the input, a descriptor or a file known only at run time; `ENV` only for an interactive shell
+ * (bash and dash read it with `-i` alone); `PERL5OPT` and `RUBYOPT` when known
  * only at run time (a value on the line is switches that load modules by name, as a script would).
  */
 const VARIABLE_TESTS: Record<string, (value: string, args: readonly ShellWord[]) => boolean> = {
+  // A startup file named on the line is a script in a file (`BASH_ENV=~/.bashrc`); one read from
+  // the input, a descriptor or a name known only at run time is not shown.
+  BASH_ENV: (value) => value.includes('$') || value === '-' || /^\/(?:dev|proc)(?:\/|$)/.test(value),
   ENV: (_value, args) => args.some((w) => /^-[A-Za-z]*i/.test(w.value)),
   PERL5OPT: (value) => value.includes('$'),
   RUBYOPT: (value) => value.includes('$'),

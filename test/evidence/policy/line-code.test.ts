@@ -43,6 +43,7 @@ describe('a line that writes code and runs it', {
       `echo 'import shutil; shutil.rmtree("protected")' > evil.py && python3 -m evil`,
       "echo \"require('fs').rmSync('protected', { recursive: true })\" > x.js && node x",
       "echo '!rm -rf protected' > c.txt; ed -s f < c.txt",
+      "echo 'rm -rf protected' > e.sh; BASH_ENV=e.sh bash -c :",
     ],
     also: (verdict) => assert.match(verdict.reason ?? '', /runs as code|finds code it runs/),
     harmless: [
