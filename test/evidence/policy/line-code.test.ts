@@ -4,7 +4,7 @@
  * the judge has not read as commands (src/evidence/policy/line-code.ts). Oracle: the real bash, git,
  * make, sed, awk, node, python3 and npm, run in a git repository holding `protected/`: each such line
  * changes `protected/`, so the judge must not allow it. Code the project already holds, or that a
- * program makes from it (a compiler's output), is run as a script in a file is: allowed.
+ * program makes from it (a compiler's output), is judged as a script in a file is: allowed.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
