@@ -15,13 +15,7 @@ import { runsLineWrittenCode } from './line-code.js';
 import { writeThroughLineLink } from './line-links.js';
 import { foldPath, globMeets, pathMatches, shellPathMatch } from './paths.js';
 import { type ShellAnalysis, type SimpleCommand, splitShellCommand } from './shell.js';
-import {
-  commandFileEffects,
-  descriptorWrites,
-  type OpenedFile,
-  openedFiles,
-  type WrittenWord,
-} from './shell-effects.js';
+import { commandFileEffects, type OpenedFile, openedFiles, type WrittenWord } from './shell-effects.js';
 import type { ShellWord } from './shell-grammar.js';
 import { matchCommand } from './shell-match.js';
 import { typedInputReason } from './typed-input.js';
@@ -115,8 +109,10 @@ export function factsOf(call: ActionCall): CallFacts {
     facts.command = { text: argument.command, shell, texts: [...texts] };
     const home = <W extends ShellWord>(word: W) => homeWord(word, call.home);
     const written: WrittenWord[][] = [];
+    const descriptors: number[][] = [];
     for (const command of shell.commands) {
       const touched = commandFileEffects(command);
+      descriptors.push(touched.descriptors);
       for (const word of touched.reads)
         facts.reads.push({ word: home(word), shellCwd: command.cwd, fromShell: true });
       // A home-relative word is copied whole: how far it reaches stays with it.
@@ -124,7 +120,7 @@ export function factsOf(call: ActionCall): CallFacts {
       for (const word of writes) facts.writes.push({ word, shellCwd: command.cwd, fromShell: true });
       written.push(writes);
     }
-    addDescriptorWrites(facts, shell.commands, home);
+    addDescriptorWrites(facts, shell.commands, descriptors, home);
     if (call.resolved !== undefined && call.resolved.length > 0) addLinked(facts, call);
     const from = call.base ?? call.cwd;
     lineLink =
@@ -148,6 +144,8 @@ export function factsOf(call: ActionCall): CallFacts {
 function addDescriptorWrites(
   facts: CallFacts,
   commands: readonly SimpleCommand[],
+  /** The descriptors each command writes through by name (commandFileEffects). */
+  descriptors: readonly (readonly number[])[],
   home: <W extends ShellWord>(word: W) => W,
 ): void {
   const opened = openedFiles(commands);
@@ -162,8 +160,7 @@ function addDescriptorWrites(
     }
   const seen = new Set<number>();
   let reached = new Set<OpenedFile>();
-  for (const command of commands) {
-    const fds = descriptorWrites(command);
+  for (const fds of descriptors) {
     if (fds.length === 0) continue;
     if (duplicated || fds.includes(-1)) {
       reached = new Set(opened);

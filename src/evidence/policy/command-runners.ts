@@ -15,7 +15,7 @@
  *   here-document, or with commands piped into it;
  * - capsh running a shell (`--`, `==`), gpg-agent running a program (`--daemon CMD`).
  */
-import { posix } from 'node:path';
+import { unseen } from './script-programs.js';
 import type { Redirection, ShellWord } from './shell-grammar.js';
 
 /** What the runners read of a command besides its words: its redirections and whether a pipe feeds it. */
@@ -38,15 +38,17 @@ const SQLITE_WRITES =
 const GDB_LOOKS =
   /^(?:r|run|start|bt|backtrace|where|info(?:\s.*)?|i\s.*|p\s.*|print\s.*|frame(?:\s.*)?|f\s.*|list(?:\s.*)?|l\s.*|b\s.*|break\s.*|c|continue|q|quit|thread apply all (?:bt|backtrace)(?:\s.*)?|set (?:pagination|confirm) off)$/;
 
-/** Words that are the program's input or a descriptor rather than a file (`-`, `/dev/stdin`, `/proc/self/fd/0`). */
-const unseen = (w: ShellWord | undefined): boolean =>
-  w === undefined || w.dynamic || w.value === '-' || /^\/(?:dev|proc)(?:\/|$)/.test(posix.normalize(w.value));
-
 /** The command's standard input: text on the line (a here-document's body, a here-string), or a pipe. */
 function input(command: Fed): { piped: boolean; text: string | undefined } {
   const r = command.redirections.find((d) => (d.fd ?? 0) === 0 && d.op.startsWith('<<'));
   const text = r === undefined ? undefined : r.op === '<<<' ? r.target.value : (r.body ?? '');
   return { piped: command.pipedInput === true, text };
+}
+
+/** True when the command's input is text on the line or a pipe, not a file. */
+export function fedText(command: Fed): boolean {
+  const fed = input(command);
+  return fed.piped || fed.text !== undefined;
 }
 
 function editorReason(program: string, args: readonly ShellWord[], command: Fed): string | undefined {
@@ -56,10 +58,7 @@ function editorReason(program: string, args: readonly ShellWord[], command: Fed)
   const given = args.find((w) => /^\+./.test(w.value) || script.test(w.value) || /^-c./.test(w.value));
   if (given !== undefined) return `${program} runs editor commands given on the line (${given.value})`;
   const exMode = ed || args.some((w) => /^-[A-Za-z]*[eE]/.test(w.value));
-  const fed = input(command);
-  return exMode && (fed.piped || fed.text !== undefined)
-    ? `${program} runs editor commands from its input`
-    : undefined;
+  return exMode && fedText(command) ? `${program} runs editor commands from its input` : undefined;
 }
 
 function makeReason(args: readonly ShellWord[]): string | undefined {
@@ -73,7 +72,7 @@ function makeReason(args: readonly ShellWord[]): string | undefined {
         : v === '-f' || v === '--file' || v === '--makefile'
           ? args[i + 1]
           : null;
-    if (named !== null && unseen(named))
+    if (named !== null && (named === undefined || unseen(named)))
       return 'make reads its makefile from its input or a name known at run time';
   }
   return undefined;

@@ -20,6 +20,7 @@
  *   run time are not code.
  */
 import { posix } from 'node:path';
+import { fedText } from './command-runners.js';
 import { plainWord, type WrittenWord } from './effect-words.js';
 import { where } from './line-links.js';
 import { isScriptProgram, scriptProgramEffects } from './script-programs.js';
@@ -307,15 +308,12 @@ function temporaries(commands: readonly SimpleCommand[]): Set<string> {
   return out;
 }
 
-/** Its input is text on the line or from a pipe (`… | sort -o f`, `cp /dev/stdin f <<< …`). */
-const fedText = (command: SimpleCommand): boolean =>
-  command.pipedInput === true ||
-  command.redirections.some((r) => (r.fd ?? 0) === 0 && (r.op === '<<<' || r.op === '<<' || r.op === '<<-'));
-
 /** The writes of the line that put text the line gives into a file (see the head of this file). */
 function lineContent(
   commands: readonly SimpleCommand[],
   writes: readonly (readonly WrittenWord[])[],
+  /** What each command runs as code (codeOf). */
+  codes: readonly (Code | undefined)[],
   from: string,
 ): Placed[] {
   const temporary = temporaries(commands);
@@ -327,9 +325,10 @@ function lineContent(
   };
   commands.forEach((command, index) => {
     const program = command.invocation?.program ?? '';
+    // Fed text on the line or from a pipe: `… | sort -o f`, `cp /dev/stdin f <<< …`.
     const own = LINE_WRITERS.has(program) || isScriptProgram(program) || fedText(command);
     // What a program of the project prints (`node build.js > out.js`) is the project's output.
-    const project = codeOf(command, from) !== undefined;
+    const project = codes[index] !== undefined;
     for (const word of writes[index] ?? []) {
       const redirected = command.redirections.some((r) => r.target === word || r.target.raw === word.raw);
       if (own || (redirected && !project)) place(command, index, word);
@@ -374,12 +373,13 @@ export function runsLineWrittenCode(
   from = '/',
 ): string | undefined {
   if (!writes.some((w) => w.length > 0)) return undefined;
+  const codes = commands.map((command) => codeOf(command, from));
   const runners = commands.flatMap((command, index) => {
-    const code = codeOf(command, from);
+    const code = codes[index];
     return code === undefined ? [] : [{ command, index, code }];
   });
   if (runners.length === 0) return undefined;
-  const placed = lineContent(commands, writes, from);
+  const placed = lineContent(commands, writes, codes, from);
   // A hostile line of many writes and many runs: not compared pair by pair.
   if (runners.length * placed.length > MAX_PAIRS && placed.length > 0)
     return 'the line writes files and runs code too many times to compare which runs what it wrote';

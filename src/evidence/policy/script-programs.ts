@@ -25,10 +25,10 @@ export interface ScriptEffects extends Touched {
 const SEDS = new Set(['sed', 'gsed']);
 
 /**
- * A script file the line does not show: the command's input (`-`, anything under /dev or /proc:
+ * A script file the line does not show (also make's makefile, command-runners.ts): the command's input (`-`, anything under /dev or /proc:
  * `/dev/stdin`, `//dev/./stdin`, `/proc/thread-self/fd/0`), a glob, or a name computed at run time.
  */
-const unseen = (w: ShellWord): boolean =>
+export const unseen = (w: ShellWord): boolean =>
   w.dynamic || w.glob || w.value === '-' || /^\/(?:dev|proc)(?:\/|$)/.test(posix.normalize(w.value));
 
 /** A name a script gives for a file (awk's string literal, sed's filename; null: computed at run time). */

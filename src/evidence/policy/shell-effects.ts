@@ -427,11 +427,10 @@ export function openedFiles(commands: readonly SimpleCommand[]): OpenedFile[] {
 
 /**
  * The descriptors a command writes through by name (`> /dev/fd/3`, `tee /dev/stdout`, `rm
- * /dev/fd/3/x`, any write while it runs in such a folder); -1 for one it cannot tell. Empty for
- * most commands.
+ * /dev/fd/3/x`, any write while it runs in such a folder), from its writes devices included; -1 for
+ * one it cannot tell. Empty for most commands.
  */
-export function descriptorWrites(command: SimpleCommand): number[] {
-  const writes = rawEffects(command).writes;
+function descriptorsOf(command: SimpleCommand, writes: readonly ShellWord[]): number[] {
   const inFolder = command.cwd === undefined ? undefined : descriptorOf(command.cwd);
   if (inFolder !== undefined) return writes.length > 0 ? [inFolder] : [];
   const out: number[] = [];
@@ -443,14 +442,21 @@ export function descriptorWrites(command: SimpleCommand): number[] {
   return out;
 }
 
-/** The files one simple command reads and writes (words as written, device files left out). */
-export function commandFileEffects(command: SimpleCommand): Touched {
+/**
+ * The files one simple command reads and writes (words as written, device files left out), and the
+ * descriptors it writes through by name (`descriptors`, see descriptorsOf).
+ */
+export function commandFileEffects(command: SimpleCommand): Touched & { descriptors: number[] } {
   const touched = rawEffects(command);
   // Words `xargs` adds from its input are files named only at run time: any file may be among them.
   const named = <W extends ShellWord>(w: W): W => (w.raw === STDIN ? { ...w, value: '$XARGS_INPUT' } : w);
   const keep = (w: ShellWord | undefined): w is ShellWord =>
     w !== undefined && w.value !== '' && !NOT_A_FILE.test(w.value);
-  return { reads: touched.reads.map(named).filter(keep), writes: touched.writes.map(named).filter(keep) };
+  return {
+    reads: touched.reads.map(named).filter(keep),
+    writes: touched.writes.map(named).filter(keep),
+    descriptors: descriptorsOf(command, touched.writes),
+  };
 }
 
 /** What a command touches, devices and descriptors included. */

@@ -6,9 +6,10 @@
  * operand of `strip`, `objcopy` or `python -m MODULE` may be written).
  */
 import { posix } from 'node:path';
-import { pushAll, reaching, type Touched } from './effect-words.js';
+import { plainWord, pushAll, reaching, type Touched } from './effect-words.js';
 import type { Invocation } from './shell.js';
 import type { ShellWord } from './shell-grammar.js';
+import { readOptions } from './shell-options.js';
 
 /**
  * Programs whose `-o`/`--output`/`-out` option names a file they write: compilers, assemblers and
@@ -27,10 +28,9 @@ const OUTPUT_ATTACHED = /^(?:--output|--out|--output-file|-out|-keyout)=(.+)$/;
 const RENAMERS = new Set(['rename', 'rename.ul', 'prename', 'file-rename', 'perl-rename']);
 /** Tools that rewrite an object file in place unless told where to write. */
 const OBJECT_TOOLS = new Set(['strip', 'objcopy', 'ranlib']);
-const HERE: ShellWord = { raw: '.', value: '.', dynamic: false, glob: false, tilde: false };
+const HERE = plainWord('.');
 
-const operandsOf = (args: readonly ShellWord[]): ShellWord[] =>
-  args.filter((w) => w.dynamic || w.value === '-' || !w.value.startsWith('-'));
+const operandsOf = (args: readonly ShellWord[]): ShellWord[] => readOptions(args).operands;
 
 /** The values of output options (`-o FILE`, `--output=FILE`, `-out FILE`). */
 function outputs(args: readonly ShellWord[]): ShellWord[] {
@@ -70,12 +70,15 @@ const READING_MODULES = new Set([
   'json.tool',
   'ensurepip',
 ]);
-/** Formatters that rewrite their operands unless only asked to check. */
-const FORMATTING_MODULES: ReadonlyMap<string, RegExp> = new Map([
-  ['black', /^--(?:check|diff)$/],
-  ['isort', /^(?:--check-only|--check|-c|--diff)$/],
-  ['autopep8', /^$/],
-  ['yapf', /^(?:--diff|-d)$/],
+/**
+ * Formatters that rewrite their operands, unless an option only checks (`checks`); autopep8 only
+ * with `-i`/`--in-place` (`inPlace`).
+ */
+const FORMATTING_MODULES: ReadonlyMap<string, { checks?: RegExp; inPlace?: RegExp }> = new Map([
+  ['black', { checks: /^--(?:check|diff)$/ }],
+  ['isort', { checks: /^(?:--check-only|--check|-c|--diff)$/ }],
+  ['autopep8', { inPlace: /^(?:-i|--in-place)$/ }],
+  ['yapf', { checks: /^(?:--diff|-d)$/ }],
 ]);
 
 /** `pip … --target DIR`, `-t DIR`, `--root`, `--prefix`, `download -d DIR`: where it writes. */
@@ -109,11 +112,13 @@ function pythonModule(args: readonly ShellWord[], touched: Touched): boolean {
     pushAll(touched.writes, reaching('some', pipWrites(rest)));
     return true;
   }
-  const checking = FORMATTING_MODULES.get(module);
-  if (checking !== undefined) {
-    const inPlace = module !== 'autopep8' || rest.some((w) => w.value === '-i' || w.value === '--in-place');
-    if (inPlace && !rest.some((w) => checking.test(w.value) && w.value !== ''))
-      pushAll(touched.writes, reaching('all', operands));
+  const formatter = FORMATTING_MODULES.get(module);
+  if (formatter !== undefined) {
+    const { checks, inPlace } = formatter;
+    const rewrites =
+      (inPlace === undefined || rest.some((w) => inPlace.test(w.value))) &&
+      (checks === undefined || !rest.some((w) => checks.test(w.value)));
+    if (rewrites) pushAll(touched.writes, reaching('all', operands));
     return true;
   }
   if (module === 'zipfile' || module === 'tarfile') {
