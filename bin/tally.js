@@ -3,25 +3,89 @@
 // starts no ES module loader: it loads one bundled file, the shim alone, not the CLI.
 'use strict';
 const argv = process.argv.slice(2);
-if (argv[0] === 'hook' && !argv.includes('--help') && !argv.includes('-h')) {
-  let shim;
-  try {
-    shim = require('../dist/src/cli/hook-process.cjs');
-  } catch (error) {
-    // Built by tsc alone (no bundle): the same shim as ES modules, a few milliseconds slower. Only
-    // the bundle itself missing: the first line names the module that was not found.
-    if (error.code !== 'MODULE_NOT_FOUND' || !error.message.split('\n')[0].includes('hook-process.cjs'))
-      throw error;
+if (require.main === module) {
+  if (argv[0] === 'hook' && !argv.includes('--help') && !argv.includes('-h')) {
+    let shim;
+    try {
+      shim = loadShim().shim;
+    } catch (error) {
+      // Built by tsc alone (no bundle): the same shim as ES modules, a few milliseconds slower.
+      if (error.code !== 'ENOENT') throw error;
+    }
+    // import() here, in a module Node compiled, for the bundle (see loadShim).
+    if (shim)
+      shim.runHookProcess(argv.slice(1), { recorderClient: () => import('../dist/src/recorder/client.js') });
+    else import('../dist/src/cli/hook-process.js').then((m) => m.runHookProcess(argv.slice(1)));
+  } else {
+    import(cliEntry())
+      .then(({ main }) => main(argv))
+      .then((code) => {
+        process.exitCode = code;
+      });
   }
-  if (shim) shim.runHookProcess(argv.slice(1));
-  else import('../dist/src/cli/hook-process.js').then((m) => m.runHookProcess(argv.slice(1)));
-} else {
-  import(cliEntry())
-    .then(({ main }) => main(argv))
-    .then((code) => {
-      process.exitCode = code;
-    });
 }
+
+/**
+ * The bundled shim (dist/src/cli/hook-process.cjs), compiled with the V8 code cache the build made
+ * of it after one run (hook-process.code-cache, scripts/build-bundles.mjs): every function a hook
+ * runs is then read as compiled code instead of being parsed and compiled on its first call, about a
+ * millisecond of each hook's start (docs/performance.md). V8 checks a cache's header against its
+ * own version, its flags and the source's length, not its contents: a cache damaged past its header
+ * makes V8 abort the process (no answer, no spool), and one made for another source of the same
+ * length runs that source's code. So V8 is given the cache only when the file holds this very
+ * source and two identical copies of it (shimCacheFile); otherwise the source is compiled alone.
+ * A script compiled from a code cache runs no import() (Node 20 loses the loader it was given), so
+ * the bundle has none: its built-ins are required, and the recorder's client, an ES module, is loaded
+ * by the caller (runHookProcess's `recorderClient`). Throws ENOENT when there is no bundle.
+ * `cache: false` reads none (the build's run that makes it).
+ */
+function loadShim({ cache = true } = {}) {
+  const { readFileSync } = require('node:fs');
+  const { join } = require('node:path');
+  const dir = join(__dirname, '..', 'dist', 'src', 'cli');
+  const file = join(dir, 'hook-process.cjs');
+  const source = readFileSync(file);
+  let cachedData;
+  try {
+    if (cache) cachedData = cacheIn(readFileSync(join(dir, 'hook-process.code-cache')), source);
+  } catch {
+    // no cache: compiled from the source alone
+  }
+  const script = new (require('node:vm').Script)(
+    `(function (exports, require, module, __filename, __dirname) {${source.toString('utf8')}\n})`,
+    { filename: file, cachedData },
+  );
+  const compiled = { exports: {} };
+  // The bundle requires Node's built-ins only; anything else is resolved from where it lives.
+  const requireIn = (id) =>
+    id.startsWith('node:') ? require(id) : require('node:module').createRequire(file)(id);
+  script.runInThisContext()(compiled.exports, requireIn, compiled, file, dir);
+  return { shim: compiled.exports, script };
+}
+
+/**
+ * The code-cache file: the source's length and the cache's (32-bit little-endian), the source, and
+ * the cache twice. Two copies compared byte for byte catch a torn or damaged file at the cost of a
+ * memory compare, where a checksum computed in JavaScript would cost a hook what the cache saves.
+ */
+function shimCacheFile(source, cachedData) {
+  const head = Buffer.alloc(8);
+  head.writeUInt32LE(source.length, 0);
+  head.writeUInt32LE(cachedData.length, 4);
+  return Buffer.concat([head, source, cachedData, cachedData]);
+}
+
+/** The cache a code-cache file holds for `source`, or undefined when it is not whole or not this source's. */
+function cacheIn(bytes, source) {
+  if (bytes.length < 8) return undefined;
+  const s = bytes.readUInt32LE(0);
+  const n = bytes.readUInt32LE(4);
+  if (n === 0 || bytes.length !== 8 + s + 2 * n || !bytes.subarray(8, 8 + s).equals(source)) return undefined;
+  const one = bytes.subarray(8 + s, 8 + s + n);
+  return one.equals(bytes.subarray(8 + s + n)) ? one : undefined;
+}
+
+module.exports = { loadShim, shimCacheFile };
 
 /**
  * The bundled CLI (dist/cli, scripts/build-bundles.mjs), unless there is none or it is older than

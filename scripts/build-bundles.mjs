@@ -45,12 +45,31 @@ await build({
   format: 'cjs',
   platform: 'node',
   target: 'node20',
+  // No import() in the bundle (bin/tally.js loadShim: a script compiled from a code cache cannot
+  // run one): built-ins are required; the recorder's client is loaded by bin/tally.js.
+  supported: { 'dynamic-import': false },
   logLevel: 'warning',
   plugins: [
     {
       name: 'recorder-client-stays-outside',
       setup(b) {
         b.onResolve({ filter: /\/recorder\/client\.js$/ }, (args) => ({ path: args.path, external: true }));
+      },
+    },
+    {
+      // node:os costs a hook 0.2 ms to load, for homedir() alone, called only when TALLY_HOME is
+      // unset: loaded then.
+      name: 'os-when-needed',
+      setup(b) {
+        b.onResolve({ filter: /^node:os$/ }, (args) =>
+          args.namespace === 'os-when-needed'
+            ? { path: 'node:os', external: true }
+            : { path: 'node:os', namespace: 'os-when-needed' },
+        );
+        b.onLoad({ filter: /.*/, namespace: 'os-when-needed' }, () => ({
+          contents: "export function homedir() { return require('node:os').homedir(); }",
+          loader: 'js',
+        }));
       },
     },
   ],
@@ -86,7 +105,10 @@ await build({
           if (!source.includes('import.meta.url')) return undefined;
           const from = relative(resolve(CLI_OUT), args.path).split('\\').join('/');
           return {
-            contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(from)}, import.meta.url).href`),
+            contents: source.replaceAll(
+              'import.meta.url',
+              `new URL(${JSON.stringify(from)}, import.meta.url).href`,
+            ),
             loader: 'js',
             resolveDir: dirname(args.path),
           };
@@ -95,3 +117,59 @@ await build({
     },
   ],
 });
+
+// The command shim's V8 code cache (bin/tally.js loadShim): made by one run of the shim through
+// the hot path — a PreToolUse delivered to a stand-in recorder on 127.0.0.1 that answers as the
+// recorder does — so that the functions every hook runs are in it already compiled.
+await shimCodeCache('dist/src/cli/hook-process.code-cache');
+
+async function shimCodeCache(out) {
+  const { spawn } = await import('node:child_process');
+  const { createServer } = await import('node:http');
+  const { existsSync, mkdirSync, mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  rmSync(out, { force: true });
+  const answer = JSON.stringify({
+    hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' },
+  });
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
+      res.end(answer);
+    });
+  });
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  const home = mkdtempSync(join(tmpdir(), 'tally-shim-cache-'));
+  try {
+    mkdirSync(join(home, 'run'), { mode: 0o700 });
+    writeFileSync(join(home, 'recorder.json'), JSON.stringify({ port: server.address().port }));
+    writeFileSync(join(home, 'run', 'recorder.secret'), '0'.repeat(64), { mode: 0o600 });
+    const payload = JSON.stringify({
+      session_id: 'build',
+      cwd: home,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'true' },
+      tool_use_id: 'toolu_build',
+    });
+    const child = spawn(
+      process.execPath,
+      ['scripts/shim-code-cache.cjs', out, 'claude-code', '--fail', 'closed'],
+      { env: { PATH: process.env.PATH, TALLY_HOME: home }, stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    let stdout = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stdin.end(payload);
+    const code = await new Promise((done) => child.on('close', done));
+    if (code !== 0 || stdout !== answer)
+      throw new Error(`the shim's code-cache run answered ${JSON.stringify(stdout)} (exit ${code})`);
+    if (!existsSync(out)) throw new Error("the shim's code-cache run wrote no cache");
+  } finally {
+    server.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}

@@ -7,7 +7,7 @@
  * ES module loader.
  */
 import { readSync, writeSync } from 'node:fs';
-import { runHookShim } from './hook-shim.js';
+import { runHookShim, type ShimIo } from './hook-shim.js';
 
 /** Writes that went to a stream (the descriptor was non-blocking and full) and are not done yet. */
 const pending: Promise<void>[] = [];
@@ -62,10 +62,13 @@ function writerTo(fd: 1 | 2): (text: string) => void {
   };
 }
 
-/** Runs the shim on this process's stdin, stdout and stderr, then exits with its code. */
-export function runHookProcess(argv: string[]): void {
+/**
+ * Runs the shim on this process's stdin, stdout and stderr, then exits with its code. `loaders`
+ * comes from bin/tally.js, which compiles the bundle of this file where import() cannot run.
+ */
+export function runHookProcess(argv: string[], loaders: Pick<ShimIo, 'recorderClient'> = {}): void {
   const stderr = writerTo(2);
-  runHookShim(argv, { stdin: readStdin, stdout: writerTo(1), stderr, env: process.env })
+  runHookShim(argv, { stdin: readStdin, stdout: writerTo(1), stderr, env: process.env, ...loaders })
     .then(
       (code) => code,
       (error: unknown) => {

@@ -64,6 +64,11 @@ export interface ShimIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
+  /**
+   * Loads the recorder's client (a SessionStart that finds no recorder). The process entry gives
+   * its own: the bundle bin/tally.js compiles from a code cache cannot run import() itself.
+   */
+  recorderClient?: () => Promise<typeof import('../recorder/client.js')>;
 }
 
 function hookEventOf(bytes: Buffer): string | undefined {
@@ -149,7 +154,7 @@ export async function runHookShim(argv: string[], io: ShimIo): Promise<number> {
       if (!(error instanceof RecorderUnreachable) || eventOf() !== CHANNELS[channel]!.start) throw error;
       // The one event that starts the recorder: it is the first of every session. Only now is
       // the rest of the recorder's client loaded.
-      const { RecorderClient } = await import('../recorder/client.js');
+      const { RecorderClient } = await (io.recorderClient?.() ?? import('../recorder/client.js'));
       const client = await RecorderClient.of(home, io.env);
       await client.ensure({ env: io.env });
       found = { port: client.port, secret: client.secret };

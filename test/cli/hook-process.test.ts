@@ -2,7 +2,8 @@
  * `tally hook` as a whole process: bin/tally.js runs the bundled shim (dist/src/cli/hook-process.cjs,
  * nothing else loaded), and it behaves exactly as the ES module it is built from — the request the
  * recorder gets, the answer, the exit code, stderr and the spool — answered, refused and with the
- * recorder down. stdin that is non-blocking still reads whole, and without the bundle bin/tally.js
+ * recorder down. stdin that is non-blocking still reads whole; the bundle is compiled from the code
+ * cache the build made of it, a cache V8 refuses changes nothing, and without the bundle bin/tally.js
  * falls back to the module.
  */
 import assert from 'node:assert/strict';
@@ -17,12 +18,13 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../temp.js';
-import { runProcess, TALLY_BIN } from './tally-process.js';
+import { jsonOut, makeProject, runProcess, TALLY_BIN } from './tally-process.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MODULE = new URL('../../src/cli/hook-process.js', import.meta.url).href;
@@ -185,12 +187,15 @@ describe('tally hook, the process', () => {
     assert.deepEqual(comparable(bundle), comparable(module));
   });
 
-  it('loads the bundle and nothing else of Tally', async () => {
+  it('loads the bundle and nothing else of Tally: compiled from the V8 code cache the build made of it', async () => {
     const { home } = await fakeRecorder(() => ({ status: 200, parts: ['{}'] }));
     const probe = join(home, 'probe.cjs');
+    // Every file of Tally the hook reads, and every module it requires.
     writeFileSync(
       probe,
-      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(join(home, 'loaded.json'))}, JSON.stringify(Object.keys(require.cache))));\n`,
+      `const fs = require('node:fs'); const read = []; const readFileSync = fs.readFileSync;
+fs.readFileSync = function (file, ...rest) { if (String(file).startsWith(${JSON.stringify(ROOT)})) read.push(String(file)); return readFileSync.call(fs, file, ...rest); };
+process.on('exit', () => fs.writeFileSync(${JSON.stringify(join(home, 'loaded.json'))}, JSON.stringify({ read, required: Object.keys(require.cache) })));\n`,
     );
     const ran = await run(
       ['--require', probe, ...entries.bundle(['claude-code'])],
@@ -198,10 +203,167 @@ describe('tally hook, the process', () => {
       pre,
     );
     assert.equal(ran.stdout, '{}', ran.stderr);
-    const loaded = (JSON.parse(readFileSync(join(home, 'loaded.json'), 'utf8')) as string[]).filter(
-      (f) => f !== probe,
+    const loaded = JSON.parse(readFileSync(join(home, 'loaded.json'), 'utf8')) as {
+      read: string[];
+      required: string[];
+    };
+    assert.deepEqual(
+      loaded.required.filter((f) => f !== probe),
+      [TALLY_BIN],
     );
-    assert.deepEqual(loaded, [TALLY_BIN, join(ROOT, 'dist', 'src', 'cli', 'hook-process.cjs')]);
+    const cli = join(ROOT, 'dist', 'src', 'cli');
+    assert.deepEqual(loaded.read, [
+      TALLY_BIN,
+      join(cli, 'hook-process.cjs'),
+      join(cli, 'hook-process.code-cache'),
+    ]);
+  });
+
+  it('without TALLY_HOME the shim finds the recorder under the home folder (~/.tally)', async () => {
+    const { home, seen } = await fakeRecorder(() => ({ status: 200, parts: ['{"via":"home"}'] }));
+    const user = tempDir('tally-hook-userhome-');
+    symlinkSync(home, join(user, '.tally'));
+    const ran = await run(entries.bundle(['claude-code']), { HOME: user }, pre);
+    assert.equal(ran.stdout, '{"via":"home"}', ran.stderr);
+    assert.equal(seen[0]?.body, pre);
+  });
+
+  it('the code cache the build made is one this Node accepts for the bundle', () => {
+    const require = createRequire(import.meta.url);
+    const { loadShim } = require(TALLY_BIN) as {
+      loadShim: () => { shim: { runHookProcess?: unknown }; script?: { cachedDataRejected?: boolean } };
+    };
+    const { shim, script } = loadShim();
+    assert.equal(typeof shim.runHookProcess, 'function');
+    assert.ok(script, 'compiled with the cache, not required');
+    assert.equal(script.cachedDataRejected, false);
+  });
+
+  describe("a code-cache file that is not whole, or not this bundle's, is not given to V8", () => {
+    const built = () => {
+      const cli = join(ROOT, 'dist', 'src', 'cli');
+      const file = readFileSync(join(cli, 'hook-process.code-cache'));
+      const s = file.readUInt32LE(0);
+      const n = file.readUInt32LE(4);
+      return {
+        source: readFileSync(join(cli, 'hook-process.cjs')),
+        cache: file.subarray(8 + s, 8 + s + n),
+        file,
+      };
+    };
+    /** Half a kilobyte of the cache's middle overwritten: past V8's header, which it checks. */
+    const damaged = (cache: Buffer) => {
+      const out = Buffer.from(cache);
+      for (let i = cache.length >> 1; i < (cache.length >> 1) + 512; i++) out[i]! ^= 0x5a;
+      return out;
+    };
+    /** bin/ and the bundle copied to a tree of their own, with `source` and `cacheFile` in place. */
+    const treeWith = (source: Buffer, cacheFile: Buffer) => {
+      const tree = tempDir('tally-hook-cache-');
+      mkdirSync(join(tree, 'bin'));
+      for (const f of ['tally.js', 'package.json']) copyFileSync(join(ROOT, 'bin', f), join(tree, 'bin', f));
+      const cli = join(tree, 'dist', 'src', 'cli');
+      mkdirSync(cli, { recursive: true });
+      writeFileSync(join(cli, 'hook-process.cjs'), source);
+      writeFileSync(join(cli, 'hook-process.code-cache'), cacheFile);
+      return join(tree, 'bin', 'tally.js');
+    };
+    const head = (s: number, n: number) => {
+      const h = Buffer.alloc(8);
+      h.writeUInt32LE(s, 0);
+      h.writeUInt32LE(n, 4);
+      return h;
+    };
+
+    it('the oracle: V8 given the damaged cache itself aborts the process', async () => {
+      const { source, cache } = built();
+      const dir = tempDir('tally-hook-v8abort-');
+      writeFileSync(join(dir, 'bundle.cjs'), source);
+      writeFileSync(join(dir, 'cache.bin'), damaged(cache));
+      const ran = await run(
+        [
+          '-e',
+          `const fs = require('node:fs'); const vm = require('node:vm');
+new vm.Script('(function (exports, require, module, __filename, __dirname) {' + fs.readFileSync(${JSON.stringify(join(dir, 'bundle.cjs'))}, 'utf8') + '\\n})', { cachedData: fs.readFileSync(${JSON.stringify(join(dir, 'cache.bin'))}) });
+console.log('compiled');`,
+        ],
+        {},
+        '',
+      );
+      assert.notEqual(ran.code, 0);
+      assert.doesNotMatch(ran.stdout, /compiled/);
+    });
+
+    it('damaged, truncated, or made for another bundle: the hook answers as it does without a cache', async () => {
+      const { source, cache, file } = built();
+      const s = source.length;
+      const n = cache.length;
+      const other = Buffer.concat([source, Buffer.from('// another build\n')]);
+      const cases: [string, Buffer, Buffer][] = [
+        ['one copy damaged', source, Buffer.concat([head(s, n), source, damaged(cache), cache])],
+        [
+          'both copies damaged alike',
+          source,
+          Buffer.concat([head(s, n), source, damaged(cache), damaged(cache)]),
+        ],
+        ['cut short', source, file.subarray(0, file.length - 100)],
+        ['the header alone', source, head(s, n)],
+        ["another bundle's", other, file],
+      ];
+      for (const [what, bundle, cacheFile] of cases) {
+        const { home, seen } = await fakeRecorder(() => ({ status: 200, parts: ['{"ok":1}'] }));
+        const ran = await run(
+          [treeWith(bundle, cacheFile), 'hook', 'claude-code'],
+          { TALLY_HOME: home },
+          pre,
+        );
+        if (what === 'both copies damaged alike') {
+          // Two copies alike are taken as whole: this is the one damage the file cannot catch.
+          assert.notEqual(ran.code, 0, `${what}: V8 aborts, as the oracle says`);
+          continue;
+        }
+        assert.deepEqual([ran.code, ran.stdout, ran.stderr], [0, '{"ok":1}', ''], what);
+        assert.equal(seen[0]?.body, pre, what);
+      }
+    });
+
+    it('an edit of the bundle that keeps its length runs the edited code, not the cached', async () => {
+      const { source, file } = built();
+      const text = source.toString('latin1');
+      const edited = Buffer.from(
+        text.replace('tally hook: expected an agent (', 'TALLY HOOK: EXPECTED AN AGENT ('),
+        'latin1',
+      );
+      assert.equal(edited.length, source.length);
+      assert.notDeepEqual(edited, source);
+      const ran = await run([treeWith(edited, file), 'hook', 'nobody'], {}, pre);
+      assert.equal(ran.code, 2);
+      assert.match(ran.stderr, /^TALLY HOOK: EXPECTED AN AGENT \(/);
+    });
+  });
+
+  it('a SessionStart with no recorder starts one (the client loaded by bin/tally.js for the cached bundle), nothing on stderr', async () => {
+    const p = makeProject('tally-hook-start-');
+    p.env.TALLY_RECORDER_IDLE_MS = '5000';
+    assert.equal((await p.tally(['init'])).code, 0);
+    try {
+      const ran = await run(
+        entries.bundle(['claude-code']),
+        p.env,
+        JSON.stringify({
+          session_id: 'hp-start',
+          cwd: p.root,
+          hook_event_name: 'SessionStart',
+          source: 'startup',
+        }),
+      );
+      assert.equal(ran.code, 0, ran.stderr);
+      assert.equal(ran.stderr, '');
+      const status = jsonOut(await p.tally(['recorder', 'status', '--json'])) as { sessions: unknown[] };
+      assert.equal(status.sessions.length, 1, 'the recorder is up and holds the session');
+    } finally {
+      await p.tally(['recorder', 'stop']);
+    }
   });
 
   it('reads a non-blocking stdin whole: what the descriptor had, then the rest from the stream', async () => {
