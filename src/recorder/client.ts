@@ -18,15 +18,6 @@ import {
 } from './config.js';
 import type { SessionSummary } from './registry.js';
 
-/**
- * V8 options the recorder runs with. It answers hooks one at a time, far apart, for hours: with
- * V8's default budget (tuned for pages that run a burst of code and stop) the code of a hook's path
- * is still unoptimised after hundreds of hooks. An eighth of that budget optimises it after tens:
- * the hook hot path's p50 1.64–1.69 → 1.27–1.39 times its floor in the same runs, with 47
- * deoptimisations over 1,700 hooks (docs/performance.md).
- */
-export const RECORDER_V8_FLAGS: readonly string[] = ['--interrupt-budget=8192'];
-
 const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
 
 export interface RecorderStatus {
@@ -187,7 +178,7 @@ export class RecorderClient {
     if (probe.state === 'silent') throw this.silent();
     mkdirSync(join(this.paths.home, 'run'), { recursive: true, mode: 0o700 });
     const log = openSync(this.paths.log, 'a', 0o600);
-    const child = spawn(process.execPath, [...RECORDER_V8_FLAGS, TALLY_BIN, 'recorder', 'run', '--ready'], {
+    const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run', '--ready'], {
       detached: true,
       stdio: ['pipe', 'pipe', log],
       // Each held session's log has one durable write in flight: enough threads that eight

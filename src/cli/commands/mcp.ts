@@ -24,6 +24,7 @@ import { type Places, projectRootFor } from '../../session/paths.js';
 import { currentSession, readSessionInfo } from '../../session/store.js';
 import { type Command, type CommandContext, parseFlags, UsageError } from '../command.js';
 import { harnessLogger } from '../harness-logger.js';
+import { tuneForLongRunning } from '../long-running.js';
 import { placesOf, signerOf } from '../session-context.js';
 
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -52,6 +53,7 @@ export const command: Command = {
     'into the project’s open session, or a session of its own, sealed when the server exits.',
   ].join('\n'),
   async run(argv, ctx) {
+    tuneForLongRunning();
     if (argv.includes('--http') && !argv.includes('--')) return runHttp(argv, ctx);
     const split = argv.indexOf('--');
     if (split < 0 || split === argv.length - 1)

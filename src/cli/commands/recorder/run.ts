@@ -5,6 +5,7 @@
 import { tallyHome } from '../../../core/home.js';
 import { runRecorder } from '../../../recorder/daemon.js';
 import { type Command, parseFlags } from '../../command.js';
+import { tuneForLongRunning } from '../../long-running.js';
 
 export const command: Command = {
   summary: 'run the recorder in the foreground (started on demand otherwise)',
@@ -19,6 +20,7 @@ export const command: Command = {
   ].join('\n'),
   async run(argv, ctx) {
     const { values } = parseFlags(argv, { ready: { type: 'boolean' } });
+    tuneForLongRunning();
     let passphrase: string | undefined;
     if (!process.stdin.isTTY) {
       const text = (await ctx.stdin()).toString('utf8');
