@@ -30,14 +30,15 @@ if (require.main === module) {
  * of it after one run (hook-process.code-cache, scripts/build-bundles.mjs): every function a hook
  * runs is then read as compiled code instead of being parsed and compiled on its first call, about a
  * millisecond of each hook's start (docs/performance.md). V8 checks a cache's header against its
- * own version, its flags and the source's length, not its contents: a cache damaged past its header
- * makes V8 abort the process (no answer, no spool), and one made for another source of the same
- * length runs that source's code. So V8 is given the cache only when the file holds this very
- * source and two identical copies of it (shimCacheFile); otherwise the source is compiled alone.
- * A script compiled from a code cache runs no import() (Node 20 loses the loader it was given), so
- * the bundle has none: its built-ins are required, and the recorder's client, an ES module, is loaded
- * by the caller (runHookProcess's `recorderClient`). Throws ENOENT when there is no bundle.
- * `cache: false` reads none (the build's run that makes it).
+ * own version (not the patches Node applies to it), its flags and the source's length, not its
+ * contents: a cache damaged past its header makes V8 abort the process (no answer, no spool), and
+ * one made for another source of the same length runs that source's code. So V8 is given the cache
+ * only when the file was made by this very Node for this very source and holds two identical
+ * copies of it (shimCacheFile); otherwise the source is compiled alone. A script compiled from a
+ * code cache runs no import() (Node 20 loses the loader it was given), so the bundle has none: its
+ * built-ins are required, and the recorder's client, an ES module, is loaded by the caller
+ * (runHookProcess's `recorderClient`). Throws ENOENT when there is no bundle. `cache: false` reads
+ * none (the build's run that makes it); `source` is what was compiled.
  */
 function loadShim({ cache = true } = {}) {
   const { readFileSync } = require('node:fs');
@@ -60,29 +61,41 @@ function loadShim({ cache = true } = {}) {
   const requireIn = (id) =>
     id.startsWith('node:') ? require(id) : require('node:module').createRequire(file)(id);
   script.runInThisContext()(compiled.exports, requireIn, compiled, file, dir);
-  return { shim: compiled.exports, script };
+  return { shim: compiled.exports, script, source };
+}
+
+/** The Node a cache was made by: its version (patches to V8 included), its platform and CPU. */
+function runtimeId() {
+  return `${process.version} ${process.platform} ${process.arch} v8 ${process.versions.v8}`;
 }
 
 /**
- * The code-cache file: the source's length and the cache's (32-bit little-endian), the source, and
- * the cache twice. Two copies compared byte for byte catch a torn or damaged file at the cost of a
- * memory compare, where a checksum computed in JavaScript would cost a hook what the cache saves.
+ * The code-cache file: three lengths (32-bit little-endian: the runtime id's, the source's, the
+ * cache's), the runtime id (latin1), the source, and the cache twice. Two copies compared byte for
+ * byte catch a torn or damaged file at the cost of a memory compare, where a checksum computed in
+ * JavaScript would cost a hook what the cache saves.
  */
 function shimCacheFile(source, cachedData) {
-  const head = Buffer.alloc(8);
-  head.writeUInt32LE(source.length, 0);
-  head.writeUInt32LE(cachedData.length, 4);
-  return Buffer.concat([head, source, cachedData, cachedData]);
+  const id = Buffer.from(runtimeId(), 'latin1');
+  const head = Buffer.alloc(12);
+  head.writeUInt32LE(id.length, 0);
+  head.writeUInt32LE(source.length, 4);
+  head.writeUInt32LE(cachedData.length, 8);
+  return Buffer.concat([head, id, source, cachedData, cachedData]);
 }
 
-/** The cache a code-cache file holds for `source`, or undefined when it is not whole or not this source's. */
+/** The cache a code-cache file holds for `source` and this Node, or undefined when it is not whole or not theirs. */
 function cacheIn(bytes, source) {
-  if (bytes.length < 8) return undefined;
-  const s = bytes.readUInt32LE(0);
-  const n = bytes.readUInt32LE(4);
-  if (n === 0 || bytes.length !== 8 + s + 2 * n || !bytes.subarray(8, 8 + s).equals(source)) return undefined;
-  const one = bytes.subarray(8 + s, 8 + s + n);
-  return one.equals(bytes.subarray(8 + s + n)) ? one : undefined;
+  if (bytes.length < 12) return undefined;
+  const k = bytes.readUInt32LE(0);
+  const s = bytes.readUInt32LE(4);
+  const n = bytes.readUInt32LE(8);
+  if (n === 0 || bytes.length !== 12 + k + s + 2 * n) return undefined;
+  if (bytes.toString('latin1', 12, 12 + k) !== runtimeId()) return undefined;
+  if (!bytes.subarray(12 + k, 12 + k + s).equals(source)) return undefined;
+  const at = 12 + k + s;
+  const one = bytes.subarray(at, at + n);
+  return one.equals(bytes.subarray(at + n)) ? one : undefined;
 }
 
 module.exports = { loadShim, shimCacheFile };

@@ -120,8 +120,17 @@ await build({
 
 // The command shim's V8 code cache (bin/tally.js loadShim): made by one run of the shim through
 // the hot path — a PreToolUse delivered to a stand-in recorder on 127.0.0.1 that answers as the
-// recorder does — so that the functions every hook runs are in it already compiled.
-await shimCodeCache('dist/src/cli/hook-process.code-cache');
+// recorder does — so that the functions every hook runs are in it already compiled. Only a speed-up:
+// where it cannot be made (no loopback, no temporary folder) the build says so and goes on, and
+// hooks compile the bundle from its source.
+try {
+  await shimCodeCache('dist/src/cli/hook-process.code-cache');
+} catch (error) {
+  rmSync('dist/src/cli/hook-process.code-cache', { force: true });
+  console.warn(
+    `build-bundles: no code cache for the hook shim (${error.message}); hooks compile it from source`,
+  );
+}
 
 async function shimCodeCache(out) {
   const { spawn } = await import('node:child_process');
@@ -140,9 +149,13 @@ async function shimCodeCache(out) {
       res.end(answer);
     });
   });
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  const home = mkdtempSync(join(tmpdir(), 'tally-shim-cache-'));
+  await new Promise((done, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', done);
+  });
+  let home;
   try {
+    home = mkdtempSync(join(tmpdir(), 'tally-shim-cache-'));
     mkdirSync(join(home, 'run'), { mode: 0o700 });
     writeFileSync(join(home, 'recorder.json'), JSON.stringify({ port: server.address().port }));
     writeFileSync(join(home, 'run', 'recorder.secret'), '0'.repeat(64), { mode: 0o600 });
@@ -157,19 +170,24 @@ async function shimCodeCache(out) {
     const child = spawn(
       process.execPath,
       ['scripts/shim-code-cache.cjs', out, 'claude-code', '--fail', 'closed'],
-      { env: { PATH: process.env.PATH, TALLY_HOME: home }, stdio: ['pipe', 'pipe', 'inherit'] },
+      { env: { PATH: process.env.PATH, TALLY_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] },
     );
     let stdout = '';
+    let stderr = '';
     child.stdout.on('data', (d) => {
       stdout += d;
     });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     child.stdin.end(payload);
     const code = await new Promise((done) => child.on('close', done));
+    // A run that did not take the hot path (no answer from the stand-in) made a cache of another path.
     if (code !== 0 || stdout !== answer)
-      throw new Error(`the shim's code-cache run answered ${JSON.stringify(stdout)} (exit ${code})`);
-    if (!existsSync(out)) throw new Error("the shim's code-cache run wrote no cache");
+      throw new Error(`its run answered ${JSON.stringify(stdout)} (exit ${code}) ${stderr.trim()}`.trim());
+    if (!existsSync(out)) throw new Error('its run wrote no cache');
   } finally {
     server.close();
-    rmSync(home, { recursive: true, force: true });
+    if (home !== undefined) rmSync(home, { recursive: true, force: true });
   }
 }

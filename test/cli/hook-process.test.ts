@@ -18,7 +18,6 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -228,28 +227,56 @@ process.on('exit', () => fs.writeFileSync(${JSON.stringify(join(home, 'loaded.js
     assert.equal(seen[0]?.body, pre);
   });
 
-  it('the code cache the build made is one this Node accepts for the bundle', () => {
-    const require = createRequire(import.meta.url);
-    const { loadShim } = require(TALLY_BIN) as {
-      loadShim: () => { shim: { runHookProcess?: unknown }; script?: { cachedDataRejected?: boolean } };
-    };
-    const { shim, script } = loadShim();
-    assert.equal(typeof shim.runHookProcess, 'function');
-    assert.ok(script, 'compiled with the cache, not required');
-    assert.equal(script.cachedDataRejected, false);
+  /** What loadShim() of the bin/tally.js at `bin` reports of its cache, in a process run with `nodeArgs`. */
+  const cacheSeen = async (bin: string, nodeArgs: string[] = []) => {
+    const ran = await run(
+      [
+        ...nodeArgs,
+        '-e',
+        `const { shim, script } = require(${JSON.stringify(bin)}).loadShim();
+console.log(JSON.stringify({ entry: typeof shim.runHookProcess, rejected: script.cachedDataRejected ?? 'not given' }));`,
+      ],
+      { PATH: process.env.PATH },
+      '',
+    );
+    assert.equal(ran.code, 0, ran.stderr);
+    return JSON.parse(ran.stdout) as { entry: string; rejected: boolean | 'not given' };
+  };
+
+  it('the code cache the build made is one this Node accepts for the bundle', async () => {
+    assert.deepEqual(await cacheSeen(TALLY_BIN), { entry: 'function', rejected: false });
   });
 
-  describe("a code-cache file that is not whole, or not this bundle's, is not given to V8", () => {
+  it('a cache V8 refuses (here: the hook runs with another V8 flag) changes nothing but the speed', async () => {
+    const flag = ['--max-old-space-size=200'];
+    assert.deepEqual(await cacheSeen(TALLY_BIN, flag), { entry: 'function', rejected: true });
+    const { home, seen } = await fakeRecorder(() => ({ status: 200, parts: ['{"ok":2}'] }));
+    const ran = await run([...flag, TALLY_BIN, 'hook', 'claude-code'], { TALLY_HOME: home }, pre);
+    assert.deepEqual([ran.code, ran.stdout, ran.stderr], [0, '{"ok":2}', '']);
+    assert.equal(seen[0]?.body, pre);
+  });
+
+  describe("a code-cache file that is not whole, or not this bundle's and this Node's, is not given to V8", () => {
     const built = () => {
       const cli = join(ROOT, 'dist', 'src', 'cli');
       const file = readFileSync(join(cli, 'hook-process.code-cache'));
-      const s = file.readUInt32LE(0);
-      const n = file.readUInt32LE(4);
+      const k = file.readUInt32LE(0);
+      const s = file.readUInt32LE(4);
+      const n = file.readUInt32LE(8);
       return {
+        id: file.subarray(12, 12 + k),
         source: readFileSync(join(cli, 'hook-process.cjs')),
-        cache: file.subarray(8 + s, 8 + s + n),
+        cache: file.subarray(12 + k + s, 12 + k + s + n),
         file,
       };
+    };
+    /** A code-cache file as the build lays it out, from its parts. */
+    const fileOf = (id: Buffer, source: Buffer, one: Buffer, two: Buffer) => {
+      const head = Buffer.alloc(12);
+      head.writeUInt32LE(id.length, 0);
+      head.writeUInt32LE(source.length, 4);
+      head.writeUInt32LE(one.length, 8);
+      return Buffer.concat([head, id, source, one, two]);
     };
     /** Half a kilobyte of the cache's middle overwritten: past V8's header, which it checks. */
     const damaged = (cache: Buffer) => {
@@ -267,12 +294,6 @@ process.on('exit', () => fs.writeFileSync(${JSON.stringify(join(home, 'loaded.js
       writeFileSync(join(cli, 'hook-process.cjs'), source);
       writeFileSync(join(cli, 'hook-process.code-cache'), cacheFile);
       return join(tree, 'bin', 'tally.js');
-    };
-    const head = (s: number, n: number) => {
-      const h = Buffer.alloc(8);
-      h.writeUInt32LE(s, 0);
-      h.writeUInt32LE(n, 4);
-      return h;
     };
 
     it('the oracle: V8 given the damaged cache itself aborts the process', async () => {
@@ -294,36 +315,32 @@ console.log('compiled');`,
       assert.doesNotMatch(ran.stdout, /compiled/);
     });
 
-    it('damaged, truncated, or made for another bundle: the hook answers as it does without a cache', async () => {
-      const { source, cache, file } = built();
-      const s = source.length;
-      const n = cache.length;
+    it('damaged, truncated, or made for another bundle or another Node: the hook answers as without a cache', async () => {
+      const { id, source, cache, file } = built();
       const other = Buffer.concat([source, Buffer.from('// another build\n')]);
+      const otherNode = Buffer.from(id.toString('latin1').replace(/^v\d+\.\d+\.\d+/, 'v20.0.0'), 'latin1');
+      assert.notDeepEqual(otherNode, id);
       const cases: [string, Buffer, Buffer][] = [
-        ['one copy damaged', source, Buffer.concat([head(s, n), source, damaged(cache), cache])],
-        [
-          'both copies damaged alike',
-          source,
-          Buffer.concat([head(s, n), source, damaged(cache), damaged(cache)]),
-        ],
+        ['one copy damaged', source, fileOf(id, source, damaged(cache), cache)],
+        ['both copies damaged alike', source, fileOf(id, source, damaged(cache), damaged(cache))],
         ['cut short', source, file.subarray(0, file.length - 100)],
-        ['the header alone', source, head(s, n)],
+        ['the header alone', source, file.subarray(0, 12)],
+        ['lengths past the file', source, Buffer.concat([Buffer.alloc(12, 0xff), file.subarray(12)])],
         ["another bundle's", other, file],
+        ["another Node's", source, fileOf(otherNode, source, cache, cache)],
       ];
       for (const [what, bundle, cacheFile] of cases) {
+        const bin = treeWith(bundle, cacheFile);
         const { home, seen } = await fakeRecorder(() => ({ status: 200, parts: ['{"ok":1}'] }));
-        const ran = await run(
-          [treeWith(bundle, cacheFile), 'hook', 'claude-code'],
-          { TALLY_HOME: home },
-          pre,
-        );
+        const ran = await run([bin, 'hook', 'claude-code'], { TALLY_HOME: home }, pre);
         if (what === 'both copies damaged alike') {
-          // Two copies alike are taken as whole: this is the one damage the file cannot catch.
+          // Two copies alike are taken as whole: the one damage the file cannot catch (docs/security.md).
           assert.notEqual(ran.code, 0, `${what}: V8 aborts, as the oracle says`);
           continue;
         }
         assert.deepEqual([ran.code, ran.stdout, ran.stderr], [0, '{"ok":1}', ''], what);
         assert.equal(seen[0]?.body, pre, what);
+        assert.equal((await cacheSeen(bin)).rejected, 'not given', what);
       }
     });
 
@@ -342,13 +359,41 @@ console.log('compiled');`,
     });
   });
 
+  it('through node:net (TALLY_HOOK_SOCKET=net, as on a Node major the bindings were not verified on), the bundle answers and spools as through the bindings', async () => {
+    for (const socket of ['net', 'binding']) {
+      const up = await fakeRecorder(() => ({ status: 200, parts: ['{"via":"net"}'] }));
+      const answered = await run(
+        entries.bundle(['claude-code']),
+        { TALLY_HOME: up.home, TALLY_HOOK_SOCKET: socket },
+        pre,
+      );
+      assert.deepEqual([answered.code, answered.stdout, answered.stderr], [0, '{"via":"net"}', ''], socket);
+      assert.equal(up.seen[0]?.body, pre, socket);
+      const down = await fakeRecorder(null);
+      const refused = await run(
+        entries.bundle(['claude-code', '--fail', 'closed']),
+        { TALLY_HOME: down.home, TALLY_HOOK_SOCKET: socket },
+        pre,
+      );
+      assert.equal(refused.code, 0, socket);
+      assert.match(refused.stdout, /"permissionDecision":"deny"/, socket);
+      assert.match(refused.stderr, /ECONNREFUSED; the event was spooled/, socket);
+      assert.ok(existsSync(join(down.home, 'spool', 'claude-code.jsonl')), socket);
+    }
+  });
+
   it('a SessionStart with no recorder starts one (the client loaded by bin/tally.js for the cached bundle), nothing on stderr', async () => {
     const p = makeProject('tally-hook-start-');
     p.env.TALLY_RECORDER_IDLE_MS = '5000';
     assert.equal((await p.tally(['init'])).code, 0);
     try {
+      // Without require() of ES modules (Node 20 before 20.19 has none): only the client bin/tally.js
+      // loads for the bundle can start the recorder.
+      const noRequireEsm = process.allowedNodeEnvironmentFlags.has('--no-experimental-require-module')
+        ? ['--no-experimental-require-module']
+        : [];
       const ran = await run(
-        entries.bundle(['claude-code']),
+        [...noRequireEsm, ...entries.bundle(['claude-code'])],
         p.env,
         JSON.stringify({
           session_id: 'hp-start',
