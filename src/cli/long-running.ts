@@ -12,7 +12,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 
-export const LONG_RUNNING_V8_FLAGS: readonly string[] = ['--interrupt-budget=8192'];
+const LONG_RUNNING_V8_FLAGS: readonly string[] = ['--interrupt-budget=8192'];
 
 export function tuneForLongRunning(): void {
   for (const flag of LONG_RUNNING_V8_FLAGS) setFlagsFromString(flag);
