@@ -2,8 +2,12 @@
 // the same src/core and src/evidence modules the CLI runs, with the Node.js built-ins they import
 // replaced by the browser seams of src/hub/pages/verifier/ (WebCrypto-checked signatures, a
 // synchronous SHA-256, POSIX paths). The command hook shim, and the CLI (below).
-import { readFileSync, rmSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { build } from 'esbuild';
 
 const seams = 'src/hub/pages/verifier';
@@ -133,11 +137,6 @@ try {
 }
 
 async function shimCodeCache(out) {
-  const { spawn } = await import('node:child_process');
-  const { createServer } = await import('node:http');
-  const { existsSync, mkdirSync, mkdtempSync, writeFileSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
   rmSync(out, { force: true });
   const answer = JSON.stringify({
     hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' },
@@ -167,21 +166,16 @@ async function shimCodeCache(out) {
       tool_input: { command: 'true' },
       tool_use_id: 'toolu_build',
     });
-    const child = spawn(
+    const running = promisify(execFile)(
       process.execPath,
       ['scripts/shim-code-cache.cjs', out, 'claude-code', '--fail', 'closed'],
-      { env: { PATH: process.env.PATH, TALLY_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] },
+      { env: { PATH: process.env.PATH, TALLY_HOME: home } },
     );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.stdin.end(payload);
-    const code = await new Promise((done) => child.on('close', done));
+    running.child.stdin.end(payload);
+    const { code, stdout, stderr } = await running.then(
+      (done) => ({ code: 0, ...done }),
+      (failed) => ({ code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' }),
+    );
     // A run that did not take the hot path (no answer from the stand-in) made a cache of another path.
     if (code !== 0 || stdout !== answer)
       throw new Error(`its run answered ${JSON.stringify(stdout)} (exit ${code}) ${stderr.trim()}`.trim());
