@@ -30,12 +30,10 @@ export {
   packageLogEntry,
   TLOG_ENTRY_TYPE,
 } from './wire.js';
+export { createWitness, sendChainHead, signChainHead, type Witness } from './witness.js';
 export {
-  createWitness,
-  sendChainHead,
-  signChainHead,
-  type Witness,
+  servedHeadsConsistency,
   type WitnessCheck,
   type WitnessedHead,
   witnessConsistency,
-} from './witness.js';
+} from './witness-check.js';

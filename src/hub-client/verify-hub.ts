@@ -5,22 +5,18 @@
  * by the package's own signer and itself included in the log). Nothing the hub says is taken on
  * trust: entries are rebuilt from the package, proofs are checked against the signed root.
  */
-import { canonicalize, parseJson } from '../core/canonical.js';
-import { verifyEnvelope } from '../core/dsse.js';
-import { digest } from '../core/hash.js';
 import { type PublicKeyInput, shipId } from '../core/keys.js';
-import { verifyInclusion } from '../core/merkle.js';
 import { parseHeader } from '../evidence/package/grammar.js';
 import { fetchCheckpoint, type VerifiedCheckpoint } from './checkpoint.js';
 import { HubClientError, hubJson, hubUrl } from './http.js';
+import { proveEntry } from './log-proof.js';
+import { packageLogEntry } from './wire.js';
 import {
-  type ChainHeadStatement,
-  HEAD_PAYLOAD_TYPE,
-  type LogEntry,
-  logEntryBytes,
-  packageLogEntry,
-} from './wire.js';
-import { type WitnessCheck, type WitnessedHead, witnessConsistency } from './witness.js';
+  servedHeadsConsistency,
+  type WitnessCheck,
+  witnessFailed,
+  witnessUnchecked,
+} from './witness-check.js';
 
 export interface HubInclusionCheck {
   check: 'hub_inclusion';
@@ -44,18 +40,11 @@ function fail(
   return { check: 'hub_inclusion', ok: false, code, detail: { message, ...detail } };
 }
 
-async function proveEntry(
-  hub: string,
-  checkpoint: VerifiedCheckpoint,
-  index: number,
-  entry: LogEntry,
-): Promise<boolean> {
-  if (index >= checkpoint.size) return false;
-  const { json } = await hubJson<{ proof: string[] }>(
-    hubUrl(hub, `/v1/log/proof/inclusion?index=${index}&size=${checkpoint.size}`),
-  );
-  const proof = json.proof.map((p) => Buffer.from(p, 'base64'));
-  return verifyInclusion(logEntryBytes(entry), index, checkpoint.size, proof, checkpoint.root);
+/** The hub's inclusion proofs, as its API serves them. */
+function proofsOf(hub: string) {
+  return async (index: number, size: number): Promise<readonly string[]> =>
+    (await hubJson<{ proof: string[] }>(hubUrl(hub, `/v1/log/proof/inclusion?index=${index}&size=${size}`)))
+      .json.proof;
 }
 
 function headerOf(packageBytes: Uint8Array): ReturnType<typeof parseHeader> {
@@ -101,7 +90,7 @@ export async function hubInclusion(
         { ship_id: meta.ship_id },
       );
     const entry = packageLogEntry(meta.ship_id, header.session, packageBytes);
-    if (!(await proveEntry(options.hub, checkpoint, meta.log_index, entry)))
+    if (!(await proveEntry(entry, meta.log_index, checkpoint, proofsOf(options.hub))))
       return fail(
         'not-included',
         `these bytes are not entry ${meta.log_index} of the log at size ${checkpoint.size}`,
@@ -129,12 +118,6 @@ export async function hubInclusion(
   }
 }
 
-interface ServedHead {
-  seq: number;
-  log_index: number;
-  envelope: unknown;
-}
-
 /**
  * witness_consistent against the hub: every head the hub serves for the session must be signed by
  * one of `trusted` (the keys verify pins), be included in the log, and be extended by the package.
@@ -143,45 +126,28 @@ export async function hubWitnessConsistency(
   packageBytes: Uint8Array,
   options: HubCheckOptions & { trusted: readonly PublicKeyInput[] },
 ): Promise<WitnessCheck> {
-  const failed = (message: string): WitnessCheck => ({
-    check: 'witness_consistent',
-    ok: false,
-    code: 'bad-package',
-    detail: { message },
-  });
   let session: string;
   try {
     session = headerOf(packageBytes).session;
   } catch (error) {
-    return failed((error as Error).message);
+    return witnessFailed((error as Error).message);
   }
+  let checkpoint: VerifiedCheckpoint;
+  let answer: unknown;
   try {
-    const checkpoint = await fetchCheckpoint(options.hub, options.hubKey);
-    const { json } = await hubJson<{ heads: ServedHead[] }>(
-      hubUrl(options.hub, `/v1/sessions/${encodeURIComponent(session)}/heads`),
-    );
-    const heads: WitnessedHead[] = [];
-    for (const served of json.heads) {
-      const verified = verifyEnvelope(served.envelope, options.trusted, { strict: true });
-      if (verified.payloadType !== HEAD_PAYLOAD_TYPE)
-        return failed(`head ${served.seq} has payloadType ${verified.payloadType}`);
-      const head = parseJson(verified.payload.toString('utf8')) as ChainHeadStatement;
-      if (head.session !== session) return failed(`head ${served.seq} is for session ${head.session}`);
-      // The key id and the ship id are the same fingerprint of the signing key.
-      const entry: LogEntry = {
-        kind: 'head',
-        ship_id: `ship_${verified.keyIds[0]!.slice(4)}`,
-        id: session,
-        digest: digest(canonicalize(served.envelope)),
-      };
-      if (!(await proveEntry(options.hub, checkpoint, served.log_index, entry)))
-        return failed(`witnessed head ${head.seq} is not in the signed log`);
-      heads.push({ seq: head.seq, digest: head.digest });
-    }
-    return witnessConsistency(packageBytes, heads);
+    checkpoint = await fetchCheckpoint(options.hub, options.hubKey);
+    answer = (
+      await hubJson<unknown>(hubUrl(options.hub, `/v1/sessions/${encodeURIComponent(session)}/heads`))
+    ).json;
   } catch (error) {
-    return failed(`the witnessed heads could not be checked: ${(error as Error).message}`);
+    return witnessUnchecked(error);
   }
+  return servedHeadsConsistency(packageBytes, answer, {
+    session,
+    trusted: options.trusted,
+    tree: checkpoint,
+    fetchProof: proofsOf(options.hub),
+  });
 }
 
 /** Both checks `tally verify PKG --hub URL` adds, in order: hub_inclusion, witness_consistent. */

@@ -1,11 +1,11 @@
 /**
  * The live witness: the recorder sends the signed head of a running session's chain every N
- * records, and the hub logs it. Later, `witnessConsistency` checks that the sealed package extends
- * every head that was witnessed, so records dropped or rewritten after a head was sent are caught.
+ * records, and the hub logs it. Later, `witnessConsistency` (./witness-check.ts) checks that the
+ * sealed package extends every head that was witnessed, so records dropped or rewritten after a
+ * head was sent are caught.
  */
-import { canonicalize, parseJson } from '../core/canonical.js';
+import { canonicalize } from '../core/canonical.js';
 import { type Envelope, signEnvelope } from '../core/dsse.js';
-import { digest } from '../core/hash.js';
 import { hubJson, hubUrl, type ShipKey } from './http.js';
 import { CHAIN_HEAD_TYPE, type ChainHeadStatement, HEAD_PAYLOAD_TYPE } from './wire.js';
 
@@ -112,80 +112,5 @@ export function createWitness(options: {
       dropped = 0;
       return out;
     },
-  };
-}
-
-export interface WitnessedHead {
-  seq: number;
-  /** `sha256:` of the record at `seq`. */
-  digest: string;
-}
-
-export interface WitnessCheck {
-  check: 'witness_consistent';
-  ok: boolean;
-  code: 'ok' | 'info' | 'witness-mismatch' | 'witness-beyond-end' | 'bad-package';
-  detail: Record<string, unknown>;
-}
-
-/**
- * Does the package extend every witnessed head — is the record at each head's `seq` the one whose
- * digest was witnessed? Record digests are SHA-256 of each record's canonical payload, as the
- * chain's `prev`. The package's own integrity is the verifier's business; this reads its lines.
- */
-export function witnessConsistency(packageBytes: Uint8Array, heads: readonly WitnessedHead[]): WitnessCheck {
-  const lines = Buffer.from(packageBytes).toString('utf8').split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  const records = lines.slice(1, -1);
-  if (heads.length === 0)
-    return {
-      check: 'witness_consistent',
-      ok: true,
-      code: 'info',
-      detail: { heads: 0, message: 'no head of this session was witnessed' },
-    };
-  for (const head of [...heads].sort((a, b) => a.seq - b.seq)) {
-    const line = records[head.seq];
-    if (line === undefined)
-      return {
-        check: 'witness_consistent',
-        ok: false,
-        code: 'witness-beyond-end',
-        detail: {
-          seq: head.seq,
-          records: records.length,
-          message: `a head at seq ${head.seq} was witnessed, but the package ends at ${records.length - 1}`,
-        },
-      };
-    let actual: string;
-    try {
-      const envelope = parseJson(line) as { payload: string };
-      actual = digest(Buffer.from(envelope.payload, 'base64'));
-    } catch (error) {
-      return {
-        check: 'witness_consistent',
-        ok: false,
-        code: 'bad-package',
-        detail: { seq: head.seq, message: (error as Error).message },
-      };
-    }
-    if (actual !== head.digest)
-      return {
-        check: 'witness_consistent',
-        ok: false,
-        code: 'witness-mismatch',
-        detail: {
-          seq: head.seq,
-          witnessed: head.digest,
-          package: actual,
-          message: `record ${head.seq} is not the one witnessed`,
-        },
-      };
-  }
-  return {
-    check: 'witness_consistent',
-    ok: true,
-    code: 'ok',
-    detail: { heads: heads.length, last: Math.max(...heads.map((h) => h.seq)) },
   };
 }

@@ -4,8 +4,10 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { digest } from '../../src/core/hash.js';
 import { generateKeyPair } from '../../src/core/keys.js';
 import { type HubIdentity, hubIdentity } from '../../src/hub/identity.js';
 import { DEFAULT_LIMITS, type HubLimits } from '../../src/hub/server/limits.js';
@@ -79,4 +81,26 @@ export async function sealPackage(
 
 export function removeShip(ship: ShipUnderTest): void {
   rmSync(ship.fx.dir, { recursive: true, force: true });
+}
+
+/** The digest of each record's payload: what the chain's `prev` and a witnessed head hold. */
+export function recordDigests(bytes: Buffer): string[] {
+  const lines = bytes.toString('utf8').trimEnd().split('\n').slice(1, -1);
+  return lines.map((l) => digest(Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64')));
+}
+
+/**
+ * Runs one write on a SQLite hub's database file behind the hub's back, as someone with database
+ * access could; returns the number of rows it changed.
+ */
+export function writeSqliteStore(hub: TestHub, sql: string, ...values: unknown[]): number {
+  const Database = createRequire(import.meta.url)('better-sqlite3') as new (
+    file: string,
+  ) => { prepare(sql: string): { run(...args: unknown[]): { changes: number } }; close(): void };
+  const conn = new Database(join(hub.dir, 'hub.db'));
+  try {
+    return conn.prepare(sql).run(...values).changes;
+  } finally {
+    conn.close();
+  }
 }

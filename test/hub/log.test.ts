@@ -20,21 +20,17 @@ import { fetchCheckpoint } from '../../src/hub-client/checkpoint.js';
 import { hubUrl } from '../../src/hub-client/http.js';
 import { pushPackage, registerShip } from '../../src/hub-client/push.js';
 import { hubChecks, hubInclusion, hubWitnessConsistency } from '../../src/hub-client/verify-hub.js';
-import { createWitness, sendChainHead, witnessConsistency } from '../../src/hub-client/witness.js';
+import { createWitness, sendChainHead } from '../../src/hub-client/witness.js';
+import { witnessConsistency } from '../../src/hub-client/witness-check.js';
 import {
   makeShip,
+  recordDigests,
   removeShip,
   type ShipUnderTest,
   sealPackage,
   startTestHub,
   type TestHub,
 } from './hub-fixture.js';
-
-/** The digest of each record line's payload: what the chain's `prev` and a witnessed head hold. */
-function recordDigests(bytes: Buffer): string[] {
-  const lines = bytes.toString('utf8').trimEnd().split('\n').slice(1, -1);
-  return lines.map((l) => digest(Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64')));
-}
 
 async function bytesAt(url: string): Promise<Buffer> {
   const response = await fetch(url);

@@ -20,12 +20,7 @@ import { SessionRegistry } from '../../src/recorder/registry.js';
 import { defaultTrustedKeys, loadShipSigner } from '../../src/session/identity.js';
 import { places } from '../../src/session/paths.js';
 import { makeProject, type Project } from '../cli/tally-process.js';
-import { startTestHub, type TestHub } from '../hub/hub-fixture.js';
-
-function recordDigests(bytes: Buffer): string[] {
-  const lines = bytes.toString('utf8').trimEnd().split('\n').slice(1, -1);
-  return lines.map((l) => digest(Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64')));
-}
+import { recordDigests, startTestHub, type TestHub } from '../hub/hub-fixture.js';
 
 async function noteEvents(registry: SessionRegistry, session: string, n: number): Promise<void> {
   const held = registry.get(session)!;

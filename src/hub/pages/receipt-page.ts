@@ -23,6 +23,8 @@ export type VerifyData =
       verifier_key: string;
       checkpoint: string;
       proof: string;
+      /** The session's witnessed chain heads. */
+      heads: string;
     }
   | { mode: 'offline'; package: string };
 

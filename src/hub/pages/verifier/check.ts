@@ -1,18 +1,25 @@
 /**
  * The browser verifier: the CLI's `verifyPackage` (the same ordered named checks, from the same
  * modules) after the WebCrypto pass, and on hub pages the hub checks — the package's log entry
- * rebuilt from its bytes, its inclusion proof and the checkpoint signed by the hub key.
+ * rebuilt from its bytes, its inclusion proof and the checkpoint signed by the hub key; then the
+ * heads the hub witnessed while the session ran, each signed and in the log, extended by the package.
  */
 import { Buffer } from 'buffer';
 import { keyId, type PublicKeyInput, rawPublicKey, shipId } from '../../../core/keys.js';
-import { verifyInclusion } from '../../../core/merkle.js';
 import { openNote, parseNoteVerifierKey } from '../../../core/signed-note.js';
 import { parseCheckpoint } from '../../../core/tlog-tiles.js';
 import { parseHeader } from '../../../evidence/package/grammar.js';
 import { type VerifyResult, verifyPackage } from '../../../evidence/package/verify.js';
-import { logEntryBytes, packageLogEntry } from '../../../hub-client/wire.js';
+import { type FetchProof, proveEntry, type SignedTree } from '../../../hub-client/log-proof.js';
+import { packageLogEntry } from '../../../hub-client/wire.js';
+import {
+  servedHeadsConsistency,
+  type WitnessCheck,
+  witnessFailed,
+  witnessUnchecked,
+} from '../../../hub-client/witness-check.js';
 import { clearVerdicts } from './browser-crypto.js';
-import { importPinned, primeNote, primePackage } from './prime.js';
+import { importPinned, primeEnvelopesIn, primeNote, primePackage } from './prime.js';
 
 export interface BrowserVerifyOptions {
   /** Raw 32-byte Ed25519 public keys to pin. */
@@ -51,15 +58,28 @@ export interface InclusionResult {
   detail: Record<string, unknown>;
 }
 
-export interface InclusionInput {
+/** What both hub checks start from: the hub's signed checkpoint and its proofs. */
+export interface HubInput {
   /** The checkpoint note as served. */
   checkpoint: string;
   /** The hub's verifier key, `<origin>+<id>+<base64 key>`. */
   verifierKey: string;
+  proof: FetchProof;
+}
+
+export interface InclusionInput extends HubInput {
   shipId: string;
   logIndex: number;
-  /** Fetches the inclusion proof for (index, size): base64 hashes. */
-  proof: (index: number, size: number) => Promise<string[]>;
+}
+
+/** Opens the checkpoint with the hub's verifier key, its signature checked by WebCrypto first. */
+async function openCheckpointInBrowser(note: string, verifierKey: string): Promise<SignedTree> {
+  const verifier = parseNoteVerifierKey(verifierKey);
+  const [pinned] = await importPinned([rawPublicKey(verifier.publicKey)]);
+  await primeNote(note, pinned!);
+  const checkpoint = parseCheckpoint(openNote(note, [verifier]).text);
+  if (checkpoint.origin !== verifier.name) throw new Error(`the checkpoint is of ${checkpoint.origin}`);
+  return checkpoint;
 }
 
 /** hub_inclusion in the page: the same rule as `tally verify --hub`. */
@@ -75,39 +95,66 @@ export async function inclusionInBrowser(bytes: Uint8Array, input: InclusionInpu
   } catch (error) {
     return fail('bad-package', (error as Error).message);
   }
-  let size: number;
-  let root: Uint8Array;
+  let tree: SignedTree;
   try {
-    const verifier = parseNoteVerifierKey(input.verifierKey);
-    const [pinned] = await importPinned([rawPublicKey(verifier.publicKey)]);
-    await primeNote(input.checkpoint, pinned!);
-    const opened = openNote(input.checkpoint, [verifier]);
-    const checkpoint = parseCheckpoint(opened.text);
-    if (checkpoint.origin !== verifier.name) throw new Error(`the checkpoint is of ${checkpoint.origin}`);
-    size = checkpoint.size;
-    root = checkpoint.root;
+    tree = await openCheckpointInBrowser(input.checkpoint, input.verifierKey);
   } catch (error) {
     return fail('untrusted-checkpoint', (error as Error).message);
   }
   if (!signerShips.includes(input.shipId))
     return fail('not-included', `the hub lists ${session} under ${input.shipId}, which did not sign it`);
   const entry = packageLogEntry(input.shipId, session, bytes);
-  if (input.logIndex >= size)
-    return fail('not-included', `entry ${input.logIndex} is beyond the checkpoint's size ${size}`);
-  let proof: Buffer[];
+  let included: boolean;
   try {
-    proof = (await input.proof(input.logIndex, size)).map((p) => Buffer.from(p, 'base64'));
+    included = await proveEntry(entry, input.logIndex, tree, input.proof);
   } catch (error) {
     return fail('unreachable', (error as Error).message);
   }
-  if (!verifyInclusion(logEntryBytes(entry), input.logIndex, size, proof, root))
-    return fail('not-included', `these bytes are not entry ${input.logIndex} of the log at size ${size}`, {
-      digest: entry.digest,
-    });
+  if (!included)
+    return fail(
+      'not-included',
+      `these bytes are not entry ${input.logIndex} of the log at size ${tree.size}`,
+      {
+        digest: entry.digest,
+      },
+    );
   return {
     check: 'hub_inclusion',
     ok: true,
     code: 'ok',
-    detail: { log_index: input.logIndex, tree_size: size },
+    detail: { log_index: input.logIndex, tree_size: tree.size },
   };
+}
+
+export interface WitnessInput extends HubInput {
+  /** The hub's answer to `GET /v1/sessions/{session}/heads`. */
+  heads: unknown;
+  /** Raw 32-byte Ed25519 keys the package is verified with: each head must be signed by one. */
+  keys: readonly Uint8Array[];
+}
+
+/**
+ * witness_consistent in the page: the CLI's rule (hub-client/witness-check.ts), with the heads'
+ * signatures checked by WebCrypto before the shared code asks for them.
+ */
+export async function witnessInBrowser(bytes: Uint8Array, input: WitnessInput): Promise<WitnessCheck> {
+  let session: string;
+  try {
+    session = headerKeys(bytes).session;
+  } catch (error) {
+    return witnessFailed((error as Error).message);
+  }
+  let tree: SignedTree;
+  try {
+    tree = await openCheckpointInBrowser(input.checkpoint, input.verifierKey);
+    await primeEnvelopesIn(input.heads, await importPinned(input.keys));
+  } catch (error) {
+    return witnessUnchecked(error);
+  }
+  return servedHeadsConsistency(bytes, input.heads, {
+    session,
+    trusted: input.keys as PublicKeyInput[],
+    tree,
+    fetchProof: input.proof,
+  });
 }

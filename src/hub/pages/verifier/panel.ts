@@ -3,14 +3,22 @@
  * The verification panel of a receipt page: reads what the page embeds (#tally-verify-data),
  * verifies the package in this browser and says green or red, naming the failing check. On a hub
  * page the bytes come from the hub's raw endpoint, checked under the key the hub registered for the
- * ship, and the log inclusion is proven against a checkpoint signed by the hub key; offline, under
- * the key the file names. Either way the source also served the key (and the script), so the
- * result is only "self-consistent" until the viewer pins the signer's key: then "verified".
+ * ship, the log inclusion is proven against a checkpoint signed by the hub key, and the package must
+ * extend every chain head the hub witnessed; offline, under the key the file names. Either way the
+ * source also served the key (and the script), so the result is only "self-consistent" until the
+ * viewer pins the signer's key: then "verified".
  * Everything is written with textContent: package content never becomes markup.
  */
 import { Buffer } from 'buffer';
+import { type WitnessCheck, witnessUnchecked } from '../../../hub-client/witness-check.js';
 import type { VerifyData } from '../receipt-page.js';
-import { headerKeys, type InclusionResult, inclusionInBrowser, verifyInBrowser } from './check.js';
+import {
+  headerKeys,
+  type InclusionResult,
+  inclusionInBrowser,
+  verifyInBrowser,
+  witnessInBrowser,
+} from './check.js';
 
 type Data = VerifyData;
 
@@ -67,29 +75,52 @@ interface Pin {
   id: string;
 }
 
-/** hub_inclusion for these bytes, against the checkpoint the hub serves and its verifier key. */
-async function inclusion(bytes: Uint8Array, data: Extract<Data, { mode: 'hub' }>): Promise<InclusionResult> {
+type HubData = Extract<Data, { mode: 'hub' }>;
+
+async function served(path: string): Promise<Response> {
+  const answer = await fetch(path);
+  if (!answer.ok) throw new Error(`the hub did not serve ${path} (${answer.status})`);
+  return answer;
+}
+
+/**
+ * The hub's two checks, in the CLI's order, against the one checkpoint the hub serves now:
+ * hub_inclusion for these bytes, then witness_consistent for the heads it witnessed, each head
+ * signed by one of `keys` (the keys the package is verified with).
+ */
+async function hubChecks(
+  bytes: Uint8Array,
+  data: HubData,
+  keys: readonly Uint8Array[],
+): Promise<[InclusionResult, WitnessCheck]> {
+  const proof = async (index: number, size: number) => {
+    const answer = await fetch(`${data.proof}?index=${index}&size=${size}`);
+    if (!answer.ok) throw new Error(`no inclusion proof (${answer.status})`);
+    return ((await answer.json()) as { proof: string[] }).proof;
+  };
+  let checkpoint: string;
   try {
-    const checkpoint = await (await fetch(data.checkpoint)).text();
-    return await inclusionInBrowser(bytes, {
-      checkpoint,
-      verifierKey: data.verifier_key,
-      shipId: data.ship_id,
-      logIndex: data.log_index,
-      proof: async (index, size) => {
-        const answer = await fetch(`${data.proof}?index=${index}&size=${size}`);
-        if (!answer.ok) throw new Error(`no inclusion proof (${answer.status})`);
-        return ((await answer.json()) as { proof: string[] }).proof;
-      },
-    });
+    checkpoint = await (await served(data.checkpoint)).text();
   } catch (error) {
-    return {
-      check: 'hub_inclusion',
-      ok: false,
-      code: 'unreachable',
-      detail: { message: (error as Error).message },
-    };
+    const message = (error as Error).message;
+    return [
+      { check: 'hub_inclusion', ok: false, code: 'unreachable', detail: { message } },
+      witnessUnchecked(error),
+    ];
   }
+  const hub = { checkpoint, verifierKey: data.verifier_key, proof };
+  const inclusion = await inclusionInBrowser(bytes, {
+    ...hub,
+    shipId: data.ship_id,
+    logIndex: data.log_index,
+  });
+  let heads: unknown;
+  try {
+    heads = await (await served(data.heads)).json();
+  } catch (error) {
+    return [inclusion, witnessUnchecked(error)];
+  }
+  return [inclusion, await witnessInBrowser(bytes, { ...hub, heads, keys })];
 }
 
 /**
@@ -101,14 +132,15 @@ async function verifyOnce(bytes: Uint8Array, data: Data, pin: Pin | null): Promi
   const header = headerKeys(bytes);
   const provided =
     data.mode === 'hub' ? [Buffer.from(data.ship_key, 'base64')] : header.keys.map((k) => k.raw);
-  const result = await verifyInBrowser(bytes, { keys: pin !== null ? [pin.raw] : provided, now: now() });
+  const keys = pin !== null ? [pin.raw] : provided;
+  const result = await verifyInBrowser(bytes, { keys, now: now() });
   const checks: Shown[] = [...result.checks];
-  if (data.mode === 'hub') checks.push(await inclusion(bytes, data));
+  if (data.mode === 'hub') checks.push(...(await hubChecks(bytes, data, keys)));
   const ok = checks.every((c) => c.ok);
   const signers = header.keys.map((k) => k.id).join(', ');
   const what =
     data.mode === 'hub'
-      ? 'signatures, chain, Merkle root, receipt and log inclusion'
+      ? 'signatures, chain, Merkle root, receipt, log inclusion and witnessed heads'
       : 'signatures, chain, Merkle root and receipt';
   if (!ok) {
     const unpinned = checks.some((c) => c.check === 'signer_pinned' && !c.ok && c.code !== 'skipped');

@@ -1,8 +1,9 @@
 /**
  * The WebCrypto pass that runs before the shared (synchronous) verifier in a browser: every DSSE
- * envelope in the package and every signature of a signed note is checked with
- * `crypto.subtle.verify('Ed25519', …)` under the pinned keys it could be verified with, and the
- * verdicts are recorded for the `node:crypto` seam (./browser-crypto.ts) to answer from.
+ * envelope in the package or in the hub's witnessed heads, and every signature of a signed note, is
+ * checked with `crypto.subtle.verify('Ed25519', …)` under the pinned keys it could be verified
+ * with, and the verdicts are recorded for the `node:crypto` seam (./browser-crypto.ts) to answer
+ * from.
  */
 import { Buffer } from 'buffer';
 import { pae } from '../../../core/dsse.js';
@@ -91,10 +92,25 @@ async function primeEnvelope(
   await Promise.all(work);
 }
 
-/** Checks every signature of every envelope in the package's lines under the pinned keys. */
-export async function primePackage(bytes: Uint8Array, pinned: readonly Pinned[]): Promise<void> {
-  const text = new TextDecoder().decode(bytes);
+/** Checks the envelopes' signatures, a few hundred envelopes at a time. */
+async function primeAll(
+  envelopes: Iterable<{ payload: string; payloadType: string; signatures: unknown[] }>,
+  pinned: readonly Pinned[],
+): Promise<void> {
   let batch: Promise<void>[] = [];
+  for (const envelope of envelopes) {
+    batch.push(primeEnvelope(envelope, pinned));
+    if (batch.length >= 256) {
+      await Promise.all(batch);
+      batch = [];
+    }
+  }
+  await Promise.all(batch);
+}
+
+function* envelopesInLines(
+  text: string,
+): Generator<{ payload: string; payloadType: string; signatures: unknown[] }> {
   for (const line of text.split('\n')) {
     let value: unknown;
     try {
@@ -102,13 +118,18 @@ export async function primePackage(bytes: Uint8Array, pinned: readonly Pinned[])
     } catch {
       continue;
     }
-    for (const envelope of envelopesIn(value)) batch.push(primeEnvelope(envelope, pinned));
-    if (batch.length >= 256) {
-      await Promise.all(batch);
-      batch = [];
-    }
+    yield* envelopesIn(value);
   }
-  await Promise.all(batch);
+}
+
+/** Checks every signature of every envelope in the package's lines under the pinned keys. */
+export function primePackage(bytes: Uint8Array, pinned: readonly Pinned[]): Promise<void> {
+  return primeAll(envelopesInLines(new TextDecoder().decode(bytes)), pinned);
+}
+
+/** Checks every signature of every envelope in a JSON answer (a hub's witnessed heads) under the pinned keys. */
+export function primeEnvelopesIn(value: unknown, pinned: readonly Pinned[]): Promise<void> {
+  return primeAll(envelopesIn(value), pinned);
 }
 
 /** Checks the signatures of a signed note (a checkpoint) under the pinned key. */

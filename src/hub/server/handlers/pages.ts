@@ -78,6 +78,7 @@ export const receipt: Handler = async (hub, x) => {
         verifier_key: hub.identity.verifierKey,
         checkpoint: '/log/checkpoint',
         proof: '/v1/log/proof/inclusion',
+        heads: `/v1/sessions/${encodeURIComponent(id)}/heads`,
       },
       hub: {
         ship_id: row.ship_id,
