@@ -15,7 +15,10 @@ export function commandGroup(name: string, summary: string, subcommands: Subcomm
       const { command } = await subcommands[sub]!();
       lines.push(`  ${sub.padEnd(13)} ${command.summary}`);
     }
-    lines.push('', `Run 'tally ${name} <subcommand> --help' for its options; every subcommand takes --json.`);
+    lines.push(
+      '',
+      `Run 'tally ${name} <subcommand> --help' for its options; every subcommand that reports a result takes --json.`,
+    );
     return lines.join('\n');
   };
   const group: Command = {

@@ -49,7 +49,11 @@ async function overview(): Promise<string> {
     const { command } = await load();
     lines.push(`  ${name.padEnd(10)} ${command.summary}`);
   }
-  lines.push('', 'Run `tally <command> --help` for a command; every command takes --json.');
+  lines.push(
+    '',
+    'Run `tally <command> --help` for a command. Every command that reports a result takes --json',
+    '(all but `tally mcp` and `tally recorder run`, whose standard output is a stream of their own).',
+  );
   return `${lines.join('\n')}\n`;
 }
 

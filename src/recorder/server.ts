@@ -328,7 +328,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     if (key === 'POST /sessions') {
       const { value } = await parsedBody(req);
       if (!isJsonObject(value) || typeof value.cwd !== 'string')
-        throw new HttpProblem(400, 'expected {cwd, agent?, registration?, witness?}');
+        throw new HttpProblem(400, 'expected {cwd, agent?, registration?, witness?, wiring?}');
       const witness = value.witness === undefined ? undefined : witnessOf(value.witness);
       const wiring = value.wiring === undefined ? undefined : wiringOf(value.wiring);
       const held = await registry.start({
