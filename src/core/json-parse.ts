@@ -52,6 +52,8 @@ class Parser {
   constructor(
     private readonly text: string,
     private readonly checking = false,
+    /** Integers past 2^53 and lone surrogates read as JSON.parse reads them, not refused. */
+    private readonly inexact = false,
   ) {}
 
   fail(code: CanonicalErrorCode, what: string, at = this.i): never {
@@ -84,7 +86,7 @@ class Parser {
       return value;
     } catch (error) {
       if (!(error instanceof Failure)) throw error;
-      if (!this.checking) return new Parser(this.text, true).parseDocument();
+      if (!this.checking) return new Parser(this.text, true, this.inexact).parseDocument();
       const byte = Buffer.byteLength(this.text.slice(0, error.at), 'utf8');
       const pointer = pointerOf(error.segments.reverse());
       throw new CanonicalError(
@@ -158,7 +160,7 @@ class Parser {
     const value = Number(literal);
     if (!Number.isFinite(value)) this.fail('non-finite', `number ${literal} overflows`, start);
     // Only integer literals: "1e30" is a float by its spelling, "9007199254740993" claims exactness.
-    if (integer && !Number.isSafeInteger(value)) {
+    if (integer && !Number.isSafeInteger(value) && !this.inexact) {
       this.fail(
         'unsafe-integer',
         `integer ${literal} is outside ±(2^53 - 1) and would lose precision`,
@@ -209,7 +211,7 @@ class Parser {
     }
     out += text.slice(run, i);
     this.i = i + 1; // after the closing quote
-    if (surrogate && !out.isWellFormed())
+    if (surrogate && !this.inexact && !out.isWellFormed())
       this.fail('lone-surrogate', 'string contains a lone surrogate', start);
     return out;
   }
@@ -324,11 +326,15 @@ class Parser {
 /** Decodes UTF-8 and throws on malformed bytes; `decode` without `stream` keeps no state between calls. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Parses JSON text strictly; throws CanonicalError with `detail.byte` and `detail.pointer`. */
-export function parseJson(text: string | Uint8Array): unknown {
+/**
+ * Parses JSON text strictly; throws CanonicalError with `detail.byte` and `detail.pointer`. With
+ * `inexact`, an integer past 2^53 and a lone surrogate are read as JSON.parse reads them; every
+ * other refusal (a duplicate key above all) stands.
+ */
+export function parseJson(text: string | Uint8Array, options?: { inexact?: boolean }): unknown {
   const source = typeof text === 'string' ? text : UTF8.decode(text);
   try {
-    return new Parser(source).parseDocument();
+    return new Parser(source, false, options?.inexact === true).parseDocument();
   } catch (error) {
     // Nesting deep enough to exhaust the stack is refused like any other malformed input.
     if (error instanceof RangeError) throw new CanonicalError('syntax', 'JSON nested too deeply to read', {});

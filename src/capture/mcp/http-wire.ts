@@ -42,6 +42,39 @@ export function headersOut(headers: IncomingHttpHeaders): Record<string, string 
   return out;
 }
 
+/**
+ * Why a POSTed body would reach the server as other text than the gateway reads, or undefined. The
+ * gateway reads a body's bytes as UTF-8; a server behind a body parser that honours the request's
+ * `charset` or `Content-Encoding` decodes them first (the SDK's own Express app, `express.json()`,
+ * decodes `charset=utf-7`, where `+ACI-` is a quote, and inflates gzip, deflate and br). So a body
+ * declaring another charset, or any encoding but `identity`, is refused, never forwarded.
+ */
+export function notAsRead(headers: IncomingHttpHeaders): string | undefined {
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
+    return `unsupported content-encoding "${encoding}": the gateway reads a request body as sent, so it forwards none the server would decode first`;
+  const type = headers['content-type'] ?? '';
+  for (const parameter of type.split(';').slice(1)) {
+    const eq = parameter.indexOf('=');
+    const name = parameter
+      .slice(0, eq < 0 ? undefined : eq)
+      .trim()
+      .toLowerCase();
+    if (name !== 'charset') continue;
+    const value =
+      eq < 0
+        ? ''
+        : parameter
+            .slice(eq + 1)
+            .trim()
+            .replace(/^"(.*)"$/, '$1')
+            .toLowerCase();
+    if (value !== 'utf-8' && value !== 'utf8')
+      return `unsupported charset "${value}": the gateway reads a request body as UTF-8, so it forwards none the server would decode otherwise`;
+  }
+  return undefined;
+}
+
 export function readBody(req: IncomingMessage): Promise<Buffer> {
   return readLimited(req, MAX_BODY, (message) => new Error(message));
 }

@@ -26,10 +26,13 @@ import {
   EventStreamReader,
   headersOut,
   mergedJson,
+  notAsRead,
   readBody,
   sseEvents,
 } from './http-wire.js';
 import {
+  ambiguousKeys,
+  ambiguousMessage,
   idKey,
   isCall,
   isUnanswerableCall,
@@ -245,6 +248,12 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
         },
       };
     }
+    const ambiguous = ambiguousKeys(message);
+    if (ambiguous !== undefined)
+      return {
+        status: 400,
+        answer: { jsonrpc: '2.0', id: null, error: { code: -32600, message: ambiguousMessage(ambiguous) } },
+      };
     if (Array.isArray(message)) return judgeBatch(body, message, session, version);
     if (isUnanswerableCall(message))
       return {
@@ -275,6 +284,9 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
       let forward = body;
       let local: unknown[] = [];
       if (req.method === 'POST' && body.length > 0) {
+        const unread = notAsRead(req.headers);
+        if (unread !== undefined)
+          return reply(res, 415, { jsonrpc: '2.0', id: null, error: { code: -32700, message: unread } });
         const judged = await judge(body, session, version);
         if (!('forward' in judged)) return reply(res, judged.status, judged.answer);
         // Valid JSON, so written as one line: a server that hands bodies to a line reader (a bridge

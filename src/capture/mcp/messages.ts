@@ -3,6 +3,7 @@
  * lines must be read at all, the reading of a `tools/call` request, protocol errors, and the tool
  * result a denied call gets.
  */
+import { parseJson } from '../../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 
 /** The map key of a JSON-RPC id; undefined for anything that is not a valid id. */
@@ -49,23 +50,95 @@ const FOLLOWED_NAMES: ReadonlySet<string> = new Set(FOLLOWED.map((m) => m.toStri
  * 2^53, an escaped lone surrogate; `code` is its reason): whether it is still a message the gateway
  * does not act on. Such a line is forwarded unchanged — it may be a client's answer to a server's
  * request. One that names a followed method, anywhere in its bytes or as any parser reads it, is
- * refused, and so is every other refusal (a key twice: parsers differ on which one wins).
+ * refused, and so is every other refusal: the line is read again with only those two values let
+ * through, so a key given twice (parsers differ on which one wins) or two keys a case-insensitive
+ * reader takes for one are refused wherever they stand, after the inexact value too.
  */
 export function passesUnjudged(bytes: Buffer, code: string | undefined): boolean {
   if (code !== 'unsafe-integer' && code !== 'lone-surrogate') return false;
   if (FOLLOWED.some((name) => bytes.includes(name))) return false;
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = parseJson(bytes, { inexact: true });
   } catch {
     return false;
   }
+  if (ambiguousKeys(value) !== undefined) return false;
   const messages = Array.isArray(value) ? value : [value];
   return messages.every(
     (m) =>
       isJsonObject(m) &&
       (m.method === undefined || (typeof m.method === 'string' && !FOLLOWED_NAMES.has(m.method))),
   );
+}
+
+/**
+ * A key as a reader that ignores case matches it. Go's encoding/json (which Go MCP servers decode
+ * requests with) takes `Method`, `METHOD` and `ſ` for `s` as the field `method`; upper then lower
+ * case puts every such spelling on one string, and a few more (`ß` and `ss`), which only makes the
+ * check stricter.
+ */
+const folded = (key: string): string => key.toUpperCase().toLowerCase();
+
+/** No upper-case letter and nothing outside ASCII: the key folds to itself. */
+const PLAIN_KEY = /^[\x00-\x40\x5b-\x7f]*$/;
+
+/** The members the gateway reads by name, of a message and of its `params`. */
+const ENVELOPE = ['jsonrpc', 'id', 'method', 'params', 'result', 'error'];
+const PARAMS = ['name', 'arguments', '_meta', 'requestId'];
+
+/** Two keys of one object that a case-insensitive reader takes for one, or a spelling of a read name. */
+function clash(object: JsonObject, names: readonly string[]): string | undefined {
+  const keys = Object.keys(object);
+  if (keys.every((k) => PLAIN_KEY.test(k)) && names.every((n) => PLAIN_KEY.test(n))) return undefined;
+  const seen = new Map<string, string>();
+  for (const name of names) seen.set(folded(name), name);
+  for (const key of keys) {
+    const fold = folded(key);
+    const other = seen.get(fold);
+    if (other !== undefined && other !== key) return `${JSON.stringify(other)} and ${JSON.stringify(key)}`;
+    if (other === undefined) seen.set(fold, key);
+  }
+  return undefined;
+}
+
+/**
+ * Where a message read as valid JSON is still read otherwise by a reader that matches keys without
+ * regard to case: two keys of one object, anywhere in it, that are the same but for case (`path`
+ * and `PATH`), or a key of the message or of its `params` spelled in another case than a member
+ * the gateway reads (`Method`, `Arguments`). Go's encoding/json reads `{"method":"ping",
+ * "Method":"tools/call"}` as a call and `{"arguments":{…},"Arguments":{…}}` as the second
+ * arguments. Such a message is refused, never forwarded. Undefined when there is none.
+ */
+export function ambiguousKeys(message: unknown): string | undefined {
+  const messages = Array.isArray(message) ? message : [message];
+  for (const m of messages) {
+    if (!isJsonObject(m)) continue;
+    const found =
+      clash(m, ENVELOPE) ?? (isJsonObject(m.params) ? clash(m.params, PARAMS) : undefined) ?? nestedClash(m);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** The first pair of keys the same but for case, in any object inside `value`. */
+function nestedClash(value: unknown): string | undefined {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (Array.isArray(next)) stack.push(...next);
+    else if (isJsonObject(next)) {
+      const found = clash(next, []);
+      if (found !== undefined) return found;
+      stack.push(...Object.values(next));
+    }
+  }
+  return undefined;
+}
+
+/** The protocol error for a message `ambiguousKeys` found. */
+export function ambiguousMessage(keys: string): string {
+  return `invalid request: keys ${keys} are one key to a reader that ignores case (Go's encoding/json); the gateway does not forward it`;
 }
 
 /** The UTF-8 line separators some servers' line readers split at (Python's `str.splitlines`). */

@@ -29,6 +29,8 @@ import {
   toolsEvent,
 } from './events.js';
 import {
+  ambiguousKeys,
+  ambiguousMessage,
   deniedResult,
   forwardedLine,
   idKey,
@@ -260,6 +262,11 @@ export class McpRelay {
     } catch (error) {
       if (passesUnjudged(bytes, (error as { code?: string }).code)) this.toServer(forwardedLine(bytes, raw));
       else this.toClient(protocolError(null, -32700, `parse error: ${(error as Error).message}`));
+      return undefined;
+    }
+    const ambiguous = ambiguousKeys(message);
+    if (ambiguous !== undefined) {
+      this.toClient(protocolError(null, -32600, ambiguousMessage(ambiguous)));
       return undefined;
     }
     // From here on the line is valid JSON, forwarded as one line to every kind of line reader.

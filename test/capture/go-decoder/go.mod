@@ -1,0 +1,3 @@
+module godecoder
+
+go 1.19
