@@ -8,7 +8,7 @@
  */
 import { canonicalize } from '../../core/canonical.js';
 import { digest } from '../../core/hash.js';
-import { identify, isUnread } from './content.js';
+import { identify, isUnread, LeadingFolders } from './content.js';
 import { ReconcileError } from './error.js';
 import { type Deadline, deadlineAfter, gitStatePaths, headOf, nulList, repositoryOf, runGit } from './git.js';
 import { listProject, type ProjectTree } from './listing.js';
@@ -190,7 +190,7 @@ async function gitBaseline(
   const paths = dirtyPaths((await status).stdout, tree, index);
   // git's own config, hooks and info files: always kept (a few files, not counted in the limit).
   for (const raw of gitStatePaths(root).paths) {
-    const id = identify(root, raw, format);
+    const id = identify(root, raw, format, null);
     const out = pathOut(raw);
     if (id === null || isUnread(id) || out.path_b64 !== undefined) continue;
     baseline.git_state ??= {};
@@ -198,8 +198,9 @@ async function gitBaseline(
   }
   // A dirty file that cannot be read is left out: the stat snapshot has it, as present with its
   // content unknown, so the close compares it only if its stat changes.
+  const folders = new LeadingFolders(root);
   for (const raw of paths.slice(0, limit)) {
-    const id = identify(root, raw, format);
+    const id = identify(root, raw, format, folders);
     if (isUnread(id)) continue;
     const out = pathOut(raw);
     if (out.path_b64 === undefined) baseline.dirty[out.path] = id?.sha256 ?? null;

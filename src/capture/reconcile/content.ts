@@ -6,7 +6,7 @@
  * never absent: only "no such file" means absent.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { digest, digestParts } from '../../core/hash.js';
 import { nativePath } from './paths.js';
 
@@ -43,6 +43,40 @@ export function unreadableCode(error: unknown): string | null {
   return typeof code === 'string' ? code : 'EIO';
 }
 
+/**
+ * Whether a path's folders inside the tree are folders, each looked at once per pass. git does not
+ * follow a symbolic link on the way to a path: when a folder is replaced by a link, the files git
+ * had under it are deleted and the link is a new file. The system follows such a link, so a path
+ * read through it would show the files where the link leads (a folder moved aside keeps their
+ * inodes and change times, and they would look untouched): such a path is taken as absent.
+ */
+export class LeadingFolders {
+  private readonly known = new Map<string, boolean>();
+
+  constructor(private readonly root: string) {}
+
+  /** false when a folder on the way to `raw` (inside the tree) is a symbolic link. */
+  plain(raw: string): boolean {
+    const slash = raw.lastIndexOf('/');
+    return slash < 0 || this.folder(raw.slice(0, slash));
+  }
+
+  private folder(raw: string): boolean {
+    const known = this.known.get(raw);
+    if (known !== undefined) return known;
+    const slash = raw.lastIndexOf('/');
+    let plain = slash < 0 || this.folder(raw.slice(0, slash));
+    if (plain)
+      try {
+        plain = lstatSync(nativePath(this.root, raw), { throwIfNoEntry: false })?.isSymbolicLink() !== true;
+      } catch {
+        // A folder on the way cannot be searched, or is a file: reading the path says so.
+      }
+    this.known.set(raw, plain);
+    return plain;
+  }
+}
+
 /** A file that kept changing while it was read (three tries). */
 export const CHANGING = 'changing';
 
@@ -51,11 +85,19 @@ const chunk = Buffer.allocUnsafe(CHUNK);
 const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 
 /**
- * The identity of the file at `root/raw`: null when there is none (absent, or a folder, a FIFO, a
- * socket or a device: nothing git would store), `{unreadable}` when it is there but could not be
- * read. A symbolic link is identified by its target text, as git stores it.
+ * The identity of the file at `root/raw`: null when there is none (absent, under a folder that is
+ * now a symbolic link, or a folder, a FIFO, a socket or a device: nothing git would store),
+ * `{unreadable}` when it is there but could not be read. A symbolic link is identified by its
+ * target text, as git stores it. `folders`: null for git's own files, read as git reads them
+ * (a hooks folder that is a link is followed).
  */
-export function identify(root: string, raw: string, format: 'sha1' | 'sha256'): Content {
+export function identify(
+  root: string,
+  raw: string,
+  format: 'sha1' | 'sha256',
+  folders: LeadingFolders | null,
+): Content {
+  if (folders !== null && !folders.plain(raw)) return null;
   const native = nativePath(root, raw);
   for (let attempt = 0; attempt < 3; attempt++) {
     const content = readOnce(native, format);

@@ -1,8 +1,9 @@
 /**
  * The files of a working tree as the project's `.gitignore` files show them, listed by git with a
- * git directory of Tally's own: an empty index, no objects, no config (the repository's and the
- * user's are not read). Nothing the tree's `.git/` holds — which files its index says are tracked,
- * what its config sets — takes part, so an agent that writes `.git/` cannot hide a file from it.
+ * git directory of Tally's own: no index, no objects, no config (the repository's and the user's
+ * are not read, and the settings that change what git lists are pinned). Nothing the tree's
+ * `.git/` holds — which files its index says are tracked, what its config sets — takes part, so an
+ * agent that writes `.git/` cannot hide a file from it.
  * A folder holding a repository of its own (git does not look into one) is listed the same way,
  * and every `.git` below the top is named, so that making a folder a repository is itself seen.
  */
@@ -41,6 +42,22 @@ export interface ProjectTree {
   /** Folders git or Tally could not open. */
   unreadable: Unreadable[];
 }
+
+/**
+ * The index git is told to read: a path no process but root's can create (`/proc` is the kernel's,
+ * and where there is none, `/` is root's), so git always finds none. The git directory itself is a
+ * temporary folder the agent, as the same user, can write while the pass runs: an index planted
+ * there would name a new file as tracked, and `ls-files --others` would leave it out.
+ */
+const NO_INDEX = '/proc/self/tally-no-index';
+
+/**
+ * Settings read from a config file that change which files git lists, or how it names them, pinned
+ * on the command line (which no config file overrides): a config planted in the temporary git
+ * directory could otherwise say `core.ignoreCase` (a `.gitignore` line `build/` then hides a new
+ * `Build/`, and a folder named `.GIT` is never walked) or `core.precomposeUnicode`.
+ */
+const LISTING_PINS = ['-c', 'core.ignoreCase=false', '-c', 'core.precomposeUnicode=false'];
 
 /** An empty git directory (HEAD, objects, refs): what git needs to accept it, nothing more. */
 function emptyGitDir(): string {
@@ -86,7 +103,7 @@ async function listVisible(root: string, folder: string, dir: string, deadline: 
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     GIT_DIR: dir,
     GIT_WORK_TREE: work,
-    GIT_INDEX_FILE: join(dir, 'index'),
+    GIT_INDEX_FILE: NO_INDEX,
     HOME: dir,
     XDG_CONFIG_HOME: dir,
     GIT_CONFIG_NOSYSTEM: '1',
@@ -95,7 +112,15 @@ async function listVisible(root: string, folder: string, dir: string, deadline: 
     GIT_OPTIONAL_LOCKS: '0',
     LC_ALL: 'C',
   };
-  const list = ['-c', 'safe.directory=*', 'ls-files', '-z', '--others', '--exclude-per-directory=.gitignore'];
+  const list = [
+    '-c',
+    'safe.directory=*',
+    ...LISTING_PINS,
+    'ls-files',
+    '-z',
+    '--others',
+    '--exclude-per-directory=.gitignore',
+  ];
   const [out, selfIgnored] = await Promise.all([
     runGit(work, list, deadline, env),
     // A `.gitignore` that ignores itself (`*` in a new folder's own) would hide the folder and

@@ -16,7 +16,7 @@ import {
   type WorkspaceChange,
   type WorkspaceDiff,
 } from './changes.js';
-import { identify, isUnread, type Unreadable } from './content.js';
+import { identify, isUnread, LeadingFolders, type Unreadable } from './content.js';
 import { ReconcileError } from './error.js';
 import {
   type Deadline,
@@ -101,6 +101,7 @@ function toCompare(
   const recent: string[] = [];
   const changed: string[] = [];
   let beyond = 0;
+  const folders = new LeadingFolders(root);
   for (const raw of [...candidates].sort(compareRaw)) {
     if (writtenByTally(raw) || isGitState(raw)) continue;
     // Past the snapshot's bound nothing is known of the start: not compared, counted.
@@ -109,7 +110,7 @@ function toCompare(
       continue;
     }
     const entry = stat?.files.get(raw);
-    const now = statOf(root, raw);
+    const now = statOf(root, raw, folders);
     if (entry?.stat && now && sameStat(entry.stat, now)) continue;
     if (now === undefined && startOf(raw) === null) continue;
     if (entry !== undefined && entry.stat === null) recent.push(raw);
@@ -191,9 +192,10 @@ async function diffGit(
   const looked = [...recent, ...changed.slice(0, limit), ...watched].sort(compareRaw);
   const unreadable: Unreadable[] = [...tree.unreadable, ...state.unreadable];
   const differing: Differing[] = [];
+  const folders = new LeadingFolders(root);
   for (const raw of looked) {
     const before = startOf(raw);
-    const end = identify(root, raw, format);
+    const end = identify(root, raw, format, isGitState(raw) ? null : folders);
     if (isUnread(end)) unreadable.push({ raw, code: end.unreadable });
     if (!same(before, end)) differing.push({ raw, start: before, end });
   }

@@ -9,7 +9,7 @@
  * it, or later) is compared by content at the close whatever its stat says.
  */
 import { lstatSync, type Stats } from 'node:fs';
-import { unreadableCode } from './content.js';
+import { LeadingFolders, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
 import { nativePath } from './paths.js';
 import { bounded } from './workspace.js';
@@ -50,10 +50,12 @@ export const RECENT_MS = 1000;
 const ASCII = /^[\x20-\x7e]*$/;
 
 /**
- * The stat of a regular file or symbolic link at `root/raw`: undefined when there is none, null
- * when it could not be taken (a folder on the way cannot be searched): nothing vouches for it.
+ * The stat of a regular file or symbolic link at `root/raw`: undefined when there is none (or a
+ * folder on the way is now a symbolic link), null when it could not be taken (a folder on the way
+ * cannot be searched): nothing vouches for it.
  */
-export function statOf(root: string, raw: string): FileStat | undefined | null {
+export function statOf(root: string, raw: string, folders: LeadingFolders): FileStat | undefined | null {
+  if (!folders.plain(raw)) return undefined;
   let stat: Stats | undefined;
   try {
     stat = lstatSync(ASCII.test(raw) ? `${root}/${raw}` : nativePath(root, raw), { throwIfNoEntry: false });
@@ -85,8 +87,9 @@ export function takeStatSnapshot(
   const kept = bounded(paths, limit, tree.upto);
   const recent = since - RECENT_MS;
   const files = new Map<string, StatEntry>();
+  const folders = new LeadingFolders(root);
   for (const raw of kept.paths) {
-    const stat = statOf(root, raw);
+    const stat = statOf(root, raw, folders);
     if (stat === undefined) continue;
     const entry: StatEntry = { stat: stat === null || stat[2] >= recent ? null : stat };
     const blob = blobs.get(raw);

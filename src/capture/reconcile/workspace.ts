@@ -5,7 +5,14 @@
  * snapshot says where it was cut, so two snapshots are compared only up to where both reach.
  */
 import { readdirSync } from 'node:fs';
-import { type FileIdentity, identify, isUnread, type Unreadable, unreadableCode } from './content.js';
+import {
+  type FileIdentity,
+  identify,
+  isUnread,
+  LeadingFolders,
+  type Unreadable,
+  unreadableCode,
+} from './content.js';
 import { ReconcileError } from './error.js';
 import { checkGitEntries, type Deadline, deadlineAfter, nulList, runGit } from './git.js';
 import { listProject } from './listing.js';
@@ -184,8 +191,9 @@ export async function snapshotTree(
     limit,
   };
   if (listing.last !== undefined) snapshot.last = listing.last;
+  const folders = new LeadingFolders(root);
   for (const raw of listing.paths) {
-    const id = identify(root, raw, format);
+    const id = identify(root, raw, format, folders);
     if (isUnread(id)) snapshot.unread.set(raw, id.unreadable);
     else if (id !== null) snapshot.files.set(raw, id);
   }
