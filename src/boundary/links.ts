@@ -5,6 +5,13 @@
  * write). Only paths whose real location differs are returned; the boundary records them
  * (`resolved`), so the verifier and the receipt read the same call the live judge judged without
  * touching a disk.
+ *
+ * A path with `..` after a link has two readings, and both are judged: Node's `path.resolve` drops
+ * `lnk/..` as text (Claude Code, Gemini CLI, Codex's patches, OpenCode's relative paths), while the
+ * kernel goes to the parent of where `lnk` leads — bash's redirections and commands, and the
+ * absolute paths Qwen Code's and OpenCode's file tools hand to the file system unresolved (measured
+ * with the pinned agents: `lnk -> x/d`, `x/y -> ../protected`, then `lnk/../y/f` is `y/f` to the first
+ * and `protected/f` to the second).
  */
 import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
@@ -29,15 +36,47 @@ function realPath(path: string): string {
 }
 
 /**
- * The files a shell command names that can be known before it runs (not computed, not a glob),
- * each absolute against where it runs and its `cd`s: the paths the judge matches them by.
+ * Where `path` (absolute, as written: `..` not taken off) leads as the kernel walks it: each `..`
+ * goes to the parent of the folder reached so far, links followed. What does not exist yet is
+ * taken as written, a `..` after it as its parent.
  */
-function shellTargets(command: string, cwd: string | undefined): string[] {
+function kernelPath(path: string): string {
+  const native = (p: string): string | undefined => {
+    try {
+      return realpathSync.native(p);
+    } catch {
+      return undefined;
+    }
+  };
+  const whole = native(path);
+  if (whole !== undefined) return whole;
+  let at = '/';
+  for (const part of path.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') at = dirname(at);
+    else {
+      const next = join(at, part);
+      at = native(next) ?? next;
+    }
+  }
+  return at;
+}
+
+/** True when a `..` follows another part of `path`: the only case where the kernel can differ from the text. */
+const climbs = (path: string): boolean => /(?:^|\/)[^/]+\/(?:.*\/)?\.\.(?:\/|$)/.test(path);
+
+/**
+ * The files a shell command names that can be known before it runs (not computed, not a glob):
+ * each absolute against where it runs and its `cd`s, the path the judge matches it by, and as
+ * bash hands it to the kernel (`raw`: its `..` kept).
+ */
+function shellTargets(command: string, cwd: string | undefined): { path: string; raw: string }[] {
   if (cwd === undefined) return [];
   const effects = shellFileEffects(command, cwd);
-  const out: string[] = [];
+  const out: { path: string; raw: string }[] = [];
   for (const e of [...effects.writes, ...effects.reads])
-    if (!e.dynamic && !e.glob && e.cwd !== undefined) out.push(resolve(e.cwd, e.path));
+    if (!e.dynamic && !e.glob && e.cwd !== undefined)
+      out.push({ path: resolve(e.cwd, e.path), raw: isAbsolute(e.path) ? e.path : `${e.cwd}/${e.path}` });
   return out;
 }
 
@@ -47,25 +86,34 @@ function shellTargets(command: string, cwd: string | undefined): string[] {
  */
 export function resolveLinks(call: NormalCall): ResolvedPath[] {
   const command = call.argument.command;
+  const cwd = call.base;
   const raw =
     command !== undefined
-      ? shellTargets(command, call.base)
-      : (call.argument.paths ?? (call.argument.path === undefined ? [] : [call.argument.path]));
+      ? shellTargets(command, cwd)
+      : (call.argument.paths ?? (call.argument.path === undefined ? [] : [call.argument.path])).map(
+          (path) => ({
+            path,
+            raw: isAbsolute(path) || cwd === undefined ? path : `${cwd}/${path}`,
+          }),
+        );
   const out: ResolvedPath[] = [];
-  const cwd = call.base;
   // A workspace that is itself reached through a link is not a link the call goes through: real
   // paths under the real cwd are said again under the cwd as the session names it.
   const realCwd = cwd === undefined || raw.length === 0 ? undefined : realPath(cwd);
-  for (const path of raw) {
+  const underCwd = (real: string): string => {
+    if (cwd === undefined || realCwd === undefined || realCwd === cwd) return real;
+    const inside = relative(realCwd, real);
+    return inside === '' || (!inside.startsWith('..') && !isAbsolute(inside)) ? join(cwd, inside) : real;
+  };
+  for (const { path, raw: written } of raw) {
     if (path === '') continue;
     const absolute = isAbsolute(path) ? resolve(path) : cwd ? resolve(cwd, path) : undefined;
     if (absolute === undefined) continue;
-    let real = realPath(absolute);
-    if (cwd !== undefined && realCwd !== undefined && realCwd !== cwd) {
-      const inside = relative(realCwd, real);
-      if (inside === '' || (!inside.startsWith('..') && !isAbsolute(inside))) real = join(cwd, inside);
-    }
-    if (real !== absolute && !out.some((r) => r.path === path)) out.push({ path, resolved: real });
+    const reals = [underCwd(realPath(absolute))];
+    if (isAbsolute(written) && climbs(written)) reals.push(underCwd(kernelPath(written)));
+    for (const real of reals)
+      if (real !== absolute && !out.some((r) => r.path === path && r.resolved === real))
+        out.push({ path, resolved: real });
   }
   return out;
 }

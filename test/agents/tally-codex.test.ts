@@ -244,4 +244,57 @@ describe('Codex under Tally (real CLI, scripted model)', () => {
       removeTempDir(home);
     }
   });
+  it('tally run -- codex: `cd DIR && apply_patch`, which Codex applies in DIR as written, is judged there', async (t) => {
+    const repo = makeRepo({
+      files: { 'README.md': '# demo\n', 'protected/keep.txt': 'k\n', 'sub/keep.txt': 'k\n' },
+    });
+    const home = makeTempDir('tally-home');
+    const certificate = ['--allow', 'Bash', '--allow', 'Write(**)', '--allow', 'Edit(**)'];
+    certificate.push('--forbid', 'Write(protected/**)');
+    const patch = (file: string) =>
+      `<<'EOF'\n*** Begin Patch\n*** Add File: ${file}\n+x\n*** End Patch\nEOF\n`;
+    // Codex reads the cd's word as its grammar has it written (codex-rs/apply-patch invocation.rs):
+    // `safe\x` and "safe\$x" are folders of those names to it, `safex` and `safe$x` to bash.
+    const steps: Step[] = [
+      call('exec_command', {
+        cmd: "ln -s protected 'safe\\x'; ln -s protected 'safe\\$x'",
+        workdir: repo.dir,
+      }),
+      call('exec_command', { cmd: `cd safe\\x && apply_patch ${patch('word.txt')}`, workdir: repo.dir }),
+      call('exec_command', { cmd: `cd "safe\\$x" && apply_patch ${patch('quoted.txt')}`, workdir: repo.dir }),
+      call('exec_command', { cmd: `cd sub && apply_patch ${patch('ok.txt')}`, workdir: repo.dir }),
+      text('Done.'),
+    ];
+    try {
+      const project = await tallyProject(repo.dir, home, certificate);
+      const run = await runAgent({
+        agent: 'codex',
+        cwd: repo.dir,
+        prompt: 'Patch through a folder.',
+        script: steps,
+        env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
+        wrap: underTallyRun,
+      });
+      t.diagnostic(
+        `exit ${run.exitCode} in ${run.durationMs} ms; tool results: ${toolResults(run).join(' | ').slice(0, 1200)}`,
+      );
+      assert.equal(run.exitCode, 0, run.stderr);
+      const summary = runSummary(run.stdout);
+      assert.equal(summary.verified, true, JSON.stringify(summary));
+      for (const f of ['word.txt', 'quoted.txt'])
+        assert.equal(existsSync(join(repo.dir, 'protected', f)), false, `protected/${f} was written`);
+      assert.equal(readFileSync(join(repo.dir, 'sub/ok.txt'), 'utf8'), 'x\n');
+      const records = packageRecords(String(summary.package));
+      const denied = records.filter((r) => asRecord(r.decision)?.decision === 'deny');
+      assert.deepEqual(
+        denied.map((r) => asRecord(r.decision)?.rule),
+        ['Write(protected/**)', 'Write(protected/**)'],
+      );
+      await verifiedUnderCertificate(project, String(summary.package));
+    } finally {
+      await stopRecorder(repo.dir, home);
+      repo.cleanup();
+      removeTempDir(home);
+    }
+  });
 });

@@ -164,4 +164,49 @@ describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () 
       removeTempDir(home);
     }
   });
+  it('qwen-code: a path with `..` after a link is judged where the kernel takes it', async (t) => {
+    const repo = makeRepo({ files: { 'README.md': '# demo\n', 'protected/keep.txt': 'keep\n' } });
+    const home = makeTempDir('tally-home');
+    const certificate = ['--allow', 'Bash', '--allow', 'Write(**)', '--allow', 'Edit(**)'];
+    certificate.push('--forbid', 'Write(protected/**)');
+    // `lnk/..` is `x` to the kernel and `.` as text: `lnk/../y` is protected/ to the first.
+    const links = 'mkdir -p x/d && ln -s ../protected x/y && ln -s x/d lnk';
+    try {
+      const project = await tallyProject(repo.dir, home, certificate);
+      const run = await runAgent({
+        agent: 'qwen-code',
+        cwd: repo.dir,
+        prompt: 'Write through a link.',
+        script: [
+          call('run_shell_command', { command: links, description: 'links' }),
+          // Qwen hands an absolute path to the file system as given (measured: it wrote protected/).
+          call('write_file', { file_path: `${repo.dir}/lnk/../y/tool.txt`, content: 'x\n' }),
+          call('run_shell_command', { command: 'echo x > lnk/../y/shell.txt', description: 'w' }),
+          call('write_file', { file_path: `${repo.dir}/ok.txt`, content: 'ok\n' }),
+          text('Done.'),
+        ],
+        env: { TALLY_HOME: project.env.TALLY_HOME!, TALLY_RECORDER_IDLE_MS: '4000' },
+        wrap: underTallyRun,
+      });
+      t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-600)}`);
+      assert.equal(run.exitCode, 0, run.stderr);
+      for (const f of ['tool.txt', 'shell.txt'])
+        assert.equal(existsSync(join(repo.dir, 'protected', f)), false, `protected/${f} was written`);
+      assert.equal(readFileSync(join(repo.dir, 'ok.txt'), 'utf8'), 'ok\n');
+      const summary = runSummary(run.stdout);
+      assert.equal(summary.verified, true, JSON.stringify(summary));
+      const denied = packageRecords(String(summary.package)).filter(
+        (r) => asRecord(r.decision)?.decision === 'deny',
+      );
+      assert.deepEqual(
+        denied.map((r) => asRecord(r.decision)?.rule),
+        ['Write(protected/**)', 'Write(protected/**)'],
+      );
+      await verifiedUnderCertificate(project, String(summary.package));
+    } finally {
+      await stopRecorder(repo.dir, home);
+      repo.cleanup();
+      removeTempDir(home);
+    }
+  });
 });

@@ -91,4 +91,42 @@ describe('shell write targets through links', () => {
       await f.close();
     }
   });
+  it('a `..` after a link is judged where the kernel takes it, live and offline', async () => {
+    const certificate = certificateFor({ allow: ['Bash', 'Write(**)'], forbid: ['Write(protected/**)'] });
+    const f = await openFixture(certificate, null);
+    try {
+      // `lnk -> x/d` and `x/y -> ../protected`: `lnk/../y` is `x/y` to the kernel, `y` as text.
+      mkdirSync(join(f.root, 'protected'), { recursive: true });
+      mkdirSync(join(f.root, 'x', 'd'), { recursive: true });
+      symlinkSync('../protected', join(f.root, 'x', 'y'));
+      symlinkSync('x/d', join(f.root, 'lnk'));
+      const calls: [string, Record<string, unknown>][] = [
+        ['Bash', { command: 'echo x > lnk/../y/a' }],
+        ['Bash', { command: 'mkdir -p n && echo x > n/../lnk/../y/b' }],
+        // Qwen Code and OpenCode hand an absolute path to the file system as given.
+        ['write_file', { file_path: `${f.root}/lnk/../y/c` }],
+        ['write', { filePath: `${f.root}/lnk/../y/d` }],
+      ];
+      for (const [name, input] of calls) {
+        const d = await f.boundary.decide(toolBefore(name, input, f.root), { source: 'hook' });
+        assert.equal(d.decision, 'deny', JSON.stringify(input));
+      }
+      // A `..` after a plain folder is where the text says.
+      const plain = await f.boundary.decide(toolBefore('Bash', { command: 'echo x > x/d/../z' }, f.root), {
+        source: 'hook',
+      });
+      assert.equal(plain.decision, 'allow', plain.reason);
+      const records: EventRecord[] = await f.records();
+      assert.deepEqual(records[0]?.resolved, [
+        { path: join(f.root, 'y/a'), resolved: join(f.root, 'protected/a') },
+      ]);
+      const offline = crossVerify(certificate, records);
+      assert.equal(offline.unauthorized.length, calls.length);
+      // The oracle: bash writes into protected/.
+      execFileSync('bash', ['-c', 'echo x > lnk/../y/a'], { cwd: f.root });
+      assert.ok(existsSync(join(f.root, 'protected', 'a')));
+    } finally {
+      await f.close();
+    }
+  });
 });

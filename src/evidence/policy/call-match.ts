@@ -197,16 +197,18 @@ function homeWord<W extends ShellWord>(word: W, home: string | undefined): W {
  * file the command reads or writes, beside the path as written.
  */
 function addLinked(facts: CallFacts, call: ActionCall): void {
-  const linked = new Map((call.resolved ?? []).map((r) => [r.path, r.resolved]));
+  // A path may lead to two places (a `..` after a link: links.ts), each judged.
+  const linked = new Map<string, string[]>();
+  for (const r of call.resolved ?? []) linked.set(r.path, [...(linked.get(r.path) ?? []), r.resolved]);
   for (const effect of ['reads', 'writes'] as const) {
     for (const ref of [...facts[effect]]) {
       if (!ref.fromShell || ref.word.dynamic || ref.word.glob || ref.shellCwd === undefined) continue;
       const from = call.base ?? call.cwd;
       if (from === undefined) continue;
-      const real = linked.get(posix.resolve(from, ref.shellCwd, ref.word.value));
-      if (real === undefined) continue;
-      facts[effect].push({ word: plainWord(real), fromShell: false });
-      if (effect === 'writes') facts.linkedWrites.push(real);
+      for (const real of linked.get(posix.resolve(from, ref.shellCwd, ref.word.value)) ?? []) {
+        facts[effect].push({ word: plainWord(real), fromShell: false });
+        if (effect === 'writes') facts.linkedWrites.push(real);
+      }
     }
   }
 }

@@ -13,7 +13,7 @@ import { scriptProgramEffects } from './script-programs.js';
 import { type Invocation, type SimpleCommand, splitShellCommand } from './shell.js';
 import type { ShellWord } from './shell-grammar.js';
 import { optionTableFor, readOptions } from './shell-options.js';
-import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
+import { PATCH_PROGRAMS, patchFolderAsWritten, patchText } from './shell-patch.js';
 
 import { toolEffects } from './tool-effects.js';
 import { treeEffects } from './tree-effects.js';
@@ -467,8 +467,14 @@ function rawEffects(command: SimpleCommand): Touched {
   if (inv !== undefined && command.opaque === undefined) programEffects(inv, touched);
   if (inv !== undefined && PATCH_PROGRAMS.has(inv.program)) {
     const patch = patchText(inv.args, command.redirections, false) ?? '';
-    for (const path of patchPaths(patch))
+    // Codex applies `cd DIR && apply_patch` in DIR as written: the files there are written too.
+    const written = patchFolderAsWritten(command) ?? undefined;
+    for (const path of patchPaths(patch)) {
       touched.writes.push({ raw: path, value: path, dynamic: false, glob: false, tilde: false });
+      if (written === undefined || posix.isAbsolute(path)) continue;
+      const there = posix.join(written, path);
+      touched.writes.push({ raw: there, value: there, dynamic: false, glob: false, tilde: false });
+    }
   }
   return touched;
 }

@@ -18,6 +18,7 @@ import {
   type ShellParse,
   type ShellWord,
   WordBuffer,
+  writtenValue,
 } from './shell-syntax.js';
 import { decodeAnsiC, expandBraces } from './shell-words.js';
 
@@ -49,6 +50,8 @@ class Scanner {
     const src = this.src;
     const n = src.length;
     let cwd = startCwd;
+    // The same directory with each `cd` operand read as written (ShellCommand.asWritten).
+    let writtenCwd = startCwd;
     let segmentStart = pos;
     let words: ShellWord[] = [];
     let redirections: Redirection[] = [];
@@ -91,6 +94,8 @@ class Scanner {
     const endSegment = (end: number, connector: Connector): void => {
       endWord(end);
       const command = this.emit(src.slice(segmentStart, end), words, redirections, depth, piped, cwd);
+      if (command !== undefined && writtenCwd !== cwd) command.asWritten = { cwd: writtenCwd };
+      writtenCwd = nextCwd(command, connector, writtenCwd, writtenValue);
       cwd = nextCwd(command, connector, cwd);
       piped = connector === '|';
       words = [];

@@ -47,6 +47,13 @@ export interface ShellCommand {
   arithmetic?: boolean;
   /** The directory the command runs in, relative to where the line started (`.`); undefined when a `cd` made it unknowable. */
   cwd: string | undefined;
+  /**
+   * Where the command runs when each `cd` operand is read as written, backslashes and all, where
+   * that is another folder than `cwd` (`cd a\\b`: `a\\b`, where bash goes to `ab`); undefined when it is
+   * unknowable. Codex applies `cd DIR && apply_patch <<EOF` itself, in DIR as written
+   * (src/evidence/policy/shell-patch.ts).
+   */
+  asWritten?: { cwd: string | undefined };
 }
 
 export interface ShellParse {
@@ -93,11 +100,28 @@ export function redirectOperator(src: string, i: number): RedirectOp {
   return '>';
 }
 
+/**
+ * A `cd` operand as written, as Codex's reading of `cd DIR && apply_patch` takes it (tree-sitter's
+ * source text of the word, of a double-quoted string's contents, or of a single-quoted string's):
+ * nothing unescaped, one pair of enclosing quotes taken off.
+ */
+export function writtenValue(word: ShellWord): string {
+  const raw = word.raw;
+  const quote = raw[0];
+  if (raw.length >= 2 && (quote === '"' || quote === "'") && raw.endsWith(quote)) {
+    const inner = raw.slice(1, -1);
+    if (quote === '"' || !inner.includes("'")) return inner;
+  }
+  return raw;
+}
+
 /** The directory after a command: `cd DIR` (or `pushd`) moves it for what follows with `;`, `&&` or a newline. */
 export function nextCwd(
   command: ShellCommand | undefined,
   connector: Connector,
   cwd: string | undefined,
+  /** How an operand is read: as bash passes it, or as written (writtenValue). */
+  read: (word: ShellWord) => string = (word) => word.value,
 ): string | undefined {
   if (command === undefined) return cwd;
   let words = command.words;
@@ -114,7 +138,8 @@ export function nextCwd(
   if (program === 'pushd' && /^[+-]\d+$/.test(target.value)) return undefined;
   if (target.dynamic || target.glob || target.tilde || target.value === '-' || cwd === undefined)
     return undefined;
-  const next = posix.normalize(posix.isAbsolute(target.value) ? target.value : posix.join(cwd, target.value));
+  const dir = read(target);
+  const next = posix.normalize(posix.isAbsolute(dir) ? dir : posix.join(cwd, dir));
   // A directory deeper than any real one is a hostile line: past this length it is unknown.
   return next.length > MAX_CWD_LENGTH ? undefined : next;
 }

@@ -22,7 +22,7 @@ import {
   type ShellWord,
 } from './shell-grammar.js';
 import { GLOBAL_OPTIONS, readOptions } from './shell-options.js';
-import { PATCH_PROGRAMS, patchText } from './shell-patch.js';
+import { PATCH_PROGRAMS, patchFolderAsWritten, patchText } from './shell-patch.js';
 import {
   INTERPRETERS,
   inlineCodeFlag,
@@ -136,6 +136,11 @@ export interface SimpleCommand {
   redirections: Redirection[];
   /** The directory it runs in, relative to the line's start; undefined when unknowable. */
   cwd: string | undefined;
+  /**
+   * The directory it runs in with each `cd` operand read as written, when that is another
+   * (ShellCommand.asWritten): where Codex applies an `apply_patch` it runs itself.
+   */
+  asWritten?: { cwd: string | undefined };
   /** Why what this command runs cannot be known statically, when it cannot. */
   opaque?: string;
   /** True when a pipe feeds its standard input. */
@@ -230,6 +235,8 @@ class Resolver {
       ...(command.pipedInput ? { pipedInput: true } : {}),
       ...fields,
     };
+    // A wrapper that changes folder (`env -C`) is run by bash: the folder as written is only a `cd`'s.
+    if (command.asWritten !== undefined && simple.cwd === command.cwd) simple.asWritten = command.asWritten;
     simple.opaque ??= laterCode(command);
     // A prompt command runs later (later(): where the line stands, unless it changes folder).
     for (const script of promptCommands(command.assignments)) this.later(script, command);
@@ -436,6 +443,14 @@ class Resolver {
       patchText(args, command.redirections, command.pipedInput) === undefined
     ) {
       this.push(command, { cwd, invocation, opaque: `${program} applies a patch that is not written out` });
+      return;
+    }
+    if (PATCH_PROGRAMS.has(program) && cwd === command.cwd && patchFolderAsWritten(command) === null) {
+      this.push(command, {
+        cwd,
+        invocation,
+        opaque: `${program} may be applied in the folder of a cd as written, not known here`,
+      });
       return;
     }
     if (SHELLS.has(program)) {

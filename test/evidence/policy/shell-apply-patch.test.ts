@@ -5,6 +5,7 @@
  * does not write out is opaque.
  */
 import assert from 'node:assert/strict';
+import { posix } from 'node:path';
 import { describe, test } from 'node:test';
 import { evaluateAction } from '../../../src/evidence/policy/patterns.js';
 import { shellFileEffects } from '../../../src/evidence/policy/shell-effects.js';
@@ -50,5 +51,42 @@ describe('apply_patch run through the shell', () => {
       );
       assert.equal(verdict.verdict, 'forbidden', command);
     }
+  });
+  test('after a cd, the patch is read in the folder Codex takes the word for, as written, too', () => {
+    // codex-rs/apply-patch invocation.rs takes `cd WORD &&`'s folder as tree-sitter has it written:
+    // the pinned Codex wrote `cd safe\x && apply_patch` through a link named `safe\x`
+    // (test/agents/tally-codex.test.ts).
+    const body = `<<'EOF'\n${patch}\nEOF`;
+    const cases: [string, string[]][] = [
+      ['cd safe\\x', ['/w/safex/secret/x', '/w/safex/src/a', '/w/safe\\x/secret/x', '/w/safe\\x/src/a']],
+      [
+        'cd "safe\\$x"',
+        ['/w/safe$x/secret/x', '/w/safe$x/src/a', '/w/safe\\$x/secret/x', '/w/safe\\$x/src/a'],
+      ],
+      ['cd a\\ b', ['/w/a b/secret/x', '/w/a b/src/a', '/w/a\\ b/secret/x', '/w/a\\ b/src/a']],
+      [
+        'cd sub && cd x\\y',
+        ['/w/sub/xy/secret/x', '/w/sub/xy/src/a', '/w/sub/x\\y/secret/x', '/w/sub/x\\y/src/a'],
+      ],
+      // Words bash and Codex read alike give one folder.
+      ["cd 'sub'", ['/w/sub/secret/x', '/w/sub/src/a']],
+      ['cd "sub"', ['/w/sub/secret/x', '/w/sub/src/a']],
+    ];
+    for (const [cd, expected] of cases) {
+      const written = shellFileEffects(`${cd} && apply_patch ${body}`, '/w').writes.map((w) =>
+        posix.resolve(w.cwd as string, w.path),
+      );
+      assert.deepEqual(written.sort(), expected.sort(), cd);
+    }
+    // Where the folder as written cannot be said from bash's, the patch is opaque.
+    for (const cd of ['cd \\/tmp', 'cd .. && cd x\\y'])
+      assert.equal(shellFileEffects(`${cd} && apply_patch ${body}`, '/w').opaque, true, cd);
+    // Other commands run in bash's folder only.
+    assert.deepEqual(
+      shellFileEffects('cd safe\\x && echo x > f', '/w').writes.map((w) =>
+        posix.resolve(w.cwd as string, w.path),
+      ),
+      ['/w/safex/f'],
+    );
   });
 });
