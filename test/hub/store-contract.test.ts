@@ -203,6 +203,55 @@ function contract(
       assert.equal(rest.next, null);
     });
 
+    it('holds a package indexed under an agent to the slug rule, and to its certificate serial', {
+      skip: skipped,
+    }, async () => {
+      // A package whose certificate came by URL names a slug no certificate on the hub claimed yet:
+      // the slug is then its ship's, and another ship's certificate for it is refused.
+      const fetched = packageRow('ses_u1', 'ship_b', 'u1', { agent: 'reviewer', certificate: 'cert_b_url' });
+      assert.equal((await store.publishPackage(fetched, Buffer.from('u1'))).status, 'created');
+      assert.equal((await store.agent('reviewer'))?.ship_id, 'ship_b');
+      const late = {
+        serial: 'cert_a_reviewer',
+        ship_id: 'ship_a',
+        agent: 'reviewer',
+        digest: digest('cert_a_reviewer'),
+        envelope: '{}',
+        issued_at: 1,
+        valid_from: 1,
+        valid_until: 9,
+        received_at: 3,
+      };
+      assert.deepEqual(await store.publishCertificate(late), {
+        status: 'forbidden',
+        owner: 'ship_b',
+        subject: 'agent',
+      });
+      // A package of one ship is not indexed under another ship's agent; the refusal leaves nothing
+      // behind, not even the session's claim.
+      const shadow = packageRow('ses_u2', 'ship_b', 'u2', { agent: 'coder', certificate: 'cert_b_coder' });
+      assert.deepEqual(await store.publishPackage(shadow, Buffer.from('u2')), {
+        status: 'forbidden',
+        owner: 'ship_a',
+        subject: 'agent',
+      });
+      assert.equal(await store.package('ses_u2'), null);
+      assert.deepEqual(
+        (await store.packages({ agent: 'coder', limit: 10 })).items.filter((p) => p.ship_id !== 'ship_a'),
+        [],
+      );
+      const unclaimed = packageRow('ses_u2', 'ship_d', 'u2d');
+      assert.equal((await store.publishPackage(unclaimed, Buffer.from('u2d'))).status, 'created');
+      // Nor does it name a serial that is another ship's certificate on the hub.
+      const borrowed = packageRow('ses_u3', 'ship_b', 'u3', { agent: 'reviewer', certificate: 'cert_1' });
+      assert.deepEqual(await store.publishPackage(borrowed, Buffer.from('u3')), {
+        status: 'forbidden',
+        owner: 'ship_a',
+        subject: 'certificate',
+      });
+      assert.equal(await store.package('ses_u3'), null);
+    });
+
     it('lists packages newest first with filters by ship, agent and time', { skip: skipped }, async () => {
       for (let i = 0; i < 5; i++)
         await store.publishPackage(

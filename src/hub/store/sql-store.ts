@@ -36,6 +36,32 @@ import {
 } from './rows.js';
 import { type Row, type Sql, type SqlDriver, type SqlValue, toBuffer, toNumber } from './sql.js';
 
+/** An id to claim for a ship: a session id (`claims`) or an agent slug (`agents`). */
+interface Claim {
+  table: 'claims' | 'agents';
+  id: string;
+  ship: string;
+  now: number;
+  subject: string;
+}
+
+/** The write-once insert of a publish, and how to find the row again. */
+interface RowWrite {
+  insert: string;
+  values: SqlValue[];
+  where: string;
+  key: SqlValue[];
+  table: string;
+  subject: string;
+}
+
+/** A publish refused inside its transaction: thrown so the transaction rolls back, then answered. */
+class Refused extends Error {
+  constructor(readonly published: Published) {
+    super(`refused: ${published.subject}`);
+  }
+}
+
 export class SqlStore implements HubStore {
   readonly dialect: 'sqlite' | 'postgres';
   private signCheckpoint: CheckpointSigner | null = null;
@@ -163,7 +189,7 @@ export class SqlStore implements HubStore {
 
   publishCertificate(row: Unlogged<CertificateRow>): Promise<Published> {
     return this.publish(
-      { table: 'agents', id: row.agent, ship: row.ship_id, now: row.received_at, subject: 'agent' },
+      [{ table: 'agents', id: row.agent, ship: row.ship_id, now: row.received_at, subject: 'agent' }],
       {
         insert:
           'INSERT INTO certificates (serial, ship_id, agent, digest, envelope, issued_at, valid_from, valid_until, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -203,8 +229,32 @@ export class SqlStore implements HubStore {
       row.checks,
       bytes,
     ];
-    return this.publish(
+    // A package indexed under an agent (its certificate named by serial or fetched by URL) claims
+    // the slug as a certificate does, and may not name another ship's certificate serial.
+    const claims: Claim[] = [
       { table: 'claims', id: row.session, ship: row.ship_id, now: row.received_at, subject: 'session' },
+    ];
+    if (row.agent !== null)
+      claims.push({
+        table: 'agents',
+        id: row.agent,
+        ship: row.ship_id,
+        now: row.received_at,
+        subject: 'agent',
+      });
+    const serial = row.certificate;
+    const guard =
+      serial === null
+        ? undefined
+        : async (sql: Sql): Promise<Published | null> => {
+            const [held] = await sql.all('SELECT ship_id FROM certificates WHERE serial = ?', [serial]);
+            const owner = held?.ship_id as string | undefined;
+            return owner !== undefined && owner !== row.ship_id
+              ? { status: 'forbidden', owner, subject: 'certificate' }
+              : null;
+          };
+    return this.publish(
+      claims,
       {
         insert: `INSERT INTO packages (${PACKAGE_COLUMNS.replace(', log_index', '')}, bytes) VALUES (${values.map(() => '?').join(', ')})`,
         values,
@@ -214,12 +264,13 @@ export class SqlStore implements HubStore {
         subject: 'session',
       },
       { kind: 'package', ship_id: row.ship_id, id: row.session, digest: row.digest },
+      guard,
     );
   }
 
   witnessHead(row: Unlogged<HeadRow>): Promise<Published> {
     return this.publish(
-      { table: 'claims', id: row.session, ship: row.ship_id, now: row.received_at, subject: 'session' },
+      [{ table: 'claims', id: row.session, ship: row.ship_id, now: row.received_at, subject: 'session' }],
       {
         insert:
           'INSERT INTO heads (session, seq, record_digest, digest, ship_id, time, envelope, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -243,35 +294,39 @@ export class SqlStore implements HubStore {
   }
 
   /**
-   * One publish transaction: claim the id (or slug) for the ship, insert the row write-once, append
-   * the entry under the head lock, record the index on the row.
+   * One publish transaction: claim the ids (session, agent slug) for the ship, insert the row
+   * write-once, append the entry under the head lock, record the index on the row. A refusal rolls
+   * the whole transaction back, claims made before it included.
    */
-  private publish(
-    claim: { table: 'claims' | 'agents'; id: string; ship: string; now: number; subject: string },
-    row: {
-      insert: string;
-      values: SqlValue[];
-      where: string;
-      key: SqlValue[];
-      table: string;
-      subject: string;
-    },
+  private async publish(
+    claims: readonly Claim[],
+    row: RowWrite,
     entry: LogEntry,
+    guard?: (sql: Sql) => Promise<Published | null>,
   ): Promise<Published> {
-    return this.db.transaction(async (sql) => {
-      const owner = await this.claim(sql, claim.table, claim.id, claim.ship, claim.now);
-      if (owner) return { status: 'forbidden', owner, subject: claim.subject };
-      const changed = await sql.run(`${row.insert} ON CONFLICT DO NOTHING`, row.values);
-      if (changed !== 1) {
-        const existing = (
-          await sql.all(`SELECT digest, log_index FROM ${row.table} WHERE ${row.where}`, row.key)
-        )[0];
-        return this.same(existing ?? {}, entry.digest, row.subject);
-      }
-      const index = await this.append(sql, entry);
-      await sql.run(`UPDATE ${row.table} SET log_index = ? WHERE ${row.where}`, [index, ...row.key]);
-      return { status: 'created', log_index: index };
-    });
+    try {
+      return await this.db.transaction(async (sql) => {
+        for (const claim of claims) {
+          const owner = await this.claim(sql, claim.table, claim.id, claim.ship, claim.now);
+          if (owner) throw new Refused({ status: 'forbidden', owner, subject: claim.subject });
+        }
+        const refused = await guard?.(sql);
+        if (refused) throw new Refused(refused);
+        const changed = await sql.run(`${row.insert} ON CONFLICT DO NOTHING`, row.values);
+        if (changed !== 1) {
+          const existing = (
+            await sql.all(`SELECT digest, log_index FROM ${row.table} WHERE ${row.where}`, row.key)
+          )[0];
+          return this.same(existing ?? {}, entry.digest, row.subject);
+        }
+        const index = await this.append(sql, entry);
+        await sql.run(`UPDATE ${row.table} SET log_index = ? WHERE ${row.where}`, [index, ...row.key]);
+        return { status: 'created', log_index: index };
+      });
+    } catch (error) {
+      if (error instanceof Refused) return error.published;
+      throw error;
+    }
   }
 
   private same(existing: Row, digest: string, subject: string): Published {

@@ -162,7 +162,14 @@ export const putPackage: Handler = async (hub, x) => {
   });
   const published = await hub.store.publishPackage(upload.row, upload.bytes);
   const failedPolicy = upload.result.checks.filter((c) => !c.ok && c.code !== 'skipped').map((c) => c.check);
-  answer(x, published, `session ${upload.row.session}`, {
+  // Refused for the agent slug or the certificate serial it names: say which.
+  const what =
+    published.subject === 'agent'
+      ? `${upload.row.agent} (named by session ${upload.row.session})`
+      : published.subject === 'certificate'
+        ? `${upload.row.certificate} (named by session ${upload.row.session})`
+        : `session ${upload.row.session}`;
+  answer(x, published, what, {
     session: upload.row.session,
     digest: upload.row.digest,
     policy_failures: failedPolicy,
