@@ -10,8 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import { canonicalize } from '../../src/core/canonical.js';
 import { digest } from '../../src/core/hash.js';
 import { issueCertificate } from '../../src/evidence/certificate.js';
-import { HubClientError, hubJson, hubUrl } from '../../src/hub-client/http.js';
+import { followLink, HubClientError, hubJson, hubUrl } from '../../src/hub-client/http.js';
 import { pushCertificate, pushPackage, registerShip } from '../../src/hub-client/push.js';
+import { jsonOut, runTally } from '../cli/tally-process.js';
 import { steppingClock } from '../session/fixture.js';
 import {
   makeShip,
@@ -276,6 +277,104 @@ describe('hub rate limits', () => {
       assert.ok(Number(last!.headers['retry-after']) > 0);
     } finally {
       await hub.close();
+    }
+  });
+});
+
+/** Every item of a list, following its `next` links as `tally hub ls --all` does. */
+async function listAll(base: string, path: string, id: string): Promise<{ ids: string[]; links: string[] }> {
+  const ids: string[] = [];
+  const links: string[] = [];
+  let url: string | null = hubUrl(base, path);
+  while (url) {
+    const answer: { json: { items: Record<string, string>[]; next: string | null } } = await hubJson(url);
+    const json = answer.json;
+    ids.push(...json.items.map((item) => item[id]!));
+    if (json.next !== null) links.push(json.next);
+    url = json.next === null ? null : followLink(base, json.next).url;
+  }
+  return { ids, links };
+}
+
+describe('hub lists of rows that share a millisecond', () => {
+  const frozen = new Date();
+  let hub: TestHub;
+  const ships: ShipUnderTest[] = [];
+  // Slugs that sort differently by bytes and by a locale's collation (case, `-`, `_`, `.`).
+  const slugs = ['tie-a', 'tie_b', 'tieC', 'tie.d', 'tiea'];
+  const byteOrderDesc = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
+  before(async () => {
+    hub = await startTestHub({ now: () => frozen });
+    for (let i = 0; i < 3; i++) {
+      const ship = await makeShip();
+      ships.push(ship);
+      assert.equal((await registerShip(hub.url, ship.key)).status, 'created');
+    }
+    const window = {
+      validFrom: new Date(frozen.getTime() - 3_600_000),
+      validUntil: new Date(frozen.getTime() + 3_600_000),
+    };
+    for (const name of slugs) {
+      const cert = issueCertificate({ name, allow: ['*'], ...window }, ships[0]!.fx.signer.privateKey);
+      assert.equal((await pushCertificate(hub.url, cert.envelope, ships[0]!.key)).status, 'created');
+    }
+  });
+  after(async () => {
+    await hub.close();
+    for (const ship of ships) removeShip(ship);
+  });
+
+  it('pages agents and ships one at a time, each exactly once, newest first then by id', async () => {
+    const agents = await listAll(hub.url, '/v1/agents?limit=1', 'slug');
+    assert.deepEqual(agents.ids, [...slugs].sort(byteOrderDesc));
+    assert.match(agents.links[0]!, new RegExp(`[?&]before=${frozen.getTime()}%7Etiea(&|$)`));
+    // The cursor as a person writes it, `~` not encoded: the rows after tie_b, in the same order.
+    const { json } = await hubJson<{ items: { slug: string }[] }>(
+      hubUrl(hub.url, `/v1/agents?before=${frozen.getTime()}~tie_b`),
+    );
+    assert.deepEqual(
+      json.items.map((a) => a.slug),
+      ['tieC', 'tie.d', 'tie-a'],
+    );
+    const shipIds = ships.map((s) => s.fx.signer.key.shipId);
+    assert.deepEqual(
+      (await listAll(hub.url, '/v1/ships?limit=1', 'ship_id')).ids,
+      shipIds.sort(byteOrderDesc),
+    );
+    // Certificates keep their log index cursor.
+    const certificates = await listAll(hub.url, '/v1/certificates?limit=2', 'serial');
+    assert.equal(certificates.ids.length, slugs.length);
+    assert.ok(
+      certificates.links.every((link) => /[?&]before=\d+$/.test(link)),
+      certificates.links.join(' '),
+    );
+  });
+
+  it('tally hub ls --all follows the cursor to the end', async () => {
+    const ran = await runTally(['hub', 'ls', '--hub', hub.url, 'agents', '--limit', '1', '--all', '--json'], {
+      cwd: hub.dir,
+      env: { PATH: process.env.PATH, TALLY_HOME: join(hub.dir, 'home') },
+    });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.deepEqual(
+      (jsonOut(ran).items as { slug: string }[]).map((a) => a.slug),
+      [...slugs].sort(byteOrderDesc),
+    );
+  });
+
+  it('refuses a malformed cursor with a 400 naming before', async () => {
+    for (const [path, shape] of [
+      ['/v1/agents?before=12', '<epoch ms>~<id>'],
+      ['/v1/agents?before=12~', '<epoch ms>~<id>'],
+      ['/v1/ships?before=%7Eship_a', '<epoch ms>~<id>'],
+      ['/v1/ships?before=1.5~ship_a', '<epoch ms>~<id>'],
+      ['/v1/ships?before=99999999999999999999~ship_a', '<epoch ms>~<id>'],
+      ['/v1/certificates?before=12~cert', 'a non-negative integer'],
+      ['/v1/packages?before=-1', 'a non-negative integer'],
+    ] as const) {
+      const answer = await send(hubUrl(hub.url, path), 'GET', {});
+      assert.equal(answer.status, 400, path);
+      assert.deepEqual(answer.json.error, { code: 'bad-request', message: `before must be ${shape}` }, path);
     }
   });
 });

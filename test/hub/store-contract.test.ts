@@ -281,6 +281,60 @@ function contract(
       assert.notEqual(paged.next, null);
     });
 
+    it('pages agents and ships that share a millisecond exactly once, newest first then by id', {
+      skip: skipped,
+    }, async () => {
+      // Ids that sort differently by bytes and by a locale's collation (case, `-`, `_`, `.`).
+      const ids = ['tie-a', 'tie_b', 'tieC', 'tie.d', 'tiea'];
+      const byteOrderDesc = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
+      const firstSeen: [string, number][] = [
+        ['tie-late', 7_001],
+        ...ids.map((id) => [id, 7_000] as [string, number]),
+        ['tie-early', 6_999],
+      ];
+      for (const [id, at] of firstSeen)
+        await store.publishCertificate({
+          serial: `cert_${id}`,
+          ship_id: 'ship_t',
+          agent: id,
+          digest: digest(id),
+          envelope: '{}',
+          issued_at: 1,
+          valid_from: 1,
+          valid_until: 9,
+          received_at: at,
+        });
+      const window = { since: 6_999, until: 7_002 };
+      const agents: string[] = [];
+      for (let page = await store.agents({ ...window, limit: 1 }); ; ) {
+        agents.push(...page.items.map((a) => a.slug));
+        if (page.next === null) break;
+        page = await store.agents({ ...window, limit: 1, before: page.next });
+      }
+      assert.deepEqual(agents, ['tie-late', ...[...ids].sort(byteOrderDesc), 'tie-early']);
+
+      const shipIds = ids.map((id) => `ship_${id}`);
+      for (const id of shipIds)
+        await store.registerShip({
+          ship_id: id,
+          key_id: `key_${id}`,
+          public_key: 'AAAA',
+          registered_at: 8_000,
+        });
+      const ships: string[] = [];
+      for (let page = await store.ships({ limit: 1 }); ; ) {
+        ships.push(...page.items.map((s) => s.ship_id));
+        if (page.next === null) break;
+        page = await store.ships({ limit: 1, before: page.next });
+      }
+      const all = (await store.ships({ limit: 500 })).items.map((s) => s.ship_id);
+      assert.deepEqual(ships, all);
+      assert.deepEqual(
+        ships.filter((id) => shipIds.includes(id)),
+        [...shipIds].sort(byteOrderDesc),
+      );
+    });
+
     it('keeps one dense log under concurrent writes, over a tile boundary', { skip: skipped }, async () => {
       const writes = [];
       for (let i = 0; i < 300; i++) writes.push(store.witnessHead(head(`ses_c${i % 7}`, 'ship_c', i)));

@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isRfc3339DateTime } from '../../core/time.js';
 import type { HubIdentity } from '../identity.js';
-import type { HubStore, ListQuery } from '../store/hub-store.js';
+import type { HubStore, ListQuery, TimeCursor } from '../store/hub-store.js';
 import { HubHttpError } from './errors.js';
 import type { HubLimits } from './limits.js';
 
@@ -32,17 +32,44 @@ function time(value: string | null, name: string): number | undefined {
   return ms;
 }
 
+/** How a list writes its `before` cursor in a URL, and reads it back (null: malformed). */
+export interface CursorFormat<C> {
+  /** What a cursor looks like, for the 400 that refuses another. */
+  shape: string;
+  parse(text: string): C | null;
+  format(cursor: C): string;
+}
+
+/** Certificates and packages: the log index of the last item (unique). */
+export const logIndexCursor: CursorFormat<number> = {
+  shape: 'a non-negative integer',
+  parse: (text) => (/^\d+$/.test(text) ? Number(text) : null),
+  format: String,
+};
+
+/** Agents and ships: `<ms>~<id>`, the last item's time (epoch ms) and id, which breaks ties. */
+export const timeCursor: CursorFormat<TimeCursor> = {
+  shape: '<epoch ms>~<id>',
+  parse(text) {
+    const match = /^(\d+)~(.+)$/s.exec(text);
+    const time = Number(match?.[1]);
+    return match && Number.isSafeInteger(time) ? { time, id: match[2]! } : null;
+  },
+  format: (cursor) => `${cursor.time}~${cursor.id}`,
+};
+
 /** ?agent=&ship=&since=&until=&limit=&before= */
-export function listQuery(query: URLSearchParams): ListQuery {
+export function listQuery<C>(query: URLSearchParams, cursor: CursorFormat<C>): ListQuery<C> {
   const limitText = query.get('limit') ?? '50';
   const limit = Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > 500)
     throw new HubHttpError('bad-request', 'limit must be an integer from 1 to 500');
-  const out: ListQuery = { limit };
+  const out: ListQuery<C> = { limit };
   const before = query.get('before');
   if (before !== null) {
-    if (!/^\d+$/.test(before)) throw new HubHttpError('bad-request', 'before must be a non-negative integer');
-    out.before = Number(before);
+    const parsed = cursor.parse(before);
+    if (parsed === null) throw new HubHttpError('bad-request', `before must be ${cursor.shape}`);
+    out.before = parsed;
   }
   const agent = query.get('agent');
   if (agent !== null) out.agent = agent;
@@ -56,10 +83,15 @@ export function listQuery(query: URLSearchParams): ListQuery {
 }
 
 /** The `next` link of a page: the same query with `before` moved on. */
-export function nextLink(path: string, query: URLSearchParams, next: number | null): string | null {
+export function nextLink<C>(
+  path: string,
+  query: URLSearchParams,
+  next: C | null,
+  cursor: CursorFormat<C>,
+): string | null {
   if (next === null) return null;
   const q = new URLSearchParams(query);
-  q.set('before', String(next));
+  q.set('before', cursor.format(next));
   return `${path}?${q.toString()}`;
 }
 

@@ -70,7 +70,18 @@ export interface AgentRow {
   first_seen: number;
 }
 
-export interface ListQuery {
+/**
+ * Where a list ordered by a time resumes: the last item's time and id. Rows may share a
+ * millisecond, so the id breaks the tie and no row is skipped at a page boundary.
+ */
+export interface TimeCursor {
+  /** Epoch ms. */
+  time: number;
+  id: string;
+}
+
+/** `C` is the cursor: a log index (unique) for certificates and packages, a TimeCursor otherwise. */
+export interface ListQuery<C = number> {
   agent?: string;
   ship?: string;
   /** Epoch ms, inclusive. */
@@ -78,14 +89,14 @@ export interface ListQuery {
   /** Epoch ms, exclusive. */
   until?: number;
   limit: number;
-  /** Return items with a log index below this (the `next` of the previous page). */
-  before?: number;
+  /** Return the items after this one, newest first (the `next` of the previous page). */
+  before?: C;
 }
 
-export interface Page<T> {
+export interface Page<T, C = number> {
   items: T[];
   /** The `before` of the next page, or null at the end. */
-  next: number | null;
+  next: C | null;
 }
 
 export type PublishStatus = 'created' | 'exists' | 'conflict' | 'forbidden';
@@ -125,7 +136,8 @@ export interface HubStore {
 
   registerShip(ship: ShipRow): Promise<'created' | 'exists'>;
   ship(shipId: string): Promise<ShipRow | null>;
-  ships(query: ListQuery): Promise<Page<ShipRow>>;
+  /** Newest first: by registered_at, then by ship_id (descending, in byte order). */
+  ships(query: ListQuery<TimeCursor>): Promise<Page<ShipRow, TimeCursor>>;
 
   /** Records a request nonce; false when it was already used (a replay). */
   useNonce(keyId: string, nonce: string, expiresAt: number): Promise<boolean>;
@@ -142,7 +154,8 @@ export interface HubStore {
   packageBytes(session: string): Promise<Buffer | null>;
   packages(query: ListQuery): Promise<Page<PackageRow>>;
   agent(slug: string): Promise<AgentRow | null>;
-  agents(query: ListQuery): Promise<Page<AgentRow>>;
+  /** Newest first: by first_seen, then by slug (descending, in byte order). */
+  agents(query: ListQuery<TimeCursor>): Promise<Page<AgentRow, TimeCursor>>;
   heads(session: string): Promise<HeadRow[]>;
 
   logHead(): Promise<LogHead>;

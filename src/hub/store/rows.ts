@@ -8,6 +8,7 @@ import type {
   PackageRow,
   ShipRow,
   StoredEntry,
+  TimeCursor,
 } from './hub-store.js';
 import { type Row, type SqlValue, toBuffer, toNullableNumber, toNumber } from './sql.js';
 
@@ -87,12 +88,13 @@ export function entryRow(r: Row): StoredEntry {
 }
 
 /**
- * WHERE and LIMIT for a list ordered newest first by `order` (a log index, or a time for
- * agents), with the filters each table has.
+ * WHERE, ORDER BY and LIMIT for a list newest first by `order` (a log index, or a time), then by
+ * `id` where `order` is not unique, with the filters each table has. A log index cursor is the
+ * last index seen; a TimeCursor resumes after the last (time, id) seen.
  */
 export function listClause(
-  query: ListQuery,
-  columns: { order: string; agent?: string; ship?: string; time?: string },
+  query: ListQuery<number | TimeCursor>,
+  columns: { order: string; id?: string; agent?: string; ship?: string; time?: string },
 ): { where: string; params: SqlValue[]; limit: number } {
   const conditions: string[] = [`${columns.order} IS NOT NULL`];
   const params: SqlValue[] = [];
@@ -112,12 +114,18 @@ export function listClause(
     conditions.push(`${columns.time} < ?`);
     params.push(query.until);
   }
-  if (query.before !== undefined) {
+  const before = query.before;
+  if (typeof before === 'number') {
     conditions.push(`${columns.order} < ?`);
-    params.push(query.before);
+    params.push(before);
+  } else if (before !== undefined) {
+    if (!columns.id) throw new Error(`a list ordered by ${columns.order} alone takes a log index cursor`);
+    conditions.push(`(${columns.order}, ${columns.id}) < (?, ?)`);
+    params.push(before.time, before.id);
   }
+  const order = columns.id ? `${columns.order} DESC, ${columns.id} DESC` : `${columns.order} DESC`;
   return {
-    where: `WHERE ${conditions.join(' AND ')} ORDER BY ${columns.order} DESC`,
+    where: `WHERE ${conditions.join(' AND ')} ORDER BY ${order}`,
     params,
     limit: Math.max(1, Math.min(500, Math.floor(query.limit))),
   };

@@ -20,6 +20,7 @@ import {
   type Published,
   type ShipRow,
   type StoredEntry,
+  type TimeCursor,
   type Unlogged,
 } from './hub-store.js';
 import { logTx } from './log-tx.js';
@@ -156,13 +157,13 @@ export class SqlStore implements HubStore {
     return row;
   }
 
-  async ships(query: ListQuery): Promise<Page<ShipRow>> {
+  async ships(query: ListQuery<TimeCursor>): Promise<Page<ShipRow, TimeCursor>> {
     return this.page(
       query,
-      { order: 'registered_at' },
+      { order: 'registered_at', id: this.bytewise('ship_id') },
       'SELECT * FROM ships',
       shipRow,
-      (r) => r.registered_at,
+      (r) => ({ time: r.registered_at, id: r.ship_id }),
     );
   }
 
@@ -335,17 +336,22 @@ export class SqlStore implements HubStore {
       : { status: 'conflict', log_index: toNumber(existing.log_index), subject };
   }
 
-  private async page<T>(
-    query: ListQuery,
+  private async page<T, C extends number | TimeCursor>(
+    query: ListQuery<C>,
     columns: Parameters<typeof listClause>[1],
     select: string,
     map: (r: Row) => T,
-    order: (item: T) => number,
-  ): Promise<Page<T>> {
+    cursor: (item: T) => C,
+  ): Promise<Page<T, C>> {
     const clause = listClause(query, columns);
     const rows = await this.db.all(`${select} ${clause.where} LIMIT ${clause.limit + 1}`, clause.params);
     const items = rows.slice(0, clause.limit).map(map);
-    return { items, next: rows.length > clause.limit ? order(items[items.length - 1]!) : null };
+    return { items, next: rows.length > clause.limit ? cursor(items[items.length - 1]!) : null };
+  }
+
+  /** An id column sorted and compared by its bytes, as SQLite does, so both stores page alike. */
+  private bytewise(column: string): string {
+    return this.dialect === 'postgres' ? `${column} COLLATE "C"` : column;
   }
 
   async certificate(serial: string): Promise<CertificateRow | null> {
@@ -391,9 +397,12 @@ export class SqlStore implements HubStore {
     return rows[0] ? agentRow(rows[0]) : null;
   }
 
-  agents(query: ListQuery): Promise<Page<AgentRow>> {
-    const columns = { order: 'first_seen', ship: 'ship_id', time: 'first_seen' };
-    return this.page(query, columns, 'SELECT * FROM agents', agentRow, (r) => r.first_seen);
+  agents(query: ListQuery<TimeCursor>): Promise<Page<AgentRow, TimeCursor>> {
+    const columns = { order: 'first_seen', id: this.bytewise('slug'), ship: 'ship_id', time: 'first_seen' };
+    return this.page(query, columns, 'SELECT * FROM agents', agentRow, (r) => ({
+      time: r.first_seen,
+      id: r.slug,
+    }));
   }
 
   async heads(session: string): Promise<HeadRow[]> {

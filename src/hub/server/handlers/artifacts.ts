@@ -8,7 +8,15 @@ import { verifyHead } from '../../ingest/head.js';
 import { verifyUpload } from '../../ingest/package.js';
 import type { CertificateRow, PackageRow, Published } from '../../store/hub-store.js';
 import { authenticate } from '../auth.js';
-import { type Exchange, type Handler, type Hub, iso, listQuery, nextLink } from '../context.js';
+import {
+  type Exchange,
+  type Handler,
+  type Hub,
+  iso,
+  listQuery,
+  logIndexCursor,
+  nextLink,
+} from '../context.js';
 import { HubHttpError, sendJson } from '../errors.js';
 import { parseJsonBody, rateLimit } from '../limits.js';
 import { requireMediaType, signedJson } from '../signed-write.js';
@@ -104,10 +112,10 @@ export const getCertificate: Handler = async (hub, x) => {
 };
 
 export const listCertificates: Handler = async (hub, x) => {
-  const page = await hub.store.certificates(listQuery(x.query));
+  const page = await hub.store.certificates(listQuery(x.query, logIndexCursor));
   sendJson(x.res, 200, {
     items: page.items.map((c) => certificateView(c)),
-    next: nextLink('/v1/certificates', x.query, page.next),
+    next: nextLink('/v1/certificates', x.query, page.next, logIndexCursor),
   });
 };
 
@@ -194,10 +202,10 @@ export const getPackageRaw: Handler = async (hub, x) => {
 };
 
 export const listPackages: Handler = async (hub, x) => {
-  const page = await hub.store.packages(listQuery(x.query));
+  const page = await hub.store.packages(listQuery(x.query, logIndexCursor));
   sendJson(x.res, 200, {
     items: page.items.map((p) => packageView(p)),
-    next: nextLink('/v1/packages', x.query, page.next),
+    next: nextLink('/v1/packages', x.query, page.next, logIndexCursor),
   });
 };
 

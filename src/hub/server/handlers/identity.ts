@@ -2,7 +2,7 @@
 import { decodeBase64 } from '../../../core/dsse.js';
 import { keyId, shipId, toPublicKey } from '../../../core/keys.js';
 import type { AgentRow, ShipRow } from '../../store/hub-store.js';
-import { type Handler, iso, listQuery, nextLink } from '../context.js';
+import { type Handler, iso, listQuery, nextLink, timeCursor } from '../context.js';
 import { HubHttpError, sendJson } from '../errors.js';
 import { signedJson } from '../signed-write.js';
 import { packageView } from './artifacts.js';
@@ -72,15 +72,18 @@ export const getShip: Handler = async (hub, x) => {
 };
 
 export const listShips: Handler = async (hub, x) => {
-  const page = await hub.store.ships(listQuery(x.query));
-  sendJson(x.res, 200, { items: page.items.map(shipView), next: nextLink('/v1/ships', x.query, page.next) });
+  const page = await hub.store.ships(listQuery(x.query, timeCursor));
+  sendJson(x.res, 200, {
+    items: page.items.map(shipView),
+    next: nextLink('/v1/ships', x.query, page.next, timeCursor),
+  });
 };
 
 export const listAgents: Handler = async (hub, x) => {
-  const page = await hub.store.agents(listQuery(x.query));
+  const page = await hub.store.agents(listQuery(x.query, timeCursor));
   sendJson(x.res, 200, {
     items: page.items.map(agentView),
-    next: nextLink('/v1/agents', x.query, page.next),
+    next: nextLink('/v1/agents', x.query, page.next, timeCursor),
   });
 };
 
