@@ -50,6 +50,8 @@ export interface Held {
   lastActive: number;
   /** The live witness sending this session's chain heads to a hub, when one was asked for. */
   witness?: Witness;
+  /** Under way while the log is opened again after a failed write. */
+  reopening?: Promise<void> | undefined;
 }
 
 /** Heads go to the hub every this many records unless the run says otherwise. */
@@ -169,13 +171,7 @@ export class SessionRegistry {
           ready: registerShip(witnessTo.hub, signer),
         })
       : undefined;
-    const open = await openSession({
-      state: where.state,
-      session: info,
-      signer,
-      harness: { env: this.env, logger: this.logger },
-      ...(witness ? { onRecorded: witnessHook(witness) } : {}),
-    });
+    const open = await this.openLog(where, info, witness);
     const held: Held = {
       id: info.id,
       where,
@@ -188,6 +184,38 @@ export class SessionRegistry {
       ...(witness ? { witness } : {}),
     };
     this.held.set(info.id, held);
+    return held;
+  }
+
+  private async openLog(
+    where: Places,
+    info: SessionInfo,
+    witness: Witness | undefined,
+  ): Promise<OpenSession> {
+    return openSession({
+      state: where.state,
+      session: info,
+      signer: await this.signer(where),
+      harness: { env: this.env, logger: this.logger },
+      ...(witness ? { onRecorded: witnessHook(witness) } : {}),
+    });
+  }
+
+  /**
+   * A held session whose log refuses appends because a write failed (a full disk) is opened again
+   * before it is used: the open sets the torn write aside and resumes from the last durable record,
+   * so the session records again once the write can succeed, without a new recorder.
+   */
+  private async usable(held: Held): Promise<Held> {
+    if (!held.open.boundary.failed) return held;
+    held.reopening ??= (async () => {
+      await held.open.close().catch(() => undefined);
+      this.logger('warn', `a write to the log of ${held.id} failed; opening it again`);
+      held.open = await this.openLog(held.where, readSessionInfo(held.where.state, held.id), held.witness);
+    })().finally(() => {
+      held.reopening = undefined;
+    });
+    await held.reopening;
     return held;
   }
 
@@ -253,6 +281,10 @@ export class SessionRegistry {
 
   /** The held session a captured event belongs to, opened or started when none is held yet. */
   async forEvent(captured: { harnessSession: string; cwd?: string }, hint: SessionHint): Promise<Held> {
+    return this.usable(await this.find(captured, hint));
+  }
+
+  private async find(captured: { harnessSession: string; cwd?: string }, hint: SessionHint): Promise<Held> {
     const cwd = captured.cwd;
     if (hint.session !== undefined) {
       const held = this.held.get(hint.session);
@@ -314,7 +346,9 @@ export class SessionRegistry {
     if (!held) throw new RecorderError('refused', `session ${id} is not held by this recorder`);
     this.held.delete(id);
     for (const h of held.harnessSessions) if (this.byHarness.get(h) === id) this.byHarness.delete(h);
-    // The head the recorder holds in memory: a log cut while it was held is refused at the seal.
+    await held.reopening?.catch(() => undefined);
+    // The head of the last record the recorder made durable: a log cut while it was held is
+    // refused at the seal (a record whose write failed is not counted: it was never answered).
     const expectedHead = held.open.boundary.head;
     await held.open.close();
     const signer = await this.signer(held.where);
