@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -311,6 +311,50 @@ describe('the session recorder', () => {
       `${spooled.stderr}\n${closing.stderr}`,
     );
     const closed = jsonOut(closing);
+    assert.equal((await p.tally(['verify', String(closed.package)])).code, 0);
+    await p.tally(['recorder', 'stop']);
+  });
+
+  it('a recorder killed while it ingests the spool leaves the rest to the next one: each spooled event is recorded once', async () => {
+    const p = project();
+    await setUp(p);
+    const id = jsonOut(await p.tally(['session', 'start', '--json'])).session as string;
+    const dir = join(String(p.env.TALLY_HOME), 'spool');
+    const spool = join(dir, 'claude-code.jsonl');
+    const shim = (call: string, command: string) =>
+      runTally(['hook', 'claude-code'], {
+        cwd: p.root,
+        env: { ...p.env, TALLY_SESSION: id },
+        stdin: JSON.stringify(pre(p, call, command)),
+      });
+    // s1 spooled, then ingested by a recorder that starts and stops.
+    assert.match((await shim('s1', 'ls one')).stderr, /spooled/);
+    const s1 = readFileSync(spool, 'utf8');
+    const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run', '--ready'], {
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    await new Promise((ready) => child.stdout.once('data', ready));
+    assert.equal((await status(p)).sessions[0]?.records, 2, 'the start and s1');
+    await p.tally(['recorder', 'stop']);
+    await new Promise((done) => child.once('exit', done));
+    // s2 spooled; then a recorder killed while ingesting leaves the file it took, under the name it
+    // took it by, s1 (already recorded) and s2 still in it. s3 is spooled after it.
+    assert.match((await shim('s2', 'ls two')).stderr, /spooled/);
+    writeFileSync(join(dir, `claude-code.jsonl.ingesting-${child.pid}`), s1 + readFileSync(spool, 'utf8'));
+    rmSync(spool);
+    assert.match((await shim('s3', 'ls three')).stderr, /spooled/);
+    const closed = jsonOut(await p.tally(['session', 'close', '--session', id, '--json']));
+    const calls = records(String(closed.package)).filter((r) => r.event.type === 'tool.before');
+    assert.deepEqual(
+      calls.map((r) => [(r.event as { call?: { id?: string } }).call?.id, r.decision?.by]),
+      [
+        ['s1', 'dev.tally.hook-shim'],
+        ['s2', 'dev.tally.hook-shim'],
+        ['s3', 'dev.tally.hook-shim'],
+      ],
+    );
+    assert.deepEqual(readdirSync(dir), [], 'nothing is left in the spool');
     assert.equal((await p.tally(['verify', String(closed.package)])).code, 0);
     await p.tally(['recorder', 'stop']);
   });
