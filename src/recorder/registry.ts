@@ -231,7 +231,14 @@ export class SessionRegistry {
     const where = places(options.cwd, this.env);
     // Asked of git without blocking and within a deadline: the repository is the agent's to write.
     const root = await sessionRootForAsync(where, options.cwd);
-    return this.once(`start\0${where.state}`, async () => {
+    const key = `start\0${where.state}`;
+    // A start of its own (`tally run`, `tally session start`) is never handed the session another
+    // start is opening for the same project: it waits for that one, then finds it open and is
+    // refused. Only an event's start (implicit) joins a start under way.
+    if (!options.implicit)
+      for (let running = this.pending.get(key); running; running = this.pending.get(key))
+        await running.catch(() => undefined);
+    return this.once(key, async () => {
       const open = currentSession(where.state);
       if (open && readSessionInfo(where.state, open).state === 'open') {
         if (options.implicit) return this.hold(where, readSessionInfo(where.state, open), false);
@@ -340,9 +347,18 @@ export class SessionRegistry {
     return this.held.get(id);
   }
 
-  /** Seals a held session (session.end, package) and lets it go. */
-  async close(id: string): Promise<CloseResult & { witness?: WitnessSummary }> {
-    const held = this.held.get(id);
+  /**
+   * Seals a held session (session.end, package) and lets it go. With `cwd` (its project), a session
+   * this recorder does not hold is opened first: a recorder started again after the one that held
+   * it died holds a session only once an event names it.
+   */
+  async close(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
+    let held = this.held.get(id);
+    if (!held && cwd !== undefined) {
+      const where = places(cwd, this.env);
+      const info = readSessionInfo(where.state, id);
+      held = await this.once(`open\0${info.id}`, () => this.hold(where, info, false));
+    }
     if (!held) throw new RecorderError('refused', `session ${id} is not held by this recorder`);
     this.held.delete(id);
     for (const h of held.harnessSessions) if (this.byHarness.get(h) === id) this.byHarness.delete(h);

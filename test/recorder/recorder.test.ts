@@ -10,6 +10,7 @@ import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { RecorderClient } from '../../src/recorder/client.js';
 import { jsonOut, makeProject, type Project, type Ran, runTally, TALLY_BIN } from '../cli/tally-process.js';
 
 interface Status {
@@ -356,6 +357,25 @@ describe('the session recorder', () => {
     );
     assert.deepEqual(readdirSync(dir), [], 'nothing is left in the spool');
     assert.equal((await p.tally(['verify', String(closed.package)])).code, 0);
+    await p.tally(['recorder', 'stop']);
+  });
+
+  it('two session starts for one project at once: one gets the session, the other is refused', async () => {
+    const p = project();
+    await setUp(p);
+    const client = await RecorderClient.of(p.home, p.env);
+    await client.ensure({ env: p.env });
+    const replies = await Promise.all([
+      client.request('POST', '/sessions', { cwd: p.root }),
+      client.request('POST', '/sessions', { cwd: p.root }),
+    ]);
+    assert.deepEqual(
+      replies.map((r) => r.status).sort(),
+      [200, 409],
+      JSON.stringify(replies.map((r) => r.body)),
+    );
+    const refused = replies.find((r) => r.status === 409)!;
+    assert.match(JSON.stringify(refused.body), /still open in this project/);
     await p.tally(['recorder', 'stop']);
   });
 
