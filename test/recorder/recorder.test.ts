@@ -403,4 +403,52 @@ describe('the session recorder', () => {
     // Let go, not sealed: the session is still open and records again.
     assert.equal(jsonOut(await p.tally(['session', 'status', '--session', id, '--json'])).state, 'open');
   });
+
+  it('does not go idle while a request is still being answered', async () => {
+    const p = project();
+    await setUp(p);
+    const id = jsonOut(await p.tally(['session', 'start', '--json'])).session as string;
+    const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run', '--ready'], {
+      cwd: p.root,
+      env: { ...p.env, TALLY_RECORDER_IDLE_MS: '400' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise((ready) => child.stdout.once('data', ready));
+    // A hook whose body takes three idle periods to arrive: answered, not cut off by the idle exit.
+    const port = (JSON.parse(readFileSync(join(p.home, 'recorder.json'), 'utf8')) as { port: number }).port;
+    const secret = readFileSync(join(p.home, 'run', 'recorder.secret'), 'utf8').trim();
+    const body = JSON.stringify(pre(p, 'slow1', 'ls slow'));
+    const answered = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/hooks/claude-code',
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${secret}`,
+            'x-tally-session': id,
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 10));
+      setTimeout(() => req.end(body.slice(10)), 1200);
+    });
+    assert.equal(answered, 200);
+    // Idle after it: it exits on its own.
+    assert.equal(await exited, 0);
+    const closed = jsonOut(await p.tally(['session', 'close', '--session', id, '--json']));
+    const calls = records(String(closed.package)).filter((r) => r.event.type === 'tool.before');
+    assert.deepEqual(
+      calls.map((r) => (r.event as { call?: { id?: string } }).call?.id),
+      ['slow1'],
+    );
+  });
 });
