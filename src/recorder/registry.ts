@@ -22,7 +22,13 @@ import {
   startSession,
 } from '../session/lifecycle.js';
 import { type Places, places, sessionRootForAsync } from '../session/paths.js';
-import { currentSession, readSessionInfo, type SessionInfo, sessionDir } from '../session/store.js';
+import {
+  currentSession,
+  readSessionInfo,
+  SessionError,
+  type SessionInfo,
+  sessionDir,
+} from '../session/store.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import type { SessionWiring } from '../session/wiring.js';
 import { RecorderError } from './config.js';
@@ -259,8 +265,9 @@ export class SessionRegistry {
         : undefined;
       if (resolved?.warning) this.logger('warn', resolved.warning);
       let first: [Recorded, Date] | undefined;
-      const { info } = await startSession({
+      const started = await startSession({
         state: where.state,
+        refuseWhileOpen: true,
         root,
         signer,
         onRecorded: (recorded, time) => {
@@ -270,7 +277,15 @@ export class SessionRegistry {
         ...(resolved?.certificatePath ? { certificatePath: resolved.certificatePath } : {}),
         ...(options.registration ? { registrationPath: options.registration } : {}),
         ...(options.wiring ? { wiring: options.wiring } : {}),
+      }).catch((error: unknown) => {
+        // Another process (`tally session start`) opened a session here meanwhile: an event joins
+        // it, a start of its own is refused.
+        if (!(error instanceof SessionError) || error.code !== 'still-open') throw error;
+        if (options.implicit) return readSessionInfo(where.state, String(error.detail?.session));
+        throw new RecorderError('refused', error.message);
       });
+      if (!('info' in started)) return this.hold(where, started, false);
+      const { info } = started;
       const wired = options.wiring;
       // A transcript the run chose is read at close even when no hook ever names it.
       if (wired?.transcript !== undefined && wired.harness_session !== undefined)
