@@ -132,7 +132,10 @@ export interface Boundary {
   reject(rejection: Rejection, context: EventContext): Promise<{ recorded: Recorded }>;
   /** Records an event Tally itself makes (session start and end, reconciliation summaries). */
   note(input: AppendInput): Promise<Recorded>;
+  /** The head of the last durable record (one whose write failed is not counted). */
   readonly head: ChainHead | null;
+  /** A write to the store failed: every append is refused until the log is opened again. */
+  readonly failed: boolean;
   readonly lastRecord: EventRecord | null;
   readonly size: number;
   /** The record version this session's log holds. */
@@ -213,6 +216,8 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       : null;
   let failure: Error | null = null;
   let closed = false;
+  /** The last durable record: a record whose write failed advanced the chain, never this. */
+  let durable: ChainHead | null = chain.head;
   const calls = new CallInputs();
   /**
    * What the certificate says of the input a changed tool.after reports it ran: recorded as the
@@ -241,6 +246,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
       throw error;
     }
     const recorded = { seq: link.record.seq, digest: link.digest };
+    if (durable === null || recorded.seq > durable.seq) durable = recorded;
     options.onRecorded?.(recorded, time);
     return recorded;
   }
@@ -428,7 +434,10 @@ export function openBoundary(options: BoundaryOptions): Boundary {
     reject,
     note: append,
     get head() {
-      return chain.head;
+      return durable;
+    },
+    get failed() {
+      return failure !== null;
     },
     get lastRecord() {
       return chain.lastRecord;

@@ -1,7 +1,7 @@
 /**
  * The recorder process (`tally recorder run`): one per user, started on demand and detached, the
- * single writer of every session it holds. It exits after being idle (no request for
- * `idleMs`), on SIGTERM/SIGINT, or on `POST /stop`, letting every session go unsealed: each stays
+ * single writer of every session it holds. It exits after being idle (no request in flight and
+ * none for `idleMs`), on SIGTERM/SIGINT, or on `POST /stop`, letting every session go unsealed: each stays
  * open on disk, and the next recorder resumes its log from the verified last record.
  */
 import { rmSync, writeFileSync } from 'node:fs';
@@ -59,6 +59,16 @@ export async function runRecorder(options: RunOptions): Promise<number> {
     },
     onStop: () => stopping?.(0),
   });
+  // A request still being answered (a close sealing a large session, a body still arriving) is not
+  // idleness: the idle time counts from the end of the last one.
+  let inFlight = 0;
+  server.on('request', (_req, res) => {
+    inFlight += 1;
+    res.once('close', () => {
+      inFlight -= 1;
+      lastActivity = Date.now();
+    });
+  });
   try {
     await new Promise<void>((ok, fail) => {
       server.once('error', fail);
@@ -91,7 +101,7 @@ export async function runRecorder(options: RunOptions): Promise<number> {
   }
   const idle = setInterval(
     () => {
-      if (Date.now() - lastActivity >= config.idleMs) stopping?.(0);
+      if (inFlight === 0 && Date.now() - lastActivity >= config.idleMs) stopping?.(0);
     },
     Math.max(50, Math.min(config.idleMs / 4, 10_000)),
   );

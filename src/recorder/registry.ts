@@ -22,7 +22,13 @@ import {
   startSession,
 } from '../session/lifecycle.js';
 import { type Places, places, sessionRootForAsync } from '../session/paths.js';
-import { currentSession, readSessionInfo, type SessionInfo, sessionDir } from '../session/store.js';
+import {
+  currentSession,
+  readSessionInfo,
+  SessionError,
+  type SessionInfo,
+  sessionDir,
+} from '../session/store.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import type { SessionWiring } from '../session/wiring.js';
 import { RecorderError } from './config.js';
@@ -50,6 +56,8 @@ export interface Held {
   lastActive: number;
   /** The live witness sending this session's chain heads to a hub, when one was asked for. */
   witness?: Witness;
+  /** Under way while the log is opened again after a failed write. */
+  reopening?: Promise<void> | undefined;
 }
 
 /** Heads go to the hub every this many records unless the run says otherwise. */
@@ -169,13 +177,7 @@ export class SessionRegistry {
           ready: registerShip(witnessTo.hub, signer),
         })
       : undefined;
-    const open = await openSession({
-      state: where.state,
-      session: info,
-      signer,
-      harness: { env: this.env, logger: this.logger },
-      ...(witness ? { onRecorded: witnessHook(witness) } : {}),
-    });
+    const open = await this.openLog(where, info, witness);
     const held: Held = {
       id: info.id,
       where,
@@ -191,6 +193,38 @@ export class SessionRegistry {
     return held;
   }
 
+  private async openLog(
+    where: Places,
+    info: SessionInfo,
+    witness: Witness | undefined,
+  ): Promise<OpenSession> {
+    return openSession({
+      state: where.state,
+      session: info,
+      signer: await this.signer(where),
+      harness: { env: this.env, logger: this.logger },
+      ...(witness ? { onRecorded: witnessHook(witness) } : {}),
+    });
+  }
+
+  /**
+   * A held session whose log refuses appends because a write failed (a full disk) is opened again
+   * before it is used: the open sets the torn write aside and resumes from the last durable record,
+   * so the session records again once the write can succeed, without a new recorder.
+   */
+  private async usable(held: Held): Promise<Held> {
+    if (!held.open.boundary.failed) return held;
+    held.reopening ??= (async () => {
+      await held.open.close().catch(() => undefined);
+      this.logger('warn', `a write to the log of ${held.id} failed; opening it again`);
+      held.open = await this.openLog(held.where, readSessionInfo(held.where.state, held.id), held.witness);
+    })().finally(() => {
+      held.reopening = undefined;
+    });
+    await held.reopening;
+    return held;
+  }
+
   /** Starts a session for the project of `cwd` and holds it (`tally run`, `tally session start`). */
   async start(options: {
     cwd: string;
@@ -203,7 +237,14 @@ export class SessionRegistry {
     const where = places(options.cwd, this.env);
     // Asked of git without blocking and within a deadline: the repository is the agent's to write.
     const root = await sessionRootForAsync(where, options.cwd);
-    return this.once(`start\0${where.state}`, async () => {
+    const key = `start\0${where.state}`;
+    // A start of its own (`tally run`, `tally session start`) is never handed the session another
+    // start is opening for the same project: it waits for that one, then finds it open and is
+    // refused. Only an event's start (implicit) joins a start under way.
+    if (!options.implicit)
+      for (let running = this.pending.get(key); running; running = this.pending.get(key))
+        await running.catch(() => undefined);
+    return this.once(key, async () => {
       const open = currentSession(where.state);
       if (open && readSessionInfo(where.state, open).state === 'open') {
         if (options.implicit) return this.hold(where, readSessionInfo(where.state, open), false);
@@ -224,8 +265,9 @@ export class SessionRegistry {
         : undefined;
       if (resolved?.warning) this.logger('warn', resolved.warning);
       let first: [Recorded, Date] | undefined;
-      const { info } = await startSession({
+      const started = await startSession({
         state: where.state,
+        refuseWhileOpen: true,
         root,
         signer,
         onRecorded: (recorded, time) => {
@@ -235,7 +277,15 @@ export class SessionRegistry {
         ...(resolved?.certificatePath ? { certificatePath: resolved.certificatePath } : {}),
         ...(options.registration ? { registrationPath: options.registration } : {}),
         ...(options.wiring ? { wiring: options.wiring } : {}),
+      }).catch((error: unknown) => {
+        // Another process (`tally session start`) opened a session here meanwhile: an event joins
+        // it, a start of its own is refused.
+        if (!(error instanceof SessionError) || error.code !== 'still-open') throw error;
+        if (options.implicit) return readSessionInfo(where.state, String(error.detail?.session));
+        throw new RecorderError('refused', error.message);
       });
+      if (!('info' in started)) return this.hold(where, started, false);
+      const { info } = started;
       const wired = options.wiring;
       // A transcript the run chose is read at close even when no hook ever names it.
       if (wired?.transcript !== undefined && wired.harness_session !== undefined)
@@ -253,6 +303,10 @@ export class SessionRegistry {
 
   /** The held session a captured event belongs to, opened or started when none is held yet. */
   async forEvent(captured: { harnessSession: string; cwd?: string }, hint: SessionHint): Promise<Held> {
+    return this.usable(await this.find(captured, hint));
+  }
+
+  private async find(captured: { harnessSession: string; cwd?: string }, hint: SessionHint): Promise<Held> {
     const cwd = captured.cwd;
     if (hint.session !== undefined) {
       const held = this.held.get(hint.session);
@@ -308,13 +362,24 @@ export class SessionRegistry {
     return this.held.get(id);
   }
 
-  /** Seals a held session (session.end, package) and lets it go. */
-  async close(id: string): Promise<CloseResult & { witness?: WitnessSummary }> {
-    const held = this.held.get(id);
+  /**
+   * Seals a held session (session.end, package) and lets it go. With `cwd` (its project), a session
+   * this recorder does not hold is opened first: a recorder started again after the one that held
+   * it died holds a session only once an event names it.
+   */
+  async close(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
+    let held = this.held.get(id);
+    if (!held && cwd !== undefined) {
+      const where = places(cwd, this.env);
+      const info = readSessionInfo(where.state, id);
+      held = await this.once(`open\0${info.id}`, () => this.hold(where, info, false));
+    }
     if (!held) throw new RecorderError('refused', `session ${id} is not held by this recorder`);
     this.held.delete(id);
     for (const h of held.harnessSessions) if (this.byHarness.get(h) === id) this.byHarness.delete(h);
-    // The head the recorder holds in memory: a log cut while it was held is refused at the seal.
+    await held.reopening?.catch(() => undefined);
+    // The head of the last record the recorder made durable: a log cut while it was held is
+    // refused at the seal (a record whose write failed is not counted: it was never answered).
     const expectedHead = held.open.boundary.head;
     await held.open.close();
     const signer = await this.signer(held.where);

@@ -6,7 +6,7 @@
  *                             qwen-code, …): native payload in, native answer out
  *   POST /ingest              a canonical event from a shim, the MCP gateway or `tally wrap`
  *   POST /sessions            start a session for a project ({cwd, agent?, registration?, witness?, wiring?})
- *   POST /sessions/close      seal a held session ({session}) → {package, records}
+ *   POST /sessions/close      seal a session ({session, cwd?}) → {package, records}
  *   GET  /status              {pid, port, sessions}
  *   POST /stop                let every session go (each stays open on disk) and exit
  */
@@ -343,8 +343,11 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     if (key === 'POST /sessions/close') {
       const { value } = await parsedBody(req);
       if (!isJsonObject(value) || typeof value.session !== 'string')
-        throw new HttpProblem(400, 'expected {session}');
-      const closed = await registry.close(value.session);
+        throw new HttpProblem(400, 'expected {session, cwd?}');
+      const closed = await registry.close(
+        value.session,
+        typeof value.cwd === 'string' ? value.cwd : undefined,
+      );
       return send(res, 200, {
         session: value.session,
         package: closed.packagePath,

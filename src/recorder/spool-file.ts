@@ -28,6 +28,9 @@ export const SHIM_ANSWERER = 'dev.tally.hook-shim';
 /** What the shim says when it denied a call the recorder could not judge. */
 export const SHIM_DENIAL = 'the recorder was unreachable (fail-closed)';
 
+/** A spool file a recorder took to ingest (`<channel>.jsonl.ingesting-<pid>-<time>`). */
+export const LEFT_OVER = /^[^/]+\.jsonl\.ingesting-[0-9-]+$/;
+
 export function spoolFile(spoolDir: string, channel: string): string {
   return join(spoolDir, `${channel}.jsonl`);
 }

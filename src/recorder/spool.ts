@@ -13,7 +13,7 @@ import { readLogLines } from '../evidence/log/reader.js';
 import { logPath } from '../session/store.js';
 import type { RecorderPaths } from './config.js';
 import type { Held, SessionRegistry } from './registry.js';
-import { SHIM_ANSWERER, SHIM_DENIAL, type SpoolEntry } from './spool-file.js';
+import { LEFT_OVER, SHIM_ANSWERER, SHIM_DENIAL, type SpoolEntry } from './spool-file.js';
 
 /**
  * The one answer a spooled payload may carry: the shim's fail-closed denial. The spool sits in
@@ -70,11 +70,25 @@ export async function ingestSpool(
   const loaded = new Set<string>();
   // Repositories whose git did not answer in time: their other lines are kept without a wait each.
   const stalled = new Map<string, string>();
-  for (const name of readdirSync(paths.spool)
+  const files = readdirSync(paths.spool);
+  // A recorder killed while ingesting left the rest of a spool file under the name it took it by
+  // (`<channel>.jsonl.ingesting-…`): ingested first, as it stands (what it had recorded is skipped
+  // by id), before the lines spooled since. Only the recorder listening on the port ingests, so no
+  // other one is still reading it.
+  const leftovers = files
+    .filter((f) => LEFT_OVER.test(f))
+    .sort()
+    .map((f) => ({ name: f.slice(0, f.indexOf('.ingesting-')), taken: join(paths.spool, f), left: true }));
+  const fresh = files
     .filter((f) => f.endsWith('.jsonl'))
-    .sort()) {
-    const taken = join(paths.spool, `${name}.ingesting-${process.pid}`);
-    renameSync(join(paths.spool, name), taken);
+    .sort()
+    .map((name) => ({
+      name,
+      taken: join(paths.spool, `${name}.ingesting-${process.pid}-${Date.now()}`),
+      left: false,
+    }));
+  for (const { name, taken, left } of [...leftovers, ...fresh]) {
+    if (!left) renameSync(join(paths.spool, name), taken);
     // Lines that could not be recorded now (a key that cannot sign, a session that cannot open)
     // go back to the spool for the next start: an acknowledged payload is not dropped.
     const kept: string[] = [];

@@ -30,6 +30,7 @@ import { TALLY_VERSION } from '../core/version.js';
 import type { AgentCertificate } from '../evidence/certificate.js';
 import { FileRecordStore, StoreError, type TornTail } from '../evidence/log/file-store.js';
 import { HeadFile, headFilePath } from '../evidence/log/head-file.js';
+import { acquireLock } from '../evidence/log/lock.js';
 import { checkLine } from '../evidence/log/reader.js';
 import { controlPlanePlaces, sessionWorkspace } from '../evidence/normalize.js';
 import { PackageError } from '../evidence/package/grammar.js';
@@ -98,9 +99,42 @@ export interface StartOptions {
   reconcileTimeoutMs?: number;
   /** The user's home, recorded as a control-plane place (default: this process's home). */
   home?: string;
+  /** Refuse (`still-open`) while the project's current session is open, checked under the start lock. */
+  refuseWhileOpen?: boolean;
 }
 
+/**
+ * Starts a session, one start at a time in a project across processes (the recorder's and
+ * `tally session start`'s): under the project's start lock, with `refuseWhileOpen` a session still
+ * open there refuses the start (`still-open`), so two starts at once never leave two sessions open
+ * with `current` naming only one of them.
+ */
 export async function startSession(options: StartOptions): Promise<{ info: SessionInfo; seq: number }> {
+  mkdirSync(join(options.state, 'sessions'), { recursive: true, mode: 0o700 });
+  const lock = await acquireLock(join(options.state, 'sessions', 'start'));
+  try {
+    const open = options.refuseWhileOpen ? currentSession(options.state) : null;
+    if (open !== null && isOpen(options.state, open))
+      throw new SessionError(
+        'still-open',
+        `session ${open} is still open in this project; close it first ('tally session close')`,
+        { session: open },
+      );
+    return await startUnlocked(options);
+  } finally {
+    lock.release();
+  }
+}
+
+function isOpen(state: string, id: string): boolean {
+  try {
+    return readSessionInfo(state, id).state === 'open';
+  } catch {
+    return false;
+  }
+}
+
+async function startUnlocked(options: StartOptions): Promise<{ info: SessionInfo; seq: number }> {
   const clock = options.clock ?? systemClock;
   const now = clock.now();
   const id = newSessionId(now);

@@ -11,7 +11,13 @@ import { TallyError } from '../core/errors.js';
 import { RegularFileError, readRegularFileSync } from '../core/regular-file.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
 
-export type SessionErrorCode = 'no-session' | 'not-found' | 'already-closed' | 'corrupt' | 'bad-event';
+export type SessionErrorCode =
+  | 'no-session'
+  | 'not-found'
+  | 'already-closed'
+  | 'still-open'
+  | 'corrupt'
+  | 'bad-event';
 
 export class SessionError extends TallyError<SessionErrorCode> {}
 

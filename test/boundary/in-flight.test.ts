@@ -96,6 +96,9 @@ describe('the boundary with many events in flight', () => {
       const acked = sent.filter((_, i) => settled[i]!.status === 'fulfilled').map((e) => e.call.id);
       assert.deepEqual(acked.sort(), log.map((r) => r.id).sort());
       assert.equal(log.length, 4);
+      // Its head is the last durable record, not the one whose write failed.
+      assert.equal(f.boundary.failed, true);
+      assert.equal(f.boundary.head?.seq, 3);
       await assert.rejects(
         f.boundary.decide(toolBefore('Bash', { command: 'git status' }), { source: 'hook' }),
       );

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDir } from '../temp.js';
@@ -50,5 +51,40 @@ describe('a log store whose write fails', () => {
     }
     assert.equal(later.status, 'rejected');
     assert.equal(later.failed, 'write-failed');
+  });
+});
+
+describe('a log whose torn tail cannot be set aside', () => {
+  it('is not opened, and leaves no partial copy of the torn bytes beside it', () => {
+    const dir = tempDir('tally-store-quarantine-');
+    const path = join(dir, 'events.log');
+    // A torn last line (no newline) longer than the process may write to a new file.
+    writeFileSync(path, 'x'.repeat(8192));
+    const open = `const { FileRecordStore } = await import(${JSON.stringify(STORE)});
+const store = await FileRecordStore.open(process.argv[1]);
+await store.close();`;
+    assert.throws(
+      () =>
+        execFileSync(
+          'sh',
+          ['-c', 'ulimit -f 1 && exec "$0" --input-type=module -e "$1" "$2"', process.execPath, open, path],
+          {
+            stdio: 'pipe',
+          },
+        ),
+      /EFBIG/,
+    );
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.includes('.torn-')),
+      [],
+    );
+    assert.equal(readFileSync(path, 'utf8'), 'x'.repeat(8192), 'the torn bytes are still in the log');
+    // With room again, the open sets them aside under the first name.
+    execFileSync(process.execPath, ['--input-type=module', '-e', open, path]);
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.includes('.torn-')),
+      ['events.log.torn-0'],
+    );
+    assert.equal(readFileSync(join(dir, 'events.log.torn-0'), 'utf8'), 'x'.repeat(8192));
   });
 });

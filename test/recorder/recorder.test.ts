@@ -6,10 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { RecorderClient } from '../../src/recorder/client.js';
 import { jsonOut, makeProject, type Project, type Ran, runTally, TALLY_BIN } from '../cli/tally-process.js';
 
 interface Status {
@@ -315,6 +316,69 @@ describe('the session recorder', () => {
     await p.tally(['recorder', 'stop']);
   });
 
+  it('a recorder killed while it ingests the spool leaves the rest to the next one: each spooled event is recorded once', async () => {
+    const p = project();
+    await setUp(p);
+    const id = jsonOut(await p.tally(['session', 'start', '--json'])).session as string;
+    const dir = join(String(p.env.TALLY_HOME), 'spool');
+    const spool = join(dir, 'claude-code.jsonl');
+    const shim = (call: string, command: string) =>
+      runTally(['hook', 'claude-code'], {
+        cwd: p.root,
+        env: { ...p.env, TALLY_SESSION: id },
+        stdin: JSON.stringify(pre(p, call, command)),
+      });
+    // s1 spooled, then ingested by a recorder that starts and stops.
+    assert.match((await shim('s1', 'ls one')).stderr, /spooled/);
+    const s1 = readFileSync(spool, 'utf8');
+    const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run', '--ready'], {
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    await new Promise((ready) => child.stdout.once('data', ready));
+    assert.equal((await status(p)).sessions[0]?.records, 2, 'the start and s1');
+    await p.tally(['recorder', 'stop']);
+    await new Promise((done) => child.once('exit', done));
+    // s2 spooled; then a recorder killed while ingesting leaves the file it took, under the name it
+    // took it by, s1 (already recorded) and s2 still in it. s3 is spooled after it.
+    assert.match((await shim('s2', 'ls two')).stderr, /spooled/);
+    writeFileSync(join(dir, `claude-code.jsonl.ingesting-${child.pid}`), s1 + readFileSync(spool, 'utf8'));
+    rmSync(spool);
+    assert.match((await shim('s3', 'ls three')).stderr, /spooled/);
+    const closed = jsonOut(await p.tally(['session', 'close', '--session', id, '--json']));
+    const calls = records(String(closed.package)).filter((r) => r.event.type === 'tool.before');
+    assert.deepEqual(
+      calls.map((r) => [(r.event as { call?: { id?: string } }).call?.id, r.decision?.by]),
+      [
+        ['s1', 'dev.tally.hook-shim'],
+        ['s2', 'dev.tally.hook-shim'],
+        ['s3', 'dev.tally.hook-shim'],
+      ],
+    );
+    assert.deepEqual(readdirSync(dir), [], 'nothing is left in the spool');
+    assert.equal((await p.tally(['verify', String(closed.package)])).code, 0);
+    await p.tally(['recorder', 'stop']);
+  });
+
+  it('two session starts for one project at once: one gets the session, the other is refused', async () => {
+    const p = project();
+    await setUp(p);
+    const client = await RecorderClient.of(p.home, p.env);
+    await client.ensure({ env: p.env });
+    const replies = await Promise.all([
+      client.request('POST', '/sessions', { cwd: p.root }),
+      client.request('POST', '/sessions', { cwd: p.root }),
+    ]);
+    assert.deepEqual(
+      replies.map((r) => r.status).sort(),
+      [200, 409],
+      JSON.stringify(replies.map((r) => r.body)),
+    );
+    const refused = replies.find((r) => r.status === 409)!;
+    assert.match(JSON.stringify(refused.body), /still open in this project/);
+    await p.tally(['recorder', 'stop']);
+  });
+
   it('exits on its own once idle, letting its sessions go (they stay open on disk)', async () => {
     const p = project();
     await setUp(p);
@@ -338,5 +402,53 @@ describe('the session recorder', () => {
     assert.match(log, /stopped/);
     // Let go, not sealed: the session is still open and records again.
     assert.equal(jsonOut(await p.tally(['session', 'status', '--session', id, '--json'])).state, 'open');
+  });
+
+  it('does not go idle while a request is still being answered', async () => {
+    const p = project();
+    await setUp(p);
+    const id = jsonOut(await p.tally(['session', 'start', '--json'])).session as string;
+    const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run', '--ready'], {
+      cwd: p.root,
+      env: { ...p.env, TALLY_RECORDER_IDLE_MS: '400' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise((ready) => child.stdout.once('data', ready));
+    // A hook whose body takes three idle periods to arrive: answered, not cut off by the idle exit.
+    const port = (JSON.parse(readFileSync(join(p.home, 'recorder.json'), 'utf8')) as { port: number }).port;
+    const secret = readFileSync(join(p.home, 'run', 'recorder.secret'), 'utf8').trim();
+    const body = JSON.stringify(pre(p, 'slow1', 'ls slow'));
+    const answered = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/hooks/claude-code',
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${secret}`,
+            'x-tally-session': id,
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 10));
+      setTimeout(() => req.end(body.slice(10)), 1200);
+    });
+    assert.equal(answered, 200);
+    // Idle after it: it exits on its own.
+    assert.equal(await exited, 0);
+    const closed = jsonOut(await p.tally(['session', 'close', '--session', id, '--json']));
+    const calls = records(String(closed.package)).filter((r) => r.event.type === 'tool.before');
+    assert.deepEqual(
+      calls.map((r) => (r.event as { call?: { id?: string } }).call?.id),
+      ['slow1'],
+    );
   });
 });

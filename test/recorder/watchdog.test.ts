@@ -61,4 +61,44 @@ describe('tally run and a recorder that stops answering', () => {
     assert.notEqual(code, null, stderr);
     assert.match(stderr, /records sealed in .*\.tally\n/);
   });
+
+  it('seals its session through a recorder it started again, though no event named the session since', async () => {
+    const p = makeProject('tally-watchdog-');
+    assert.equal((await p.tally(['init'])).code, 0);
+    const pidFile = join(p.home, 'run', 'recorder.pid');
+    // The "agent": kills the recorder (SIGKILL), waits until the run has started another, and exits
+    // without a hook: the new recorder has not held the session.
+    const agent = join(p.dir, 'agent.sh');
+    const pidOf = `sed -n 's/.*"pid":\\([0-9]*\\).*/\\1/p' '${pidFile}' 2>/dev/null`;
+    const script = [
+      '#!/bin/sh',
+      `first=$(${pidOf})`,
+      'kill -KILL "$first"',
+      'i=0',
+      `while [ $i -lt 300 ]; do now=$(${pidOf}); if [ -n "$now" ] && [ "$now" != "$first" ]; then break; fi; sleep 0.1; i=$((i+1)); done`,
+    ].join('\n');
+    writeFileSync(agent, `${script}\n`, { mode: 0o755 });
+    const run = spawn(process.execPath, [TALLY_BIN, 'run', '--harness', 'claude-code', '--', agent], {
+      cwd: p.root,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    run.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    run.stdout.resume();
+    await new Promise((resolve) => run.on('close', resolve));
+    await p.tally(['recorder', 'stop']);
+    assert.match(stderr, /recorder stopped; starting it again/);
+    assert.doesNotMatch(stderr, /could not be sealed/);
+    assert.match(stderr, /records sealed in .*\.tally\n/);
+    const session = /session (ses_[A-Za-z0-9_]+)/.exec(stderr)![1]!;
+    const status = JSON.parse(
+      (await p.tally(['session', 'status', '--session', session, '--json'])).stdout,
+    ) as {
+      state: string;
+    };
+    assert.equal(status.state, 'closed');
+  });
 });

@@ -235,10 +235,12 @@ export const command: Command = {
     } catch (error) {
       // The agent never started: the session is sealed as it stands (its start alone), not left
       // open and held by the recorder for the next run of this project to trip over.
-      const closed = await client.request('POST', '/sessions/close', { session: started.session }).then(
-        (reply) => reply.status === 200,
-        () => false,
-      );
+      const closed = await client
+        .request('POST', '/sessions/close', { session: started.session, cwd: ctx.cwd })
+        .then(
+          (reply) => reply.status === 200,
+          () => false,
+        );
       ctx.stderr(
         `tally run: the agent's hooks could not be wired, so it was not started; session ${started.session} ${closed ? 'was closed' : 'could not be closed (tally session close)'}\n`,
       );
@@ -255,12 +257,13 @@ export const command: Command = {
       wired.restore();
     }
     mark('agent');
-    // The agent is done: its session is sealed, whatever its exit code.
+    // The agent is done: its session is sealed, whatever its exit code. The project is named, so a
+    // recorder started again since (the one holding the session died) opens the session to seal it.
     await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
     let sealed: { package: string; records: number; witness?: { sent_to_last: number; failures: string[] } };
     try {
       sealed = expectOk(
-        await client.request('POST', '/sessions/close', { session: started.session }),
+        await client.request('POST', '/sessions/close', { session: started.session, cwd: ctx.cwd }),
         'closing the session',
       ) as typeof sealed;
     } catch (error) {

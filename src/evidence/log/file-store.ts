@@ -22,6 +22,7 @@ import {
   ftruncateSync,
   openSync,
   readSync,
+  unlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -184,13 +185,19 @@ function writeQuarantine(path: string, source: number, from: number, to: number)
       for (let at = from; at < to; ) {
         const read = readSync(source, chunk, 0, Math.min(chunk.length, to - at), at);
         if (read === 0) break;
-        writeSync(fd, chunk, 0, read);
+        // A short write (a disk filling up) goes on from where it stopped, and then fails.
+        for (let done = 0; done < read; ) done += writeSync(fd, chunk, done, read - done);
         at += read;
       }
       fsyncSync(fd);
-    } finally {
+    } catch (error) {
+      // A copy that could not be made whole (a full disk) is not left behind: the torn bytes are
+      // still in the log, and the next open makes its copy again.
       closeSync(fd);
+      unlinkSync(candidate);
+      throw error;
     }
+    closeSync(fd);
     const dirFd = openSync(dirname(path), 'r');
     fsyncSync(dirFd);
     closeSync(dirFd);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { tallyHome } from '../../../core/home.js';
 import { expectOk, RecorderClient } from '../../../recorder/client.js';
 import { recorderPaths } from '../../../recorder/config.js';
+import { LEFT_OVER } from '../../../recorder/spool-file.js';
 import type { CloseResult } from '../../../session/lifecycle.js';
 import { closeSession } from '../../../session/lifecycle.js';
 import { resolveSession } from '../../../session/store.js';
@@ -60,7 +61,8 @@ export const command: Command = {
 function spoolHolds(dir: string, session: string): boolean {
   let names: string[];
   try {
-    names = readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
+    // A spool file a recorder was killed while ingesting too (its lines are not recorded yet).
+    names = readdirSync(dir).filter((name) => name.endsWith('.jsonl') || LEFT_OVER.test(name));
   } catch {
     return false;
   }

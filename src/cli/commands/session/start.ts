@@ -49,6 +49,7 @@ export const command: Command = {
     const root = sessionRootFor(where, ctx.cwd);
     const { info } = await startSession({
       state: where.state,
+      refuseWhileOpen: true,
       root,
       signer,
       ...(agent ? { agent } : {}),
