@@ -7,7 +7,7 @@
  *   POST /ingest              a canonical event from a shim, the MCP gateway or `tally wrap`
  *   POST /sessions            start a session for a project ({cwd, agent?, registration?, witness?, wiring?})
  *   POST /sessions/close      seal a session ({session, cwd?}) → {package, records}
- *   GET  /status              {pid, port, sessions}
+ *   GET  /status              {pid, started_at, sessions}
  *   POST /stop                let every session go (each stays open on disk) and exit
  */
 
