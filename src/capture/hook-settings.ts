@@ -40,6 +40,7 @@ export function mergeHooks(
   added: Record<string, JsonObject[]>,
   ours: HookPredicate,
 ): JsonObject {
+  checkMergeable(settings, Object.keys(added));
   const base = removeHooks(settings, ours);
   const hooks: JsonObject = isJsonObject(base.hooks) ? { ...base.hooks } : {};
   for (const [event, groups] of Object.entries(added)) {
@@ -47,6 +48,20 @@ export function mergeHooks(
     hooks[event] = [...existing, ...groups];
   }
   return { ...base, hooks };
+}
+
+/**
+ * Refuses a `hooks` key that is not an object, or an event Tally adds to whose value is not an
+ * array: merging would replace the user's value, and uninstalling would not bring it back.
+ */
+export function checkMergeable(settings: JsonObject, events: readonly string[]): void {
+  const { hooks } = settings;
+  if (hooks === undefined) return;
+  if (!isJsonObject(hooks))
+    badField('/hooks', 'must be an object of event → hooks; fix it before installing, nothing was changed');
+  for (const event of events)
+    if (hooks[event] !== undefined && !Array.isArray(hooks[event]))
+      badField(`/hooks/${event}`, 'must be an array; fix it before installing, nothing was changed');
 }
 
 /** A checker's failure: the field at fault by its JSON pointer. */

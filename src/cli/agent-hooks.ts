@@ -4,12 +4,13 @@
  * it, and how the command shim is invoked from the agent's shell.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { parseRegistrationText, RegistrationError } from '../ahp/registration/registration.js';
 import type { Registration } from '../ahp/registration/types.js';
 import { projectRegistrationPath } from '../session/lifecycle.js';
 import { type Places, projectRootFor } from '../session/paths.js';
+import { writeAtomic } from '../session/store.js';
 import { type CommandContext, UsageError } from './command.js';
 import { INSTALLERS, type Installer, type InstallScope } from './installers.js';
 import { placesOf } from './session-context.js';
@@ -20,6 +21,19 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 /** `tally` as a shell command that works without it on the PATH: node and the bin, quoted. */
 export function tallyCommand(): string {
   return `${quote(process.execPath)} ${quote(TALLY_BIN)}`;
+}
+
+/**
+ * Writes an agent's settings file the user may already have: through a symlink to the file it
+ * names (a link into the user's dotfiles stays a link), and with the file's own mode; a new file
+ * gets `mode`.
+ */
+export function writeSettingsFile(path: string, text: string, mode: number): void {
+  if (!existsSync(path)) writeAtomic(path, text, mode);
+  else {
+    const target = realpathSync(path);
+    writeAtomic(target, text, statSync(target).mode & 0o777);
+  }
 }
 
 /** True when `program` is an executable file in one of `path`'s directories. */

@@ -8,7 +8,7 @@
  * text; `tally install`/`uninstall` themselves on the two files the finding named.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseSettings, settingsText } from '../../src/capture/hook-settings.js';
@@ -124,4 +124,57 @@ describe('tally install / uninstall on the user’s file', () => {
       assert.equal(removed.code, 0, removed.stderr);
       assert.equal(readFileSync(path, 'utf8'), text);
     });
+
+  it('a hooks key or a hooked event of another type is refused, and the file is left as it was', async () => {
+    const project = makeProject('tally-install-hooks-type-');
+    assert.equal((await project.tally(['init'])).code, 0);
+    const cases = [
+      ['claude-code', '.claude/settings.json', '{\n  "hooks": "mine"\n}\n', /\/hooks: must be an object/],
+      ['claude-code', '.claude/settings.json', '{\n  "hooks": []\n}\n', /\/hooks: must be an object/],
+      [
+        'claude-code',
+        '.claude/settings.json',
+        '{\n  "hooks": {"PreToolUse": {"matcher": "Bash"}}\n}\n',
+        /\/hooks\/PreToolUse: must be an array/,
+      ],
+      [
+        'gemini-cli',
+        '.gemini/settings.json',
+        '{\n  "hooks": {"BeforeTool": {"matcher": ""}}\n}\n',
+        /\/hooks\/BeforeTool: must be an array/,
+      ],
+      ['cursor', '.cursor/hooks.json', '{\n  "hooks": "mine"\n}\n', /\/hooks: must be an object/],
+    ] as const;
+    for (const [agent, file, text, refusal] of cases) {
+      const path = join(project.root, file);
+      mkdirSync(join(path, '..'), { recursive: true });
+      writeFileSync(path, text);
+      const installed = await project.tally(['install', agent]);
+      assert.notEqual(installed.code, 0, `${agent} ${text}`);
+      assert.match(installed.stderr, refusal);
+      assert.equal(readFileSync(path, 'utf8'), text);
+    }
+  });
+
+  it('a settings file that is a symlink stays one, its target edited; the file keeps its mode', async () => {
+    const project = makeProject('tally-install-symlink-');
+    assert.equal((await project.tally(['init'])).code, 0);
+    const text = '{\n  "model": "opus"\n}\n';
+    const target = join(project.dir, 'dotfiles-settings.json');
+    writeFileSync(target, text);
+    chmodSync(target, 0o644);
+    const path = join(project.root, '.claude', 'settings.json');
+    mkdirSync(join(path, '..'), { recursive: true });
+    symlinkSync(target, path);
+    const installed = await project.tally(['install', 'claude-code']);
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.ok(lstatSync(path).isSymbolicLink());
+    assert.match(readFileSync(target, 'utf8'), /tally-hook|tally\.js/);
+    assert.equal(statSync(target).mode & 0o777, 0o644);
+    const removed = await project.tally(['uninstall', 'claude-code']);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.ok(lstatSync(path).isSymbolicLink());
+    assert.equal(readFileSync(target, 'utf8'), text);
+    assert.equal(statSync(target).mode & 0o777, 0o644);
+  });
 });

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { Registration } from '../../ahp/registration/types.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
-import { badField } from '../hook-settings.js';
+import { badField, checkMergeable } from '../hook-settings.js';
 import {
   isShimCommand,
   type NativeEventSpec,
@@ -59,6 +59,7 @@ export function withoutCursorTallyHooks(file: JsonObject): JsonObject {
 }
 
 export function withCursorTallyHooks(file: JsonObject, ours: Record<string, JsonObject[]>): JsonObject {
+  checkMergeable(file, Object.keys(ours));
   const base = withoutCursorTallyHooks(file);
   const hooks: JsonObject = isJsonObject(base.hooks) ? { ...base.hooks } : {};
   for (const [event, list] of Object.entries(ours))

@@ -9,8 +9,14 @@ import { parseSettings, settingsText } from '../../capture/hook-settings.js';
 import { tallyHome } from '../../core/home.js';
 import { RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV } from '../../recorder/config.js';
-import { writeAtomic } from '../../session/store.js';
-import { agentOf, hookShim, projectRegistration, settingsTarget, tallyCommand } from '../agent-hooks.js';
+import {
+  agentOf,
+  hookShim,
+  projectRegistration,
+  settingsTarget,
+  tallyCommand,
+  writeSettingsFile,
+} from '../agent-hooks.js';
 import { type Command, FailureError, parseFlags, printJson, UsageError } from '../command.js';
 import { INSTALLERS } from '../installers.js';
 import { installMcpServers } from '../mcp-servers.js';
@@ -122,7 +128,7 @@ const install: Command = {
     let after_write: Record<string, unknown> | undefined;
     if (!values['dry-run']) {
       mkdirSync(dirname(path), { recursive: true });
-      writeAtomic(path, text, scope === 'managed' ? 0o644 : 0o600);
+      writeSettingsFile(path, text, scope === 'managed' ? 0o644 : 0o600);
       if (installer.afterWrite)
         // The file is written: an agent that cannot be asked leaves the hooks untrusted, said below.
         after_write = await installer

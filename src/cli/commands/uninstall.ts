@@ -1,8 +1,7 @@
 /** `tally uninstall <agent>`: removes only the hooks Tally added to the agent's settings. */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { parseSettings, settingsText } from '../../capture/hook-settings.js';
-import { writeAtomic } from '../../session/store.js';
-import { agentOf, settingsTarget } from '../agent-hooks.js';
+import { agentOf, settingsTarget, writeSettingsFile } from '../agent-hooks.js';
 import { type Command, parseFlags, printJson } from '../command.js';
 import { INSTALLERS } from '../installers.js';
 import { uninstallMcpServers } from '../mcp-servers.js';
@@ -44,7 +43,7 @@ export const command: Command = {
       if (scope === 'managed' && installer.ownManagedFile) rmSync(path, { force: true });
       // Edited in place: only Tally's hooks go, every other byte stays.
       else
-        writeAtomic(
+        writeSettingsFile(
           path,
           settingsText(existing, after, path, installer.dialect),
           scope === 'managed' ? 0o644 : 0o600,
