@@ -6,7 +6,7 @@
  * trust: entries are rebuilt from the package, proofs are checked against the signed root.
  */
 import { type PublicKeyInput, shipId } from '../core/keys.js';
-import { parseHeader } from '../evidence/package/grammar.js';
+import { type PackageHeader, packageHeader } from '../evidence/package/grammar.js';
 import { fetchCheckpoint, type VerifiedCheckpoint } from './checkpoint.js';
 import { HubClientError, hubJson, hubUrl } from './http.js';
 import { proveEntry } from './log-proof.js';
@@ -47,20 +47,14 @@ function proofsOf(hub: string) {
       .json.proof;
 }
 
-function headerOf(packageBytes: Uint8Array): ReturnType<typeof parseHeader> {
-  const bytes = Buffer.from(packageBytes);
-  const nl = bytes.indexOf(0x0a);
-  return parseHeader(bytes.subarray(0, nl < 0 ? bytes.length : nl));
-}
-
 /** hub_inclusion: the package's log entry, rebuilt from its bytes, is in the signed tree. */
 export async function hubInclusion(
   packageBytes: Uint8Array,
   options: HubCheckOptions,
 ): Promise<HubInclusionCheck> {
-  let header: ReturnType<typeof parseHeader>;
+  let header: PackageHeader;
   try {
-    header = headerOf(packageBytes);
+    header = packageHeader(packageBytes);
   } catch (error) {
     return fail('bad-package', (error as Error).message);
   }
@@ -128,7 +122,7 @@ export async function hubWitnessConsistency(
 ): Promise<WitnessCheck> {
   let session: string;
   try {
-    session = headerOf(packageBytes).session;
+    session = packageHeader(packageBytes).session;
   } catch (error) {
     return witnessFailed((error as Error).message);
   }

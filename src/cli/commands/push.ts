@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseJson } from '../../core/canonical.js';
-import { parseHeader } from '../../evidence/package/grammar.js';
+import { packageHeader } from '../../evidence/package/grammar.js';
 import { HubClientError } from '../../hub-client/http.js';
 import { pushCertificate, pushPackage, registerShip } from '../../hub-client/push.js';
 import { type Command, FailureError, parseFlags, printJson, UsageError } from '../command.js';
@@ -35,7 +35,6 @@ export const command: Command = {
     }
     const signer = await signerOf(ctx);
     const ship = { keyId: signer.keyId, privateKey: signer.privateKey };
-    const firstLine = bytes.subarray(0, Math.max(0, bytes.indexOf(0x0a)) || bytes.length);
     try {
       const registered = await registerShip(values.hub, ship);
       if (registered.status === 'created')
@@ -44,7 +43,7 @@ export const command: Command = {
       let what: string;
       let session: string | null = null;
       try {
-        session = parseHeader(firstLine).session;
+        session = packageHeader(bytes).session;
       } catch {
         session = null;
       }

@@ -103,6 +103,13 @@ function canonicalLine(
   return parsed;
 }
 
+/** The header of a whole package: its first line, parsed (the bytes are not copied). */
+export function packageHeader(bytes: Uint8Array): PackageHeader {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const nl = buf.indexOf(0x0a);
+  return parseHeader(buf.subarray(0, nl < 0 ? buf.length : nl));
+}
+
 export function parseHeader(line: Buffer | string): PackageHeader {
   const h = canonicalLine(line, 'line 1', 'header');
   if (h.type !== PACKAGE_TYPES.v1 && h.type !== PACKAGE_TYPES.v2)

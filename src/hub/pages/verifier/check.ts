@@ -8,7 +8,7 @@ import { Buffer } from 'buffer';
 import { keyId, type PublicKeyInput, rawPublicKey, shipId } from '../../../core/keys.js';
 import { openNote, parseNoteVerifierKey } from '../../../core/signed-note.js';
 import { parseCheckpoint } from '../../../core/tlog-tiles.js';
-import { parseHeader } from '../../../evidence/package/grammar.js';
+import { packageHeader } from '../../../evidence/package/grammar.js';
 import { type VerifyResult, verifyPackage } from '../../../evidence/package/verify.js';
 import { type FetchProof, proveEntry, type SignedTree } from '../../../hub-client/log-proof.js';
 import { packageLogEntry } from '../../../hub-client/wire.js';
@@ -39,9 +39,7 @@ export async function verifyInBrowser(
 
 /** The keys a package's header lists (for "self-consistent": signed by the keys it names). */
 export function headerKeys(bytes: Uint8Array): { session: string; keys: { id: string; raw: Uint8Array }[] } {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const nl = buf.indexOf(0x0a);
-  const header = parseHeader(buf.subarray(0, nl < 0 ? buf.length : nl));
+  const header = packageHeader(bytes);
   return {
     session: header.session,
     keys: header.keys.map((k) => {
