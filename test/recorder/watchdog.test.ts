@@ -12,6 +12,17 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { makeProject, TALLY_BIN } from '../cli/tally-process.js';
 
+/** `tally run` of a shell-script "agent" in project `p`, its output piped. */
+function runAgentScript(p: ReturnType<typeof makeProject>, script: string) {
+  const agent = join(p.dir, 'agent.sh');
+  writeFileSync(agent, `${script}\n`, { mode: 0o755 });
+  return spawn(process.execPath, [TALLY_BIN, 'run', '--harness', 'claude-code', '--', agent], {
+    cwd: p.root,
+    env: p.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
 describe('tally run and a recorder that stops answering', () => {
   it('says the recorder does not answer, does not start another, and the session is sealed once it answers again', async () => {
     const p = makeProject('tally-watchdog-');
@@ -20,7 +31,6 @@ describe('tally run and a recorder that stops answering', () => {
     const stopped = join(p.dir, 'stopped');
     const pidFile = join(p.home, 'run', 'recorder.pid');
     // The "agent": stops the recorder, then waits until the test has seen what the run said.
-    const agent = join(p.dir, 'agent.sh');
     const script = [
       '#!/bin/sh',
       `pid=$(sed -n 's/.*"pid":\\([0-9]*\\).*/\\1/p' '${pidFile}')`,
@@ -28,12 +38,7 @@ describe('tally run and a recorder that stops answering', () => {
       `echo "$pid" > '${stopped}'`,
       `while [ ! -e '${flag}' ]; do sleep 0.1; done`,
     ].join('\n');
-    writeFileSync(agent, `${script}\n`, { mode: 0o755 });
-    const run = spawn(process.execPath, [TALLY_BIN, 'run', '--harness', 'claude-code', '--', agent], {
-      cwd: p.root,
-      env: p.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const run = runAgentScript(p, script);
     let stderr = '';
     const exited = new Promise<number | null>((resolve) => run.on('close', resolve));
     const said = new Promise<void>((resolve) =>
@@ -68,7 +73,6 @@ describe('tally run and a recorder that stops answering', () => {
     const pidFile = join(p.home, 'run', 'recorder.pid');
     // The "agent": kills the recorder (SIGKILL), waits until the run has started another, and exits
     // without a hook: the new recorder has not held the session.
-    const agent = join(p.dir, 'agent.sh');
     const pidOf = `sed -n 's/.*"pid":\\([0-9]*\\).*/\\1/p' '${pidFile}' 2>/dev/null`;
     const script = [
       '#!/bin/sh',
@@ -77,12 +81,7 @@ describe('tally run and a recorder that stops answering', () => {
       'i=0',
       `while [ $i -lt 300 ]; do now=$(${pidOf}); if [ -n "$now" ] && [ "$now" != "$first" ]; then break; fi; sleep 0.1; i=$((i+1)); done`,
     ].join('\n');
-    writeFileSync(agent, `${script}\n`, { mode: 0o755 });
-    const run = spawn(process.execPath, [TALLY_BIN, 'run', '--harness', 'claude-code', '--', agent], {
-      cwd: p.root,
-      env: p.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const run = runAgentScript(p, script);
     let stderr = '';
     run.stderr.on('data', (chunk) => {
       stderr += chunk;
