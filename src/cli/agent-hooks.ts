@@ -24,13 +24,29 @@ export function tallyCommand(): string {
 }
 
 /**
+ * Refuses, before anything is written, a settings file its owner made read-only (a file without its
+ * owner's write bit, through a symlink the file it names): a replace by rename would go through
+ * where a write would not, and undo the owner's choice.
+ */
+export function assertWritableSettings(path: string): void {
+  if (!existsSync(path)) return;
+  const target = realpathSync(path);
+  const mode = statSync(target).mode & 0o777;
+  if ((mode & 0o200) === 0)
+    throw new UsageError(
+      `${target} is read-only (mode ${mode.toString(8).padStart(4, '0')}); nothing was written. Make it writable (chmod u+w) to let Tally edit it, or use --dry-run to see what it would write`,
+    );
+}
+
+/**
  * Writes an agent's settings file the user may already have: through a symlink to the file it
  * names (a link into the user's dotfiles stays a link), and with the file's own mode; a new file
- * gets `mode`.
+ * gets `mode`. A read-only file is refused (assertWritableSettings).
  */
 export function writeSettingsFile(path: string, text: string, mode: number): void {
   if (!existsSync(path)) writeAtomic(path, text, mode);
   else {
+    assertWritableSettings(path);
     const target = realpathSync(path);
     writeAtomic(target, text, statSync(target).mode & 0o777);
   }

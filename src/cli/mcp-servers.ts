@@ -24,6 +24,7 @@ import { parseJson } from '../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { projectRootFor } from '../session/paths.js';
 import { writeAtomic } from '../session/store.js';
+import { assertWritableSettings, writeSettingsFile } from './agent-hooks.js';
 import { type CommandContext, printJson, UsageError } from './command.js';
 import { placesOf } from './session-context.js';
 import { tallyParts } from './tally-bin.js';
@@ -180,9 +181,11 @@ export async function installMcpServers(
   }));
   const changed = results.filter((r) => r.result.wrapped.length > 0);
   if (!dryRun && changed.length > 0) {
+    // Every file checked before any is written: a read-only one leaves all of them as they were.
+    for (const r of changed) assertWritableSettings(r.path);
     for (const r of changed) kept[r.file] = { ...kept[r.file], ...r.result.originals };
     writeKept(target, kept);
-    for (const r of changed) writeAtomic(r.path, r.result.text, r.mode);
+    for (const r of changed) writeSettingsFile(r.path, r.result.text, r.mode);
   }
   const wrapped = results.flatMap((r) => r.result.wrapped);
   const skipped: Skipped[] = results.flatMap((r) => r.result.skipped);
@@ -235,8 +238,9 @@ export function uninstallMcpServers(
     return { file, path, servers, mode: statSync(path).mode & 0o777, result };
   });
   if (!dryRun) {
-    for (const r of results)
-      if (r.result && r.result.restored.length > 0) writeAtomic(r.path, r.result.text, r.mode);
+    const restoring = results.filter((r) => r.result && r.result.restored.length > 0);
+    for (const r of restoring) assertWritableSettings(r.path);
+    for (const r of restoring) writeSettingsFile(r.path, r.result!.text, r.mode);
     // The originals of entries left as they are stay kept: a later uninstall can still restore them.
     for (const r of results)
       kept[r.file] = Object.fromEntries(

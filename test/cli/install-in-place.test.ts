@@ -177,4 +177,56 @@ describe('tally install / uninstall on the user’s file', () => {
     assert.equal(readFileSync(target, 'utf8'), text);
     assert.equal(statSync(target).mode & 0o777, 0o644);
   });
+
+  it('an MCP configuration that is a symlink stays one through install --mcp and uninstall --mcp', async () => {
+    const project = makeProject('tally-install-mcp-symlink-');
+    assert.equal((await project.tally(['init'])).code, 0);
+    const text = `${JSON.stringify({ mcpServers: { files: { command: 'node', args: ['server.js'] } } }, null, 2)}\n`;
+    const target = join(project.dir, 'dotfiles-mcp.json');
+    writeFileSync(target, text);
+    chmodSync(target, 0o640);
+    const path = join(project.root, '.mcp.json');
+    symlinkSync(target, path);
+    const installed = await project.tally(['install', 'claude-code', '--mcp']);
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.ok(lstatSync(path).isSymbolicLink());
+    assert.match(readFileSync(target, 'utf8'), /"mcp"/);
+    assert.equal(statSync(target).mode & 0o777, 0o640);
+    const removed = await project.tally(['uninstall', 'claude-code', '--mcp']);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.ok(lstatSync(path).isSymbolicLink());
+    assert.equal(readFileSync(target, 'utf8'), text);
+    assert.equal(statSync(target).mode & 0o777, 0o640);
+  });
+
+  it('a read-only settings file or MCP configuration is refused, named, and left as it was', async () => {
+    const project = makeProject('tally-install-read-only-');
+    assert.equal((await project.tally(['init'])).code, 0);
+    const settings = join(project.root, '.claude', 'settings.json');
+    mkdirSync(join(settings, '..'), { recursive: true });
+    const text = '{\n  "model": "opus"\n}\n';
+    writeFileSync(settings, text);
+    chmodSync(settings, 0o444);
+    const hooks = await project.tally(['install', 'claude-code']);
+    assert.equal(hooks.code, 2, hooks.stderr);
+    assert.match(hooks.stderr, /settings\.json is read-only \(mode 0444\); nothing was written/);
+    assert.equal(readFileSync(settings, 'utf8'), text);
+    assert.equal(statSync(settings).mode & 0o777, 0o444);
+    // What it would write is still shown.
+    const dry = await project.tally(['install', 'claude-code', '--dry-run', '--json']);
+    assert.equal(dry.code, 0, dry.stderr);
+
+    const mcp = join(project.root, '.mcp.json');
+    const servers = `${JSON.stringify({ mcpServers: { files: { command: 'node', args: ['server.js'] } } })}\n`;
+    writeFileSync(mcp, servers);
+    chmodSync(mcp, 0o444);
+    const gated = await project.tally(['install', 'claude-code', '--mcp']);
+    assert.equal(gated.code, 2, gated.stderr);
+    assert.match(gated.stderr, /\.mcp\.json is read-only \(mode 0444\)/);
+    assert.equal(readFileSync(mcp, 'utf8'), servers);
+    // Nothing kept for an uninstall either: the file was never changed.
+    const undo = await project.tally(['uninstall', 'claude-code', '--mcp', '--json']);
+    assert.equal(undo.code, 0, undo.stderr);
+    assert.equal(readFileSync(mcp, 'utf8'), servers);
+  });
 });
