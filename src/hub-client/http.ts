@@ -12,7 +12,7 @@ import { contentDigest } from '../core/content-digest.js';
 import { TallyError } from '../core/errors.js';
 import { signRequest } from '../core/http-signature.js';
 import { checkFetchUrl, guardedLookup } from '../core/ssrf.js';
-import { type HubErrorBody, SIGNED_COMPONENTS } from './wire.js';
+import { type HubErrorBody, signedComponents } from './wire.js';
 
 export type HubClientErrorCode = 'network' | 'refused' | 'bad-answer' | 'hub-key' | 'inconsistent';
 
@@ -78,7 +78,7 @@ export function hubRequest(url: string, options: HubRequest = {}): Promise<HubRe
     const signed = signRequest(
       { method, url: target.toString(), header: (name) => headers[name] },
       {
-        components: SIGNED_COMPONENTS,
+        components: signedComponents((name) => headers[name]),
         created: Math.floor(Date.now() / 1000),
         nonce: randomBytes(16).toString('base64url'),
         keyid: options.signer.keyId,

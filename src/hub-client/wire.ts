@@ -16,6 +16,18 @@ export const CERTIFICATE_MEDIA_TYPE = 'application/vnd.tally.certificate+json';
 /** The components every signed write covers (RFC 9421), besides the created and nonce parameters. */
 export const SIGNED_COMPONENTS = ['@method', '@target-uri', '@authority', 'content-digest'] as const;
 
+/**
+ * Header fields that change what an upload means (which certificate its receipts are listed
+ * under): covered by the signature whenever they are sent, so that no one between the ship and the
+ * hub can add, change or strip one under a valid signature.
+ */
+export const SIGNED_WHEN_SENT = ['tally-certificate', 'tally-certificate-url'] as const;
+
+/** The components a write with these header fields signs: the fixed ones and each of SIGNED_WHEN_SENT sent. */
+export function signedComponents(header: (name: string) => string | undefined): string[] {
+  return [...SIGNED_COMPONENTS, ...SIGNED_WHEN_SENT.filter((name) => header(name) !== undefined)];
+}
+
 export type LogEntryKind = 'package' | 'certificate' | 'head';
 
 export interface LogEntry {

@@ -235,6 +235,48 @@ describe('hub server', () => {
     assert.equal((await send(url, 'PUT', elsewhere, body)).json.error?.code, 'bad-signature');
   });
 
+  it('holds the certificate an upload names to its signature: added, changed or uncovered, it is refused', async () => {
+    const now = Date.now();
+    const window = { validFrom: new Date(now - 3_600_000), validUntil: new Date(now + 3_600_000) };
+    const cert = issueCertificate(
+      { name: 'signed-coder', allow: ['*'], ...window, serial: 'cert_alice_signed' },
+      alice.fx.signer.privateKey,
+    );
+    assert.equal((await pushCertificate(hub.url, cert.envelope, alice.key)).status, 'created');
+    const certPath = join(alice.fx.dir, 'signed-coder.agent.json');
+    writeFileSync(certPath, canonicalize(cert.envelope));
+    const pkg = await sealPackage(alice, { certificatePath: certPath, agent: { name: 'signed-coder' } });
+    const put = hubUrl(hub.url, `/v1/packages/${pkg.session}`);
+    const contentType = 'application/vnd.tally.package';
+    // Added by someone between the ship and the hub, under a signature that does not cover it.
+    const bare = signedHeaders(put, 'PUT', pkg.bytes, alice.key, { contentType });
+    const added = await send(put, 'PUT', { ...bare, 'tally-certificate': 'cert_alice_signed' }, pkg.bytes);
+    assert.deepEqual([added.status, added.json.error?.code], [401, 'unauthenticated']);
+    assert.match(added.json.error?.message ?? '', /tally-certificate/);
+    // Signed, then changed.
+    const signed = signedHeaders(put, 'PUT', pkg.bytes, alice.key, {
+      contentType,
+      fields: { 'tally-certificate': 'cert_alice_signed' },
+    });
+    const changed = await send(put, 'PUT', { ...signed, 'tally-certificate': 'cert_alice_1' }, pkg.bytes);
+    assert.deepEqual([changed.status, changed.json.error?.code], [401, 'bad-signature']);
+    // Signed, then stripped: the signature names a field the request no longer has.
+    const { 'tally-certificate': _, ...stripped } = signed;
+    const gone = await send(put, 'PUT', stripped, pkg.bytes);
+    assert.equal(gone.status, 401);
+    assert.equal((await send(hubUrl(hub.url, `/v1/packages/${pkg.session}`), 'GET', {})).status, 404);
+    // As signed, it is taken and listed under the certificate's agent.
+    const taken = await send(put, 'PUT', signed, pkg.bytes);
+    assert.equal(taken.status, 201, JSON.stringify(taken.json));
+    const { json } = await hubJson<{ items: { session: string }[] }>(
+      hubUrl(hub.url, '/v1/packages?agent=signed-coder'),
+    );
+    assert.deepEqual(
+      json.items.map((p) => p.session),
+      [pkg.session],
+    );
+  });
+
   it('refuses deep JSON, oversized bodies and certificates fetched from private addresses', async () => {
     const deep = Buffer.from(`${'['.repeat(100)}${']'.repeat(100)}`);
     const url = hubUrl(hub.url, '/v1/certificates');
@@ -245,15 +287,12 @@ describe('hub server', () => {
     assert.deepEqual([tooBig.status, tooBig.json.error?.code], [413, 'body-too-large']);
     const pkg = await sealPackage(alice);
     const put = hubUrl(hub.url, `/v1/packages/${pkg.session}`);
+    const certificateUrl = `${hub.url}v1/certificates/cert_alice_1`;
     const headers = signedHeaders(put, 'PUT', pkg.bytes, alice.key, {
       contentType: 'application/vnd.tally.package',
+      fields: { 'tally-certificate-url': certificateUrl },
     });
-    const ssrf = await send(
-      put,
-      'PUT',
-      { ...headers, 'tally-certificate-url': `${hub.url}v1/certificates/cert_alice_1` },
-      pkg.bytes,
-    );
+    const ssrf = await send(put, 'PUT', headers, pkg.bytes);
     assert.deepEqual([ssrf.status, ssrf.json.error?.code], [422, 'fetch-refused']);
     const notFound = await send(hubUrl(hub.url, '/v1/nothing'), 'GET', {});
     assert.deepEqual([notFound.status, notFound.json.error?.code], [404, 'not-found']);

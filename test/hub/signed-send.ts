@@ -17,17 +17,25 @@ export function signedHeaders(
   method: string,
   body: Buffer,
   key: ShipKey,
-  options: { created?: number; nonce?: string; contentType?: string; components?: readonly string[] } = {},
+  options: {
+    created?: number;
+    nonce?: string;
+    contentType?: string;
+    components?: readonly string[];
+    /** Header fields sent and signed (each one covered, unless `components` says otherwise). */
+    fields?: Record<string, string>;
+  } = {},
 ): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': options.contentType ?? 'application/json',
     'content-length': String(body.length),
     'content-digest': contentDigest(body),
+    ...options.fields,
   };
   const signed = signRequest(
     { method, url, header: (name) => headers[name] },
     {
-      components: options.components ?? SIGNED_COMPONENTS,
+      components: options.components ?? [...SIGNED_COMPONENTS, ...Object.keys(options.fields ?? {})],
       created: options.created ?? Math.floor(Date.now() / 1000),
       nonce: options.nonce ?? randomBytes(12).toString('hex'),
       keyid: key.keyId,

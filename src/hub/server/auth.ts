@@ -16,7 +16,7 @@ import {
   verifyRequestSignature,
 } from '../../core/http-signature.js';
 import { keyId, shipId, toPublicKey } from '../../core/keys.js';
-import { SIGNED_COMPONENTS } from '../../hub-client/wire.js';
+import { SIGNED_COMPONENTS, signedComponents } from '../../hub-client/wire.js';
 import type { HubStore } from '../store/hub-store.js';
 import { HubHttpError } from './errors.js';
 
@@ -41,10 +41,15 @@ export function signedRequestOf(req: IncomingMessage, publicUrl: URL | null): Si
   };
 }
 
-function pick(signatures: ParsedSignature[]): ParsedSignature {
-  const covering = signatures.find((s) => SIGNED_COMPONENTS.every((c) => s.components.includes(c)));
+/** The signature covering every component this request must have signed (signedComponents). */
+function pick(signatures: ParsedSignature[], request: SignedRequest): ParsedSignature {
+  const needed = signedComponents(request.header);
+  const covering = signatures.find((s) => needed.every((c) => s.components.includes(c)));
   if (!covering)
-    throw new HubHttpError('unauthenticated', `the signature must cover ${SIGNED_COMPONENTS.join(', ')}`);
+    throw new HubHttpError(
+      'unauthenticated',
+      `the signature must cover ${needed.join(', ')}${needed.length > SIGNED_COMPONENTS.length ? ' (a Tally-Certificate or Tally-Certificate-Url field sent is covered too)' : ''}`,
+    );
   return covering;
 }
 
@@ -61,7 +66,7 @@ export async function authenticate(req: IncomingMessage, options: AuthOptions): 
   const request = signedRequestOf(req, options.publicUrl);
   let signature: ParsedSignature;
   try {
-    signature = pick(parseSignatures(request));
+    signature = pick(parseSignatures(request), request);
   } catch (error) {
     if (error instanceof HubHttpError) throw error;
     const missing = error instanceof HttpSignatureError && error.code === 'missing';
