@@ -381,12 +381,20 @@ export class SessionRegistry {
     // The head of the last record the recorder made durable: a log cut while it was held is
     // refused at the seal (a record whose write failed is not counted: it was never answered).
     const expectedHead = held.open.boundary.head;
+    // A project moved while its session was held took the session's folder with it: the session
+    // is sealed where it is now (its reconciliation then says the recorded root is gone).
+    const state = held.open.stateNow();
+    if (state !== held.where.state)
+      this.logger(
+        'warn',
+        `session ${id} moved from ${held.where.state} to ${state} while it was held; sealing it there`,
+      );
     await held.open.close();
     const signer = await this.signer(held.where);
     const witness = held.witness;
     const closed = await closeSession({
-      state: held.where.state,
-      session: readSessionInfo(held.where.state, id),
+      state,
+      session: readSessionInfo(state, id),
       signer,
       expectedHead,
       ...(witness ? { onRecorded: witnessHook(witness) } : {}),

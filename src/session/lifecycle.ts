@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { HarnessOptions } from '../ahp/harness/harness.js';
 import { capabilityManifest } from '../ahp/protocol/capabilities.js';
 import { catalogueEntry } from '../ahp/protocol/catalogue.js';
@@ -277,6 +277,11 @@ function isClosedOnDisk(state: string, id: string): boolean {
 export interface OpenSession {
   boundary: Boundary;
   info: SessionInfo;
+  /**
+   * The state folder the session's log is in now: the one it was opened in, or where it went when
+   * its project was moved while the session was open (read from the open log, before `close`).
+   */
+  stateNow(): string;
   /** Ends the boundary and releases the log. */
   close(): Promise<void>;
   recovered: TornTail | null;
@@ -339,6 +344,8 @@ export async function openSession(options: {
       boundary,
       info,
       recovered: store.recovered,
+      // <state>/sessions/<id>/events.log
+      stateNow: () => dirname(dirname(dirname(store.whereNow()))),
       close: async () => {
         await boundary.close();
         await store.close();

@@ -6,22 +6,11 @@
  * Oracle: the kernel's SIGSTOP/SIGCONT; the recorder's pid is the one its own pid file names.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { makeProject, TALLY_BIN } from '../cli/tally-process.js';
-
-/** `tally run` of a shell-script "agent" in project `p`, its output piped. */
-function runAgentScript(p: ReturnType<typeof makeProject>, script: string) {
-  const agent = join(p.dir, 'agent.sh');
-  writeFileSync(agent, `${script}\n`, { mode: 0o755 });
-  return spawn(process.execPath, [TALLY_BIN, 'run', '--harness', 'claude-code', '--', agent], {
-    cwd: p.root,
-    env: p.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
+import { makeProject } from '../cli/tally-process.js';
+import { runAgentScript } from './agent-script.js';
 
 describe('tally run and a recorder that stops answering', () => {
   it('says the recorder does not answer, does not start another, and the session is sealed once it answers again', async () => {

@@ -8,7 +8,8 @@
  */
 import { spawn } from 'node:child_process';
 import { constants, homedir } from 'node:os';
-import { basename, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
+import { followFolder } from '../../core/fd-path.js';
 import { tallyHome } from '../../core/home.js';
 import { readLogLines } from '../../evidence/log/reader.js';
 import { verifyPackageLines } from '../../evidence/package/verify.js';
@@ -16,7 +17,7 @@ import { expectOk, RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV, SESSION_ENV } from '../../recorder/config.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
 import { defaultTrustedKeys, pinnedApprovers } from '../../session/identity.js';
-import { projectRootFor } from '../../session/paths.js';
+import { places, projectRootFor } from '../../session/paths.js';
 import { packagePath, sessionDir } from '../../session/store.js';
 import { hookShim, projectRegistration, tallyCommand } from '../agent-hooks.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
@@ -249,21 +250,34 @@ export const command: Command = {
     const env = { ...ctx.env, ...wired.env, [SECRET_ENV]: client.secret, [SESSION_ENV]: started.session };
     mark('session');
     const stop = watchdog(client, ctx, secret);
+    // Followed by a descriptor: an agent may move the project, and the session's state with it.
+    const stateFolder = followFolder(started.state);
     let code: number;
+    let state = started.state;
     try {
       code = await runAgent(wired.argv, env, ctx.cwd);
     } finally {
       stop();
       wired.restore();
+      state = stateFolder.now();
+      stateFolder.close();
     }
     mark('agent');
     // The agent is done: its session is sealed, whatever its exit code. The project is named, so a
     // recorder started again since (the one holding the session died) opens the session to seal it.
+    // An agent that moved the project took the session's state with it: it is sealed there.
+    const moved = state !== started.state;
+    const here = moved ? places(dirname(state), ctx.env) : where;
+    const cwd = moved ? dirname(state) : ctx.cwd;
+    if (moved)
+      ctx.stderr(
+        `tally run: the project moved to ${dirname(state)} during the session; it is sealed there\n`,
+      );
     await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
     let sealed: { package: string; records: number; witness?: { sent_to_last: number; failures: string[] } };
     try {
       sealed = expectOk(
-        await client.request('POST', '/sessions/close', { session: started.session, cwd: ctx.cwd }),
+        await client.request('POST', '/sessions/close', { session: started.session, cwd }),
         'closing the session',
       ) as typeof sealed;
     } catch (error) {
@@ -273,7 +287,7 @@ export const command: Command = {
     mark('sealed');
     // The package of this session, where this session's state keeps it: not whichever path the
     // answer names (a process that took the recorder's port could name another session's package).
-    const own = packagePath(started.state, started.session);
+    const own = packagePath(state, started.session);
     if (resolve(sealed.package) !== own) {
       ctx.stderr(
         `tally run: the recorder answered the close with ${sealed.package}, which is not this session's package (${own}); not verified\n`,
@@ -281,11 +295,11 @@ export const command: Command = {
       return 1;
     }
     const certificate = values.agent
-      ? readCertificateFile(certificatePathFor(where, ctx.cwd, values.agent))
+      ? readCertificateFile(certificatePathFor(here, cwd, values.agent))
       : undefined;
     const result = await verifyPackageLines(readLogLines(own), {
-      trusted: defaultTrustedKeys(where).map((k) => k.publicKey),
-      approvers: pinnedApprovers(where.home).map((k) => k.publicKey),
+      trusted: defaultTrustedKeys(here).map((k) => k.publicKey),
+      approvers: pinnedApprovers(here.home).map((k) => k.publicKey),
       now: new Date(),
       ...(certificate ? { certificate } : {}),
     });

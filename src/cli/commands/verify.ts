@@ -58,7 +58,11 @@ function render(ctx: CommandContext, result: VerifyResult, path: string, trustNo
 
 function summarize(detail: Record<string, unknown>): string {
   if (typeof detail.message === 'string') {
-    const where = detail.seq !== undefined ? ` (seq ${detail.seq}, byte ${detail.offset})` : '';
+    const at = [
+      ...(detail.seq !== undefined ? [`seq ${detail.seq}`] : []),
+      ...(detail.offset !== undefined ? [`byte ${detail.offset}`] : []),
+    ];
+    const where = at.length > 0 ? ` (${at.join(', ')})` : '';
     return `${detail.message}${where}`;
   }
   return Object.entries(detail)

@@ -29,6 +29,7 @@ import {
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TallyError } from '../../core/errors.js';
+import { currentPathOf } from '../../core/fd-path.js';
 import { openRegular, openRegularSync } from '../../core/regular-file.js';
 import { MAX_LINE_BYTES, RecordError } from '../record/codec.js';
 import { type HeadFile, headOfLine, type StoredHead } from './head-file.js';
@@ -392,11 +393,17 @@ export class FileRecordStore implements RecordStore {
     fdatasyncSync(this.handle.fd);
   }
 
+  /** Where the log is now: its path, or the one it moved to with its folder while it was open. */
+  whereNow(): string {
+    return currentPathOf(this.handle.fd) ?? this.path;
+  }
+
   /** Waits for every pending append, gives back the reserved space, releases the file and the lock. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     while (this.flushing) await this.flushing;
+    const now = this.whereNow();
     try {
       // A log that failed to write is left as it is: reopening it recovers it.
       if (this.failure === null && this.capacity > this.end) {
@@ -406,7 +413,7 @@ export class FileRecordStore implements RecordStore {
     } finally {
       await this.handle.close();
       this.head?.close();
-      this.lock.release();
+      this.lock.release(now);
     }
   }
 }

@@ -3,7 +3,7 @@
  * owner's pid. A lock whose owner no longer runs (crash, kill -9) is taken over; a live owner is
  * waited for up to a deadline, then a clear error names it.
  */
-import { linkSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, lstatSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TallyError } from '../../core/errors.js';
 import { readRegularFileSync } from '../../core/regular-file.js';
@@ -83,7 +83,25 @@ function breakIfStale(lockPath: string): void {
 }
 
 export interface FileLock {
-  release(): void;
+  /**
+   * Removes the lock file, only if it is still the one this lock created (the same file, not one
+   * another process took since). `path`: where the locked file is now, when its folder was moved
+   * while it was held (the lock file moved with it); else where it was locked.
+   */
+  release(path?: string): void;
+}
+
+/**
+ * The identity of a file: the same (dev, ino) is the same file wherever it is now; its birth time
+ * tells it from a file made since under a freed inode number (ext4 hands one out again at once).
+ */
+function identityOf(path: string): string | undefined {
+  try {
+    const stat = lstatSync(path, { bigint: true });
+    return `${stat.dev}:${stat.ino}:${stat.birthtimeNs}`;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function acquireLock(path: string, timeoutMs = 15_000): Promise<FileLock> {
@@ -93,15 +111,20 @@ export async function acquireLock(path: string, timeoutMs = 15_000): Promise<Fil
   for (;;) {
     if (tryTake(lockPath)) {
       let held = true;
+      const taken = identityOf(lockPath);
       return {
-        release() {
+        release(now?: string) {
           if (!held) return;
           held = false;
-          try {
-            unlinkSync(lockPath);
-          } catch {
-            // already gone: nothing to release
-          }
+          for (const candidate of now === undefined ? [lockPath] : [`${now}.lock`, lockPath])
+            if (taken !== undefined && identityOf(candidate) === taken) {
+              try {
+                unlinkSync(candidate);
+              } catch {
+                // gone meanwhile: nothing to release
+              }
+              return;
+            }
         },
       };
     }
