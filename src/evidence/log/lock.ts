@@ -117,7 +117,8 @@ export async function acquireLock(path: string, timeoutMs = 15_000): Promise<Fil
           if (!held) return;
           held = false;
           for (const candidate of now === undefined ? [lockPath] : [`${now}.lock`, lockPath])
-            if (taken !== undefined && identityOf(candidate) === taken) {
+            // A lock whose file could not be read as it was taken is released where it was taken.
+            if (taken === undefined ? candidate === lockPath : identityOf(candidate) === taken) {
               try {
                 unlinkSync(candidate);
               } catch {
