@@ -20,6 +20,7 @@ import type { RecordStore } from '../evidence/log/store.js';
 import { type ControlPlanePlaces, controlPlanePlaces, type WorkspaceFrame } from '../evidence/normalize.js';
 import { CERTIFICATE_BACKEND, normalizeCall } from '../evidence/policy/judge.js';
 import { type AppendInput, type ChainHead, RecordChain } from '../evidence/record/chain.js';
+import { CLOSE_SOURCES } from '../evidence/record/close-passes.js';
 import type { Signer } from '../evidence/record/codec.js';
 import type {
   AgentAttribution,
@@ -48,7 +49,7 @@ const systemClock: Clock = { now: () => new Date() };
 
 /** Where an event came from: the channel's provenance label, and the agent it is attributed to. */
 export interface EventContext {
-  /** `hook`, `ahp`, `mcp`, `wrap`, `git-reconcile`, `transcript`, `cli`, `recorder`. */
+  /** `hook`, `ahp`, `mcp`, `wrap`, `cli`, `recorder` (`git-reconcile` and `transcript` are the close's alone). */
   source: string;
   agent?: AgentAttribution;
   /**
@@ -259,7 +260,18 @@ export function openBoundary(options: BoundaryOptions): Boundary {
     return agent ? { agent: redactValue(agent) as AgentAttribution } : {};
   };
 
+  /** The close's own sources are the close's: a channel naming one is refused, nothing recorded. */
+  function channelSource(context: EventContext): void {
+    if (CLOSE_SOURCES.has(context.source))
+      throw new BoundaryError(
+        'close-source',
+        `source '${context.source}' is written only by the close's own pass: a channel's event cannot claim it`,
+        { source: context.source },
+      );
+  }
+
   async function reject(rejection: Rejection, context: EventContext): Promise<{ recorded: Recorded }> {
+    channelSource(context);
     const event = rejectedEvent(rejection, session.id, clock.now());
     return { recorded: await append({ source: context.source, event, ...withAgent(context) }) };
   }
@@ -271,6 +283,7 @@ export function openBoundary(options: BoundaryOptions): Boundary {
   ): Promise<
     { event: CanonicalEvent; unknownFields: string[] } | { error: BoundaryError; recorded: Recorded }
   > {
+    channelSource(context);
     try {
       return prepareEvent(raw, session.id, clock.now());
     } catch (error) {

@@ -16,6 +16,7 @@ import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
 import { isRfc3339DateTime } from '../core/time.js';
 import { APPROVAL_EXTENSION, approvalEnvelope, recordableApproval } from '../evidence/approval.js';
+import { isCloseSummaryType } from '../evidence/record/close-passes.js';
 import { redactText, redactValue } from '../evidence/redact.js';
 
 /** Tally's own event source URI (AHP `source`), for events Tally makes or fills in. */
@@ -23,7 +24,7 @@ export const TALLY_SOURCE_URI = 'urn:tally:cli';
 /** The type of the record that stands for input that could not be accepted. */
 export const REJECTED_EVENT_TYPE = 'tally.ingest.rejected';
 
-export type BoundaryErrorCode = 'bad-event' | 'closed' | 'not-utf8';
+export type BoundaryErrorCode = 'bad-event' | 'closed' | 'not-utf8' | 'close-source';
 
 export class BoundaryError extends TallyError<BoundaryErrorCode> {}
 
@@ -72,6 +73,13 @@ export function prepareEvent(raw: unknown, sessionId: string, now: Date): Prepar
     );
   const found = validateEvent(event);
   const issues = found.filter((i) => !KEPT_UNKNOWNS.has(i.rule));
+  // A pass's summary tells the close it already ran: a channel's would stand in for the pass.
+  if (isCloseSummaryType(event.type))
+    issues.push({
+      pointer: '/type',
+      rule: 'close-only',
+      message: `${String(event.type)} is written only by the close's own pass, never by a channel`,
+    });
   if (!isRfc3339DateTime(String(event.time)) && !issues.some((i) => i.pointer === '/time')) {
     issues.push({ pointer: '/time', rule: 'format', message: 'time must be an RFC 3339 date-time' });
   }

@@ -20,16 +20,11 @@ import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
 import { readRegularFileOrNull, writeRegularFileSync } from '../core/regular-file.js';
 import { ReceiptComposer } from '../evidence/receipt/receipt.js';
+import { isCloseSummary, RECONCILE_SOURCE, RECONCILE_SUMMARY_TYPE } from '../evidence/record/close-passes.js';
 import type { EventRecord } from '../evidence/record/record.js';
 import { sessionDir } from './store.js';
 
-export const RECONCILE_SUMMARY_TYPE = 'tally.reconcile.summary';
 export const RECONCILE_URI = 'urn:tally:reconcile';
-/**
- * The record source of the pass in either mode (docs/formats.md's closed vocabulary: git, or a tree
- * snapshot outside git); the summary's `mode` says which.
- */
-export const RECONCILE_SOURCE = 'git-reconcile';
 
 /** Unreadable paths the summary names at most; its count is always whole. */
 export const UNREADABLE_LISTED = 100;
@@ -107,7 +102,8 @@ async function readLog(
   let start: EventRecord | undefined;
   let done = false;
   for await (const record of records) {
-    if (record.event.type === RECONCILE_SUMMARY_TYPE) done = true;
+    // Only the pass's own summary says it ran: a channel's event of that type is not the pass.
+    if (isCloseSummary(record, RECONCILE_SUMMARY_TYPE)) done = true;
     if (start === undefined && record.event.type === 'session.start') start = record;
     composer.add(record);
   }

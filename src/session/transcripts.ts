@@ -8,18 +8,23 @@
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
-import { readTranscript, type TranscriptToolUse } from '../capture/claude-code/transcript.js';
+import { readTranscript, TRANSCRIPT_MAX_BYTES } from '../capture/claude-code/transcript.js';
 import { canonicalize, parseJson } from '../core/canonical.js';
-import type { CanonicalEvent } from '../core/event.js';
 import { isJsonObject } from '../core/json.js';
 import { readRegularFileSync } from '../core/regular-file.js';
+import {
+  isCloseSummary,
+  TRANSCRIPT_SOURCE,
+  TRANSCRIPT_SUMMARY_TYPE,
+} from '../evidence/record/close-passes.js';
 import type { AgentAttribution, EventRecord } from '../evidence/record/record.js';
+import { redactValue } from '../evidence/redact.js';
 import { sessionDir, writeAtomic } from './store.js';
+import { TRANSCRIPT_URI, transcriptUseEvent } from './transcript-events.js';
 
-export const TRANSCRIPT_SOURCE = 'transcript';
-export const TRANSCRIPT_SUMMARY_TYPE = 'tally.transcript.summary';
 const FILE = 'transcripts.json';
-const TRANSCRIPT_URI = 'urn:tally:transcript';
+/** Unread files and unrecorded uses a summary names at most; its counts are always whole. */
+const LISTED = 20;
 /** The list of a session's transcripts: a path per harness session. */
 const FILE_LIMIT = 16 * 1024 * 1024;
 
@@ -62,43 +67,6 @@ export function rememberTranscript(state: string, id: string, entry: TranscriptE
   paths.add(entry.path);
 }
 
-function useEvent(
-  use: TranscriptToolUse,
-  entry: TranscriptEntry,
-  cwd: string | undefined,
-  only: boolean,
-): CanonicalEvent {
-  const base = {
-    id: eventId(),
-    time: new Date().toISOString(),
-    source: entry.event_source ?? TRANSCRIPT_URI,
-    session: { id: entry.harness_session, ...(cwd ? { cwd } : {}) },
-    call: { id: use.id },
-    path: 'native',
-    tool: { name: use.name, input: use.input, origin: use.name.startsWith('mcp__') ? 'mcp' : 'native' },
-    extensions: { 'dev.tally.transcript': { file: use.file, seen_only_in_transcript: only } },
-  };
-  if (use.result === undefined) return { ...base, type: 'tool.before' };
-  if (use.result.blockedByHook)
-    return {
-      ...base,
-      type: 'tool.after',
-      outcome: 'denied',
-      execution: { status: 'skipped', reason: 'policy', detail: 'the transcript shows a hook stopped it' },
-      items: [],
-    };
-  return {
-    ...base,
-    type: 'tool.after',
-    outcome: use.result.isError ? 'error' : 'ok',
-    execution: { status: 'executed' },
-    items: [],
-    ...(use.result.isError
-      ? { error: { class: 'tool', message: 'the transcript shows an error result' } }
-      : {}),
-  };
-}
-
 /**
  * Call ids already recorded (and those with their end recorded), the session's cwd, and whether
  * this pass already ran.
@@ -113,7 +81,8 @@ async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecor
   // Each subagent as the hooks first named it: a use the transcript alone shows gets the same name and parent.
   const subagents = new Map<string, AgentAttribution>();
   for await (const record of records) {
-    if (record.event.type === TRANSCRIPT_SUMMARY_TYPE) done = true;
+    // Only the pass's own summary says it ran: a channel's event of that type is not the pass.
+    if (isCloseSummary(record, TRANSCRIPT_SUMMARY_TYPE)) done = true;
     const call = record.event.call;
     if (isJsonObject(call) && typeof call.id === 'string') {
       calls.add(call.id);
@@ -143,9 +112,13 @@ export async function reconcileTranscripts(options: {
   if (log.done) return null;
   const summary: Record<string, unknown>[] = [];
   let recorded = 0;
+  // One budget for the whole pass: however many transcripts the hooks named.
+  let budget = TRANSCRIPT_MAX_BYTES;
   for (const entry of known) {
-    const reading = readTranscript(entry.path);
+    const reading = readTranscript(entry.path, budget);
+    budget -= reading.bytes;
     let onlyHere = 0;
+    const unrecorded: { call: string; reason: string }[] = [];
     for (const use of reading.uses) {
       // A call the hooks reported whole is known; one whose end they lost gets its end from here.
       // A call the boundary denied did not run: the log already says all there is.
@@ -161,10 +134,21 @@ export async function reconcileTranscripts(options: {
               harness: entry.harness,
             })
           : log.agent;
+      const event = transcriptUseEvent(use, {
+        session: options.session,
+        harnessSession: entry.harness_session,
+        ...(entry.event_source ? { eventSource: entry.event_source } : {}),
+        ...(log.cwd ? { cwd: log.cwd } : {}),
+        only,
+      });
+      if (typeof event === 'string') {
+        unrecorded.push({ call: use.id.slice(0, 200), reason: event });
+        continue;
+      }
       await options.boundary.note({
         source: TRANSCRIPT_SOURCE,
-        event: useEvent(use, entry, log.cwd, only),
-        ...(agent ? { agent } : {}),
+        event,
+        ...(agent ? { agent: redactValue(agent) as AgentAttribution } : {}),
       });
       log.calls.add(use.id);
       log.ended.add(use.id);
@@ -178,7 +162,12 @@ export async function reconcileTranscripts(options: {
       seen_only_in_transcript: onlyHere,
       skipped_lines: reading.skippedLines,
       // A transcript that could not be read (a FIFO, a device, too large) is said, not waited on.
-      ...(reading.unread.length > 0 ? { unread: reading.unread } : {}),
+      ...(reading.unread.length > 0
+        ? { unread: reading.unread.slice(0, LISTED), unread_count: reading.unread.length }
+        : {}),
+      ...(unrecorded.length > 0
+        ? { unrecorded: unrecorded.slice(0, LISTED), unrecorded_count: unrecorded.length }
+        : {}),
     });
   }
   await options.boundary.note({
@@ -189,7 +178,8 @@ export async function reconcileTranscripts(options: {
       time: new Date().toISOString(),
       source: TRANSCRIPT_URI,
       session: { id: options.session },
-      extensions: { 'dev.tally.transcript': { transcripts: summary } },
+      // The paths and reasons are the agent's input too: redacted like it.
+      extensions: { 'dev.tally.transcript': { transcripts: redactValue(summary) } },
     },
   });
   return { recorded };

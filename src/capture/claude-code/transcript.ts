@@ -5,7 +5,7 @@
  * beside it (`<session>/subagents/agent-<id>.jsonl`, lines with `agentId`). Lines that are not JSON
  * (a line being written as the agent stopped) are skipped and counted.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
 import { readRegularFileSync } from '../../core/regular-file.js';
@@ -31,9 +31,14 @@ export interface TranscriptReading {
   files: string[];
   /** Files named but not read, and why: not a regular file (a FIFO, a device), or too large. */
   unread: { file: string; reason: string }[];
+  /** Bytes read, of every file. */
+  bytes: number;
 }
 
-/** At most this many bytes of one transcript are read (a runaway transcript is not loaded whole). */
+/**
+ * At most this many bytes of transcripts are read at one close, every file of every transcript
+ * together (a runaway transcript, or thousands of subagent files, is not loaded whole).
+ */
 export const TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024;
 
 /** How the pinned Claude Code words a tool result when a PreToolUse hook stopped the call. */
@@ -54,20 +59,26 @@ function blocks(line: Record<string, unknown>): Record<string, unknown>[] {
   return Array.isArray(content) ? content.filter(isJsonObject) : [];
 }
 
-function readOne(file: string, out: TranscriptReading): void {
+function readOne(file: string, out: TranscriptReading, budget: number): void {
   // The agent can put anything at the path (a FIFO, /dev/zero): only a regular file is read, whole
   // and bounded, and never waited on.
   let bytes: Buffer;
   try {
-    bytes = readRegularFileSync(file, TRANSCRIPT_MAX_BYTES);
+    bytes = readRegularFileSync(file, Math.max(0, budget - out.bytes));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
       out.unread.push({ file, reason: (error as Error).message });
     return;
   }
   out.files.push(file);
+  out.bytes += bytes.length;
   const byId = new Map<string, TranscriptToolUse>();
-  for (const text of bytes.toString('utf8').split('\n')) {
+  // Line by line from the bytes: no second copy of the whole file as one string.
+  for (let at = 0; at < bytes.length; ) {
+    const newline = bytes.indexOf(10, at);
+    const end = newline < 0 ? bytes.length : newline;
+    const text = bytes.toString('utf8', at, end);
+    at = end + 1;
     if (text.trim() === '') continue;
     let line: unknown;
     try {
@@ -108,13 +119,37 @@ function readOne(file: string, out: TranscriptReading): void {
   }
 }
 
-/** The tool uses of a main transcript and of its subagents' transcripts, in file then line order. */
-export function readTranscript(path: string): TranscriptReading {
-  const out: TranscriptReading = { uses: [], skippedLines: 0, files: [], unread: [] };
-  readOne(path, out);
+/** The names in the subagents folder, or none; one there that cannot be listed (a file, a FIFO) is said. */
+function subagentFiles(folder: string, out: TranscriptReading): string[] {
+  try {
+    if (!statSync(folder).isDirectory()) {
+      out.unread.push({
+        file: folder,
+        reason: `${folder} is not a folder: the subagents' transcripts are not read`,
+      });
+      return [];
+    }
+  } catch {
+    return [];
+  }
+  try {
+    return readdirSync(folder).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      out.unread.push({ file: folder, reason: (error as Error).message });
+    return [];
+  }
+}
+
+/**
+ * The tool uses of a main transcript and of its subagents' transcripts, in file then line order;
+ * `budget` bytes at most of all of them (what is past it is `unread`, as too large).
+ */
+export function readTranscript(path: string, budget = TRANSCRIPT_MAX_BYTES): TranscriptReading {
+  const out: TranscriptReading = { uses: [], skippedLines: 0, files: [], unread: [], bytes: 0 };
+  readOne(path, out, budget);
   const subagents = join(path.replace(/\.jsonl$/, ''), 'subagents');
-  if (existsSync(subagents))
-    for (const name of readdirSync(subagents).sort())
-      if (/^agent-[A-Za-z0-9_-]+\.jsonl$/.test(name)) readOne(join(subagents, name), out);
+  for (const name of subagentFiles(subagents, out))
+    if (/^agent-[A-Za-z0-9_-]+\.jsonl$/.test(name)) readOne(join(subagents, name), out, budget);
   return out;
 }

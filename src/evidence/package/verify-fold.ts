@@ -5,6 +5,12 @@
  */
 import type { CheckedRecord } from '../log/reader.js';
 import { ReceiptComposer } from '../receipt/receipt.js';
+import {
+  isCloseSummary,
+  isCloseSummaryType,
+  RECONCILE_SUMMARY_TYPE,
+  TRANSCRIPT_SOURCE,
+} from '../record/close-passes.js';
 import type { EventRecord } from '../record/record.js';
 import { type PackageFormat, recordLeaf } from './grammar.js';
 import { MerkleAccumulator } from './merkle-accumulator.js';
@@ -61,6 +67,8 @@ export class SessionFacts {
   baseline = false;
   /** The first `tally.reconcile.summary`: its seq and what it says of the pass. */
   reconcile: { seq: number; summary: Record<string, unknown> } | null = null;
+  /** The first summary only a close writes recorded under another source: a channel wrote it. */
+  foreignSummary: { seq: number; type: string; source: string } | null = null;
   /** What session.start says `tally run` wired: the harness and its events' source. */
   wiring: { harness: string; eventSource: string } | null = null;
   /** Records the wired harness's hooks sent (source `hook`, its event source). */
@@ -88,7 +96,11 @@ export class SessionFacts {
     }
     if (this.wiring !== null && record.source === 'hook' && event.source === this.wiring.eventSource)
       this.harnessEvents++;
-    if (record.source === 'transcript' && event.type === 'tool.after' && this.transcriptOnly.length < 100) {
+    if (
+      record.source === TRANSCRIPT_SOURCE &&
+      event.type === 'tool.after' &&
+      this.transcriptOnly.length < 100
+    ) {
       const seen = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.transcript'] as
         | { seen_only_in_transcript?: unknown }
         | undefined;
@@ -96,7 +108,9 @@ export class SessionFacts {
       if (seen?.seen_only_in_transcript === true && execution?.status === 'executed')
         this.transcriptOnly.push(record.seq);
     }
-    if (event.type === 'tally.reconcile.summary' && this.reconcile === null) {
+    if (isCloseSummaryType(event.type) && !isCloseSummary(record, event.type))
+      this.foreignSummary ??= { seq: record.seq, type: event.type, source: record.source };
+    if (isCloseSummary(record, RECONCILE_SUMMARY_TYPE) && this.reconcile === null) {
       const summary = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.reconcile'];
       this.reconcile = {
         seq: record.seq,

@@ -76,6 +76,14 @@ function harnessCheck(checks: Checks, facts: SessionFacts): void {
  * during the session. A limit the tree was already past at the start is only reported.
  */
 function workspaceCheck(checks: Checks, facts: SessionFacts): void {
+  const foreign = facts.foreignSummary;
+  if (foreign !== null) {
+    checks.fail('workspace_reconciled', 'summary-forged', {
+      ...foreign,
+      message: `record ${foreign.seq} is a ${foreign.type} recorded with source '${foreign.source}': only the close's own pass writes one, so a channel's stands in for a pass that may not have run`,
+    });
+    return;
+  }
   const found = facts.reconcile;
   if (found === null) {
     // Informational: packages sealed before closes recorded their pass have no summary either.

@@ -7,6 +7,7 @@
  * yes; `written`: unknown), the latest whether it exists after (`deleted`: no).
  */
 import type { FileOperation } from '../normalize.js';
+import { RECONCILE_SOURCE, TRANSCRIPT_SOURCE } from '../record/close-passes.js';
 
 /** What the net fold needs of a gathered group (files.ts's `WriteGroup`). */
 export interface NetGroup {
@@ -19,7 +20,7 @@ export interface NetGroup {
   lastSeq: number;
 }
 
-export const RECONCILE_SOURCES: ReadonlySet<string> = new Set(['git-reconcile']);
+export const RECONCILE_SOURCES: ReadonlySet<string> = new Set([RECONCILE_SOURCE]);
 
 function earliest<G extends NetGroup>(groups: readonly G[]): G {
   return groups.reduce((a, b) => (b.firstSeq < a.firstSeq ? b : a));
@@ -85,8 +86,6 @@ export function groupsByRow<G extends NetGroup>(groups: readonly G[]): Map<strin
   }
   return byPath;
 }
-
-export const TRANSCRIPT_SOURCE = 'transcript';
 
 /**
  * True when, of the channels that saw something, only the agent's own transcript did (the reconcile

@@ -14,6 +14,7 @@ import {
   sortedUnique,
   stringField,
 } from '../normalize.js';
+import { isCloseSummary, RECONCILE_SUMMARY_TYPE } from '../record/close-passes.js';
 import type { EventRecord } from '../record/record.js';
 import { type AgentGraph, AgentGraphBuilder } from './agents.js';
 import { DecisionLedger, type DecisionsOmitted } from './bounds.js';
@@ -36,7 +37,6 @@ import {
   NetworkLedger,
   type NetworkRow,
   networkEvent,
-  RECONCILE_SUMMARY_TYPE,
   reconcileSummaryWitnesses,
 } from './sources.js';
 import {
@@ -261,7 +261,7 @@ export class ReceiptComposer {
     this.timeline.add(pendingEntry(record, frame));
     if (type === 'file.changed')
       for (const w of fileChangedWitnesses(record, frame)) this.writes.addDefinite(w);
-    else if (type === RECONCILE_SUMMARY_TYPE && this.version === 2)
+    else if (isCloseSummary(record, RECONCILE_SUMMARY_TYPE) && this.version === 2)
       for (const w of reconcileSummaryWitnesses(record, frame)) this.writes.addDefinite(w);
     else if (type === NETWORK_EVENT_TYPE) {
       const destination = networkEvent(record);

@@ -62,8 +62,6 @@ export function fileChangedWitnesses(record: EventRecord, frame: WorkspaceFrame)
   return out.filter((w) => !(w.operation === 'deleted' && renamedFrom.has(w.path)));
 }
 
-export const RECONCILE_SUMMARY_TYPE = 'tally.reconcile.summary';
-
 const NET_OPERATIONS: ReadonlySet<string> = new Set(['created', 'modified', 'deleted', 'renamed']);
 
 /**

@@ -26,7 +26,8 @@ export const command: Command = {
     'answered: exit 0 allowed (or asked), 1 denied. Any other event is recorded. Input that is not a',
     'valid event is recorded as tally.ingest.rejected (its digest, never its bytes) and exits 2.',
     '',
-    '  --source LABEL  how it was captured: hook, ahp, mcp, wrap, git-reconcile, transcript, cli (default)',
+    '  --source LABEL  how it was captured: hook, ahp, mcp, wrap, cli (default); git-reconcile and',
+    "                  transcript are the close's own and refused",
   ].join('\n'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(argv, {
@@ -38,9 +39,7 @@ export const command: Command = {
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const source = values.source ?? 'cli';
     if (!SOURCE.test(source))
-      throw new UsageError(
-        '--source must be a short lowercase label (hook, ahp, mcp, wrap, git-reconcile, cli…)',
-      );
+      throw new UsageError('--source must be a short lowercase label (hook, ahp, mcp, wrap, cli…)');
     const where = placesOf(ctx);
     const session = resolveSession(where.state, values.session);
     const bytes = await ctx.stdin();
@@ -85,7 +84,8 @@ export const command: Command = {
     try {
       result = await recordFromCli(ctx, where, session, raw, { source, ...(agent ? { agent } : {}) });
     } catch (error) {
-      if (error instanceof BoundaryError && error.code === 'bad-event') throw new UsageError(error.message);
+      if (error instanceof BoundaryError && (error.code === 'bad-event' || error.code === 'close-source'))
+        throw new UsageError(error.message);
       throw error;
     }
     const decision = result.decision;
