@@ -4,13 +4,13 @@
  * agent adds one folder and one line here.
  */
 import type { BoundaryDecision } from '../boundary/boundary.js';
-import type { JsonObject } from '../core/json.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
 import { claudeCodeAnswer } from './claude-code/answer.js';
 import { translateClaudeCode } from './claude-code/translate.js';
 import { codexAnswer } from './codex/answer.js';
 import { translateCodex } from './codex/translate.js';
 import { cursorAnswer } from './cursor/answer.js';
-import { translateCursor } from './cursor/translate.js';
+import { locateCursor, translateCursor } from './cursor/translate.js';
 import { geminiCliAnswer } from './gemini-cli/answer.js';
 import { translateGeminiCli } from './gemini-cli/translate.js';
 import { openCodeAnswer } from './opencode/answer.js';
@@ -24,6 +24,23 @@ export interface NativeAdapter {
   answer(nativeEvent: string, decision: BoundaryDecision | null): JsonObject;
   /** The native event that ends the harness session (a session opened for it is sealed then). */
   endEvent?: string;
+  /**
+   * The harness session and directory a payload names, read without translating it: where a
+   * payload Tally cannot judge is recorded as rejected. Default: `session_id` and `cwd`.
+   */
+  locate?: (payload: unknown) => PayloadLocation | undefined;
+}
+
+export interface PayloadLocation {
+  harnessSession: string;
+  cwd: string;
+}
+
+/** `session_id` and `cwd`: the fields of every adapter's payloads but Cursor's. */
+export function locateSession(payload: unknown): PayloadLocation | undefined {
+  if (!isJsonObject(payload) || typeof payload.session_id !== 'string' || typeof payload.cwd !== 'string')
+    return undefined;
+  return { harnessSession: payload.session_id, cwd: payload.cwd };
 }
 
 export const ADAPTERS: Readonly<Record<string, NativeAdapter>> = {
@@ -48,7 +65,7 @@ export const ADAPTERS: Readonly<Record<string, NativeAdapter>> = {
   },
   codex: { harness: 'codex', translate: translateCodex, answer: codexAnswer, endEvent: 'SessionEnd' },
   opencode: { harness: 'opencode', translate: translateOpenCode, answer: openCodeAnswer },
-  cursor: { harness: 'cursor', translate: translateCursor, answer: cursorAnswer },
+  cursor: { harness: 'cursor', translate: translateCursor, answer: cursorAnswer, locate: locateCursor },
 };
 
 export function adapterOf(harness: string): NativeAdapter | undefined {

@@ -16,9 +16,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from '../ahp/transports/options.js';
 import type { BoundaryDecision, EventContext } from '../boundary/boundary.js';
 import { BoundaryError, eventId } from '../boundary/prepare.js';
-import { adapterOf, type NativeAdapter } from '../capture/adapters.js';
+import { adapterOf, locateSession, type NativeAdapter } from '../capture/adapters.js';
 import { type Captured, CaptureError } from '../capture/types.js';
-import { parseJson } from '../core/canonical.js';
+import { CanonicalError, parseJson } from '../core/canonical.js';
 import { GitError } from '../core/git.js';
 import { sha256Hex } from '../core/hash.js';
 import { readBody as readLimited } from '../core/http-body.js';
@@ -90,6 +90,18 @@ function targetOf(raw: string | undefined): Target {
   return mark < 0
     ? { path: text, query: new URLSearchParams() }
     : { path: text.slice(0, mark), query: new URLSearchParams(text.slice(mark + 1)) };
+}
+
+/**
+ * A body the strict reader refused, read as leniently as JavaScript reads it only to find the
+ * session and the native event it names; undefined when even that fails.
+ */
+function looselyRead(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 function hintOf(req: IncomingMessage, url: Target): SessionHint {
@@ -185,14 +197,16 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
 
   /** A payload that cannot be translated is still recorded (as rejected) when its session is known. */
   async function rejectPayload(
+    adapter: NativeAdapter,
     value: unknown,
     bytes: Buffer,
     reason: string,
     at: { pointer?: string; offset?: number },
     hint: SessionHint,
   ): Promise<void> {
-    if (!isJsonObject(value) || typeof value.session_id !== 'string' || typeof value.cwd !== 'string') return;
-    const held = await registry.forEvent({ harnessSession: value.session_id, cwd: value.cwd }, hint);
+    const where = (adapter.locate ?? locateSession)(value);
+    if (where === undefined) return;
+    const held = await registry.forEvent(where, hint);
     await held.open.boundary.reject({ received: bytes, reason, source: 'hook', ...at }, { source: 'hook' });
   }
 
@@ -209,7 +223,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     at: { pointer?: string; offset?: number },
     hint: SessionHint,
   ): Promise<JsonObject> {
-    await rejectPayload(value, bytes, reason, at, hint).catch(() => undefined);
+    await rejectPayload(adapter, value, bytes, reason, at, hint).catch(() => undefined);
     const nativeEvent = isJsonObject(value) ? value.hook_event_name : undefined;
     const denied: BoundaryDecision = {
       decision: 'deny',
@@ -232,21 +246,33 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     const bytes = await readBody(req);
     const bad = firstBadUtf8Byte(bytes);
     if (bad !== undefined) {
-      // Read with the bad bytes replaced only to find the session and the event; the record keeps
-      // the digest of the bytes as received and the offset of the first bad one.
-      let located: unknown;
-      try {
-        located = parseJson(Buffer.from(bytes.toString('utf8')));
-      } catch {
-        located = undefined;
-      }
-      return refuse(adapter, located, bytes, `the body is not UTF-8 at byte ${bad}`, { offset: bad }, hint);
+      // The record keeps the digest of the bytes as received and the offset of the first bad one.
+      return refuse(
+        adapter,
+        looselyRead(bytes),
+        bytes,
+        `the body is not UTF-8 at byte ${bad}`,
+        { offset: bad },
+        hint,
+      );
     }
     let value: unknown;
     try {
       value = parseJson(bytes);
     } catch (error) {
-      throw new HttpProblem(400, `the body is not JSON: ${(error as Error).message}`);
+      // JSON the strict reader refuses (an integer beyond 2^53 - 1, a lone surrogate, a duplicate
+      // key: each can come from the model's own tool arguments) is a call Tally cannot judge, so
+      // it is refused as one — recorded and denied — not answered 400, which a fail-open hook lets
+      // through and a fail-closed one spools unrecorded. Only a body that is no JSON at all stays a 400.
+      const pointer = error instanceof CanonicalError ? error.detail?.pointer : undefined;
+      return refuse(
+        adapter,
+        looselyRead(bytes),
+        bytes,
+        `the body is not JSON Tally can read: ${(error as Error).message}`,
+        typeof pointer === 'string' ? { pointer } : {},
+        hint,
+      );
     }
     let captured: Captured;
     try {

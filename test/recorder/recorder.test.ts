@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { RecorderClient } from '../../src/recorder/client.js';
 import { jsonOut, makeProject, type Project, type Ran, runTally, TALLY_BIN } from '../cli/tally-process.js';
+import { postRaw } from './post-raw.js';
 
 interface Status {
   pid: number | null;
@@ -150,31 +151,10 @@ describe('the session recorder', () => {
     const p = project();
     await setUp(p);
     await hook(p, payload(p, 'SessionStart', { source: 'startup' }), ['--agent', 'coder']);
-    const s = await status(p);
-    const secret = readFileSync(join(p.home, 'run', 'recorder.secret'), 'utf8').trim();
     const [head, tail] = JSON.stringify(pre(p, 't-bad', 'ls MARK')).split('MARK') as [string, string];
     const body = Buffer.concat([Buffer.from(head), Buffer.from([0x66, 0xff, 0x6f]), Buffer.from(tail)]);
     const offset = body.indexOf(0xff);
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: s.port,
-          path: '/hooks/claude-code',
-          method: 'POST',
-          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (d) => {
-            text += d;
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+    const answer = await postRaw(p, '/hooks/claude-code', body);
     assert.equal(answer.status, 200, answer.body);
     const out = JSON.parse(answer.body).hookSpecificOutput;
     assert.equal(out.permissionDecision, 'deny');

@@ -8,10 +8,9 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
-import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { makeProject, type Project, TALLY_BIN } from '../cli/tally-process.js';
+import { postRaw } from './post-raw.js';
 
 const running: ChildProcess[] = [];
 after(() => {
@@ -46,32 +45,7 @@ function post(
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: string }> {
-  const port = (JSON.parse(readFileSync(join(p.home, 'recorder.json'), 'utf8')) as { port: number }).port;
-  const secret = readFileSync(join(p.home, 'run', 'recorder.secret'), 'utf8').trim();
-  const data = Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${secret}`,
-          'content-type': 'application/json',
-          'content-length': data.length,
-          ...headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
+  return postRaw(p, path, JSON.stringify(body), headers);
 }
 
 describe('a recorder whose log write fails', () => {

@@ -111,6 +111,20 @@ function toolOf(event: CursorEvent, p: JsonObject): { tool: JsonObject; id: stri
   };
 }
 
+/** The directory a Cursor payload names: the call's own `cwd`, else the first workspace root. */
+function cwdOf(p: JsonObject): string | undefined {
+  const roots = Array.isArray(p.workspace_roots) ? p.workspace_roots : [];
+  return text(p, 'cwd', false) ?? (typeof roots[0] === 'string' && roots[0] !== '' ? roots[0] : undefined);
+}
+
+/** Where a payload belongs without translating it: its conversation and directory. */
+export function locateCursor(payload: unknown): { harnessSession: string; cwd: string } | undefined {
+  if (!isJsonObject(payload)) return undefined;
+  const session = text(payload, 'conversation_id', false);
+  const cwd = cwdOf(payload);
+  return session === undefined || cwd === undefined ? undefined : { harnessSession: session, cwd };
+}
+
 export function translateCursor(payload: unknown, id?: string): Captured {
   if (!isJsonObject(payload))
     throw new CaptureError('bad-payload', '/: a Cursor hook payload is a JSON object', { pointer: '' });
@@ -125,8 +139,7 @@ export function translateCursor(payload: unknown, id?: string): Captured {
     );
   const event = name as CursorEvent;
   const session = text(payload, 'conversation_id')!;
-  const roots = Array.isArray(payload.workspace_roots) ? payload.workspace_roots : [];
-  const cwd = text(payload, 'cwd', false) ?? (typeof roots[0] === 'string' ? roots[0] : undefined);
+  const cwd = cwdOf(payload);
   const turn = text(payload, 'generation_id', false) ?? `turn-${session}`;
   const base: JsonObject = {
     ...(id ? { id } : {}),
