@@ -116,8 +116,8 @@ export async function acquireLock(path: string, timeoutMs = 15_000): Promise<Fil
         release(now?: string) {
           if (!held) return;
           held = false;
+          // A lock whose file could not be read as it was taken is released where it was taken.
           for (const candidate of now === undefined ? [lockPath] : [`${now}.lock`, lockPath])
-            // A lock whose file could not be read as it was taken is released where it was taken.
             if (taken === undefined ? candidate === lockPath : identityOf(candidate) === taken) {
               try {
                 unlinkSync(candidate);
