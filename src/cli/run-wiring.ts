@@ -232,6 +232,8 @@ export async function wireRun(
     const after = await installer
       .afterWrite(join(runDir, home.hooks), {
         bin: agentArgv[0]!,
+        scope: 'user',
+        hooks: hooks.block,
         env: { ...options.env, ...env },
         cwd: options.cwd,
       })

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseSettings, settingsText } from '../../capture/hook-settings.js';
 import { tallyHome } from '../../core/home.js';
+import type { JsonObject } from '../../core/json.js';
 import { RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV } from '../../recorder/config.js';
 import {
@@ -109,6 +110,7 @@ const install: Command = {
     };
     let after: unknown;
     let text: string;
+    let hooks: Record<string, JsonObject[]> = {};
     if (installer.wholeFile) {
       // A file of Tally's own: never overwrite one that is someone else's.
       if (existsSync(path) && !installer.wholeFile.isOurs(readFileSync(path, 'utf8')))
@@ -116,7 +118,7 @@ const install: Command = {
       text = installer.wholeFile.render(registration, wiring);
       after = text;
     } else {
-      const hooks = installer.hooks(registration, wiring);
+      hooks = installer.hooks(registration, wiring);
       const own = scope === 'managed' && installer.ownManagedFile;
       // The user's file is edited in place: what Tally does not change keeps its bytes.
       const existing = !own && existsSync(path) ? readFileSync(path, 'utf8') : undefined;
@@ -134,6 +136,8 @@ const install: Command = {
         after_write = await installer
           .afterWrite(path, {
             bin: values['agent-bin'] ?? installer.agent,
+            scope,
+            hooks,
             env: ctx.env,
             cwd: ctx.cwd,
           })
@@ -188,7 +192,7 @@ const install: Command = {
         );
       else if (untrusted)
         ctx.stderr(
-          `${installer.label} does not trust the hooks written (${String(after_write?.hooks_trusted)} of ${String(after_write?.hooks_listed)} trusted): it will skip them without a word. Review them in its /hooks screen, or rerun with --agent-bin <path to ${installer.agent}>\n`,
+          `${installer.label} does not run the hooks written: of ${String(after_write?.hooks_written)} written it lists ${String(after_write?.hooks_listed)} as Tally wrote them, ${String(after_write?.hooks_trusted)} trusted and on; it will skip the rest without a word (a hooks feature switched off in its config.toml lists none; a file changed since Tally wrote it lists fewer). Review them in its /hooks screen, or rerun with --agent-bin <path to ${installer.agent}>\n`,
         );
       if (values['dry-run']) ctx.stdout(text);
     }
