@@ -127,7 +127,7 @@ export function settingsTarget(
   ctx: CommandContext,
   installer: Installer,
   scope: string | undefined,
-): { scope: InstallScope; path: string } {
+): { scope: InstallScope; path: string; root: string } {
   const chosen = (scope ?? installer.scopes[0]) as InstallScope;
   if (!SCOPES.includes(chosen)) throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`);
   if (!installer.scopes.includes(chosen))
@@ -136,7 +136,7 @@ export function settingsTarget(
     );
   const where = placesOf(ctx);
   const root = where.project ? projectRootFor(where.project) : projectRootFor(ctx.cwd);
-  return { scope: chosen, path: installer.path(chosen, root, ctx.env.HOME ?? '', ctx.env) };
+  return { scope: chosen, path: installer.path(chosen, root, ctx.env.HOME ?? '', ctx.env), root };
 }
 
 export function agentOf(positionals: string[]): Installer {

@@ -21,6 +21,7 @@ import {
 import { type Command, FailureError, parseFlags, printJson, UsageError } from '../command.js';
 import { INSTALLERS } from '../installers.js';
 import { installMcpServers } from '../mcp-servers.js';
+import { assertInProject } from '../project-place.js';
 import { placesOf } from '../session-context.js';
 
 const install: Command = {
@@ -95,7 +96,7 @@ const install: Command = {
           ? 'http'
           : 'command'
         : (transport as 'http' | 'command');
-    const { scope, path } = settingsTarget(ctx, installer, values.scope);
+    const { scope, path, root } = settingsTarget(ctx, installer, values.scope);
     const where = placesOf(ctx);
     const { registration, path: registrationPath } = projectRegistration(where, ctx.cwd, values.registration);
     const client = await RecorderClient.of(tallyHome(ctx.env), ctx.env);
@@ -112,7 +113,8 @@ const install: Command = {
     let text: string;
     let hooks: Record<string, JsonObject[]> = {};
     if (installer.wholeFile) {
-      // A file of Tally's own: never overwrite one that is someone else's.
+      // A file of Tally's own: in the project when it is the project's, never someone else's.
+      if (scope === 'project') assertInProject(path, root);
       if (existsSync(path) && !installer.wholeFile.isOurs(readFileSync(path, 'utf8')))
         throw new FailureError(`${path} exists and is not Tally's; nothing was changed`);
       text = installer.wholeFile.render(registration, wiring);

@@ -5,6 +5,7 @@ import { agentOf, settingsTarget, writeSettingsFile } from '../agent-hooks.js';
 import { type Command, parseFlags, printJson } from '../command.js';
 import { INSTALLERS } from '../installers.js';
 import { uninstallMcpServers } from '../mcp-servers.js';
+import { assertInProject } from '../project-place.js';
 
 export const command: Command = {
   summary: 'remove only the hooks Tally added to the agent’s settings',
@@ -19,9 +20,10 @@ export const command: Command = {
     const installer = agentOf(positionals);
     if (values.mcp)
       return uninstallMcpServers(ctx, installer.agent, values['dry-run'] === true, values.json === true);
-    const { scope, path } = settingsTarget(ctx, installer, values.scope);
+    const { scope, path, root } = settingsTarget(ctx, installer, values.scope);
     const existed = existsSync(path);
     if (installer.wholeFile) {
+      if (scope === 'project') assertInProject(path, root);
       const ours = existed && installer.wholeFile.isOurs(readFileSync(path, 'utf8'));
       if (ours && !values['dry-run']) rmSync(path, { force: true });
       if (values.json)
