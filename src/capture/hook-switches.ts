@@ -13,7 +13,7 @@ import { isJsonObject, type JsonObject, jsonErrorMessage } from '../core/json.js
 import { isTallyHook } from './claude-code/hooks.js';
 import { isGeminiTallyHook } from './gemini-cli/hooks.js';
 import { plain, readJsonc } from './jsonc.js';
-import { isTallyPlugin } from './opencode/plugin.js';
+import { isRenderedTallyPlugin } from './opencode/plugin.js';
 import { isShimCommand } from './plan.js';
 import { isQwenTallyHook } from './qwen-code/hooks.js';
 import { CaptureError } from './types.js';
@@ -236,7 +236,7 @@ function switchesOf(harness: string, layer: SettingsLayer): HookSwitch[] {
       .filter((name) => /\.(m?[jt]s)$/.test(name))
       .filter((name) => {
         try {
-          return !isTallyPlugin(readFileSync(join(layer.path, name), 'utf8'));
+          return !isRenderedTallyPlugin(readFileSync(join(layer.path, name), 'utf8'));
         } catch {
           return true;
         }
