@@ -3,9 +3,9 @@
  * into its settings without touching anything else. `tally uninstall <agent>` removes only what
  * Tally added.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseSettings, settingsText } from '../../capture/hook-settings.js';
+import { parseSettings, readSettingsFile, settingsText } from '../../capture/hook-settings.js';
 import { tallyHome } from '../../core/home.js';
 import type { JsonObject } from '../../core/json.js';
 import { RecorderClient } from '../../recorder/client.js';
@@ -13,6 +13,7 @@ import { SECRET_ENV } from '../../recorder/config.js';
 import {
   agentOf,
   hookShim,
+  makeFolder,
   projectRegistration,
   settingsTarget,
   tallyCommand,
@@ -115,7 +116,7 @@ const install: Command = {
     if (installer.wholeFile) {
       // A file of Tally's own: in the project when it is the project's, never someone else's.
       if (scope === 'project') assertInProject(path, root);
-      if (existsSync(path) && !installer.wholeFile.isOurs(readFileSync(path, 'utf8')))
+      if (existsSync(path) && !installer.wholeFile.isOurs(readSettingsFile(path)))
         throw new FailureError(`${path} exists and is not Tally's; nothing was changed`);
       text = installer.wholeFile.render(registration, wiring);
       after = text;
@@ -123,7 +124,7 @@ const install: Command = {
       hooks = installer.hooks(registration, wiring);
       const own = scope === 'managed' && installer.ownManagedFile;
       // The user's file is edited in place: what Tally does not change keeps its bytes.
-      const existing = !own && existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+      const existing = !own && existsSync(path) ? readSettingsFile(path) : undefined;
       let merged = installer.merge(parseSettings(existing, path, installer.dialect), hooks);
       if (managedOnly) merged = { ...merged, allowManagedHooksOnly: true };
       after = merged;
@@ -131,7 +132,7 @@ const install: Command = {
     }
     let after_write: Record<string, unknown> | undefined;
     if (!values['dry-run']) {
-      mkdirSync(dirname(path), { recursive: true });
+      makeFolder(dirname(path));
       writeSettingsFile(path, text, scope === 'managed' ? 0o644 : 0o600);
       if (installer.afterWrite)
         // The file is written: an agent that cannot be asked leaves the hooks untrusted, said below.

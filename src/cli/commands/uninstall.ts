@@ -1,6 +1,6 @@
 /** `tally uninstall <agent>`: removes only the hooks Tally added to the agent's settings. */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { parseSettings, settingsText } from '../../capture/hook-settings.js';
+import { existsSync, rmSync } from 'node:fs';
+import { parseSettings, readSettingsFile, settingsText } from '../../capture/hook-settings.js';
 import { agentOf, settingsTarget, writeSettingsFile } from '../agent-hooks.js';
 import { type Command, parseFlags, printJson } from '../command.js';
 import { INSTALLERS } from '../installers.js';
@@ -24,7 +24,7 @@ export const command: Command = {
     const existed = existsSync(path);
     if (installer.wholeFile) {
       if (scope === 'project') assertInProject(path, root);
-      const ours = existed && installer.wholeFile.isOurs(readFileSync(path, 'utf8'));
+      const ours = existed && installer.wholeFile.isOurs(readSettingsFile(path));
       if (ours && !values['dry-run']) rmSync(path, { force: true });
       if (values.json)
         printJson(ctx, {
@@ -37,7 +37,7 @@ export const command: Command = {
       else ctx.stderr(ours ? `removed Tally's plugin ${path}\n` : `no Tally plugin at ${path}\n`);
       return 0;
     }
-    const existing = existed ? readFileSync(path, 'utf8') : undefined;
+    const existing = existed ? readSettingsFile(path) : undefined;
     const before = parseSettings(existing, path, installer.dialect);
     const after = installer.remove(before);
     const removed = JSON.stringify(before) !== JSON.stringify(after);
