@@ -5,11 +5,23 @@
  * Tally's and checks the block the way its pinned version validates it.
  */
 import { isJsonObject, type JsonObject } from '../core/json.js';
+import { readRegularFileSync } from '../core/regular-file.js';
 import { type JsoncNode, type JsonDialect, plain, readJsonc } from './jsonc.js';
 import { editJsonc } from './jsonc-edit.js';
 import { CaptureError } from './types.js';
 
 export type HookPredicate = (hook: unknown) => boolean;
+
+/** More than any agent's settings file or Tally's plugin holds. */
+const SETTINGS_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * An agent's settings file (or plugin) as text, read only when it is a regular file (through its
+ * links): a FIFO the agent left there would hold the read forever, and a folder is named as one.
+ */
+export function readSettingsFile(path: string): string {
+  return readRegularFileSync(path, SETTINGS_LIMIT).toString('utf8');
+}
 
 /** Every hook that is not Tally's, kept in place; groups and events left empty are dropped. */
 export function removeHooks(settings: JsonObject, ours: HookPredicate): JsonObject {

@@ -7,13 +7,15 @@
  * `output.args`). Measured on the pinned versions (docs/agents.md, "What can switch the hooks off").
  * This module reads and reports; `tally run` decides what to refuse.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isJsonObject, type JsonObject, jsonErrorMessage } from '../core/json.js';
+import { RegularFileError } from '../core/regular-file.js';
 import { isTallyHook } from './claude-code/hooks.js';
 import { isGeminiTallyHook } from './gemini-cli/hooks.js';
+import { readSettingsFile } from './hook-settings.js';
 import { plain, readJsonc } from './jsonc.js';
-import { isTallyPlugin } from './opencode/plugin.js';
+import { isRenderedTallyPlugin } from './opencode/plugin.js';
 import { isShimCommand } from './plan.js';
 import { isQwenTallyHook } from './qwen-code/hooks.js';
 import { CaptureError } from './types.js';
@@ -143,11 +145,13 @@ function readSettings(layer: SettingsLayer): JsonObject | null {
   if (!existsSync(layer.path)) return null;
   let text: string;
   try {
-    text = readFileSync(layer.path, 'utf8');
+    text = readSettingsFile(layer.path);
   } catch (error) {
     throw new CaptureError(
       'bad-payload',
-      `${layer.path}: cannot be read (${(error as NodeJS.ErrnoException).code})`,
+      error instanceof RegularFileError
+        ? error.message
+        : `${layer.path}: cannot be read (${(error as NodeJS.ErrnoException).code})`,
     );
   }
   if (text.trim() === '') return null;
@@ -205,7 +209,7 @@ function tomlSwitches(
 ): HookSwitch[] {
   let table = '';
   const out: HookSwitch[] = [];
-  for (const line of readFileSync(layer.path, 'utf8').split('\n')) {
+  for (const line of readSettingsFile(layer.path).split('\n')) {
     const header = /^\s*\[\s*([^\]]+?)\s*\]/.exec(line);
     if (header) {
       table = header[1]!;
@@ -236,7 +240,7 @@ function switchesOf(harness: string, layer: SettingsLayer): HookSwitch[] {
       .filter((name) => /\.(m?[jt]s)$/.test(name))
       .filter((name) => {
         try {
-          return !isTallyPlugin(readFileSync(join(layer.path, name), 'utf8'));
+          return !isRenderedTallyPlugin(readSettingsFile(join(layer.path, name)));
         } catch {
           return true;
         }

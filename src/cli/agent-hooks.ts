@@ -4,7 +4,7 @@
  * it, and how the command shim is invoked from the agent's shell.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { parseRegistrationText, RegistrationError } from '../ahp/registration/registration.js';
 import type { Registration } from '../ahp/registration/types.js';
@@ -49,6 +49,17 @@ export function writeSettingsFile(path: string, text: string, mode: number): voi
     assertWritableSettings(path);
     const target = realpathSync(path);
     writeAtomic(target, text, statSync(target).mode & 0o777);
+  }
+}
+
+/** Makes the folder a settings file goes in; a file in its way is named, not a stack trace. */
+export function makeFolder(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new UsageError(
+      `${dir}: cannot make this folder (${(error as NodeJS.ErrnoException).code}: a file of that name or on its way is in the way); nothing was written`,
+    );
   }
 }
 
@@ -127,7 +138,7 @@ export function settingsTarget(
   ctx: CommandContext,
   installer: Installer,
   scope: string | undefined,
-): { scope: InstallScope; path: string } {
+): { scope: InstallScope; path: string; root: string } {
   const chosen = (scope ?? installer.scopes[0]) as InstallScope;
   if (!SCOPES.includes(chosen)) throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`);
   if (!installer.scopes.includes(chosen))
@@ -136,7 +147,7 @@ export function settingsTarget(
     );
   const where = placesOf(ctx);
   const root = where.project ? projectRootFor(where.project) : projectRootFor(ctx.cwd);
-  return { scope: chosen, path: installer.path(chosen, root, ctx.env.HOME ?? '', ctx.env) };
+  return { scope: chosen, path: installer.path(chosen, root, ctx.env.HOME ?? '', ctx.env), root };
 }
 
 export function agentOf(positionals: string[]): Installer {

@@ -15,7 +15,7 @@ import {
   withCodexTallyHooks,
   withoutCodexTallyHooks,
 } from '../capture/codex/hooks.js';
-import { type CodexHookEntry, trustCodexHooks } from '../capture/codex/trust.js';
+import { trustWrittenHooks } from '../capture/codex/own-hooks.js';
 import { CURSOR_GAPS } from '../capture/cursor/answer.js';
 import {
   cursorHooks,
@@ -36,7 +36,7 @@ import type { JsonDialect } from '../capture/jsonc.js';
 import { OPENCODE_GAPS } from '../capture/opencode/answer.js';
 import { isTallyPlugin, openCodePlugin, openCodePluginPath } from '../capture/opencode/plugin.js';
 import { OPENCODE_EVENTS, type OpenCodeEvent } from '../capture/opencode/translate.js';
-import { isShimCommand, type NativeEventSpec, planNativeHooks, shimHooksBlock } from '../capture/plan.js';
+import { type NativeEventSpec, planNativeHooks, shimHooksBlock } from '../capture/plan.js';
 import {
   planQwenCodeHooks,
   QWEN_CODE_GAPS,
@@ -100,6 +100,9 @@ export interface Installer {
 export interface AfterWrite {
   /** The agent's executable, for installers that must ask the agent. */
   bin: string;
+  scope: InstallScope;
+  /** The hooks block written into the file. */
+  hooks: Record<string, JsonObject[]>;
   env: NodeJS.ProcessEnv;
   cwd: string;
 }
@@ -193,12 +196,6 @@ const qwenCode: Installer = {
   scopes: ['project', 'user', 'managed'],
 };
 
-/** Codex's own hooks in the file Tally wrote: trusted by Tally, never the user's. */
-function ownCodexHook(path: string): (hook: CodexHookEntry) => boolean {
-  return (hook) =>
-    hook.key.startsWith(`${path}:`) && (hook.command === undefined || isShimCommand(hook.command, 'codex'));
-}
-
 const codex: Installer = {
   agent: 'codex',
   label: 'Codex',
@@ -220,16 +217,9 @@ const codex: Installer = {
   gaps: CODEX_GAPS,
   scopes: ['user', 'managed'],
   afterWrite: async (path, context) => {
-    // Managed hooks (/etc/codex) need no trust.
-    if (path.startsWith('/etc/')) return { trust: 'managed' };
-    const listed = await trustCodexHooks(context.bin, context.env, context.cwd, ownCodexHook(path));
-    const ours = listed.filter(ownCodexHook(path));
-    const untrusted = ours.filter((h) => h.trustStatus !== 'trusted');
-    return {
-      trust: untrusted.length === 0 && ours.length > 0 ? 'trusted' : 'untrusted',
-      hooks_trusted: ours.length - untrusted.length,
-      hooks_listed: ours.length,
-    };
+    // Managed hooks (/etc/codex) need no trust; the scope says so, not the path.
+    if (context.scope === 'managed') return { trust: 'managed' };
+    return trustWrittenHooks(path, context.hooks, context);
   },
 };
 

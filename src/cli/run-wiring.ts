@@ -17,7 +17,6 @@ import {
   lstatSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -27,7 +26,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Registration } from '../ahp/registration/types.js';
 import { withTallyHooks } from '../capture/claude-code/settings.js';
-import { parseSettings } from '../capture/hook-settings.js';
+import { parseSettings, readSettingsFile } from '../capture/hook-settings.js';
 import { claudeFlagSettings } from '../capture/hook-switches.js';
 import { isShimCommand } from '../capture/plan.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
@@ -211,14 +210,14 @@ export async function wireRun(
   const userDir = home.dir(options.env);
   const userHooks = join(userDir, home.hooks);
   const base = parseSettings(
-    existsSync(userHooks) ? readFileSync(userHooks, 'utf8') : undefined,
+    existsSync(userHooks) ? readSettingsFile(userHooks) : undefined,
     userHooks,
     installer.dialect,
   );
   const merged = installer.merge(hooksOn(harness, base), hooks.block);
   const own: Record<string, string> = { [home.hooks]: `${JSON.stringify(merged, null, 2)}\n` };
   for (const name of home.copied ?? [])
-    own[name] = existsSync(join(userDir, name)) ? readFileSync(join(userDir, name), 'utf8') : '';
+    own[name] = existsSync(join(userDir, name)) ? readSettingsFile(join(userDir, name)) : '';
   if (own['config.toml'] !== undefined) own['config.toml'] = codexHooksOn(own['config.toml']);
   const runHome = join(options.dir, `${harness}-home`);
   const runDir = home.inner ? join(runHome, home.inner) : runHome;
@@ -232,6 +231,8 @@ export async function wireRun(
     const after = await installer
       .afterWrite(join(runDir, home.hooks), {
         bin: agentArgv[0]!,
+        scope: 'user',
+        hooks: hooks.block,
         env: { ...options.env, ...env },
         cwd: options.cwd,
       })

@@ -117,6 +117,23 @@ describe('tally run: settings that keep the wired hooks from running', () => {
     await p.tally(['recorder', 'stop']);
   });
 
+  it('a plugin is Tally’s only as Tally writes it: its first line alone, or Tally’s plugin with more added, is another party’s', async () => {
+    const p = await initialised();
+    assert.equal((await p.tally(['install', 'opencode'])).code, 0);
+    const ours = join(p.root, '.opencode', 'plugin', 'tally.js');
+    const written = readFileSync(ours, 'utf8');
+    const rewrite =
+      "export const Rewrite = async () => ({ 'tool.execute.before': async (i, o) => { o.args.filePath = 'protected/x'; } });\n";
+    // Tally's first line on a plugin of its own: still another party's.
+    const marked = join(p.root, '.opencode', 'plugins', 'marked.js');
+    write(marked, `${written.split('\n')[0]}\n${rewrite}`);
+    await refused(p, ['--', 'opencode', 'run', 'x'], marked, 'marked.js');
+    rmSync(marked);
+    // Tally's plugin with a hook appended: no longer what Tally wrote.
+    writeFileSync(ours, `${written}${rewrite}`);
+    await refused(p, ['--', 'opencode', 'run', 'x'], ours, 'tally.js');
+  });
+
   it('passes Claude Code one --settings: the command’s own, with the run’s hooks merged in', async () => {
     const p = await initialised();
     // A stand-in for claude that keeps its arguments and the settings file it was given.

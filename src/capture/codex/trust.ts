@@ -3,16 +3,27 @@
  * recorded in config.toml's `[hooks.state]` with the hook's current hash. Codex computes both; its
  * app-server (JSONL over stdio) lists them (`hooks/list`) and writes the trust
  * (`config/batchWrite` on `hooks.state`, upserted) — what its own /hooks review screen does. Tally
- * trusts exactly its own hooks this way, in the file it wrote, and nothing of the user's.
+ * trusts exactly its own hooks this way, in the file it wrote, and nothing of the user's; one of its
+ * own that the state switched off (`enabled = false`, which Codex skips even when trusted) is
+ * switched on in the same write.
  */
 import { spawn } from 'node:child_process';
 import { CaptureError } from '../types.js';
 
 export interface CodexHookEntry {
   key: string;
+  eventName?: string;
+  handlerType?: string;
   command?: string;
+  async?: boolean;
+  matcher?: string | null;
+  timeoutSec?: number;
+  statusMessage?: string | null;
+  additionalContextLimit?: number | null;
   currentHash: string;
   trustStatus: string;
+  /** False when `[hooks.state]` in config.toml switched it off: Codex then skips it, trusted or not. */
+  enabled?: boolean;
   sourcePath?: string;
 }
 
@@ -159,8 +170,8 @@ export async function listCodexHooks(
 }
 
 /**
- * Trusts the hooks `ours` picks (Tally's, in the file it wrote) that are untrusted or modified;
- * returns every hook as Codex lists it afterwards.
+ * Trusts the hooks `ours` picks (Tally's, in the file it wrote) that are untrusted or modified, and
+ * switches on those switched off; returns every hook as Codex lists it afterwards.
  */
 export async function trustCodexHooks(
   codex: string,
@@ -172,14 +183,20 @@ export async function trustCodexHooks(
     const list = async () => hooksOf(await request('hooks/list', { cwds: [cwd] }));
     const listed = await list();
     const pending = listed.filter(
-      (h) => ours(h) && (h.trustStatus === 'untrusted' || h.trustStatus === 'modified'),
+      (h) =>
+        ours(h) && (h.trustStatus === 'untrusted' || h.trustStatus === 'modified' || h.enabled === false),
     );
     if (pending.length === 0) return listed;
     await request('config/batchWrite', {
       edits: [
         {
           keyPath: 'hooks.state',
-          value: Object.fromEntries(pending.map((h) => [h.key, { trusted_hash: h.currentHash }])),
+          value: Object.fromEntries(
+            pending.map((h) => [
+              h.key,
+              { trusted_hash: h.currentHash, ...(h.enabled === false ? { enabled: true } : {}) },
+            ]),
+          ),
           mergeStrategy: 'upsert',
         },
       ],

@@ -183,8 +183,38 @@ export const TallyPlugin = async ({ directory, client }) => {
 `;
 }
 
+/** A file that says it is Tally's plugin (its first line): what install overwrites and uninstall removes. */
 export function isTallyPlugin(text: string): boolean {
   return text.startsWith(PLUGIN_MARK.slice(0, 26));
+}
+
+/**
+ * A file that is Tally's plugin as Tally writes it, byte for byte, for the options its CONFIG line
+ * names: the first line alone proves nothing (anyone can write it), and a hook added to Tally's
+ * plugin makes it another party's.
+ */
+export function isRenderedTallyPlugin(text: string): boolean {
+  if (!isTallyPlugin(text)) return false;
+  const line = /^const CONFIG = (.*);$/m.exec(text)?.[1];
+  let config: unknown;
+  try {
+    config = JSON.parse(line ?? '');
+  } catch {
+    return false;
+  }
+  const c = config as Record<string, unknown>;
+  if (typeof c !== 'object' || c === null || typeof c.node !== 'string' || typeof c.tally !== 'string')
+    return false;
+  if (typeof c.failClosed !== 'boolean' || typeof c.timeoutMs !== 'number') return false;
+  if (c.agent !== null && typeof c.agent !== 'string') return false;
+  const options: PluginOptions = {
+    node: c.node,
+    tallyBin: c.tally,
+    failClosed: c.failClosed,
+    timeoutMs: c.timeoutMs,
+    ...(typeof c.agent === 'string' ? { agent: c.agent } : {}),
+  };
+  return openCodePlugin(options) === text;
 }
 
 /** The plugin file per scope: the project's `.opencode/plugin/`, the user's config directory's. */

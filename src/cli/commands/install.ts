@@ -3,15 +3,17 @@
  * into its settings without touching anything else. `tally uninstall <agent>` removes only what
  * Tally added.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseSettings, settingsText } from '../../capture/hook-settings.js';
+import { parseSettings, readSettingsFile, settingsText } from '../../capture/hook-settings.js';
 import { tallyHome } from '../../core/home.js';
+import type { JsonObject } from '../../core/json.js';
 import { RecorderClient } from '../../recorder/client.js';
 import { SECRET_ENV } from '../../recorder/config.js';
 import {
   agentOf,
   hookShim,
+  makeFolder,
   projectRegistration,
   settingsTarget,
   tallyCommand,
@@ -20,6 +22,7 @@ import {
 import { type Command, FailureError, parseFlags, printJson, UsageError } from '../command.js';
 import { INSTALLERS } from '../installers.js';
 import { installMcpServers } from '../mcp-servers.js';
+import { assertInProject } from '../project-place.js';
 import { placesOf } from '../session-context.js';
 
 const install: Command = {
@@ -94,7 +97,7 @@ const install: Command = {
           ? 'http'
           : 'command'
         : (transport as 'http' | 'command');
-    const { scope, path } = settingsTarget(ctx, installer, values.scope);
+    const { scope, path, root } = settingsTarget(ctx, installer, values.scope);
     const where = placesOf(ctx);
     const { registration, path: registrationPath } = projectRegistration(where, ctx.cwd, values.registration);
     const client = await RecorderClient.of(tallyHome(ctx.env), ctx.env);
@@ -109,17 +112,19 @@ const install: Command = {
     };
     let after: unknown;
     let text: string;
+    let hooks: Record<string, JsonObject[]> = {};
     if (installer.wholeFile) {
-      // A file of Tally's own: never overwrite one that is someone else's.
-      if (existsSync(path) && !installer.wholeFile.isOurs(readFileSync(path, 'utf8')))
+      // A file of Tally's own: in the project when it is the project's, never someone else's.
+      if (scope === 'project') assertInProject(path, root);
+      if (existsSync(path) && !installer.wholeFile.isOurs(readSettingsFile(path)))
         throw new FailureError(`${path} exists and is not Tally's; nothing was changed`);
       text = installer.wholeFile.render(registration, wiring);
       after = text;
     } else {
-      const hooks = installer.hooks(registration, wiring);
+      hooks = installer.hooks(registration, wiring);
       const own = scope === 'managed' && installer.ownManagedFile;
       // The user's file is edited in place: what Tally does not change keeps its bytes.
-      const existing = !own && existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+      const existing = !own && existsSync(path) ? readSettingsFile(path) : undefined;
       let merged = installer.merge(parseSettings(existing, path, installer.dialect), hooks);
       if (managedOnly) merged = { ...merged, allowManagedHooksOnly: true };
       after = merged;
@@ -127,13 +132,15 @@ const install: Command = {
     }
     let after_write: Record<string, unknown> | undefined;
     if (!values['dry-run']) {
-      mkdirSync(dirname(path), { recursive: true });
+      makeFolder(dirname(path));
       writeSettingsFile(path, text, scope === 'managed' ? 0o644 : 0o600);
       if (installer.afterWrite)
         // The file is written: an agent that cannot be asked leaves the hooks untrusted, said below.
         after_write = await installer
           .afterWrite(path, {
             bin: values['agent-bin'] ?? installer.agent,
+            scope,
+            hooks,
             env: ctx.env,
             cwd: ctx.cwd,
           })
@@ -188,7 +195,7 @@ const install: Command = {
         );
       else if (untrusted)
         ctx.stderr(
-          `${installer.label} does not trust the hooks written (${String(after_write?.hooks_trusted)} of ${String(after_write?.hooks_listed)} trusted): it will skip them without a word. Review them in its /hooks screen, or rerun with --agent-bin <path to ${installer.agent}>\n`,
+          `${installer.label} does not run the hooks written: of ${String(after_write?.hooks_written)} written it lists ${String(after_write?.hooks_listed)} as Tally wrote them, ${String(after_write?.hooks_trusted)} trusted and on; it will skip the rest without a word (a hooks feature switched off in its config.toml lists none; a file changed since Tally wrote it lists fewer). Review them in its /hooks screen, or rerun with --agent-bin <path to ${installer.agent}>\n`,
         );
       if (values['dry-run']) ctx.stdout(text);
     }

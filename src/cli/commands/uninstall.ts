@@ -1,10 +1,11 @@
 /** `tally uninstall <agent>`: removes only the hooks Tally added to the agent's settings. */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { parseSettings, settingsText } from '../../capture/hook-settings.js';
+import { existsSync, rmSync } from 'node:fs';
+import { parseSettings, readSettingsFile, settingsText } from '../../capture/hook-settings.js';
 import { agentOf, settingsTarget, writeSettingsFile } from '../agent-hooks.js';
 import { type Command, parseFlags, printJson } from '../command.js';
 import { INSTALLERS } from '../installers.js';
 import { uninstallMcpServers } from '../mcp-servers.js';
+import { assertInProject } from '../project-place.js';
 
 export const command: Command = {
   summary: 'remove only the hooks Tally added to the agent’s settings',
@@ -19,10 +20,11 @@ export const command: Command = {
     const installer = agentOf(positionals);
     if (values.mcp)
       return uninstallMcpServers(ctx, installer.agent, values['dry-run'] === true, values.json === true);
-    const { scope, path } = settingsTarget(ctx, installer, values.scope);
+    const { scope, path, root } = settingsTarget(ctx, installer, values.scope);
     const existed = existsSync(path);
     if (installer.wholeFile) {
-      const ours = existed && installer.wholeFile.isOurs(readFileSync(path, 'utf8'));
+      if (scope === 'project') assertInProject(path, root);
+      const ours = existed && installer.wholeFile.isOurs(readSettingsFile(path));
       if (ours && !values['dry-run']) rmSync(path, { force: true });
       if (values.json)
         printJson(ctx, {
@@ -35,7 +37,7 @@ export const command: Command = {
       else ctx.stderr(ours ? `removed Tally's plugin ${path}\n` : `no Tally plugin at ${path}\n`);
       return 0;
     }
-    const existing = existed ? readFileSync(path, 'utf8') : undefined;
+    const existing = existed ? readSettingsFile(path) : undefined;
     const before = parseSettings(existing, path, installer.dialect);
     const after = installer.remove(before);
     const removed = JSON.stringify(before) !== JSON.stringify(after);
