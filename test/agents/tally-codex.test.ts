@@ -18,6 +18,7 @@ import { runAgent } from './runner.js';
 import {
   asArray,
   asRecord,
+  deniedRecords,
   packageRecords,
   receiptOf,
   runSummary,
@@ -93,8 +94,7 @@ describe('Codex under Tally (real CLI, scripted model)', () => {
       const results = toolResults(run);
       t.diagnostic(`tool results: ${results.join(' | ').slice(0, 900)}`);
       assert.equal(results.filter((r) => r.includes(REASON)).length, 3, results.join('\n'));
-      const records = packageRecords(String(summary.package));
-      const denied = records.filter((r) => asRecord(r.decision)?.decision === 'deny');
+      const denied = deniedRecords(String(summary.package));
       assert.deepEqual(
         denied.map((r) => asRecord(r.decision)?.rule),
         ['Write(protected/**)', 'Write(protected/**)', 'Write(protected/**)'],
@@ -284,8 +284,7 @@ describe('Codex under Tally (real CLI, scripted model)', () => {
       for (const f of ['word.txt', 'quoted.txt'])
         assert.equal(existsSync(join(repo.dir, 'protected', f)), false, `protected/${f} was written`);
       assert.equal(readFileSync(join(repo.dir, 'sub/ok.txt'), 'utf8'), 'x\n');
-      const records = packageRecords(String(summary.package));
-      const denied = records.filter((r) => asRecord(r.decision)?.decision === 'deny');
+      const denied = deniedRecords(String(summary.package));
       assert.deepEqual(
         denied.map((r) => asRecord(r.decision)?.rule),
         ['Write(protected/**)', 'Write(protected/**)'],

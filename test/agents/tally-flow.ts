@@ -119,6 +119,13 @@ export function packageRecords(pkg: string): Record<string, unknown>[] {
     .map((l) => JSON.parse(Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64').toString()));
 }
 
+/** The records of a sealed package whose decision is a deny. */
+export function deniedRecords(pkg: string): Record<string, unknown>[] {
+  return packageRecords(pkg).filter(
+    (r) => (r.decision as { decision?: unknown } | undefined)?.decision === 'deny',
+  );
+}
+
 export async function receiptOf(project: TallyProject, pkg: string): Promise<Record<string, unknown>> {
   const shown = await project.tally(['receipt', 'show', pkg, '--json']);
   if (shown.code !== 0) throw new Error(shown.stderr);

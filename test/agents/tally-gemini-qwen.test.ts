@@ -18,7 +18,7 @@ import { runAgent } from './runner.js';
 import {
   allowing,
   asRecord,
-  packageRecords,
+  deniedRecords,
   runSummary,
   tallyProject,
   toolResults,
@@ -150,9 +150,7 @@ describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () 
       assert.ok(toolResults(run).some((r) => r.includes(REASON)));
       const summary = runSummary(run.stdout);
       assert.equal(summary.verified, true, JSON.stringify(summary));
-      const denied = packageRecords(String(summary.package)).filter(
-        (r) => asRecord(r.decision)?.decision === 'deny',
-      );
+      const denied = deniedRecords(String(summary.package));
       assert.deepEqual(
         denied.map((r) => [asRecord(asRecord(r.event)?.session)?.cwd, asRecord(r.decision)?.rule]),
         [[wt, 'Write(protected/**)']],
@@ -195,9 +193,7 @@ describe('Gemini CLI and Qwen Code under Tally (real CLIs, scripted model)', () 
       assert.equal(readFileSync(join(repo.dir, 'ok.txt'), 'utf8'), 'ok\n');
       const summary = runSummary(run.stdout);
       assert.equal(summary.verified, true, JSON.stringify(summary));
-      const denied = packageRecords(String(summary.package)).filter(
-        (r) => asRecord(r.decision)?.decision === 'deny',
-      );
+      const denied = deniedRecords(String(summary.package));
       assert.deepEqual(
         denied.map((r) => asRecord(r.decision)?.rule),
         ['Write(protected/**)', 'Write(protected/**)'],
