@@ -315,10 +315,13 @@ describe('the session recorder', () => {
       env: p.env,
       stdio: ['ignore', 'pipe', 'ignore'],
     });
+    // Listened for before the stop: a recorder that exits before the stop command returns has
+    // already sent its exit event.
+    const exited = new Promise((done) => child.once('exit', done));
     await new Promise((ready) => child.stdout.once('data', ready));
     assert.equal((await status(p)).sessions[0]?.records, 2, 'the start and s1');
     await p.tally(['recorder', 'stop']);
-    await new Promise((done) => child.once('exit', done));
+    await exited;
     // s2 spooled; then a recorder killed while ingesting leaves the file it took, under the name it
     // took it by, s1 (already recorded) and s2 still in it. s3 is spooled after it.
     assert.match((await shim('s2', 'ls two')).stderr, /spooled/);

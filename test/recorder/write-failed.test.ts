@@ -106,8 +106,9 @@ describe('a recorder whose log write fails', () => {
     assert.ok(!ids.includes('evt_toolarge'));
     const verified = await p.tally(['verify', pkg]);
     assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+    const exited = new Promise((done) => recorder.once('exit', done));
     assert.equal((await post(p, '/stop', {})).status, 200);
-    await new Promise((done) => recorder.once('exit', done));
+    await exited;
   });
 
   it('closed right after the failed write, seals the log up to the last durable record (no record is claimed cut)', async () => {
@@ -137,7 +138,8 @@ describe('a recorder whose log write fails', () => {
     assert.equal(closed.status, 200, closed.body);
     const verified = await p.tally(['verify', (JSON.parse(closed.body) as { package: string }).package]);
     assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+    const exited = new Promise((done) => recorder.once('exit', done));
     assert.equal((await post(p, '/stop', {})).status, 200);
-    await new Promise((done) => recorder.once('exit', done));
+    await exited;
   });
 });
