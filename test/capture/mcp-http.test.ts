@@ -6,28 +6,18 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   certifiedProject,
   EVERYTHING_SERVER,
+  freePort,
   type HttpGateway,
   resultText,
   startHttpGateway,
   waitFor,
 } from './mcp-fixture.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function session(url: string) {
   const client = new Client({ name: 'http-test', version: '1.0.0' });

@@ -12,27 +12,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { RecorderClient } from '../../src/recorder/client.js';
+import { packageRecords } from '../agents/tally-flow.js';
 import { decodedPayloads, makeProject } from '../cli/tally-process.js';
-import { connect, EVERYTHING_SERVER, resultText, throughGateway } from './mcp-fixture.js';
-
-/** RFC 8785 for the plain values a tool result holds (strings, small integers, objects, arrays). */
-function sortedJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null)
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${sortedJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(value);
-}
-
-function records(pkg: string): Record<string, unknown>[] {
-  return readFileSync(pkg, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .slice(1, -1)
-    .map((l) => JSON.parse(Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64').toString()));
-}
+import { connect, EVERYTHING_SERVER, resultText, sortedJson, throughGateway } from './mcp-fixture.js';
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -101,7 +83,7 @@ describe('tally mcp: the record', () => {
         'the secret is not in the package',
       );
 
-      const recs = records(pkg);
+      const recs = packageRecords(pkg);
       const mcp = recs.filter((r) => r.source === 'mcp');
       const events = mcp.map((r) => r.event as Record<string, unknown>);
       const tools = events.find((e) => e.type === 'dev.tally.mcp.tools')!;

@@ -7,6 +7,7 @@
  * written, in one write, and a line from which any parser could read a call is read first.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { McpRelay } from '../../src/capture/mcp/relay.js';
@@ -228,10 +229,10 @@ describe('the MCP relay (in memory, the real boundary)', () => {
   it('forwards each line in one write, newline included; a line that cannot name a call passes unread', async () => {
     const r = await relayWith(0);
     try {
-      // A trailing comma: not JSON, but no parser could read a call from it: the server's to answer.
+      // A trailing comma: not JSON, but no parser could read a request from it: the server's to answer.
       const sent = [
         '{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
-        '{ "jsonrpc" : "2.0", "id" : 2, "method" : "resources/list", }\r\n',
+        '{ "jsonrpc" : "2.0", "id" : "srv-2", "result" : {}, }\r\n',
         '\n',
         `${call(3, '/repo/notes.txt')}\n`,
       ];
@@ -249,6 +250,86 @@ describe('the MCP relay (in memory, the real boundary)', () => {
       await until(() => r.clientWrites.length === 2);
       assert.match(r.clientWrites[0]!, /^\{"jsonrpc":"2.0","id":4,"result":\{.*"isError":true\}\}\n$/);
       assert.equal(r.clientWrites[1], answer);
+    } finally {
+      await r.f.close();
+    }
+  });
+
+  it('refuses a request whose id an unanswered or cancelled request holds: each answer stays its own', async () => {
+    const r = await relayWith(0);
+    try {
+      const request = (id: number, method: string, extra = '') =>
+        `{"jsonrpc":"2.0","id":${id},"method":"${method}"${extra}}`;
+      // A ping given the id of the call in flight.
+      r.clientIn.write(`${call(5, '/repo/a.txt')}\n${request(5, 'ping')}\n`);
+      await until(() => r.toServer.length === 1 && r.toClient.length === 1);
+      // A call given the id of a ping in flight; a ping given the id of one the client cancelled.
+      const cancel = (id: number) =>
+        `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${id}}}`;
+      r.clientIn.write(
+        `${request(9, 'ping')}\n${call(9, '/repo/b.txt')}\n${request(10, 'resources/list')}\n${cancel(10)}\n${request(10, 'ping')}\n`,
+      );
+      await until(() => r.toServer.length === 4 && r.toClient.length === 3);
+      assert.deepEqual(r.toServer, [
+        call(5, '/repo/a.txt'),
+        request(9, 'ping'),
+        request(10, 'resources/list'),
+        cancel(10),
+      ]);
+      for (const [i, id] of [5, 9, 10].entries()) {
+        const refused = JSON.parse(r.toClient[i]!) as {
+          id: number;
+          error: { code: number; message: string };
+        };
+        assert.equal(refused.id, id);
+        assert.equal(refused.error.code, -32600);
+        assert.match(refused.error.message, /is in use by a request not yet answered/);
+      }
+      // The server answers in an order of its own; each answer is matched to its own request.
+      const result = { content: [{ type: 'text', text: 'five' }] };
+      r.serverOut.write(`{"jsonrpc":"2.0","id":10,"result":{"resources":[]}}\n`);
+      r.serverOut.write(`{"jsonrpc":"2.0","id":9,"result":{}}\n`);
+      r.serverOut.write(`${JSON.stringify({ jsonrpc: '2.0', id: 5, result })}\n`);
+      await until(() => r.toClient.length === 6);
+      // Once answered, an id is free again.
+      r.clientIn.write(`${call(9, '/repo/c.txt')}\n`);
+      await until(() => r.toServer.length === 5);
+      await r.relay.drain();
+      const events = (await r.f.records()).map((x) => x.event);
+      const befores = events.filter((e) => e.type === 'tool.before');
+      assert.deepEqual(
+        befores.map((e) => (e.tool as { input: { path: string } }).input.path),
+        ['/repo/a.txt', '/repo/c.txt'],
+        'the refused call was never judged',
+      );
+      const after = events.find((e) => e.type === 'tool.after')!;
+      assert.deepEqual(after.call, befores[0]!.call);
+      assert.equal(after.outcome, 'ok');
+      // RFC 8785 of the server's answer to call 5 (its keys already in order but for `text`/`type`).
+      const canonical = '{"content":[{"text":"five","type":"text"}]}';
+      assert.equal(
+        (after.extensions as Record<string, { result_digest: string }>)['dev.tally.mcp']!.result_digest,
+        `sha256:${createHash('sha256').update(canonical).digest('hex')}`,
+      );
+    } finally {
+      await r.f.close();
+    }
+  });
+
+  it('reads a line that could be a request, and answers one that is not JSON itself', async () => {
+    const r = await relayWith(0);
+    try {
+      const sent = [
+        '{ "jsonrpc" : "2.0", "id" : 2, "method" : "resources/list", }',
+        '{"jsonrpc":"2.0","id":3,"METHOD":"ping"}',
+      ];
+      r.clientIn.write(`${sent.join('\n')}\n`);
+      await until(() => r.toClient.length === 2);
+      assert.deepEqual(
+        r.toClient.map((l) => (JSON.parse(l) as { error: { code: number } }).error.code),
+        [-32700, -32600],
+      );
+      assert.deepEqual(r.toServer, [], 'the server saw neither');
     } finally {
       await r.f.close();
     }

@@ -6,6 +6,13 @@
  * call is answered here and never reaches the server. In a batch (protocol revisions up to
  * 2025-03-26 allow them) every call is judged the same way; the denied ones are answered here, in
  * their place among the server's answers, and the rest of the batch goes on.
+ *
+ * An answer is read only on the exchange that carried its request: the response to that POST. So a
+ * request sent in another POST with the same id (JSON-RPC's rule of unique ids in flight broken, or
+ * two clients of a server without sessions) never has its answer taken for a call's, and a call
+ * whose exchange ends without its answer is recorded as not answered (`cancelled`, saying so)
+ * rather than left open. An answer a server sends elsewhere (on a GET stream it resumes) is
+ * relayed, not read.
  */
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -33,13 +40,14 @@ import {
 import {
   ambiguousKeys,
   ambiguousMessage,
+  idInUseText,
   idKey,
   isCall,
   isUnanswerableCall,
-  passesUnjudged,
   readCall,
   singleLine,
   UNANSWERABLE_CALL,
+  unjudgedMessages,
 } from './messages.js';
 import type { GatewaySink } from './relay.js';
 
@@ -53,20 +61,30 @@ export interface HttpGatewayOptions {
 
 export interface HttpGateway {
   server: Server;
-  /** Waits until every answer seen so far is recorded. */
+  /** Records the calls still open as not answered, then waits until every answer seen so far is recorded. */
   drain(): Promise<void>;
 }
 
 /** What the gateway does with a POSTed body: forward it (with answers of its own to add), or answer it. */
 type Judged = { forward: Buffer; local: unknown[] } | { status: number; answer: unknown };
 
+/** One HTTP exchange's requests whose answers are read, by id key: only its response answers them. */
+interface Exchange {
+  calls: Map<string, McpCall & { started: bigint }>;
+  listing: Set<string>;
+  initializing: Set<string>;
+}
+
+const newExchange = (): Exchange => ({ calls: new Map(), listing: new Set(), initializing: new Set() });
+
+/** Whether the exchange already carries a request answered by this id (its answers would be one). */
+const carries = (ex: Exchange, key: string) =>
+  ex.calls.has(key) || ex.listing.has(key) || ex.initializing.has(key);
+
 export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
-  const pending = new Map<string, McpCall & { started: bigint }>();
-  const listing = new Set<string>();
   const kinds = new Map<string, string | undefined>();
   /** The revision each MCP session negotiated (its `initialize` answer), by `Mcp-Session-Id`. */
   const versions = new Map<string, string>();
-  const initializing = new Set<string>();
   const inFlight = new Set<Promise<void>>();
   let calls = 0;
   const track = (promise: Promise<void>) => {
@@ -76,23 +94,23 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     inFlight.add(tracked);
   };
 
-  /** Reads what the server answered (`asked` is the session the request was sent in). */
-  const answered = (session: string, message: unknown, asked: string) => {
+  /** Reads what the server answered on one exchange (`session`: the one its answer names). */
+  const answered = (session: string, message: unknown, ex: Exchange) => {
     if (Array.isArray(message)) {
-      for (const m of message) answered(session, m, asked);
+      for (const m of message) answered(session, m, ex);
       return;
     }
     if (!isJsonObject(message) || message.method !== undefined) return;
-    const id = idKey(message.id) ?? '';
-    if (initializing.delete(`${asked}\0${id}`)) {
+    const key = idKey(message.id);
+    if (key === undefined) return;
+    if (ex.initializing.delete(key)) {
       const version = isJsonObject(message.result) ? message.result.protocolVersion : undefined;
       if (typeof version === 'string') versions.set(session, version);
       return;
     }
-    const key = `${session}\0${id}`;
-    const call = pending.get(key);
+    const call = ex.calls.get(key);
     if (call) {
-      pending.delete(key);
+      ex.calls.delete(key);
       const ms = Number(process.hrtime.bigint() - call.started) / 1e6;
       const bytes = JSON.stringify(message).length;
       const end =
@@ -108,12 +126,33 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
             }
           : { type: 'result' as const, result: message.result, bytes };
       track(o.sink.observe(afterEvent(o.server, o.harnessSession, call, end, ms, new Date())));
-    } else if (listing.delete(key) && isJsonObject(message.result) && Array.isArray(message.result.tools)) {
+    } else if (
+      ex.listing.delete(key) &&
+      isJsonObject(message.result) &&
+      Array.isArray(message.result.tools)
+    ) {
       for (const tool of message.result.tools)
         if (isJsonObject(tool) && typeof tool.name === 'string')
           kinds.set(tool.name, toolKindHint(qualifiedName(o.server.name, tool.name), tool.inputSchema));
       track(o.sink.observe(toolsEvent(o.server, o.harnessSession, message.result.tools, new Date())));
     }
+  };
+
+  /** Exchanges whose response has not ended. */
+  const open = new Set<Exchange>();
+
+  /** The exchange is over: its calls left without an answer are recorded so. */
+  const settle = (ex: Exchange, why = 'its HTTP exchange ended without the server’s answer') => {
+    open.delete(ex);
+    for (const call of ex.calls.values()) {
+      const ms = Number(process.hrtime.bigint() - call.started) / 1e6;
+      track(
+        o.sink.observe(
+          afterEvent(o.server, o.harnessSession, call, { type: 'cancelled', why }, ms, new Date()),
+        ),
+      );
+    }
+    ex.calls.clear();
   };
 
   const reply = (res: ServerResponse, status: number, value: unknown) => {
@@ -123,16 +162,18 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
   };
 
   /** Notes a client message the answers are read for: `tools/list`, `initialize`. */
-  const note = (message: unknown, session: string) => {
-    if (!isJsonObject(message) || idKey(message.id) === undefined) return;
-    if (message.method === 'tools/list') listing.add(`${session}\0${idKey(message.id)}`);
-    else if (message.method === 'initialize') initializing.add(`${session}\0${idKey(message.id)}`);
+  const note = (message: unknown, ex: Exchange) => {
+    const key = isJsonObject(message) ? idKey(message.id) : undefined;
+    if (key === undefined || carries(ex, key)) return;
+    const method = (message as JsonObject).method;
+    if (method === 'tools/list') ex.listing.add(key);
+    else if (method === 'initialize') ex.initializing.add(key);
   };
 
   /** Judges one `tools/call`: the request to forward, or the answer given here in its place. */
   async function judgeCall(
     message: JsonObject,
-    session: string,
+    ex: Exchange,
   ): Promise<{ forward: JsonObject } | { answer: JsonObject }> {
     const id = message.id;
     const fail = (code: number, text: string) => ({
@@ -140,8 +181,9 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     });
     const read = readCall(message);
     if ('error' in read) return fail(...read.error);
-    const key = `${session}\0${idKey(id)}`;
-    if (pending.has(key)) return fail(-32600, `invalid request: id ${JSON.stringify(id)} is in use`);
+    const key = idKey(id)!;
+    // Two requests of one exchange with one id: their answers could not be told apart.
+    if (carries(ex, key)) return fail(-32600, idInUseText(id));
     calls += 1;
     const kind = kinds.get(read.toolName);
     const call: McpCall & { started: bigint } = {
@@ -172,7 +214,7 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     if (verdict.result !== undefined) return { answer: { jsonrpc: '2.0', id, result: verdict.result } };
     call.started = process.hrtime.bigint();
     if (verdict.input !== undefined) call.input = verdict.input;
-    pending.set(key, call);
+    ex.calls.set(key, call);
     if (verdict.input === undefined) return { forward: message };
     const params = message.params as JsonObject;
     return { forward: { ...message, params: { ...params, arguments: verdict.input } } };
@@ -182,14 +224,9 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
    * A batch: refused whole when the session's revision has none (2025-06-18 and later) and it holds
    * a call; else each call judged in order, a denied one answered here, the rest forwarded.
    */
-  async function judgeBatch(
-    body: Buffer,
-    batch: unknown[],
-    session: string,
-    version: string,
-  ): Promise<Judged> {
+  async function judgeBatch(body: Buffer, batch: unknown[], version: string, ex: Exchange): Promise<Judged> {
     if (!batch.some((m) => isCall(m) || isUnanswerableCall(m))) {
-      for (const m of batch) note(m, session);
+      for (const m of batch) note(m, ex);
       return { forward: body, local: [] };
     }
     if (!allowsBatches(version))
@@ -214,11 +251,11 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
         continue;
       }
       if (!isCall(m)) {
-        note(m, session);
+        note(m, ex);
         forward.push(m);
         continue;
       }
-      const judged = await judgeCall(m, session);
+      const judged = await judgeCall(m, ex);
       if ('answer' in judged) {
         local.push(judged.answer);
         changed = true;
@@ -231,14 +268,17 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     return { forward: changed ? Buffer.from(JSON.stringify(forward)) : body, local };
   }
 
-  /** Judges a POSTed body: the bytes to forward (and answers of its own), or the answer given here. */
-  async function judge(body: Buffer, session: string, version: string): Promise<Judged> {
+  /**
+   * Judges a POSTed body: the bytes to forward (and answers of its own), or the answer given here.
+   * `ex` gets the requests forwarded whose answers are read.
+   */
+  async function judge(body: Buffer, version: string, ex: Exchange): Promise<Judged> {
     let message: unknown;
     try {
       message = parseJson(body);
     } catch (error) {
       // Not a call, only a value the strict parser will not hold exactly: forwarded as sent.
-      if (passesUnjudged(body, (error as { code?: string }).code)) return { forward: body, local: [] };
+      if (unjudgedMessages(body, (error as { code?: string }).code)) return { forward: body, local: [] };
       return {
         status: 400,
         answer: {
@@ -254,17 +294,17 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
         status: 400,
         answer: { jsonrpc: '2.0', id: null, error: { code: -32600, message: ambiguousMessage(ambiguous) } },
       };
-    if (Array.isArray(message)) return judgeBatch(body, message, session, version);
+    if (Array.isArray(message)) return judgeBatch(body, message, version, ex);
     if (isUnanswerableCall(message))
       return {
         status: 400,
         answer: { jsonrpc: '2.0', id: null, error: { code: -32600, message: UNANSWERABLE_CALL } },
       };
     if (!isCall(message)) {
-      note(message, session);
+      note(message, ex);
       return { forward: body, local: [] };
     }
-    const judged = await judgeCall(message, session);
+    const judged = await judgeCall(message, ex);
     if ('answer' in judged) return { status: 200, answer: judged.answer };
     return {
       forward: judged.forward === message ? body : Buffer.from(JSON.stringify(judged.forward)),
@@ -283,17 +323,19 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
         DEFAULT_PROTOCOL_VERSION;
       let forward = body;
       let local: unknown[] = [];
+      const ex = newExchange();
       if (req.method === 'POST' && body.length > 0) {
         const unread = notAsRead(req.headers);
         if (unread !== undefined)
           return reply(res, 415, { jsonrpc: '2.0', id: null, error: { code: -32700, message: unread } });
-        const judged = await judge(body, session, version);
+        const judged = await judge(body, version, ex);
         if (!('forward' in judged)) return reply(res, judged.status, judged.answer);
         // Valid JSON, so written as one line: a server that hands bodies to a line reader (a bridge
         // to a stdio server) reads one message, the one judged.
         forward = singleLine(judged.forward);
         local = judged.local;
       }
+      open.add(ex);
       const target = new URL(o.upstream);
       target.search = new URL(req.url ?? '/', 'http://127.0.0.1').search;
       const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -324,7 +366,7 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
         const stream = isStream
           ? new EventStreamReader((data) => {
               try {
-                answered(returned, JSON.parse(data), session);
+                answered(returned, JSON.parse(data), ex);
               } catch {}
             })
           : null;
@@ -349,13 +391,15 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
           } else res.end();
           if (whole.length > 0)
             try {
-              answered(returned, JSON.parse(whole.toString('utf8')), session);
+              answered(returned, JSON.parse(whole.toString('utf8')), ex);
             } catch {}
         });
         answer.on('error', () => res.destroy());
+        answer.once('close', () => settle(ex));
       });
       upstream.on('error', (error) => {
         o.onWarning?.(`the server at ${o.upstream.href} did not answer: ${error.message}`);
+        settle(ex);
         if (!res.headersSent)
           reply(res, 502, {
             jsonrpc: '2.0',
@@ -377,6 +421,7 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
   return {
     server,
     async drain() {
+      for (const ex of open) settle(ex, 'the gateway stopped before the server’s answer');
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };

@@ -20,10 +20,13 @@ const isBlank = (b: number | undefined) => b === 0x20 || b === 0x09;
 
 /**
  * Whether a client line must be parsed before it is forwarded. Only a line from which no JSON
- * parser, however lax, could read a method the gateway follows passes unread: printable ASCII (a
- * lax decoder's overlong UTF-8 could spell any character), no backslash (nor could an escape), one
- * object or array from brace to brace (so a parser that ignores newlines cannot join it to the next
- * line into one), and none of those method names in its bytes. A blank line passes too.
+ * parser, however lax, could read a request passes unread: printable ASCII (a lax decoder's
+ * overlong UTF-8 could spell any character), no backslash (nor could an escape), one object or
+ * array from brace to brace (so a parser that ignores newlines cannot join it to the next line into
+ * one), none of the followed method names in its bytes, and no `method` in any case (a request's
+ * id is followed while it waits: JSON-RPC's ids in flight are unique, and an answer is matched to
+ * its request by id). What passes is the client's answers to the server's requests. A blank line
+ * passes too.
  */
 export function needsReading(bytes: Buffer): boolean {
   let start = 0;
@@ -40,36 +43,41 @@ export function needsReading(bytes: Buffer): boolean {
     if (b < 0x20 ? b !== 0x09 : b > 0x7e || b === 0x5c) return true;
   }
   for (const name of FOLLOWED) if (bytes.includes(name)) return true;
-  return false;
+  return METHOD.test(bytes.toString('latin1', start, end));
 }
+
+/** `method` as a reader that ignores case finds it (the line is ASCII here: no other spelling). */
+const METHOD = /method/i;
 
 const FOLLOWED_NAMES: ReadonlySet<string> = new Set(FOLLOWED.map((m) => m.toString()));
 
 /**
  * For a line the strict parser refused only for a value it will not hold exactly (an integer past
- * 2^53, an escaped lone surrogate; `code` is its reason): whether it is still a message the gateway
- * does not act on. Such a line is forwarded unchanged — it may be a client's answer to a server's
- * request. One that names a followed method, anywhere in its bytes or as any parser reads it, is
- * refused, and so is every other refusal: the line is read again with only those two values let
- * through, so a key given twice (parsers differ on which one wins) or two keys a case-insensitive
- * reader takes for one are refused wherever they stand, after the inexact value too.
+ * 2^53, an escaped lone surrogate; `code` is its reason): its messages when it is still a line the
+ * gateway does not act on, else undefined. Such a line is forwarded unchanged — it may be a
+ * client's answer to a server's request. One that names a followed method, anywhere in its bytes or
+ * as any parser reads it, is refused, and so is every other refusal: the line is read again with
+ * only those two values let through, so a key given twice (parsers differ on which one wins) or two
+ * keys a case-insensitive reader takes for one are refused wherever they stand, after the inexact
+ * value too.
  */
-export function passesUnjudged(bytes: Buffer, code: string | undefined): boolean {
-  if (code !== 'unsafe-integer' && code !== 'lone-surrogate') return false;
-  if (FOLLOWED.some((name) => bytes.includes(name))) return false;
+export function unjudgedMessages(bytes: Buffer, code: string | undefined): JsonObject[] | undefined {
+  if (code !== 'unsafe-integer' && code !== 'lone-surrogate') return undefined;
+  if (FOLLOWED.some((name) => bytes.includes(name))) return undefined;
   let value: unknown;
   try {
     value = parseJson(bytes, { inexact: true });
   } catch {
-    return false;
+    return undefined;
   }
-  if (ambiguousKeys(value) !== undefined) return false;
+  if (ambiguousKeys(value) !== undefined) return undefined;
   const messages = Array.isArray(value) ? value : [value];
-  return messages.every(
+  const unjudged = messages.every(
     (m) =>
       isJsonObject(m) &&
       (m.method === undefined || (typeof m.method === 'string' && !FOLLOWED_NAMES.has(m.method))),
   );
+  return unjudged ? (messages as JsonObject[]) : undefined;
 }
 
 /**
@@ -213,6 +221,19 @@ export function readCall(
   if (params.arguments !== undefined && !isJsonObject(params.arguments))
     return { error: [-32602, 'invalid params: params.arguments must be an object'] };
   return { toolName: params.name, input: params.arguments ?? {} };
+}
+
+/**
+ * The protocol error for a request whose id another request still waiting for its answer holds:
+ * JSON-RPC gives ids in flight to one request each, and the gateway matches an answer to its
+ * request by id, so it would take one's answer for the other's.
+ */
+export function idInUse(id: unknown): Buffer {
+  return protocolError(id, -32600, idInUseText(id));
+}
+
+export function idInUseText(id: unknown): string {
+  return `invalid request: id ${JSON.stringify(id)} is in use by a request not yet answered; the gateway does not forward it`;
 }
 
 /** The answer to a denied call: a tool result the model reads, not a protocol error. */

@@ -6,13 +6,17 @@
  * forwarded. Answers to calls are recorded (`tool.after`) after they are forwarded, so recording
  * never delays a result.
  *
- * Client lines are kept in order. A line that could name a method the gateway follows
- * (`needsReading`) is read with the strict parser: one that is not JSON, or is ambiguous JSON
- * (duplicate keys), is answered with a protocol error and not forwarded, because a laxer server
- * parser could read a call the gateway never judged. A line read and valid goes on in single-line
- * form (`forwardedLine`: no CR, NEL, U+2028 or U+2029 inside it), so a server whose line reader
- * splits at those reads the one message judged. Any other line passes unread. Server lines are
- * forwarded first and read only while a call or a tool list is awaited.
+ * Client lines are kept in order. A line that could be a request (`needsReading`) is read with the
+ * strict parser: one that is not JSON, or is ambiguous JSON (duplicate keys), is answered with a
+ * protocol error and not forwarded, because a laxer server parser could read a call the gateway
+ * never judged. A line read and valid goes on in single-line form (`forwardedLine`: no CR, NEL,
+ * U+2028 or U+2029 inside it), so a server whose line reader splits at those reads the one message
+ * judged. Any other line (the client's answers to the server's requests) passes unread.
+ *
+ * Every client request is followed until the server answers it (or the client cancels it): a
+ * request whose id another one still waiting holds is refused (`idInUse`), since the answer to
+ * either would be taken for the call's. Server lines are forwarded first and read only while a
+ * request is awaited.
  */
 import type { Readable, Writable } from 'node:stream';
 import { toolKindHint } from '../../boundary/tool-kind.js';
@@ -33,15 +37,16 @@ import {
   ambiguousMessage,
   deniedResult,
   forwardedLine,
+  idInUse,
   idKey,
   isCall,
   isUnanswerableCall,
   line,
   needsReading,
-  passesUnjudged,
   protocolError,
   readCall,
   UNANSWERABLE_CALL,
+  unjudgedMessages,
 } from './messages.js';
 
 export { deniedResult, idKey, needsReading, protocolError, readCall } from './messages.js';
@@ -83,6 +88,10 @@ export interface RelayOptions {
 }
 
 const DEFAULT_MAX_LINE = 64 * 1024 * 1024;
+/** Client requests other than calls awaiting their answers at most; past it a request is refused. */
+const MAX_AWAITED = 10_000;
+/** Ids of cancelled requests kept from reuse at most (the oldest is let go first). */
+const MAX_RETIRED = 10_000;
 
 interface Pending extends McpCall {
   started: bigint;
@@ -100,6 +109,13 @@ const manyLines = (chunk: Buffer) => chunk.indexOf(0x0a) !== chunk.lastIndexOf(0
 export class McpRelay {
   private readonly pending = new Map<string, Pending>();
   private readonly listing = new Set<string>();
+  /** Ids of the client's other requests the server has not answered yet. */
+  private readonly requests = new Set<string>();
+  /**
+   * Ids of requests the client cancelled: a server may still answer one (the notice can cross its
+   * answer), so its id is not given to another request (MCP never lets a client reuse an id).
+   */
+  private readonly retired = new Set<string>();
   private readonly kinds = new Map<string, string | undefined>();
   private readonly queue: Held[] = [];
   private readonly afters: JsonObject[] = [];
@@ -182,9 +198,22 @@ export class McpRelay {
     });
   }
 
-  /** A call or a tool list is waiting for its answer: server lines are read. */
+  /** A request is waiting for its answer: server lines are read. */
   private awaiting(): boolean {
-    return this.pending.size > 0 || this.listing.size > 0;
+    return this.pending.size > 0 || this.listing.size > 0 || this.requests.size > 0;
+  }
+
+  /** Whether a request still waiting for its answer, or cancelled, holds this id. */
+  private inUse(key: string): boolean {
+    return this.pending.has(key) || this.listing.has(key) || this.requests.has(key) || this.retired.has(key);
+  }
+
+  /** A cancelled request's id: no longer awaited, not reusable (the oldest of many let go). */
+  private retire(key: string): void {
+    this.requests.delete(key);
+    this.listing.delete(key);
+    if (this.retired.size >= MAX_RETIRED) this.retired.delete(this.retired.values().next().value as string);
+    this.retired.add(key);
   }
 
   /** The server is gone: calls it never answered are recorded as cancelled. */
@@ -260,8 +289,10 @@ export class McpRelay {
     try {
       message = parseJson(bytes);
     } catch (error) {
-      if (passesUnjudged(bytes, (error as { code?: string }).code)) this.toServer(forwardedLine(bytes, raw));
-      else this.toClient(protocolError(null, -32700, `parse error: ${(error as Error).message}`));
+      const unjudged = unjudgedMessages(bytes, (error as { code?: string }).code);
+      if (unjudged === undefined)
+        this.toClient(protocolError(null, -32700, `parse error: ${(error as Error).message}`));
+      else this.forwardUnjudged(unjudged, forwardedLine(bytes, raw));
       return undefined;
     }
     const ambiguous = ambiguousKeys(message);
@@ -281,23 +312,56 @@ export class McpRelay {
       this.toClient(protocolError(null, -32600, UNANSWERABLE_CALL));
       return undefined;
     }
-    this.noteClientMessage(message);
-    this.toServer(forwarded);
+    const refusal = this.noteClientMessage(message);
+    if (refusal === undefined) this.toServer(forwarded);
+    else this.toClient(refusal);
     return undefined;
   }
 
-  private noteClientMessage(message: JsonObject): void {
-    if (message.method === 'tools/list') {
-      const key = idKey(message.id);
-      if (key !== undefined) this.listing.add(key);
+  /**
+   * A line held only values the strict parser will not read exactly: forwarded as it came, its
+   * requests followed, unless one of them reuses an id in flight. Its bytes cannot be written again
+   * without changing those values, so then none of it goes on, and each request in it is answered.
+   */
+  private forwardUnjudged(messages: JsonObject[], bytes: Buffer): void {
+    const keys = messages.filter((m) => typeof m.method === 'string').map((m) => idKey(m.id));
+    const clash = keys.some((k, i) => k !== undefined && (this.inUse(k) || keys.indexOf(k) !== i));
+    if (!clash) {
+      for (const m of messages) this.noteClientMessage(m);
+      this.toServer(bytes);
+      return;
+    }
+    for (const m of messages)
+      if (typeof m.method === 'string' && idKey(m.id) !== undefined) this.toClient(idInUse(m.id));
+  }
+
+  /**
+   * Follows a client message that is not a call: a request until its answer, a cancellation. A
+   * request whose id is in use is not followed: the refusal to answer in its place is returned.
+   */
+  private noteClientMessage(message: JsonObject): Buffer | undefined {
+    const key = idKey(message.id);
+    if (typeof message.method === 'string' && key !== undefined) {
+      if (this.inUse(key)) return idInUse(message.id);
+      if (message.method === 'tools/list') this.listing.add(key);
+      else if (this.requests.size >= MAX_AWAITED)
+        return protocolError(
+          message.id,
+          -32603,
+          `Tally's MCP gateway: ${MAX_AWAITED} requests already wait for the server's answer; the gateway does not forward more`,
+        );
+      else this.requests.add(key);
     } else if (message.method === 'notifications/cancelled' && isJsonObject(message.params)) {
-      const key = idKey(message.params.requestId);
-      const call = key === undefined ? undefined : this.pending.get(key);
-      if (key !== undefined && call) {
-        this.pending.delete(key);
+      const cancelled = idKey(message.params.requestId);
+      if (cancelled === undefined || !this.inUse(cancelled)) return undefined;
+      this.retire(cancelled);
+      const call = this.pending.get(cancelled);
+      if (call) {
+        this.pending.delete(cancelled);
         this.finish(call, { type: 'cancelled', why: 'the client cancelled the request' });
       }
     }
+    return undefined;
   }
 
   /**
@@ -320,8 +384,12 @@ export class McpRelay {
         this.toClient(protocolError(null, -32600, UNANSWERABLE_CALL));
         changed = true;
       } else {
-        if (isJsonObject(message)) this.noteClientMessage(message);
-        forward.push(message);
+        const refusal = isJsonObject(message) ? this.noteClientMessage(message) : undefined;
+        if (refusal === undefined) forward.push(message);
+        else {
+          this.toClient(refusal);
+          changed = true;
+        }
       }
     }
     if (!changed) this.toServer(bytes);
@@ -346,8 +414,10 @@ export class McpRelay {
       this.toClient(protocolError(id, code, text));
       return 'answered';
     };
-    if (key !== undefined && this.pending.has(key))
-      return fail(-32600, `invalid request: id ${JSON.stringify(id)} is in use`);
+    if (key !== undefined && this.inUse(key)) {
+      this.toClient(idInUse(id));
+      return 'answered';
+    }
     const read = readCall(message);
     if ('error' in read) return fail(...read.error);
     this.calls += 1;
@@ -407,6 +477,8 @@ export class McpRelay {
     if (message.method !== undefined) return;
     const key = idKey(message.id);
     if (key === undefined) return;
+    this.requests.delete(key);
+    this.retired.delete(key);
     const call = this.pending.get(key);
     if (call) {
       this.pending.delete(key);
