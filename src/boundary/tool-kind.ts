@@ -5,7 +5,9 @@
  * kind from the record.
  */
 import type { ToolKind } from '../evidence/policy/aliases.js';
-import { inferToolKindFromSchema } from '../evidence/policy/kinds.js';
+import { inferToolKindFromSchema, READ_ARGUMENTS } from '../evidence/policy/kinds.js';
+
+export { READ_ARGUMENTS };
 
 const AHP_KIND: Partial<Record<ToolKind, string>> = {
   shell: 'shell',

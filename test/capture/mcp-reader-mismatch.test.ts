@@ -18,9 +18,9 @@ import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TALLY_BIN } from '../cli/tally-process.js';
+import { makeProject, type Project, TALLY_BIN } from '../cli/tally-process.js';
 import { tempDir } from '../temp.js';
-import { certifiedProject, startHttpGateway } from './mcp-fixture.js';
+import { certifiedProject, certify, startHttpGateway } from './mcp-fixture.js';
 
 const goBuilt = (() => {
   const out = join(tempDir('tally-go-decoder-'), 'decoder');
@@ -42,37 +42,100 @@ const CASE_LINES = [
   '{"jsonrpc":"2.0","_":12345678901234567890,"id":7,"method":"tools\\/call","method":"ping","params":{"name":"delete_all"}}',
 ];
 
+/**
+ * `lines` written to `tally mcp` in front of the Go decoder in the project (a `secret/` folder
+ * made): what came back, one answer a line, and the decoder's own log of what it ran.
+ */
+async function throughGoDecoder(
+  project: Project,
+  lines: string[],
+): Promise<{ answers: string[]; ran: string[] }> {
+  mkdirSync(join(project.root, 'secret'));
+  const log = join(project.root, 'server.log');
+  const gateway = spawn(
+    process.execPath,
+    [TALLY_BIN, 'mcp', '--name', 's', '--agent', 'coder', '--', goBuilt!],
+    {
+      cwd: project.root,
+      env: { ...project.env, LOG: log },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  gateway.stdout.on('data', (d: Buffer) => {
+    out += d.toString('utf8');
+  });
+  gateway.stdin.end(`${lines.join('\n')}\n`);
+  await new Promise((r) => gateway.once('close', r));
+  return {
+    answers: out.split('\n').filter(Boolean),
+    ran: readFileSync(log, 'utf8').split('\n').filter(Boolean),
+  };
+}
+
 describe('tally mcp: messages a server reads otherwise are not forwarded', () => {
   it('keys the same but for case, and a duplicate after an inexact number: refused, the server never sees them', {
     skip: !goBuilt && 'no go to build the decoder',
   }, async () => {
     const project = await certifiedProject('tally-mcp-case-', 's', 'delete_all');
-    mkdirSync(join(project.root, 'secret'));
-    const log = join(project.root, 'server.log');
-    const gateway = spawn(
-      process.execPath,
-      [TALLY_BIN, 'mcp', '--name', 's', '--agent', 'coder', '--', goBuilt!],
-      { cwd: project.root, env: { ...project.env, LOG: log }, stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    gateway.stdout.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-    });
     const allowed =
       '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"ok.txt"}}}';
-    gateway.stdin.end(`${[...CASE_LINES, allowed].join('\n')}\n`);
-    await new Promise((r) => gateway.once('close', r));
-    const answers = out
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string } });
+    const { answers: out, ran } = await throughGoDecoder(project, [...CASE_LINES, allowed]);
+    const answers = out.map(
+      (l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string } },
+    );
     const refused = answers.filter((a) => a.error !== undefined);
-    assert.equal(refused.length, CASE_LINES.length, out);
+    assert.equal(refused.length, CASE_LINES.length, out.join('\n'));
     for (const a of refused) assert.equal(a.id, null);
     // The Go decoder's own log: only the allowed call, read as the gateway judged it.
-    assert.deepEqual(readFileSync(log, 'utf8').split('\n').filter(Boolean), [
-      'RAN write_file {"path":"ok.txt"}',
-    ]);
+    assert.deepEqual(ran, ['RAN write_file {"path":"ok.txt"}']);
+  });
+});
+
+describe('tally mcp: an argument a case-insensitive server reads as one the policy reads', () => {
+  it('is refused: the typed Go tool never writes where the certificate forbids', {
+    skip: !goBuilt && 'no go to build the decoder',
+  }, async () => {
+    const project = makeProject('tally-mcp-argcase-');
+    await certify(project, ['--allow', 'mcp__s__*', '--forbid', 'Write(secret/**)']);
+    const write = (id: number, args: Record<string, string>) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'write_typed', arguments: { ...args, content: 'x' } },
+      });
+    // Go's encoding/json binds the first two to the tool's `path`; the policy reads `file_path` too.
+    const variants: Record<string, string>[] = [
+      { PATH: 'secret/key' },
+      { pAth: 'secret/key' },
+      { File_Path: 'secret/key' },
+    ];
+    const lines = [
+      write(1, { path: 'ok.txt' }),
+      write(2, { path: 'secret/key' }),
+      ...variants.map((v, i) => write(3 + i, v)),
+    ];
+    const { answers: out, ran } = await throughGoDecoder(project, lines);
+    const answers = new Map(
+      out
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              id: number;
+              result?: { isError?: boolean };
+              error?: { code: number; message: string };
+            },
+        )
+        .map((a) => [a.id, a]),
+    );
+    assert.equal(answers.get(2)?.result?.isError, true, 'the path spelled as read is judged and denied');
+    for (const id of [3, 4, 5]) {
+      assert.equal(answers.get(id)?.error?.code, -32602, out.join('\n'));
+      assert.match(answers.get(id)!.error!.message, /without regard to case/);
+    }
+    // The Go server's own log: only the allowed write ran.
+    assert.deepEqual(ran, ['RAN write_typed path=ok.txt']);
   });
 });
 

@@ -45,6 +45,7 @@ import {
   isCall,
   isUnanswerableCall,
   readCall,
+  schemaProperties,
   singleLine,
   UNANSWERABLE_CALL,
   unjudgedMessages,
@@ -83,6 +84,8 @@ const carries = (ex: Exchange, key: string) =>
 
 export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
   const kinds = new Map<string, string | undefined>();
+  /** The argument names each tool's schema declares, from `tools/list`. */
+  const declared = new Map<string, Set<string>>();
   /** The revision each MCP session negotiated (its `initialize` answer), by `Mcp-Session-Id`. */
   const versions = new Map<string, string>();
   const inFlight = new Set<Promise<void>>();
@@ -132,8 +135,10 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
       Array.isArray(message.result.tools)
     ) {
       for (const tool of message.result.tools)
-        if (isJsonObject(tool) && typeof tool.name === 'string')
+        if (isJsonObject(tool) && typeof tool.name === 'string') {
           kinds.set(tool.name, toolKindHint(qualifiedName(o.server.name, tool.name), tool.inputSchema));
+          declared.set(tool.name, schemaProperties(tool.inputSchema));
+        }
       track(o.sink.observe(toolsEvent(o.server, o.harnessSession, message.result.tools, new Date())));
     }
   };
@@ -179,7 +184,7 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     const fail = (code: number, text: string) => ({
       answer: { jsonrpc: '2.0', id: idKey(id) === undefined ? null : id, error: { code, message: text } },
     });
-    const read = readCall(message);
+    const read = readCall(message, declared);
     if ('error' in read) return fail(...read.error);
     const key = idKey(id)!;
     // Two requests of one exchange with one id: their answers could not be told apart.

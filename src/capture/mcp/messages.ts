@@ -3,6 +3,7 @@
  * lines must be read at all, the reading of a `tools/call` request, protocol errors, and the tool
  * result a denied call gets.
  */
+import { READ_ARGUMENTS } from '../../boundary/tool-kind.js';
 import { parseJson } from '../../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 
@@ -209,9 +210,42 @@ export function protocolError(id: unknown, code: number, message: string): Buffe
   return line({ jsonrpc: '2.0', id: idKey(id) === undefined ? null : id, error: { code, message } });
 }
 
-/** A `tools/call` request's tool and arguments, or the protocol error a malformed one gets. */
+/** The policy's argument names by their case-folded spelling. */
+const READ_FOLDED = new Map([...READ_ARGUMENTS].map((name) => [folded(name), name]));
+
+/**
+ * An argument spelled, but for case, as a name the policy reads a call by (`PATH`, `File_Path`,
+ * `ſcript`): a server that matches keys without regard to case — Go's encoding/json binding a
+ * tool's typed input — reads it as that name, and the policy does not read it at all. So
+ * `{"PATH": "secret/key"}` would write where `Write(secret/**)` forbids. Undefined when there is
+ * none, or when the tool's schema (learned from `tools/list`) declares the key as written.
+ */
+function caseVariantArgument(
+  input: JsonObject,
+  declared: ReadonlySet<string> | undefined,
+): string | undefined {
+  for (const key of Object.keys(input)) {
+    if (READ_ARGUMENTS.has(key) || declared?.has(key)) continue;
+    const read = READ_FOLDED.get(folded(key));
+    if (read !== undefined)
+      return `invalid params: argument ${JSON.stringify(key)} is ${JSON.stringify(read)} to a server that matches keys without regard to case (Go's encoding/json), and the policy reads only ${JSON.stringify(read)}: spell it so`;
+  }
+  return undefined;
+}
+
+/** The property names a tool's input schema declares (from `tools/list`). */
+export function schemaProperties(inputSchema: unknown): Set<string> {
+  const properties = isJsonObject(inputSchema) ? inputSchema.properties : undefined;
+  return new Set(isJsonObject(properties) ? Object.keys(properties) : []);
+}
+
+/**
+ * A `tools/call` request's tool and arguments, or the protocol error a malformed one gets.
+ * `declared`: the argument names each tool's schema declares, as far as `tools/list` told.
+ */
 export function readCall(
   message: JsonObject,
+  declared?: ReadonlyMap<string, ReadonlySet<string>>,
 ): { toolName: string; input: JsonObject } | { error: [code: number, message: string] } {
   if (idKey(message.id) === undefined)
     return { error: [-32600, 'invalid request: id must be a string or a number'] };
@@ -220,7 +254,10 @@ export function readCall(
     return { error: [-32602, 'invalid params: tools/call needs params.name, a non-empty string'] };
   if (params.arguments !== undefined && !isJsonObject(params.arguments))
     return { error: [-32602, 'invalid params: params.arguments must be an object'] };
-  return { toolName: params.name, input: params.arguments ?? {} };
+  const input = params.arguments ?? {};
+  const variant = caseVariantArgument(input, declared?.get(params.name));
+  if (variant !== undefined) return { error: [-32602, variant] };
+  return { toolName: params.name, input };
 }
 
 /**

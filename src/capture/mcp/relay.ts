@@ -45,6 +45,7 @@ import {
   needsReading,
   protocolError,
   readCall,
+  schemaProperties,
   UNANSWERABLE_CALL,
   unjudgedMessages,
 } from './messages.js';
@@ -117,6 +118,8 @@ export class McpRelay {
    */
   private readonly retired = new Set<string>();
   private readonly kinds = new Map<string, string | undefined>();
+  /** The argument names each tool's schema declares, from `tools/list`. */
+  private readonly declared = new Map<string, Set<string>>();
   private readonly queue: Held[] = [];
   private readonly afters: JsonObject[] = [];
   private readonly inFlight = new Set<Promise<void>>();
@@ -418,7 +421,7 @@ export class McpRelay {
       this.toClient(idInUse(id));
       return 'answered';
     }
-    const read = readCall(message);
+    const read = readCall(message, this.declared);
     if ('error' in read) return fail(...read.error);
     this.calls += 1;
     const call: Pending = {
@@ -505,6 +508,7 @@ export class McpRelay {
     for (const tool of tools) {
       if (!isJsonObject(tool) || typeof tool.name !== 'string') continue;
       this.kinds.set(tool.name, toolKindHint(qualifiedName(this.o.server.name, tool.name), tool.inputSchema));
+      this.declared.set(tool.name, schemaProperties(tool.inputSchema));
     }
     this.track(this.o.sink.observe(toolsEvent(this.o.server, this.o.harnessSession, tools, new Date())));
   }

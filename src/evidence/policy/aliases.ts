@@ -222,7 +222,7 @@ export function canonicalTool(name: string, kindHint?: string): ToolIdentity {
   return { canonical: CANONICAL_FOR_KIND[kind] ?? name, kind };
 }
 
-const COMMAND_FIELDS = ['command', 'cmd', 'chars', 'script', 'commandLine', 'command_line'] as const;
+export const COMMAND_FIELDS = ['command', 'cmd', 'chars', 'script', 'commandLine', 'command_line'] as const;
 export const PATH_FIELDS = [
   'file_path',
   'path',
@@ -241,7 +241,7 @@ export const PATH_FIELDS = [
 ] as const;
 export const PATHS_FIELDS = ['paths', 'file_paths', 'files'] as const;
 // `patchText`: OpenCode's apply_patch (offered instead of edit and write to GPT-5-class models).
-const PATCH_FIELDS = ['input', 'patch', 'patchText', 'command', 'diff'] as const;
+export const PATCH_FIELDS = ['input', 'patch', 'patchText', 'command', 'diff'] as const;
 
 /** Quote one argv word so that joining argv gives a command a POSIX shell would split back the same way. */
 function shellQuote(word: string): string {

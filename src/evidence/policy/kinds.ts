@@ -5,7 +5,14 @@
  * input schema. Table: docs/policy.md, "Tools by kind".
  */
 
-import type { ToolKind } from './aliases.js';
+import {
+  COMMAND_FIELDS as CALL_COMMAND_FIELDS,
+  PATH_FIELDS as CALL_PATH_FIELDS,
+  PATCH_FIELDS,
+  PATHS_FIELDS,
+  type ToolKind,
+} from './aliases.js';
+import { URL_FIELDS as CALL_URL_FIELDS, URLS_FIELDS } from './urls.js';
 
 /** Verbs in a tool's name (split at `_`, `-`, `.` and camelCase) and the kind each suggests. */
 const VERBS: readonly [ToolKind, readonly string[]][] = [
@@ -54,6 +61,23 @@ const PATH_FIELDS = [
   'uri',
 ];
 const URL_FIELDS = ['url', 'urls', 'uri', 'href', 'link', 'endpoint'];
+
+/**
+ * Every argument name the policy reads a call's input by: its paths, commands, patches and URLs,
+ * and the names a tool's kind is inferred from. Another spelling of one of these is the same key
+ * to a server that matches keys without regard to case, and none of them to the policy.
+ */
+export const READ_ARGUMENTS: ReadonlySet<string> = new Set([
+  ...COMMAND_FIELDS,
+  ...PATH_FIELDS,
+  ...URL_FIELDS,
+  ...CALL_COMMAND_FIELDS,
+  ...CALL_PATH_FIELDS,
+  ...PATHS_FIELDS,
+  ...PATCH_FIELDS,
+  ...CALL_URL_FIELDS,
+  ...URLS_FIELDS,
+]);
 
 function nameWords(name: string): string[] {
   const tool = name.startsWith('mcp__') ? name.slice(name.indexOf('__', 5) + 2 || 5) : name;

@@ -70,7 +70,7 @@ export function hostInDomain(host: string, domain: string): boolean {
   return host === domain || host.endsWith(`.${domain}`);
 }
 
-const URL_FIELDS = [
+export const URL_FIELDS = [
   'url',
   'uri',
   'href',
@@ -81,7 +81,7 @@ const URL_FIELDS = [
   'source_url',
   'target_url',
 ] as const;
-const URLS_FIELDS = ['urls', 'uris', 'links', 'hrefs'] as const;
+export const URLS_FIELDS = ['urls', 'uris', 'links', 'hrefs'] as const;
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s"'<>`]+/g;
 
 /** A string that names a fetchable place: a scheme with `//`, or a scheme-less `//host`. */

@@ -16,6 +16,15 @@ type callToolRequest struct {
 	} `json:"params"`
 }
 
+type typedCallRequest struct {
+	Params struct {
+		Arguments struct {
+			Path    string `json:"path"`
+			Content string `json:"content"`
+		} `json:"arguments"`
+	} `json:"params"`
+}
+
 func main() {
 	log, _ := os.OpenFile(os.Getenv("LOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	in := bufio.NewScanner(os.Stdin)
@@ -32,8 +41,15 @@ func main() {
 		if base.Method == "tools/call" {
 			var r callToolRequest
 			json.Unmarshal(in.Bytes(), &r)
-			a, _ := json.Marshal(r.Params.Arguments)
-			fmt.Fprintf(log, "RAN %s %s\n", r.Params.Name, a)
+			if r.Params.Name == "write_typed" {
+				// A tool whose input is bound to a struct, as typed tool handlers do.
+				var typed typedCallRequest
+				json.Unmarshal(in.Bytes(), &typed)
+				fmt.Fprintf(log, "RAN write_typed path=%s\n", typed.Params.Arguments.Path)
+			} else {
+				a, _ := json.Marshal(r.Params.Arguments)
+				fmt.Fprintf(log, "RAN %s %s\n", r.Params.Name, a)
+			}
 		} else {
 			fmt.Fprintf(log, "%s\n", base.Method)
 		}
