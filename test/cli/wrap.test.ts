@@ -10,12 +10,28 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Receipt } from '../../src/evidence/receipt/receipt.js';
+import { git } from '../session/fixture.js';
 import { decodedPayloads, jsonOut, makeProject, type Project } from './tally-process.js';
 
 function receiptOf(pkg: string): Receipt {
   const lines = readFileSync(pkg, 'utf8').trimEnd().split('\n');
   const seal = JSON.parse(lines.at(-1)!) as { receipt: { payload: string } };
   return JSON.parse(Buffer.from(seal.receipt.payload, 'base64').toString('utf8')) as Receipt;
+}
+
+/** What `wrap` itself recorded: `[path, operation]` of its `file.changed` events, in order. */
+function wrapChanges(pkg: string): [string, string][] {
+  const rows: [string, string][] = [];
+  for (const line of readFileSync(pkg, 'utf8').trim().split('\n')) {
+    const payload = (JSON.parse(line) as { payload?: string }).payload;
+    if (payload === undefined) continue;
+    const { event } = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as {
+      event?: { type?: string; source?: string; changes?: { path: string; operation: string }[] };
+    };
+    if (event?.type !== 'file.changed' || event.source !== 'urn:tally:wrap') continue;
+    for (const change of event.changes ?? []) rows.push([change.path, change.operation]);
+  }
+  return rows;
 }
 
 async function ok(p: Project, args: string[]) {
@@ -134,6 +150,24 @@ describe('tally wrap', () => {
       [[false, true]],
       'the escalation was counted as approved',
     );
+  });
+
+  it('a file the command hides by its .gitignore is compared by its path, not taken as deleted', async () => {
+    const p = makeProject('tally-wrap-hide-');
+    await ok(p, ['init']);
+    writeFileSync(join(p.root, '.gitignore'), '.tally/\n');
+    writeFileSync(join(p.root, 'notes.txt'), 'notes\n');
+    writeFileSync(join(p.root, 'kept.txt'), 'kept\n');
+    await ok(p, ['session', 'start']);
+    const script = 'echo changed > notes.txt; printf "notes.txt\\nkept.txt\\n" >> .gitignore';
+    await ok(p, ['wrap', '--', 'sh', '-c', script]);
+    // git's own view: both files are there, now ignored.
+    assert.equal(git(p.root, 'check-ignore', 'notes.txt', 'kept.txt').trim(), 'notes.txt\nkept.txt');
+    const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
+    assert.deepEqual(wrapChanges(String(closed.package)), [
+      ['.gitignore', 'update'],
+      ['notes.txt', 'update'],
+    ]);
   });
 
   it('refuses a missing command and a bad --max-files, naming the flag', async () => {

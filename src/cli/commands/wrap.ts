@@ -152,7 +152,9 @@ export const command: Command = {
       code = ran.code;
       durationMs = ran.durationMs;
       await sink(afterEvent(call, text, ctx.cwd, session.id, ran));
-      const after = await snapshotTree(root, inGit, limit, { known: before.files.keys() });
+      const after = await snapshotTree(root, inGit, limit, {
+        known: [...before.files.keys(), ...before.unread.keys()],
+      });
       const diff = diffSnapshots(before, after);
       skipped = diff.skipped;
       unreadable = diff.unreadable.map((u) => pathOut(u.raw).path);
