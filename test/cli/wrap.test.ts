@@ -170,6 +170,33 @@ describe('tally wrap', () => {
     ]);
   });
 
+  it('a tree the command leaves uncomparable still gives its exit code and a sealed session', async () => {
+    const p = makeProject('tally-wrap-fifo-');
+    await ok(p, ['init']);
+    // The command can write git's own files: a FIFO for the index stops git from listing the tree.
+    const ran = await p.tally([
+      'wrap',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'rm .git/index && mkfifo .git/index; exit 5',
+    ]);
+    assert.equal(ran.code, 5, ran.stderr);
+    assert.match(ran.stderr, /\.git\/index is a FIFO/);
+    const out = jsonOut(ran);
+    assert.equal(out.exit_code, 5);
+    assert.ok(existsSync(String(out.package)), 'the session of its own was not sealed');
+    const status = await p.tally(['session', 'status']);
+    assert.match(status.stdout + status.stderr, /no open session/);
+    const verified = await p.tally(['verify', String(out.package), '--json']);
+    const failed = (jsonOut(verified).checks as { check: string; ok: boolean }[]).filter((c) => !c.ok);
+    assert.deepEqual(
+      failed.map((c) => c.check),
+      ['workspace_reconciled'],
+    );
+  });
+
   it('refuses a missing command and a bad --max-files, naming the flag', async () => {
     const p = makeProject('tally-wrap-usage-');
     const none = await p.tally(['wrap']);
