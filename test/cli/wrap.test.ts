@@ -6,12 +6,14 @@
  * package verifier.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Receipt } from '../../src/evidence/receipt/receipt.js';
 import { git } from '../session/fixture.js';
-import { decodedPayloads, jsonOut, makeProject, type Project } from './tally-process.js';
+import { tallyOnPty } from './pty.js';
+import { decodedPayloads, jsonOut, makeProject, type Project, TALLY_BIN } from './tally-process.js';
 
 function receiptOf(pkg: string): Receipt {
   const lines = readFileSync(pkg, 'utf8').trimEnd().split('\n');
@@ -101,6 +103,58 @@ describe('tally wrap', () => {
     assert.ok(payloads.includes('exit 7'), 'the command was not recorded');
     assert.ok(!payloads.includes(secret), 'a secret was recorded unredacted');
   });
+
+  it('Ctrl-C on the terminal reaches the command once, not twice', async () => {
+    const p = makeProject('tally-wrap-ctrl-c-');
+    await ok(p, ['init']);
+    await ok(p, ['session', 'start']);
+    // Exits with the number of SIGINTs it got: a second Ctrl-C is "quit now" to many programs.
+    const counter = `let n = 0; process.on('SIGINT', () => n++); console.log('ready'); setTimeout(() => process.exit(n), 1500);`;
+    const ran = await tallyOnPty(['wrap', '--', process.execPath, '-e', counter], [['ready', '\x03']], {
+      cwd: p.root,
+      env: p.env,
+    });
+    assert.equal(ran.code, 1, `${ran.screen}${ran.stderr}`);
+  });
+
+  for (const signal of ['SIGHUP', 'SIGQUIT'] as const)
+    it(`${signal} to wrap (a terminal closed) is sent on to the command, and its own session is sealed`, async () => {
+      const p = makeProject('tally-wrap-hup-');
+      await ok(p, ['init']);
+      const child = spawn(
+        process.execPath,
+        [
+          TALLY_BIN,
+          'wrap',
+          '--json',
+          '--',
+          process.execPath,
+          '-e',
+          "console.log('ready'); setTimeout(() => {}, 5000)",
+        ],
+        { cwd: p.root, env: p.env, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stdout = '';
+      const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      await new Promise<void>((resolve) =>
+        child.stdout.on('data', (d) => {
+          stdout += d;
+          if (stdout.includes('ready')) resolve();
+        }),
+      );
+      child.kill(signal);
+      const number = { SIGHUP: 1, SIGQUIT: 3 }[signal];
+      assert.equal(await ended, 128 + number);
+      const out = JSON.parse(stdout.slice(stdout.indexOf('{'))) as Record<string, unknown>;
+      assert.equal(out.exit_code, 128 + number);
+      const receipt = receiptOf(String(out.package));
+      assert.deepEqual(
+        receipt.processes.map((r) => r.exit_code),
+        [128 + number],
+      );
+      const status = await p.tally(['session', 'status']);
+      assert.match(status.stdout + status.stderr, /no open session/);
+    });
 
   it('a command the certificate forbids does not run and is recorded as denied', async () => {
     const p = makeProject('tally-wrap-deny-');
