@@ -91,12 +91,16 @@ describe('tally wrap', () => {
     assert.equal(killed.code, 128 + 15);
     const missing = await p.tally(['wrap', '--', 'no-such-command-anywhere']);
     assert.equal(missing.code, 127);
+    // Found but not executable: 126, as the shell and env(1) say.
+    writeFileSync(join(p.root, 'not-executable.sh'), '#!/bin/sh\necho ran\n', { mode: 0o644 });
+    const notExecutable = await p.tally(['wrap', '--', './not-executable.sh']);
+    assert.equal(notExecutable.code, 126, notExecutable.stderr);
     // Inside the open session: recorded into it, not sealed by wrap.
     const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
     const receipt = receiptOf(String(closed.package));
     assert.deepEqual(
       receipt.processes.map((r) => r.exit_code),
-      [7, 143, 127],
+      [7, 143, 127, 126],
     );
     // The command is recorded redacted: the key is in neither the records nor the receipt.
     const payloads = decodedPayloads(readFileSync(String(closed.package)));

@@ -28,7 +28,10 @@ export function commandLine(argv: readonly string[]): string {
 }
 
 export interface Ran {
-  /** The command's exit code; 128 + n when signal n ended it; 127 when it could not start. */
+  /**
+   * The command's exit code; 128 + n when signal n ended it; 127 when there is no such command,
+   * 126 when it could not be started (not executable, a folder).
+   */
   code: number;
   signal?: string;
   durationMs: number;
@@ -78,8 +81,9 @@ export function runInherited(
       for (const signal of FORWARDED) process.off(signal, forward);
       resolve({ ...ran, durationMs: Math.round(performance.now() - started) });
     };
+    // As a shell says: 127 when there is no such command, 126 when it is there but cannot be run.
     child.once('error', (error: NodeJS.ErrnoException) =>
-      done({ code: 127, startError: error.code ?? error.message }),
+      done({ code: error.code === 'ENOENT' ? 127 : 126, startError: error.code ?? error.message }),
     );
     child.once('exit', (code, signal) => {
       if (signal !== null) {
