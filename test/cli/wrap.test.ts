@@ -6,16 +6,34 @@
  * package verifier.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Receipt } from '../../src/evidence/receipt/receipt.js';
-import { decodedPayloads, jsonOut, makeProject, type Project } from './tally-process.js';
+import { git } from '../session/fixture.js';
+import { tallyOnPty } from './pty.js';
+import { decodedPayloads, jsonOut, makeProject, type Project, TALLY_BIN } from './tally-process.js';
 
 function receiptOf(pkg: string): Receipt {
   const lines = readFileSync(pkg, 'utf8').trimEnd().split('\n');
   const seal = JSON.parse(lines.at(-1)!) as { receipt: { payload: string } };
   return JSON.parse(Buffer.from(seal.receipt.payload, 'base64').toString('utf8')) as Receipt;
+}
+
+/** What `wrap` itself recorded: `[path, operation]` of its `file.changed` events, in order. */
+function wrapChanges(pkg: string): [string, string][] {
+  const rows: [string, string][] = [];
+  for (const line of readFileSync(pkg, 'utf8').trim().split('\n')) {
+    const payload = (JSON.parse(line) as { payload?: string }).payload;
+    if (payload === undefined) continue;
+    const { event } = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as {
+      event?: { type?: string; source?: string; changes?: { path: string; operation: string }[] };
+    };
+    if (event?.type !== 'file.changed' || event.source !== 'urn:tally:wrap') continue;
+    for (const change of event.changes ?? []) rows.push([change.path, change.operation]);
+  }
+  return rows;
 }
 
 async function ok(p: Project, args: string[]) {
@@ -73,18 +91,74 @@ describe('tally wrap', () => {
     assert.equal(killed.code, 128 + 15);
     const missing = await p.tally(['wrap', '--', 'no-such-command-anywhere']);
     assert.equal(missing.code, 127);
+    // Found but not executable: 126, as the shell and env(1) say.
+    writeFileSync(join(p.root, 'not-executable.sh'), '#!/bin/sh\necho ran\n', { mode: 0o644 });
+    const notExecutable = await p.tally(['wrap', '--', './not-executable.sh']);
+    assert.equal(notExecutable.code, 126, notExecutable.stderr);
     // Inside the open session: recorded into it, not sealed by wrap.
     const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
     const receipt = receiptOf(String(closed.package));
     assert.deepEqual(
       receipt.processes.map((r) => r.exit_code),
-      [7, 143, 127],
+      [7, 143, 127, 126],
     );
     // The command is recorded redacted: the key is in neither the records nor the receipt.
     const payloads = decodedPayloads(readFileSync(String(closed.package)));
     assert.ok(payloads.includes('exit 7'), 'the command was not recorded');
     assert.ok(!payloads.includes(secret), 'a secret was recorded unredacted');
   });
+
+  it('Ctrl-C on the terminal reaches the command once, not twice', async () => {
+    const p = makeProject('tally-wrap-ctrl-c-');
+    await ok(p, ['init']);
+    await ok(p, ['session', 'start']);
+    // Exits with the number of SIGINTs it got: a second Ctrl-C is "quit now" to many programs.
+    const counter = `let n = 0; process.on('SIGINT', () => n++); console.log('ready'); setTimeout(() => process.exit(n), 1500);`;
+    const ran = await tallyOnPty(['wrap', '--', process.execPath, '-e', counter], [['ready', '\x03']], {
+      cwd: p.root,
+      env: p.env,
+    });
+    assert.equal(ran.code, 1, `${ran.screen}${ran.stderr}`);
+  });
+
+  for (const signal of ['SIGHUP', 'SIGQUIT'] as const)
+    it(`${signal} to wrap (a terminal closed) is sent on to the command, and its own session is sealed`, async () => {
+      const p = makeProject('tally-wrap-hup-');
+      await ok(p, ['init']);
+      const child = spawn(
+        process.execPath,
+        [
+          TALLY_BIN,
+          'wrap',
+          '--json',
+          '--',
+          process.execPath,
+          '-e',
+          "console.log('ready'); setTimeout(() => {}, 5000)",
+        ],
+        { cwd: p.root, env: p.env, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stdout = '';
+      const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      await new Promise<void>((resolve) =>
+        child.stdout.on('data', (d) => {
+          stdout += d;
+          if (stdout.includes('ready')) resolve();
+        }),
+      );
+      child.kill(signal);
+      const number = { SIGHUP: 1, SIGQUIT: 3 }[signal];
+      assert.equal(await ended, 128 + number);
+      const out = JSON.parse(stdout.slice(stdout.indexOf('{'))) as Record<string, unknown>;
+      assert.equal(out.exit_code, 128 + number);
+      const receipt = receiptOf(String(out.package));
+      assert.deepEqual(
+        receipt.processes.map((r) => r.exit_code),
+        [128 + number],
+      );
+      const status = await p.tally(['session', 'status']);
+      assert.match(status.stdout + status.stderr, /no open session/);
+    });
 
   it('a command the certificate forbids does not run and is recorded as denied', async () => {
     const p = makeProject('tally-wrap-deny-');
@@ -133,6 +207,51 @@ describe('tally wrap', () => {
       escalations.detail.calls.map((c) => [c.approved, c.blocked]),
       [[false, true]],
       'the escalation was counted as approved',
+    );
+  });
+
+  it('a file the command hides by its .gitignore is compared by its path, not taken as deleted', async () => {
+    const p = makeProject('tally-wrap-hide-');
+    await ok(p, ['init']);
+    writeFileSync(join(p.root, '.gitignore'), '.tally/\n');
+    writeFileSync(join(p.root, 'notes.txt'), 'notes\n');
+    writeFileSync(join(p.root, 'kept.txt'), 'kept\n');
+    await ok(p, ['session', 'start']);
+    const script = 'echo changed > notes.txt; printf "notes.txt\\nkept.txt\\n" >> .gitignore';
+    await ok(p, ['wrap', '--', 'sh', '-c', script]);
+    // git's own view: both files are there, now ignored.
+    assert.equal(git(p.root, 'check-ignore', 'notes.txt', 'kept.txt').trim(), 'notes.txt\nkept.txt');
+    const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
+    assert.deepEqual(wrapChanges(String(closed.package)), [
+      ['.gitignore', 'update'],
+      ['notes.txt', 'update'],
+    ]);
+  });
+
+  it('a tree the command leaves uncomparable still gives its exit code and a sealed session', async () => {
+    const p = makeProject('tally-wrap-fifo-');
+    await ok(p, ['init']);
+    // The command can write git's own files: a FIFO for the index stops git from listing the tree.
+    const ran = await p.tally([
+      'wrap',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'rm .git/index && mkfifo .git/index; exit 5',
+    ]);
+    assert.equal(ran.code, 5, ran.stderr);
+    assert.match(ran.stderr, /\.git\/index is a FIFO/);
+    const out = jsonOut(ran);
+    assert.equal(out.exit_code, 5);
+    assert.ok(existsSync(String(out.package)), 'the session of its own was not sealed');
+    const status = await p.tally(['session', 'status']);
+    assert.match(status.stdout + status.stderr, /no open session/);
+    const verified = await p.tally(['verify', String(out.package), '--json']);
+    const failed = (jsonOut(verified).checks as { check: string; ok: boolean }[]).filter((c) => !c.ok);
+    assert.deepEqual(
+      failed.map((c) => c.check),
+      ['workspace_reconciled'],
     );
   });
 

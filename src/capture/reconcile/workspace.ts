@@ -164,9 +164,10 @@ export interface TreeSnapshot {
 
 /**
  * Every listed file with its identity: what `wrap` and reconciliation outside git compare. `known`:
- * paths an earlier snapshot held; one under a folder that cannot be listed now is looked at by
- * its path (a folder that can be searched but not read still lets it be read), so that it is not
- * taken as deleted.
+ * paths an earlier snapshot held; one the listing does not show now (under a folder that cannot be
+ * listed — one that can be searched but not read still lets it be read —, or ignored by a
+ * `.gitignore` changed since) is looked at by its path, up to where the listing reaches, so that
+ * a file still there is not taken as deleted.
  */
 export async function snapshotTree(
   root: string,
@@ -175,11 +176,11 @@ export async function snapshotTree(
   options: { format?: 'sha1' | 'sha256'; deadline?: Deadline; known?: Iterable<string> } = {},
 ): Promise<TreeSnapshot> {
   const listing = await listTree(root, inGit, limit, options.deadline);
-  const hidden = listing.unreadable.map((u) => (u.raw === '' ? '' : `${u.raw}/`));
-  if (hidden.length > 0 && options.known !== undefined) {
+  if (options.known !== undefined) {
     const listed = new Set(listing.paths);
+    const last = listing.last;
     for (const raw of options.known)
-      if (!listed.has(raw) && hidden.some((folder) => raw.startsWith(folder))) listing.paths.push(raw);
+      if (!listed.has(raw) && (last === undefined || raw <= last)) listing.paths.push(raw);
     listing.paths.sort(compareRaw);
   }
   const format = options.format ?? 'sha1';

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { eventId } from '../../boundary/prepare.js';
 import type { CanonicalEvent } from '../../core/event.js';
@@ -27,7 +28,10 @@ export function commandLine(argv: readonly string[]): string {
 }
 
 export interface Ran {
-  /** The command's exit code; 128 + n when signal n ended it; 127 when it could not start. */
+  /**
+   * The command's exit code; 128 + n when signal n ended it; 127 when there is no such command,
+   * 126 when it could not be started (not executable, a folder).
+   */
   code: number;
   signal?: string;
   durationMs: number;
@@ -35,7 +39,33 @@ export interface Ran {
   startError?: string;
 }
 
-/** Runs `argv` with inherited stdio, forwarding SIGINT and SIGTERM to it. */
+/** The signals that would end wrap before the command: sent on to the command instead. */
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
+/** The signals a terminal's keys send to its whole foreground process group. */
+const FROM_KEYS = new Set<string>(['SIGINT', 'SIGQUIT']);
+
+/**
+ * Whether this process is in its terminal's foreground process group (Linux: `/proc/self/stat`'s
+ * `pgrp` and `tpgid`): then the command, in the same group, got a key's signal from the terminal
+ * itself. Elsewhere, or when it cannot be told: false.
+ */
+export function inForeground(): boolean {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const [pgrp, tty, tpgid] = [fields[2], fields[4], fields[5]];
+    return tty !== '0' && pgrp === tpgid;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs `argv` with inherited stdio. SIGINT, SIGTERM, SIGHUP and SIGQUIT do not end wrap (it records
+ * the command's end): they are sent on to the command, but for Ctrl-C and Ctrl-\ while wrap is in
+ * the terminal's foreground, which the terminal sent to the command already (sent twice, a second
+ * Ctrl-C is "quit now" to many programs).
+ */
 export function runInherited(
   argv: readonly string[],
   options: { cwd: string; env: NodeJS.ProcessEnv },
@@ -43,17 +73,17 @@ export function runInherited(
   const started = performance.now();
   return new Promise((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit', cwd: options.cwd, env: options.env });
-    const onInt = () => child.kill('SIGINT');
-    const onTerm = () => child.kill('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
+    const forward = (signal: NodeJS.Signals) => {
+      if (!(FROM_KEYS.has(signal) && inForeground())) child.kill(signal);
+    };
+    for (const signal of FORWARDED) process.on(signal, forward);
     const done = (ran: Omit<Ran, 'durationMs'>) => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
+      for (const signal of FORWARDED) process.off(signal, forward);
       resolve({ ...ran, durationMs: Math.round(performance.now() - started) });
     };
+    // As a shell says: 127 when there is no such command, 126 when it is there but cannot be run.
     child.once('error', (error: NodeJS.ErrnoException) =>
-      done({ code: 127, startError: error.code ?? error.message }),
+      done({ code: error.code === 'ENOENT' ? 127 : 126, startError: error.code ?? error.message }),
     );
     child.once('exit', (code, signal) => {
       if (signal !== null) {

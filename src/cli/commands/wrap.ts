@@ -9,11 +9,12 @@
  */
 import { catalogueEntry } from '../../ahp/protocol/catalogue.js';
 import type { BoundaryDecision } from '../../boundary/boundary.js';
+import { ReconcileError } from '../../capture/reconcile/error.js';
 import { fileChangedEvent } from '../../capture/reconcile/events.js';
 import { deadlineAfter, repositoryOf } from '../../capture/reconcile/git.js';
 import { pathOut } from '../../capture/reconcile/paths.js';
 import { diffSnapshots } from '../../capture/reconcile/trees.js';
-import { DEFAULT_FILE_LIMIT, snapshotTree } from '../../capture/reconcile/workspace.js';
+import { DEFAULT_FILE_LIMIT, snapshotTree, type TreeSnapshot } from '../../capture/reconcile/workspace.js';
 import {
   afterEvent,
   beforeEvent,
@@ -71,6 +72,29 @@ async function sinkFor(ctx: CommandContext, state: string, session: SessionInfo)
         harness: { env: ctx.env, logger: harnessLogger(ctx) },
       })
     ).decision;
+}
+
+/**
+ * The tree once the command ended; undefined when it cannot be listed now (the command can plant a
+ * FIFO where git reads its index): said, and the run still ends with the command's own exit code
+ * and its own session sealed, whose close records the failure (`workspace_reconciled`).
+ */
+async function afterSnapshot(
+  ctx: CommandContext,
+  root: string,
+  inGit: boolean,
+  limit: number,
+  before: TreeSnapshot,
+): Promise<TreeSnapshot | undefined> {
+  try {
+    return await snapshotTree(root, inGit, limit, {
+      known: [...before.files.keys(), ...before.unread.keys()],
+    });
+  } catch (error) {
+    if (!(error instanceof ReconcileError)) throw error;
+    ctx.stderr(`tally wrap: the files the command changed could not be compared: ${error.message}\n`);
+    return undefined;
+  }
 }
 
 function positiveInteger(value: string | undefined, flag: string, fallback: number): number {
@@ -135,6 +159,7 @@ export const command: Command = {
     let skipped = before.skipped;
     let unreadable: string[] = [];
     let durationMs: number | null = null;
+    let compared = false;
     // `ask` stops the command too: no harness is there to ask a person, and running it would be
     // counted as approved in the harness.
     const denied = decision !== null && decision !== undefined && decision.decision !== 'allow';
@@ -152,16 +177,19 @@ export const command: Command = {
       code = ran.code;
       durationMs = ran.durationMs;
       await sink(afterEvent(call, text, ctx.cwd, session.id, ran));
-      const after = await snapshotTree(root, inGit, limit, { known: before.files.keys() });
-      const diff = diffSnapshots(before, after);
-      skipped = diff.skipped;
-      unreadable = diff.unreadable.map((u) => pathOut(u.raw).path);
-      for (const change of diff.changes) {
+      const after = await afterSnapshot(ctx, root, inGit, limit, before);
+      const diff = after ? diffSnapshots(before, after) : undefined;
+      if (diff) {
+        skipped = diff.skipped;
+        unreadable = diff.unreadable.map((u) => pathOut(u.raw).path);
+      }
+      for (const change of diff?.changes ?? []) {
         await sink(
           fileChangedEvent(change, { session: session.id, time: new Date().toISOString(), source: WRAP_URI }),
         );
         changes++;
       }
+      compared = diff !== undefined;
     }
     let pkg: string | undefined;
     if (own) {
@@ -183,6 +211,7 @@ export const command: Command = {
         skipped,
         limit,
         unreadable,
+        compared,
         ...(pkg ? { package: pkg } : {}),
       });
     else {
