@@ -5,6 +5,7 @@
  * written here (`connection: close`, one write) and the answer read back (Content-Length, chunked
  * or close-delimited bodies).
  */
+import { foreignListener } from '../recorder/listener.js';
 import { connectLoopback } from './loopback.js';
 
 /** The socket failed (refused, reset, timed out): nothing, or not all, reached the recorder. */
@@ -77,7 +78,9 @@ export function parseReply(bytes: Buffer, ended: boolean): HookReply | undefined
 /**
  * POSTs `body` (bytes, sent as they are) to the recorder and resolves with its answer as soon as it
  * is whole, without waiting for the connection to close (it keeps no process up). Rejects with
- * RecorderUnreachable when the connection fails or `timeoutMs` passes with no whole answer.
+ * RecorderUnreachable when the connection fails or `timeoutMs` passes with no whole answer, and
+ * before anything is sent when another user's process listens on the port (the headers carry the
+ * secret).
  */
 export function postHook(
   port: number,
@@ -88,6 +91,8 @@ export function postHook(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<HookReply> {
   const head = requestHead(port, path, headers, body.length);
+  const foreign = foreignListener(port);
+  if (foreign !== undefined) return Promise.reject(new RecorderUnreachable(foreign));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let settled = false;

@@ -16,6 +16,7 @@ import {
   recorderPaths,
   recorderSecret,
 } from './config.js';
+import { foreignListener } from './listener.js';
 import type { SessionSummary } from './registry.js';
 
 const TALLY_BIN = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
@@ -51,6 +52,10 @@ export function send(
   headers: Record<string, string> = {},
   timeoutMs = 30_000,
 ): Promise<Reply> {
+  // The request carries the secret: never to a listener of another user (./listener.ts).
+  const foreign = foreignListener(port);
+  if (foreign !== undefined)
+    return Promise.reject(new RecorderError('foreign-listener', foreign, { port, not_answering: true }));
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = request(
@@ -145,8 +150,14 @@ export class RecorderClient {
 
   /** The recorder's status, or null when none is running (or none answers). */
   async status(): Promise<RecorderStatus | null> {
-    const probe = await this.probe();
-    return probe.state === 'up' ? probe.status : null;
+    try {
+      const probe = await this.probe();
+      return probe.state === 'up' ? probe.status : null;
+    } catch (error) {
+      // Another user's process on the port is no recorder of this home.
+      if (error instanceof RecorderError && error.code === 'foreign-listener') return null;
+      throw error;
+    }
   }
 
   /** Asks for the recorder's status, telling a recorder that is gone from one that stopped answering. */
@@ -159,7 +170,8 @@ export class RecorderClient {
         status: { ...(reply.body as Omit<RecorderStatus, 'port'>), port: this.port },
       };
     } catch (error) {
-      if (error instanceof RecorderError)
+      // Another user's process on the port: no recorder of this user can listen there; said as it is.
+      if (error instanceof RecorderError && error.code !== 'foreign-listener')
         return error.detail?.timeout === true ? { state: 'silent' } : { state: 'down' };
       throw error;
     }

@@ -17,7 +17,13 @@ import { readRegularFileSync } from '../core/regular-file.js';
 /** recorder.json and the secret: a few dozen bytes each (read as regular files only, never waited on). */
 const SMALL_FILE_LIMIT = 64 * 1024;
 
-export type RecorderErrorCode = 'config' | 'secret' | 'unreachable' | 'refused' | 'start-failed';
+export type RecorderErrorCode =
+  | 'config'
+  | 'secret'
+  | 'unreachable'
+  | 'refused'
+  | 'start-failed'
+  | 'foreign-listener';
 export class RecorderError extends TallyError<RecorderErrorCode> {}
 
 /** The environment variable that carries the secret to hooks that expand it (Claude Code http hooks). */

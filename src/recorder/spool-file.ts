@@ -37,6 +37,8 @@ export function spoolFile(spoolDir: string, channel: string): string {
 
 export function appendSpool(spoolDir: string, entry: SpoolEntry): void {
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
-  // One write of one line: appends of lines this short do not interleave between processes.
-  appendRegularFileSync(spoolFile(spoolDir, entry.channel), `${JSON.stringify(entry)}\n`, 0o600);
+  // One write of one line: appends of lines this short do not interleave between processes. It
+  // starts with a newline of its own: a shim killed while it wrote a large payload leaves its line
+  // cut short, and the next line must not be read as the rest of it (the ingest skips blank lines).
+  appendRegularFileSync(spoolFile(spoolDir, entry.channel), `\n${JSON.stringify(entry)}\n`, 0o600);
 }

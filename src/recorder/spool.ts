@@ -102,7 +102,19 @@ export async function ingestSpool(
       if (error.code === 'not-regular') rmSync(taken, { force: true });
       continue;
     }
-    for (const line of text.split('\n')) {
+    // A last line without its newline is one a shim is still writing (it opened the file before it
+    // was taken: the rest of its line goes into the file taken, not into a new spool) or one a shim
+    // killed mid-write left cut short. Only complete lines are read. A file taken now stays, under
+    // the name it was taken by, for the next start to read whole (what is recorded now is then
+    // skipped by id); in a file left from before, no one is still writing: the cut line is dropped.
+    const complete = text.lastIndexOf('\n') + 1;
+    const unfinished = text.slice(complete).trim() !== '';
+    if (unfinished)
+      logger(
+        'warn',
+        `spool ${name}: its last line (${text.length - complete} bytes) has no end${left ? ', cut short: dropped' : ' yet: the file is left for the next start'}`,
+      );
+    for (const line of text.slice(0, complete).split('\n')) {
       if (line.trim() === '') continue;
       let repository: string | undefined;
       try {
@@ -149,6 +161,8 @@ export async function ingestSpool(
         kept.push(line);
       }
     }
+    // Its kept lines stay in it too.
+    if (unfinished && !left) continue;
     try {
       if (kept.length > 0) appendRegularFileSync(join(paths.spool, name), `${kept.join('\n')}\n`, 0o600);
     } catch (error) {

@@ -66,7 +66,8 @@ function spool(id, body, answered) {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const session = process.env.TALLY_SESSION;
   const entry = { id, received_at: new Date().toISOString(), channel: 'opencode', ...(session ? { session } : {}), ...(CONFIG.agent ? { agent: CONFIG.agent } : {}), payload: body, ...(answered ? { answered } : {}) };
-  appendFileSync(join(dir, 'opencode.jsonl'), JSON.stringify(entry) + '\\n', { mode: 0o600 });
+  // A line of its own even after one a killed process left cut short (the ingest skips blank lines).
+  appendFileSync(join(dir, 'opencode.jsonl'), '\\n' + JSON.stringify(entry) + '\\n', { mode: 0o600 });
 }
 
 async function post(id, body) {

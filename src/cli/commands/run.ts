@@ -79,6 +79,8 @@ function runAgent(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<
 function watchdog(client: RecorderClient, ctx: CommandContext, secret: string | undefined): () => void {
   let busy = false;
   let silentSince: number | null = null;
+  // A failure said once, not every second (another user's process holding the port stays).
+  let said = '';
   const timer = setInterval(async () => {
     if (busy) return;
     busy = true;
@@ -97,8 +99,10 @@ function watchdog(client: RecorderClient, ctx: CommandContext, secret: string | 
         ctx.stderr('tally run: the recorder stopped; starting it again\n');
         await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
       }
+      said = '';
     } catch (error) {
-      ctx.stderr(`tally run: ${(error as Error).message}\n`);
+      if ((error as Error).message !== said) ctx.stderr(`tally run: ${(error as Error).message}\n`);
+      said = (error as Error).message;
     } finally {
       busy = false;
     }
