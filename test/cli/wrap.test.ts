@@ -7,9 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Receipt } from '../../src/evidence/receipt/receipt.js';
 import { git } from '../session/fixture.js';
 import { tallyOnPty } from './pty.js';
@@ -255,12 +256,36 @@ describe('tally wrap', () => {
     );
   });
 
-  it('refuses a missing command and a bad --max-files, naming the flag', async () => {
+  it('a file too large to read in the time given is reported unreadable, not waited for', async () => {
+    const p = makeProject('tally-wrap-sparse-');
+    await ok(p, ['init']);
+    writeFileSync(join(p.root, '.gitignore'), '.tally/\n');
+    await ok(p, ['session', 'start']);
+    // A sparse file of a terabyte costs the command nothing; read whole, it would take hours.
+    const script = 'truncate -s 1T big.bin && echo small > small.txt';
+    const running = p.tally(['wrap', '--max-seconds', '1', '--json', '--', 'sh', '-c', script]);
+    const ran = await Promise.race([running, sleep(120_000).then(() => 'hung' as const)]);
+    assert.notEqual(ran, 'hung', 'tally wrap was still reading after 120 s');
+    const out = jsonOut(ran as Awaited<typeof running>);
+    assert.equal(out.exit_code, 0);
+    // Past the time given nothing more is read: the tree is cut there, as by the limit, and the
+    // paths after it (the small file among them) are counted, not compared.
+    assert.deepEqual(out.unreadable, ['big.bin']);
+    assert.ok(Number(out.skipped) >= 1, JSON.stringify(out));
+    rmSync(join(p.root, 'big.bin'));
+    const closed = jsonOut(await ok(p, ['session', 'close', '--json']));
+    assert.deepEqual(wrapChanges(String(closed.package)), [['big.bin', 'create']]);
+  });
+
+  it('refuses a missing command and a bad --max-files or --max-seconds, naming the flag', async () => {
     const p = makeProject('tally-wrap-usage-');
     const none = await p.tally(['wrap']);
     assert.equal(none.code, 2);
     const bad = await p.tally(['wrap', '--max-files', 'lots', '--', 'true']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--max-files/);
+    const zero = await p.tally(['wrap', '--max-seconds', '0', '--', 'true']);
+    assert.equal(zero.code, 2);
+    assert.match(zero.stderr, /--max-seconds/);
   });
 });

@@ -9,7 +9,16 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -174,6 +183,32 @@ describe('what the agent can make the close wait on', () => {
     } finally {
       release(kept);
     }
+  });
+
+  it('a sparse file of a terabyte: read only until the deadline, the close ends, the pass fails', async () => {
+    const fx = await makeFixture('tally-sparse-');
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+    // Made in a moment; read whole, hours of zeros.
+    const big = join(fx.root, 'big.bin');
+    closeSync(openSync(big, 'w'));
+    truncateSync(big, 2 ** 40);
+    const closing = closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, info.id),
+      signer: fx.signer,
+      reconcileTimeoutMs: 1500,
+    });
+    const outcome = await Promise.race([closing, sleep(120_000).then(() => 'hung' as const)]);
+    assert.notEqual(outcome, 'hung', 'the close was still reading after 120 s');
+    const pkg = readFileSync((await closing).packagePath);
+    const unreadable = summaryOf(fx, pkg).unreadable as { paths: { path: string; code: string }[] };
+    // The fixture's files written just before the start are compared too; past the deadline, unread.
+    assert.deepEqual(unreadable.paths[0], { path: 'big.bin', code: 'timeout' });
+    assert.ok(
+      unreadable.paths.every((u) => u.code === 'timeout'),
+      JSON.stringify(unreadable),
+    );
+    assert.deepEqual(await verdict(fx, pkg), [false, 'unreadable']);
   });
 
   it('a nested repository whose HEAD is a FIFO: git is stopped at the deadline, the close ends, the pass fails', async () => {

@@ -190,7 +190,7 @@ async function gitBaseline(
   const paths = dirtyPaths((await status).stdout, tree, index);
   // git's own config, hooks and info files: always kept (a few files, not counted in the limit).
   for (const raw of gitStatePaths(root).paths) {
-    const id = identify(root, raw, format, null);
+    const id = identify(root, raw, format, null, deadline.at);
     const out = pathOut(raw);
     if (id === null || isUnread(id) || out.path_b64 !== undefined) continue;
     baseline.git_state ??= {};
@@ -200,7 +200,7 @@ async function gitBaseline(
   // content unknown, so the close compares it only if its stat changes.
   const folders = new LeadingFolders(root);
   for (const raw of paths.slice(0, limit)) {
-    const id = identify(root, raw, format, folders);
+    const id = identify(root, raw, format, folders, deadline.at);
     if (isUnread(id)) continue;
     const out = pathOut(raw);
     if (out.path_b64 === undefined) baseline.dirty[out.path] = id?.sha256 ?? null;

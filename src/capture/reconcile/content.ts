@@ -3,7 +3,8 @@
  * it can be compared with a blob the index named without reading the repository's objects. A file
  * is read in chunks whatever its size, opened without following a link and without waiting (a FIFO
  * or a device is never read as a file); a file that is there but cannot be read is `unreadable`,
- * never absent: only "no such file" means absent.
+ * never absent: only "no such file" means absent. Reading stops at the pass's deadline: a file
+ * not read whole by then (a sparse file of a terabyte takes hours) is `unreadable: "timeout"`.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
@@ -79,6 +80,8 @@ export class LeadingFolders {
 
 /** A file that kept changing while it was read (three tries). */
 export const CHANGING = 'changing';
+/** A file not read whole before the pass's deadline. */
+export const TIMEOUT = 'timeout';
 
 const CHUNK = 1 << 20;
 const chunk = Buffer.allocUnsafe(CHUNK);
@@ -89,18 +92,20 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOL
  * now a symbolic link, or a folder, a FIFO, a socket or a device: nothing git would store),
  * `{unreadable}` when it is there but could not be read. A symbolic link is identified by its
  * target text, as git stores it. `folders`: null for git's own files, read as git reads them
- * (a hooks folder that is a link is followed).
+ * (a hooks folder that is a link is followed). Past `until` (ms since the epoch: the pass's
+ * deadline), content is no longer read.
  */
 export function identify(
   root: string,
   raw: string,
   format: 'sha1' | 'sha256',
   folders: LeadingFolders | null,
+  until?: number,
 ): Content {
   if (folders !== null && !folders.plain(raw)) return null;
   const native = nativePath(root, raw);
   for (let attempt = 0; attempt < 3; attempt++) {
-    const content = readOnce(native, format);
+    const content = readOnce(native, format, until);
     if (content !== CHANGING) return content;
   }
   return { unreadable: CHANGING };
@@ -116,7 +121,11 @@ function failed(error: unknown): Content {
  * (one system call fewer than a look before): without following a link (ELOOP: it is one, read as
  * such) and without waiting; read only once the open file is known to be a regular one.
  */
-function readOnce(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof CHANGING {
+function readOnce(
+  native: Buffer,
+  format: 'sha1' | 'sha256',
+  until: number | undefined,
+): Content | typeof CHANGING {
   let fd: number;
   try {
     fd = openSync(native, READ_FLAGS);
@@ -129,6 +138,7 @@ function readOnce(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof C
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) return null;
+    if (until !== undefined && Date.now() > until) return { unreadable: TIMEOUT };
     const blob = createHash(format).update(`blob ${stat.size}\0`);
     let n = readSync(fd, chunk, 0, CHUNK, null);
     // The common case, a file read in one go: the one-shot digest.
@@ -146,6 +156,9 @@ function readOnce(native: Buffer, format: 'sha1' | 'sha256'): Content | typeof C
       sha.update(part);
       blob.update(part);
       if (total === stat.size) break;
+      // A chunk takes about a millisecond: the clock is read once every 64 of them.
+      if (until !== undefined && (total & (64 * CHUNK - 1)) === 0 && Date.now() > until)
+        return { unreadable: TIMEOUT };
       n = readSync(fd, chunk, 0, CHUNK, null);
     }
     if (total !== stat.size) return CHANGING;

@@ -191,17 +191,18 @@ async function diffGit(
   const watched = [...new Set([...state.paths, ...[...dirty.keys()].filter(isGitState)])];
   const looked = [...recent, ...changed.slice(0, limit), ...watched].sort(compareRaw);
   const unreadable: Unreadable[] = [...tree.unreadable, ...state.unreadable];
+  // Before the contents are read: past the deadline a file is left unread, but git is stopped.
+  const end = await headOf(root, deadline);
   const differing: Differing[] = [];
   const folders = new LeadingFolders(root);
   for (const raw of looked) {
     const before = startOf(raw);
-    const end = identify(root, raw, format, isGitState(raw) ? null : folders);
+    const end = identify(root, raw, format, isGitState(raw) ? null : folders, deadline.at);
     if (isUnread(end)) unreadable.push({ raw, code: end.unreadable });
     if (!same(before, end)) differing.push({ raw, start: before, end });
   }
   const markers =
     stat?.markers === undefined ? [] : markerChanges(stat.markers, tree.markers, tree.unreadable, last);
-  const end = await headOf(root, deadline);
   const commit: WorkspaceDiff['commit'] = {};
   if (start !== undefined) commit.start = start;
   if (end !== undefined) commit.end = end;

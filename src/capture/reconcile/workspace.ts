@@ -10,6 +10,7 @@ import {
   identify,
   isUnread,
   LeadingFolders,
+  TIMEOUT,
   type Unreadable,
   unreadableCode,
 } from './content.js';
@@ -167,7 +168,8 @@ export interface TreeSnapshot {
  * paths an earlier snapshot held; one the listing does not show now (under a folder that cannot be
  * listed — one that can be searched but not read still lets it be read —, or ignored by a
  * `.gitignore` changed since) is looked at by its path, up to where the listing reaches, so that
- * a file still there is not taken as deleted.
+ * a file still there is not taken as deleted. A file not read whole by `deadline` is unreadable
+ * (`timeout`) and cuts the snapshot there, as the limit does: later paths are counted, not read.
  */
 export async function snapshotTree(
   root: string,
@@ -193,10 +195,19 @@ export async function snapshotTree(
   };
   if (listing.last !== undefined) snapshot.last = listing.last;
   const folders = new LeadingFolders(root);
-  for (const raw of listing.paths) {
-    const id = identify(root, raw, format, folders);
+  for (const [i, raw] of listing.paths.entries()) {
+    const id = identify(root, raw, format, folders, options.deadline?.at);
     if (isUnread(id)) snapshot.unread.set(raw, id.unreadable);
     else if (id !== null) snapshot.files.set(raw, id);
+    if (isUnread(id) && id.unreadable === TIMEOUT) {
+      // The pass's time is up: the listing is cut here, as by the limit, the rest counted.
+      const rest = listing.paths.length - i - 1;
+      if (rest > 0) {
+        snapshot.last = raw;
+        snapshot.skipped += rest;
+      }
+      break;
+    }
   }
   return snapshot;
 }

@@ -11,7 +11,7 @@ import { catalogueEntry } from '../../ahp/protocol/catalogue.js';
 import type { BoundaryDecision } from '../../boundary/boundary.js';
 import { ReconcileError } from '../../capture/reconcile/error.js';
 import { fileChangedEvent } from '../../capture/reconcile/events.js';
-import { deadlineAfter, repositoryOf } from '../../capture/reconcile/git.js';
+import { DEFAULT_GIT_TIMEOUT_MS, deadlineAfter, repositoryOf } from '../../capture/reconcile/git.js';
 import { pathOut } from '../../capture/reconcile/paths.js';
 import { diffSnapshots } from '../../capture/reconcile/trees.js';
 import { DEFAULT_FILE_LIMIT, snapshotTree, type TreeSnapshot } from '../../capture/reconcile/workspace.js';
@@ -85,10 +85,12 @@ async function afterSnapshot(
   inGit: boolean,
   limit: number,
   before: TreeSnapshot,
+  ms: number,
 ): Promise<TreeSnapshot | undefined> {
   try {
     return await snapshotTree(root, inGit, limit, {
       known: [...before.files.keys(), ...before.unread.keys()],
+      deadline: deadlineAfter(ms),
     });
   } catch (error) {
     if (!(error instanceof ReconcileError)) throw error;
@@ -107,11 +109,13 @@ function positiveInteger(value: string | undefined, flag: string, fallback: numb
 export const command: Command = {
   summary: 'run a command and record what it did (process, file changes)',
   usage: [
-    'usage: tally wrap [--agent NAME] [--max-files N] [--json] -- <command…>',
+    'usage: tally wrap [--agent NAME] [--max-files N] [--max-seconds S] [--json] -- <command…>',
     '',
     'Runs the command with inherited stdio and records it: the command (redacted), cwd, exit code and',
     'duration, and every file it created, modified, deleted or renamed (content hashes of the tree',
-    'before and after; .gitignore respected; at most N files hashed, default 100000, the rest counted).',
+    'before and after; .gitignore respected; at most N files hashed, default 100000, the rest counted;',
+    'each reading of the tree stops after S seconds, default 30, and a file not read by then is',
+    'reported unreadable).',
     "Inside the project's open session it records into it; otherwise into a session of its own, sealed",
     "at the end (under NAME's certificate with --agent). A command the certificate forbids does not run.",
     'Exit: the command’s own code (a signal as 128+n), 1 when it was forbidden.',
@@ -122,11 +126,13 @@ export const command: Command = {
     const { values, positionals } = parseFlags(argv.slice(0, dash), {
       agent: { type: 'string' },
       'max-files': { type: 'string' },
+      'max-seconds': { type: 'string' },
       json: { type: 'boolean' },
     });
     if (positionals.length > 0)
       throw new UsageError(`unexpected argument '${positionals[0]}' (the command goes after --)`);
     const limit = positiveInteger(values['max-files'], '--max-files', DEFAULT_FILE_LIMIT);
+    const ms = positiveInteger(values['max-seconds'], '--max-seconds', DEFAULT_GIT_TIMEOUT_MS / 1000) * 1000;
     const cmd = argv.slice(dash + 1);
     const where = placesOf(ctx);
     const root = projectRootFor(ctx.cwd);
@@ -152,7 +158,9 @@ export const command: Command = {
     const sink = await sinkFor(ctx, where.state, session);
     const text = commandLine(cmd);
     const call = wrapCallId();
-    const before = await snapshotTree(root, inGit, limit);
+    // Each reading of the tree has the pass's time (a file not read by then is reported unreadable:
+    // a sparse file of a terabyte would keep the command waiting for hours).
+    const before = await snapshotTree(root, inGit, limit, { deadline: deadlineAfter(ms) });
     const decision = await sink(beforeEvent(call, text, ctx.cwd, session.id));
     let code: number;
     let changes = 0;
@@ -177,7 +185,7 @@ export const command: Command = {
       code = ran.code;
       durationMs = ran.durationMs;
       await sink(afterEvent(call, text, ctx.cwd, session.id, ran));
-      const after = await afterSnapshot(ctx, root, inGit, limit, before);
+      const after = await afterSnapshot(ctx, root, inGit, limit, before, ms);
       const diff = after ? diffSnapshots(before, after) : undefined;
       if (diff) {
         skipped = diff.skipped;
@@ -216,7 +224,7 @@ export const command: Command = {
       });
     else {
       ctx.stderr(
-        `tally wrap: ${changes} file changes recorded in session ${session.id}${skipped > 0 ? ` (${skipped} files past the limit of ${limit} not compared)` : ''}\n`,
+        `tally wrap: ${changes} file changes recorded in session ${session.id}${skipped > 0 ? ` (${skipped} files not compared: past the limit of ${limit} files, or the tree not read within ${ms / 1000} s)` : ''}\n`,
       );
       if (unreadable.length > 0)
         ctx.stderr(
