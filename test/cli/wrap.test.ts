@@ -277,6 +277,25 @@ describe('tally wrap', () => {
     assert.deepEqual(wrapChanges(String(closed.package)), [['big.bin', 'create']]);
   });
 
+  it('a command that closes the session it runs in: its own exit code, and what it did after said unrecorded', async () => {
+    const p = makeProject('tally-wrap-closes-');
+    await ok(p, ['init']);
+    const tally = `"${process.execPath}" "${TALLY_BIN}"`;
+    const script = `echo a > before.txt && ${tally} session close >/dev/null && echo b > after.txt; exit 3`;
+    // In a session the user opened, then in wrap's own.
+    await ok(p, ['session', 'start']);
+    const inOpen = await p.tally(['wrap', '--json', '--', 'sh', '-c', script]);
+    assert.equal(inOpen.code, 3, inOpen.stderr);
+    assert.match(inOpen.stderr, /was closed while the command ran/);
+    assert.equal(jsonOut(inOpen).compared, false);
+    const own = await p.tally(['wrap', '--json', '--', 'sh', '-c', script.replace(/before|after/g, 'x$&')]);
+    assert.equal(own.code, 3, own.stderr);
+    const out = jsonOut(own);
+    assert.ok(existsSync(String(out.package)), 'the package its close sealed is named');
+    const verified = await p.tally(['verify', String(out.package), '--json']);
+    assert.equal(verified.code, 0, verified.stdout);
+  });
+
   it('refuses a missing command and a bad --max-files or --max-seconds, naming the flag', async () => {
     const p = makeProject('tally-wrap-usage-');
     const none = await p.tally(['wrap']);

@@ -19,6 +19,7 @@ import {
   afterEvent,
   beforeEvent,
   commandLine,
+  type Ran,
   runInherited,
   WRAP_SOURCE,
   WRAP_URI,
@@ -168,6 +169,7 @@ export const command: Command = {
     let unreadable: string[] = [];
     let durationMs: number | null = null;
     let compared = false;
+    let ran: Ran | undefined;
     // `ask` stops the command too: no harness is there to ask a person, and running it would be
     // counted as approved in the harness.
     const denied = decision !== null && decision !== undefined && decision.decision !== 'allow';
@@ -180,10 +182,19 @@ export const command: Command = {
       );
       code = 1;
     } else {
-      const ran = await runInherited(cmd, { cwd: ctx.cwd, env: ctx.env });
+      ran = await runInherited(cmd, { cwd: ctx.cwd, env: ctx.env });
       if (ran.startError) ctx.stderr(`tally wrap: cannot start ${cmd[0]}: ${ran.startError}\n`);
       code = ran.code;
       durationMs = ran.durationMs;
+    }
+    // The command can close the session itself (`tally session close` in a script): that close
+    // compared the tree then; what the command did after it is recorded nowhere, and said so.
+    const closedUnder = ran !== undefined && readSessionInfo(where.state, session.id).state !== 'open';
+    if (closedUnder)
+      ctx.stderr(
+        `tally wrap: session ${session.id} was closed while the command ran: the command's end and the files it changed after that close are not recorded\n`,
+      );
+    else if (ran !== undefined) {
       await sink(afterEvent(call, text, ctx.cwd, session.id, ran));
       const after = await afterSnapshot(ctx, root, inGit, limit, before, ms);
       const diff = after ? diffSnapshots(before, after) : undefined;
@@ -199,8 +210,9 @@ export const command: Command = {
       }
       compared = diff !== undefined;
     }
-    let pkg: string | undefined;
-    if (own) {
+    // Wrap's own session, closed by the command: sealed by that close.
+    let pkg = own && closedUnder ? readSessionInfo(where.state, session.id).package : undefined;
+    if (own && !closedUnder) {
       const closed = await closeSession({
         state: where.state,
         session: readSessionInfo(where.state, session.id),
