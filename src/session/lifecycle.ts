@@ -101,6 +101,8 @@ export interface StartOptions {
   home?: string;
   /** Refuse (`still-open`) while the project's current session is open, checked under the start lock. */
   refuseWhileOpen?: boolean;
+  /** The process that will seal the session itself (`tally wrap`'s own session). */
+  owner?: SessionInfo['owner'];
 }
 
 /**
@@ -147,6 +149,7 @@ async function startUnlocked(options: StartOptions): Promise<{ info: SessionInfo
     root: options.root,
   };
   if (options.agent) info.agent = options.agent;
+  if (options.owner) info.owner = options.owner;
   const binding: SessionBinding = {};
   // Each file is read once, and its copy kept beside the session is the bytes that were checked.
   let certificateBytes: Buffer | undefined;

@@ -38,6 +38,8 @@ export interface SessionInfo {
   /** Digests of changed project registrations already recorded (`tally.registration.changed`). */
   registration_changes?: string[];
   package?: string;
+  /** The process that opened the session to seal it itself (`tally wrap` running outside a session). */
+  owner?: { command: 'wrap'; pid: number };
 }
 
 export function newSessionId(now: Date): string {

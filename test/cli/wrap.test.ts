@@ -161,6 +161,35 @@ describe('tally wrap', () => {
       assert.match(status.stdout + status.stderr, /no open session/);
     });
 
+  it('a wrap killed outright: the next one seals the session it left open, then records in its own', async () => {
+    const p = makeProject('tally-wrap-killed-');
+    await ok(p, ['init']);
+    const child = spawn(
+      process.execPath,
+      [TALLY_BIN, 'wrap', '--', process.execPath, '-e', "console.log('ready'); setTimeout(() => {}, 30000)"],
+      { cwd: p.root, env: p.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    const ended = new Promise((resolve) => child.on('close', resolve));
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (d) => String(d).includes('ready') && resolve()),
+    );
+    // wrap and its command, in a group of their own: both killed at once, nothing sealed.
+    process.kill(-child.pid!, 'SIGKILL');
+    await ended;
+    const left = await p.tally(['session', 'status']);
+    assert.doesNotMatch(left.stdout + left.stderr, /no open session/);
+    const next = await ok(p, ['wrap', '--json', '--', 'true']);
+    const sealed = /left open by a tally wrap that is gone \(pid (\d+)\), sealed: (\S+)/.exec(next.stderr);
+    assert.ok(sealed, next.stderr);
+    assert.equal(Number(sealed[1]), child.pid);
+    assert.ok(existsSync(sealed[2]!));
+    const out = jsonOut(next);
+    assert.notEqual(out.package, sealed[2], 'the new run sealed a session of its own');
+    assert.equal(receiptOf(String(out.package)).processes.length, 1);
+    const status = await p.tally(['session', 'status']);
+    assert.match(status.stdout + status.stderr, /no open session/);
+  });
+
   it('a command the certificate forbids does not run and is recorded as denied', async () => {
     const p = makeProject('tally-wrap-deny-');
     await ok(p, ['init']);

@@ -100,6 +100,22 @@ async function afterSnapshot(
   }
 }
 
+/** The pid of the `tally wrap` that opened the session to seal it itself, when one did. */
+function wrapOwner(info: SessionInfo): number | undefined {
+  const pid = info.owner?.command === 'wrap' ? info.owner.pid : undefined;
+  return Number.isSafeInteger(pid) && (pid as number) > 0 ? pid : undefined;
+}
+
+/** Whether a process of this id is there (one of another user's answers EPERM: it is). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 function positiveInteger(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100_000_000)
@@ -139,7 +155,21 @@ export const command: Command = {
     const root = projectRootFor(ctx.cwd);
     const inGit = (await repositoryOf(root, deadlineAfter())) !== null;
     const openId = currentSession(where.state);
-    const open = openId ? readSessionInfo(where.state, openId) : undefined;
+    let open = openId ? readSessionInfo(where.state, openId) : undefined;
+    const owner = open?.state === 'open' ? wrapOwner(open) : undefined;
+    if (open !== undefined && owner !== undefined && !alive(owner)) {
+      // A wrap killed outright left its own session open: sealed now, not taken for the user's.
+      const closed = await closeSession({
+        state: where.state,
+        session: open,
+        signer: await signerOf(ctx, where),
+        reconcileLimit: limit,
+      });
+      ctx.stderr(
+        `tally wrap: session ${open.id}, left open by a tally wrap that is gone (pid ${owner}), sealed: ${closed.packagePath}\n`,
+      );
+      open = undefined;
+    }
     let session: SessionInfo;
     let own = false;
     if (open?.state === 'open') session = open;
@@ -153,6 +183,7 @@ export const command: Command = {
         ...(values.agent ? { agent: { name: values.agent } } : {}),
         ...(certificatePath ? { certificatePath } : {}),
         reconcileLimit: limit,
+        owner: { command: 'wrap', pid: process.pid },
       }));
       own = true;
     }
