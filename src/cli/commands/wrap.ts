@@ -29,12 +29,13 @@ import type { CanonicalEvent } from '../../core/event.js';
 import { tallyHome } from '../../core/home.js';
 import { expectOk, RecorderClient } from '../../recorder/client.js';
 import { certificatePathFor } from '../../session/agents.js';
-import { closeSession, recordEvent, startSession } from '../../session/lifecycle.js';
+import { recordEvent, startSession } from '../../session/lifecycle.js';
 import { projectRootFor } from '../../session/paths.js';
 import { currentSession, readSessionInfo, type SessionInfo } from '../../session/store.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
 import { harnessLogger } from '../harness-logger.js';
 import { placesOf, signerOf } from '../session-context.js';
+import { sealSession } from '../session-seal.js';
 
 /** Where the events go: the recorder holding the session, or the session's log directly. */
 type Sink = (event: CanonicalEvent) => Promise<BoundaryDecision | undefined>;
@@ -159,16 +160,19 @@ export const command: Command = {
     const owner = open?.state === 'open' ? wrapOwner(open) : undefined;
     if (open !== undefined && owner !== undefined && !alive(owner)) {
       // A wrap killed outright left its own session open: sealed now, not taken for the user's.
-      const closed = await closeSession({
-        state: where.state,
-        session: open,
-        signer: await signerOf(ctx, where),
-        reconcileLimit: limit,
-      });
-      ctx.stderr(
-        `tally wrap: session ${open.id}, left open by a tally wrap that is gone (pid ${owner}), sealed: ${closed.packagePath}\n`,
-      );
-      open = undefined;
+      const stale = open;
+      try {
+        const closed = await sealSession(ctx, where, stale, { reconcileLimit: limit });
+        ctx.stderr(
+          `tally wrap: session ${open.id}, left open by a tally wrap that is gone (pid ${owner}), sealed: ${closed.packagePath}\n`,
+        );
+        open = undefined;
+      } catch (error) {
+        // It could not be sealed (its log, say): recorded into, as any open session.
+        ctx.stderr(
+          `tally wrap: session ${stale.id} was left open by a tally wrap that is gone (pid ${owner}) and could not be sealed (${(error as Error).message}): recording into it; seal it with tally session close\n`,
+        );
+      }
     }
     let session: SessionInfo;
     let own = false;
@@ -244,10 +248,7 @@ export const command: Command = {
     // Wrap's own session, closed by the command: sealed by that close.
     let pkg = own && closedUnder ? readSessionInfo(where.state, session.id).package : undefined;
     if (own && !closedUnder) {
-      const closed = await closeSession({
-        state: where.state,
-        session: readSessionInfo(where.state, session.id),
-        signer: await signerOf(ctx, where),
+      const closed = await sealSession(ctx, where, readSessionInfo(where.state, session.id), {
         reconcileLimit: limit,
       });
       pkg = closed.packagePath;
