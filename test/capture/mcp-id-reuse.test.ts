@@ -19,6 +19,7 @@ import {
   certifiedProject,
   EVERYTHING_SERVER,
   freePort,
+  type HttpGateway,
   sortedJson,
   startHttpGateway,
   waitFor,
@@ -50,7 +51,10 @@ const INIT = {
 };
 
 describe('MCP gateway: a request id reused while its call runs', () => {
-  it('stdio: the ping is refused and never reaches the server; the call records its own answer', async () => {
+  // A gateway that never answered would leave the test waiting: a bound, not a measurement.
+  it('stdio: the ping is refused and never reaches the server; the call records its own answer', {
+    timeout: 120_000,
+  }, async () => {
     const project = await certifiedProject('tally-mcp-reuse-', 'everything', 'get-sum');
     const seen = join(project.dir, 'server-stdin.log');
     const server = `tee "${seen}" | exec "${process.execPath}" "${EVERYTHING_SERVER}" stdio`;
@@ -113,15 +117,17 @@ describe('MCP gateway: a request id reused while its call runs', () => {
       env: { ...project.env, PORT: String(port) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
+    let gateway: HttpGateway | undefined;
     try {
       await waitFor(server, 'stderr', /listening on port \d+/);
-      const gateway = await startHttpGateway(project, `http://127.0.0.1:${port}/mcp`, 'everything');
+      gateway = await startHttpGateway(project, `http://127.0.0.1:${port}/mcp`, 'everything');
+      const url = gateway.url;
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
       };
       const post = async (body: unknown, signal?: AbortSignal) => {
-        const res = await fetch(gateway.url, { method: 'POST', headers, body: JSON.stringify(body), signal });
+        const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
         const text = await res.text();
         // An event stream's data lines, or a JSON body.
         const messages = text.startsWith('{')
@@ -157,11 +163,12 @@ describe('MCP gateway: a request id reused while its call runs', () => {
       await new Promise((r) => setTimeout(r, 1_000));
       abort.abort();
       assert.equal(await call, 'AbortError');
-      const exited = new Promise((r) => gateway.child.once('exit', r));
-      gateway.child.kill('SIGTERM');
+      const stopping = gateway;
+      const exited = new Promise((r) => stopping.child.once('exit', r));
+      stopping.child.kill('SIGTERM');
       await exited;
-      const sealed = /sealed: (\S+\.tally)/.exec(gateway.stderr());
-      assert.ok(sealed, gateway.stderr());
+      const sealed = /sealed: (\S+\.tally)/.exec(stopping.stderr());
+      assert.ok(sealed, stopping.stderr());
       // Before, the ping's `{}` was recorded as the call's result.
       assert.deepEqual(callAfter(sealed[1]!), { outcome: 'cancelled', digest: undefined });
       const cancelled = events(sealed[1]!).find((e) => e.type === 'tool.after')!;
@@ -173,7 +180,8 @@ describe('MCP gateway: a request id reused while its call runs', () => {
       const verify = await project.tally(['verify', sealed[1]!, '--certificate', 'coder', '--json']);
       assert.equal(verify.code, 0, verify.stdout);
     } finally {
-      server.kill('SIGTERM');
+      gateway?.child.kill('SIGKILL');
+      server.kill('SIGKILL');
     }
   });
 });
