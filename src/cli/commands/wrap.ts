@@ -27,6 +27,7 @@ import {
 } from '../../capture/wrap/wrap.js';
 import type { CanonicalEvent } from '../../core/event.js';
 import { tallyHome } from '../../core/home.js';
+import { processAlive } from '../../core/process-alive.js';
 import { expectOk, RecorderClient } from '../../recorder/client.js';
 import { certificatePathFor } from '../../session/agents.js';
 import { recordEvent, startSession } from '../../session/lifecycle.js';
@@ -107,16 +108,6 @@ function wrapOwner(info: SessionInfo): number | undefined {
   return Number.isSafeInteger(pid) && (pid as number) > 0 ? pid : undefined;
 }
 
-/** Whether a process of this id is there (one of another user's answers EPERM: it is). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function positiveInteger(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100_000_000)
@@ -158,7 +149,7 @@ export const command: Command = {
     const openId = currentSession(where.state);
     let open = openId ? readSessionInfo(where.state, openId) : undefined;
     const owner = open?.state === 'open' ? wrapOwner(open) : undefined;
-    if (open !== undefined && owner !== undefined && !alive(owner)) {
+    if (open !== undefined && owner !== undefined && !processAlive(owner)) {
       // A wrap killed outright left its own session open: sealed now, not taken for the user's.
       const stale = open;
       try {

@@ -6,20 +6,10 @@
 import { linkSync, lstatSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TallyError } from '../../core/errors.js';
+import { processAlive } from '../../core/process-alive.js';
 import { readRegularFileSync } from '../../core/regular-file.js';
 
 export class LockError extends TallyError<'busy'> {}
-
-function ownerAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Takes the lock by hard-linking a file that already holds our pid: the lock file appears with its
@@ -63,7 +53,7 @@ function readOwner(lockPath: string): number | null {
  */
 function breakIfStale(lockPath: string): void {
   const owner = readOwner(lockPath);
-  if (owner === null || ownerAlive(owner)) return;
+  if (owner === null || processAlive(owner)) return;
   const breaker = `${lockPath}.break`;
   try {
     writeFileSync(breaker, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
@@ -76,7 +66,7 @@ function breakIfStale(lockPath: string): void {
   }
   try {
     const again = readOwner(lockPath);
-    if (again !== null && !ownerAlive(again)) unlinkSync(lockPath);
+    if (again !== null && !processAlive(again)) unlinkSync(lockPath);
   } finally {
     unlinkSync(breaker);
   }
