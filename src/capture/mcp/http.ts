@@ -16,17 +16,9 @@
  */
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { toolKindHint } from '../../boundary/tool-kind.js';
 import { parseJson } from '../../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
-import {
-  afterEvent,
-  beforeEvent,
-  type McpCall,
-  type McpServerIdentity,
-  qualifiedName,
-  toolsEvent,
-} from './events.js';
+import { afterEvent, beforeEvent, type McpCall, type McpServerIdentity, toolsEvent } from './events.js';
 import {
   allowsBatches,
   DEFAULT_PROTOCOL_VERSION,
@@ -44,8 +36,9 @@ import {
   idKey,
   isCall,
   isUnanswerableCall,
+  type LearnedTool,
+  learnTools,
   readCall,
-  schemaProperties,
   singleLine,
   UNANSWERABLE_CALL,
   unjudgedMessages,
@@ -83,9 +76,8 @@ const carries = (ex: Exchange, key: string) =>
   ex.calls.has(key) || ex.listing.has(key) || ex.initializing.has(key);
 
 export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
-  const kinds = new Map<string, string | undefined>();
-  /** The argument names each tool's schema declares, from `tools/list`. */
-  const declared = new Map<string, Set<string>>();
+  /** Each tool as `tools/list` told: its kind and the arguments it declares. */
+  const learned = new Map<string, LearnedTool>();
   /** The revision each MCP session negotiated (its `initialize` answer), by `Mcp-Session-Id`. */
   const versions = new Map<string, string>();
   const inFlight = new Set<Promise<void>>();
@@ -134,11 +126,7 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
       isJsonObject(message.result) &&
       Array.isArray(message.result.tools)
     ) {
-      for (const tool of message.result.tools)
-        if (isJsonObject(tool) && typeof tool.name === 'string') {
-          kinds.set(tool.name, toolKindHint(qualifiedName(o.server.name, tool.name), tool.inputSchema));
-          declared.set(tool.name, schemaProperties(tool.inputSchema));
-        }
+      learnTools(o.server.name, message.result.tools, learned);
       track(o.sink.observe(toolsEvent(o.server, o.harnessSession, message.result.tools, new Date())));
     }
   };
@@ -184,13 +172,13 @@ export function createHttpGateway(o: HttpGatewayOptions): HttpGateway {
     const fail = (code: number, text: string) => ({
       answer: { jsonrpc: '2.0', id: idKey(id) === undefined ? null : id, error: { code, message: text } },
     });
-    const read = readCall(message, declared);
+    const read = readCall(message, learned);
     if ('error' in read) return fail(...read.error);
     const key = idKey(id)!;
     // Two requests of one exchange with one id: their answers could not be told apart.
     if (carries(ex, key)) return fail(-32600, idInUseText(id));
     calls += 1;
-    const kind = kinds.get(read.toolName);
+    const kind = learned.get(read.toolName)?.kind;
     const call: McpCall & { started: bigint } = {
       callId: `${o.harnessSession}-${calls}`,
       requestId: id as string | number,

@@ -3,9 +3,10 @@
  * lines must be read at all, the reading of a `tools/call` request, protocol errors, and the tool
  * result a denied call gets.
  */
-import { READ_ARGUMENTS } from '../../boundary/tool-kind.js';
+import { READ_ARGUMENTS, toolKindHint } from '../../boundary/tool-kind.js';
 import { parseJson } from '../../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
+import { qualifiedName } from './events.js';
 
 /** The map key of a JSON-RPC id; undefined for anything that is not a valid id. */
 export function idKey(id: unknown): string | undefined {
@@ -233,19 +234,35 @@ function caseVariantArgument(
   return undefined;
 }
 
-/** The property names a tool's input schema declares (from `tools/list`). */
-export function schemaProperties(inputSchema: unknown): Set<string> {
-  const properties = isJsonObject(inputSchema) ? inputSchema.properties : undefined;
-  return new Set(isJsonObject(properties) ? Object.keys(properties) : []);
+/** What a `tools/list` answer told of one tool: the kind its name and schema suggest, the arguments it declares. */
+export interface LearnedTool {
+  kind: string | undefined;
+  declared: Set<string>;
+}
+
+/** The tools of a `tools/list` answer of `server`, each by its name into `learned`. */
+export function learnTools(
+  server: string,
+  tools: readonly unknown[],
+  learned: Map<string, LearnedTool>,
+): void {
+  for (const tool of tools) {
+    if (!isJsonObject(tool) || typeof tool.name !== 'string') continue;
+    const properties = isJsonObject(tool.inputSchema) ? tool.inputSchema.properties : undefined;
+    learned.set(tool.name, {
+      kind: toolKindHint(qualifiedName(server, tool.name), tool.inputSchema),
+      declared: new Set(isJsonObject(properties) ? Object.keys(properties) : []),
+    });
+  }
 }
 
 /**
  * A `tools/call` request's tool and arguments, or the protocol error a malformed one gets.
- * `declared`: the argument names each tool's schema declares, as far as `tools/list` told.
+ * `learned`: the tools as far as `tools/list` told (the argument names each declares).
  */
 export function readCall(
   message: JsonObject,
-  declared?: ReadonlyMap<string, ReadonlySet<string>>,
+  learned?: ReadonlyMap<string, LearnedTool>,
 ): { toolName: string; input: JsonObject } | { error: [code: number, message: string] } {
   if (idKey(message.id) === undefined)
     return { error: [-32600, 'invalid request: id must be a string or a number'] };
@@ -255,7 +272,7 @@ export function readCall(
   if (params.arguments !== undefined && !isJsonObject(params.arguments))
     return { error: [-32602, 'invalid params: params.arguments must be an object'] };
   const input = params.arguments ?? {};
-  const variant = caseVariantArgument(input, declared?.get(params.name));
+  const variant = caseVariantArgument(input, learned?.get(params.name)?.declared);
   if (variant !== undefined) return { error: [-32602, variant] };
   return { toolName: params.name, input };
 }

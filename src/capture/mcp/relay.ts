@@ -19,7 +19,6 @@
  * request is awaited.
  */
 import type { Readable, Writable } from 'node:stream';
-import { toolKindHint } from '../../boundary/tool-kind.js';
 import { parseJson } from '../../core/canonical.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import { LineSplitter } from '../../core/lines.js';
@@ -29,7 +28,6 @@ import {
   type McpCall,
   type McpCallEnd,
   type McpServerIdentity,
-  qualifiedName,
   toolsEvent,
 } from './events.js';
 import {
@@ -38,14 +36,16 @@ import {
   deniedResult,
   forwardedLine,
   idInUse,
+  idInUseText,
   idKey,
   isCall,
   isUnanswerableCall,
+  type LearnedTool,
+  learnTools,
   line,
   needsReading,
   protocolError,
   readCall,
-  schemaProperties,
   UNANSWERABLE_CALL,
   unjudgedMessages,
 } from './messages.js';
@@ -117,9 +117,8 @@ export class McpRelay {
    * answer), so its id is not given to another request (MCP never lets a client reuse an id).
    */
   private readonly retired = new Set<string>();
-  private readonly kinds = new Map<string, string | undefined>();
-  /** The argument names each tool's schema declares, from `tools/list`. */
-  private readonly declared = new Map<string, Set<string>>();
+  /** Each tool as `tools/list` told: its kind and the arguments it declares. */
+  private readonly tools = new Map<string, LearnedTool>();
   private readonly queue: Held[] = [];
   private readonly afters: JsonObject[] = [];
   private readonly inFlight = new Set<Promise<void>>();
@@ -417,11 +416,8 @@ export class McpRelay {
       this.toClient(protocolError(id, code, text));
       return 'answered';
     };
-    if (key !== undefined && this.inUse(key)) {
-      this.toClient(idInUse(id));
-      return 'answered';
-    }
-    const read = readCall(message, this.declared);
+    if (key !== undefined && this.inUse(key)) return fail(-32600, idInUseText(id));
+    const read = readCall(message, this.tools);
     if ('error' in read) return fail(...read.error);
     this.calls += 1;
     const call: Pending = {
@@ -460,7 +456,7 @@ export class McpRelay {
 
   /** The kind learned from `tools/list`, else undefined (the judge infers it from the input). */
   private kindOf(tool: string): string | undefined {
-    return this.kinds.get(tool);
+    return this.tools.get(tool)?.kind;
   }
 
   /** One server line, already forwarded: read for what it answers. */
@@ -505,11 +501,7 @@ export class McpRelay {
   }
 
   private learn(tools: unknown[]): void {
-    for (const tool of tools) {
-      if (!isJsonObject(tool) || typeof tool.name !== 'string') continue;
-      this.kinds.set(tool.name, toolKindHint(qualifiedName(this.o.server.name, tool.name), tool.inputSchema));
-      this.declared.set(tool.name, schemaProperties(tool.inputSchema));
-    }
+    learnTools(this.o.server.name, tools, this.tools);
     this.track(this.o.sink.observe(toolsEvent(this.o.server, this.o.harnessSession, tools, new Date())));
   }
 
