@@ -220,3 +220,19 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** The real server-everything over streamable HTTP on a free port, and its URL, once it listens. */
+export async function startEverythingHttp(project: Project): Promise<{ server: ChildProcess; url: string }> {
+  const port = await freePort();
+  const server = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
+    env: { ...project.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  try {
+    await waitFor(server, 'stderr', /listening on port \d+/);
+  } catch (error) {
+    server.kill('SIGKILL');
+    throw error;
+  }
+  return { server, url: `http://127.0.0.1:${port}/mcp` };
+}

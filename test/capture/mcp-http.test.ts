@@ -5,18 +5,15 @@
  * runs it, and the sealed package verifies with the calls in it.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   certifiedProject,
-  EVERYTHING_SERVER,
-  freePort,
   type HttpGateway,
   resultText,
+  startEverythingHttp,
   startHttpGateway,
-  waitFor,
 } from './mcp-fixture.js';
 
 async function session(url: string) {
@@ -37,15 +34,9 @@ async function session(url: string) {
 describe('tally mcp --http', () => {
   it('relays streamable HTTP, denies a forbidden call, and records the session', async () => {
     const project = await certifiedProject('tally-mcp-http-', 'everything', 'get-sum');
-    const port = await freePort();
-    const server = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
-      env: { ...project.env, PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const { server, url: remote } = await startEverythingHttp(project);
     let gateway: HttpGateway | undefined;
     try {
-      await waitFor(server, 'stderr', /listening on port \d+/);
-      const remote = `http://127.0.0.1:${port}/mcp`;
       const direct = await session(remote);
       gateway = await startHttpGateway(project, remote, 'everything');
       const through = await session(gateway.url);

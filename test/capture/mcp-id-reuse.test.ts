@@ -18,11 +18,10 @@ import { TALLY_BIN } from '../cli/tally-process.js';
 import {
   certifiedProject,
   EVERYTHING_SERVER,
-  freePort,
   type HttpGateway,
   sortedJson,
+  startEverythingHttp,
   startHttpGateway,
-  waitFor,
 } from './mcp-fixture.js';
 
 const digest = (value: unknown) => `sha256:${createHash('sha256').update(sortedJson(value)).digest('hex')}`;
@@ -112,15 +111,10 @@ describe('MCP gateway: a request id reused while its call runs', () => {
 
   it('HTTP: a ping POSTed with the call’s id is answered on its own exchange, never taken for the call’s', async () => {
     const project = await certifiedProject('tally-mcp-reuse-http-', 'everything', 'get-sum');
-    const port = await freePort();
-    const server = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
-      env: { ...project.env, PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const { server, url: remote } = await startEverythingHttp(project);
     let gateway: HttpGateway | undefined;
     try {
-      await waitFor(server, 'stderr', /listening on port \d+/);
-      gateway = await startHttpGateway(project, `http://127.0.0.1:${port}/mcp`, 'everything');
+      gateway = await startHttpGateway(project, remote, 'everything');
       const url = gateway.url;
       const headers: Record<string, string> = {
         'content-type': 'application/json',
