@@ -6,11 +6,12 @@
  * answer for the recorder's.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { fileURLToPath } from 'node:url';
+import { makeProject, type Project, runProcess } from '../cli/tally-process.js';
 import { OTHER_UID } from '../session/as-user.js';
 
 const LISTENER = `
@@ -23,6 +24,9 @@ http.createServer((req, res) => {
   res.end(text);
 }).listen(Number(process.argv[1]), process.argv[2], () => process.stdout.write('listening\\n'));
 `;
+
+const SH_SHIM = fileURLToPath(new URL('../../../bin/tally-hook', import.meta.url));
+const DASH = execFileSync('sh', ['-c', 'command -v dash'], { encoding: 'utf8' }).trim();
 
 const stops: (() => void)[] = [];
 after(() => {
@@ -75,25 +79,31 @@ const asRoot = process.getuid?.() === 0 && process.platform === 'linux';
 
 describe("another user's process on the recorder's port", { skip: !asRoot && 'needs root on Linux' }, () => {
   for (const host of ['127.0.0.1', '0.0.0.0', '::']) {
-    it(`on ${host}: the Node shim sends it nothing and fails closed; the CLI says who holds the port`, async () => {
+    it(`on ${host}: the shims send it nothing and fail closed; the CLI says who holds the port`, async () => {
       const { p, port, secret } = await project();
       const seen = await squat(port, host);
-      const shim = await runTally(['hook', 'claude-code', '--agent', 'coder'], {
+      const stdin = JSON.stringify({
+        session_id: 'harness-1',
+        transcript_path: join(p.dir, 't.jsonl'),
         cwd: p.root,
-        env: p.env,
-        stdin: JSON.stringify({
-          session_id: 'harness-1',
-          transcript_path: join(p.dir, 't.jsonl'),
-          cwd: p.root,
-          hook_event_name: 'PreToolUse',
-          tool_name: 'Bash',
-          tool_input: { command: 'rm -rf src' },
-          tool_use_id: 'c1',
-        }),
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Bash',
+        tool_input: { command: 'rm -rf src' },
+        tool_use_id: 'c1',
       });
-      const answer = JSON.parse(shim.stdout) as { hookSpecificOutput: { permissionDecision: string } };
-      assert.equal(answer.hookSpecificOutput.permissionDecision, 'deny', shim.stdout);
-      assert.match(shim.stderr, new RegExp(`uid ${OTHER_UID}`));
+      const hookArgs = ['claude-code', '--agent', 'coder'];
+      // The Node shim, and the POSIX shim under dash (curl) and bash (/dev/tcp), which hand the
+      // payload to the Node shim when another user holds the port.
+      for (const [program, argv] of [
+        [process.execPath, [join(SH_SHIM, '..', 'tally.js'), 'hook', ...hookArgs]],
+        [DASH, [SH_SHIM, ...hookArgs]],
+        ['/bin/bash', [SH_SHIM, ...hookArgs]],
+      ] as const) {
+        const shim = await runProcess(program, [...argv], { cwd: p.root, env: p.env, stdin });
+        const answer = JSON.parse(shim.stdout) as { hookSpecificOutput: { permissionDecision: string } };
+        assert.equal(answer.hookSpecificOutput.permissionDecision, 'deny', `${program}: ${shim.stdout}`);
+        assert.match(shim.stderr, new RegExp(`uid ${OTHER_UID}`), program);
+      }
       const status = await p.tally(['recorder', 'status', '--json']);
       assert.notEqual(status.code, 0);
       assert.match(status.stdout + status.stderr, /foreign-listener/);
