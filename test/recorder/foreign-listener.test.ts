@@ -7,11 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { makeProject, type Project, runProcess } from '../cli/tally-process.js';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { openCodePlugin } from '../../src/capture/opencode/plugin.js';
+import { makeProject, type Project, runProcess, TALLY_BIN } from '../cli/tally-process.js';
 import { OTHER_UID } from '../session/as-user.js';
 
 const LISTENER = `
@@ -104,6 +105,38 @@ describe("another user's process on the recorder's port", { skip: !asRoot && 'ne
         assert.equal(answer.hookSpecificOutput.permissionDecision, 'deny', `${program}: ${shim.stdout}`);
         assert.match(shim.stderr, new RegExp(`uid ${OTHER_UID}`), program);
       }
+      // Tally's OpenCode plugin, as written for OpenCode, loaded and called as OpenCode calls it.
+      const pluginFile = join(p.dir, 'tally-plugin.mjs');
+      writeFileSync(
+        pluginFile,
+        openCodePlugin({ node: process.execPath, tallyBin: TALLY_BIN, failClosed: true, timeoutMs: 5000 }),
+      );
+      const plugin = (await import(pathToFileURL(pluginFile).href)) as {
+        TallyPlugin: (
+          context: unknown,
+        ) => Promise<Record<string, (input: unknown, output: unknown) => Promise<void>>>;
+      };
+      const home = process.env.TALLY_HOME;
+      process.env.TALLY_HOME = p.home;
+      try {
+        const hooks = await plugin.TallyPlugin({
+          directory: p.root,
+          client: {
+            session: { get: async ({ path }: { path: { id: string } }) => ({ data: { id: path.id } }) },
+          },
+        });
+        await assert.rejects(
+          hooks['tool.execute.before']!(
+            { tool: 'bash', sessionID: 'ses_oc', callID: 'call_1' },
+            { args: { command: 'rm -rf src' } },
+          ),
+          new RegExp(`fails closed .*uid ${OTHER_UID}`),
+        );
+      } finally {
+        if (home === undefined) delete process.env.TALLY_HOME;
+        else process.env.TALLY_HOME = home;
+      }
+      assert.match(readFileSync(join(p.home, 'spool', 'opencode.jsonl'), 'utf8'), /rm -rf src/);
       const status = await p.tally(['recorder', 'status', '--json']);
       assert.notEqual(status.code, 0);
       assert.match(status.stdout + status.stderr, /foreign-listener/);

@@ -8,7 +8,9 @@
  * OpenCode's session events or asked of its client (./agent.ts). A session's first event goes
  * through the command shim, which starts the recorder when none answers. When the recorder cannot
  * be reached the payload is spooled (ingested when the recorder next starts) and a tool call is
- * answered by the failure policy written in: fail closed throws, fail open lets it run.
+ * answered by the failure policy written in: fail closed throws, fail open lets it run. Nothing is
+ * sent to a port another user's process holds (../../recorder/listener.ts, imported from the
+ * install): such a hook is spooled and answered by the failure policy too.
  */
 import { join } from 'node:path';
 
@@ -39,8 +41,17 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const CONFIG = ${config};
+
+// Who listens on the recorder's port, asked of the kernel before the secret is sent there
+// (Tally's own check, loaded from the install the shim runs).
+let listener;
+function foreignListener(port) {
+  listener ??= import(new URL('../dist/src/recorder/listener.js', pathToFileURL(CONFIG.tally)).href);
+  return listener.then((m) => m.foreignListener(port));
+}
 
 function home() {
   const h = process.env.TALLY_HOME;
@@ -75,6 +86,8 @@ async function post(id, body) {
   if (!found) throw new Error('no recorder is configured');
   const session = process.env.TALLY_SESSION;
   const query = CONFIG.agent ? '?agent=' + encodeURIComponent(CONFIG.agent) : '';
+  const foreign = await foreignListener(found.port);
+  if (foreign) throw new Error(foreign);
   let res;
   try {
     res = await fetch('http://127.0.0.1:' + found.port + '/hooks/opencode' + query, {
