@@ -123,6 +123,9 @@ export class SessionRegistry {
   private readonly byHarness = new Map<string, string>();
   private readonly pending = new Map<string, Promise<Held>>();
   private readonly signers = new Map<string, Promise<ShipSigner>>();
+  /** Closes under way (a stop waits for them). */
+  private readonly closing = new Set<Promise<unknown>>();
+  private stopping = false;
 
   constructor(
     private readonly env: NodeJS.ProcessEnv,
@@ -368,6 +371,19 @@ export class SessionRegistry {
    * it died holds a session only once an event names it.
    */
   async close(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
+    if (this.stopping)
+      throw new RecorderError(
+        'refused',
+        `the recorder is stopping: session ${id} stays open, unsealed; close it again once it has stopped ('tally session close')`,
+      );
+    const sealing = this.seal(id, cwd);
+    this.closing.add(sealing);
+    const done = () => this.closing.delete(sealing);
+    sealing.then(done, done);
+    return sealing;
+  }
+
+  private async seal(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
     let held = this.held.get(id);
     if (!held && cwd !== undefined) {
       const where = places(cwd, this.env);
@@ -410,6 +426,15 @@ export class SessionRegistry {
     for (const failure of failures)
       this.logger('warn', `witness: a chain head of ${held.id} was not accepted: ${failure.message}`);
     return { sent_to_last: closed.records - 1, failures: failures.map((f) => f.message) };
+  }
+
+  /**
+   * Shutdown, first step: the closes under way are finished (so each is answered, not cut off while
+   * it goes on sealing), and any close asked after this is refused.
+   */
+  async finishClosing(): Promise<void> {
+    this.stopping = true;
+    while (this.closing.size > 0) await Promise.allSettled([...this.closing]);
   }
 
   /** Lets every session go without sealing it (shutdown): each stays open on disk and resumes. */

@@ -1,0 +1,148 @@
+/**
+ * `tally recorder stop` (POST /stop) arriving while the recorder seals a session. The close is held
+ * at a point the test controls — the last chain head it sends to a witness hub the test runs, which
+ * answers only once the stop has been answered — so the stop lands inside the close every time.
+ * Oracles: the close's HTTP answer, the recorder's exit, the package read back and `tally verify`.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { jsonOut, makeProject, type Project, TALLY_BIN } from '../cli/tally-process.js';
+import { postRaw } from './post-raw.js';
+
+const running: ChildProcess[] = [];
+after(() => {
+  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+async function recorder(p: Project): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run', '--ready'], {
+    env: { ...p.env, TALLY_RECORDER_IDLE_MS: '60000' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  await new Promise<void>((ready, failed) => {
+    child.stdout!.once('data', () => ready());
+    child.once('exit', (code) => failed(new Error(`the recorder exited (${code}): ${stderr}`)));
+  });
+  return child;
+}
+
+/**
+ * A hub that takes every request at once but the second chain head (the close's session.end: the
+ * first is session.start), which it holds until `release`.
+ */
+async function holdingHub(): Promise<{
+  url: string;
+  held: Promise<void>;
+  release: () => void;
+  close: () => Promise<void>;
+}> {
+  let heads = 0;
+  let onHeld: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    onHeld = resolve;
+  });
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const answer = (res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: 'logged', log_index: heads }));
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    req.on('end', () => {
+      if (!/\/heads$/.test(req.url ?? '') || ++heads < 2) return answer(res);
+      onHeld();
+      void released.then(() => answer(res));
+    });
+  });
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', () => ready()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    held,
+    release,
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
+
+describe('the recorder stopped while it seals a session', () => {
+  it('finishes the close and answers it before it exits; a close asked afterwards finds it sealed', async () => {
+    const p = makeProject('tally-stop-close-');
+    assert.equal((await p.tally(['init'])).code, 0);
+    const hub = await holdingHub();
+    try {
+      const child = await recorder(p);
+      const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+      const started = await postRaw(
+        p,
+        '/sessions',
+        JSON.stringify({ cwd: p.root, witness: { hub: hub.url } }),
+      );
+      assert.equal(started.status, 200, started.body);
+      const session = (JSON.parse(started.body) as { session: string }).session;
+      const acked = await postRaw(
+        p,
+        '/hooks/claude-code',
+        JSON.stringify({
+          session_id: 'harness-1',
+          cwd: p.root,
+          hook_event_name: 'PreToolUse',
+          tool_name: 'Bash',
+          tool_input: { command: 'ls' },
+          tool_use_id: 'call-1',
+        }),
+        { 'x-tally-session': session },
+      );
+      assert.equal(acked.status, 200, acked.body);
+      const closing = postRaw(p, '/sessions/close', JSON.stringify({ session }));
+      await hub.held; // the close is under way: sealed, its last head not yet taken by the hub
+      const stopped = await postRaw(p, '/stop', '{}');
+      assert.equal(stopped.status, 200, stopped.body);
+      hub.release();
+      const closed = await closing;
+      assert.equal(closed.status, 200, closed.body);
+      const pkg = (JSON.parse(closed.body) as { package: string }).package;
+      assert.equal(await exited, 0);
+      const ids = readFileSync(pkg, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .slice(1, -1)
+        .map(
+          (l) =>
+            (
+              JSON.parse(
+                Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64').toString(),
+              ) as {
+                event: { type: string; call?: { id: string } };
+              }
+            ).event,
+        );
+      assert.ok(ids.some((e) => e.type === 'tool.before' && e.call?.id === 'call-1'));
+      assert.equal(ids.at(-1)?.type, 'session.end');
+      const verified = await p.tally(['verify', pkg]);
+      assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+      const status = jsonOut(await p.tally(['session', 'status', '--session', session, '--json']));
+      assert.equal(status.package, pkg);
+      const again = await p.tally(['session', 'close', '--session', session]);
+      assert.equal(again.code, 2);
+      assert.match(again.stderr, /already closed/);
+    } finally {
+      await hub.close();
+    }
+  });
+});
