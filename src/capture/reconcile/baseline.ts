@@ -10,7 +10,8 @@ import { canonicalize } from '../../core/canonical.js';
 import { digest } from '../../core/hash.js';
 import { identify, isUnread, LeadingFolders } from './content.js';
 import { ReconcileError } from './error.js';
-import { type Deadline, deadlineAfter, gitStatePaths, headOf, nulList, repositoryOf, runGit } from './git.js';
+import { type Deadline, deadlineAfter, headOf, nulList, repositoryOf, runGit } from './git.js';
+import { type GitDirs, gitStatePaths, identifyGitState, repositoriesAtStart } from './git-state.js';
 import { listProject, type ProjectTree } from './listing.js';
 import { compareRaw, pathOut, writtenByTally } from './paths.js';
 import { type StatSnapshot, statJson, takeStatSnapshot } from './stat.js';
@@ -24,10 +25,16 @@ export interface Baseline {
   /** The same for paths that are not UTF-8: base64 of the path's bytes → digest or null. */
   dirty_b64?: Record<string, string | null>;
   /**
-   * git's own config, hooks and info files (`.git/config`, `.git/hooks/…`, `.git/info/…`) → the
-   * digest of each at the start, compared at the close like a project file.
+   * git's own files (`.git/config`, `.git/hooks/…`, `.git/info/…`, and those of each nested
+   * repository listed: `sub/b/.git/config`, …; a `.git` that is a file) → the digest of each at the
+   * start, compared at the close like a project file.
    */
   git_state?: Record<string, string>;
+  /**
+   * Where git keeps them, by the `.git` they stand for: each nested repository listed, and the
+   * top's when its `.git` is a file (a linked worktree, a submodule). The close reads these places.
+   */
+  git_dirs?: Record<string, GitDirs>;
   /** Outside git: the tree snapshot the close compares with (its file is beside the session). */
   tree?: KeptSnapshot;
   /** In git: the stat snapshot the close compares with (its file is beside the session). */
@@ -188,9 +195,14 @@ async function gitBaseline(
   const statBytes = `${JSON.stringify(statJson(stat))}\n`;
   baseline.stat = { digest: digest(statBytes), files: stat.files.size, skipped: stat.skipped, limit };
   const paths = dirtyPaths((await status).stdout, tree, index);
-  // git's own config, hooks and info files: always kept (a few files, not counted in the limit).
-  for (const raw of gitStatePaths(root).paths) {
-    const id = identify(root, raw, format, null, deadline.at);
+  // git's own config, hooks and info files, of the top's repository and of each nested one listed:
+  // always kept (a few files each, not counted in the limit).
+  const unlisted = new Set(tree.unlisted);
+  const listed = tree.nested.filter((folder) => !unlisted.has(folder));
+  const { repositories, git_dirs } = repositoriesAtStart(root, listed);
+  if (git_dirs !== undefined) baseline.git_dirs = git_dirs;
+  for (const raw of gitStatePaths(root, repositories).paths) {
+    const id = identifyGitState(root, repositories, raw, format, deadline.at).content;
     const out = pathOut(raw);
     if (id === null || isUnread(id) || out.path_b64 !== undefined) continue;
     baseline.git_state ??= {};

@@ -20,6 +20,8 @@ export interface WorkspaceChange {
   after?: string;
   /** The path is there but its content could not be read now: the error's code. */
   unreadable?: string;
+  /** Where the file lies when it is not the path under the tree's top (git's own files of a linked worktree, a submodule). */
+  location?: string;
 }
 
 export interface WorkspaceDiff {
@@ -60,6 +62,7 @@ export interface Differing {
   raw: string;
   start: Start | null;
   end: Content;
+  location?: string;
 }
 
 /** Pairs deletions with creations of the same content, in byte order of both paths. */
@@ -80,6 +83,7 @@ export function pairRenames(changes: readonly Differing[]): WorkspaceChange[] {
           after: end.sha256,
         };
         if (from.start?.sha256 !== undefined) change.before = from.start.sha256;
+        if (c.location !== undefined) change.location = c.location;
         out.push(change);
         continue;
       }
@@ -89,6 +93,7 @@ export function pairRenames(changes: readonly Differing[]): WorkspaceChange[] {
     if (c.start?.sha256 !== undefined) change.before = c.start.sha256;
     if (isUnread(end)) change.unreadable = end.unreadable;
     else if (end !== null) change.after = end.sha256;
+    if (c.location !== undefined) change.location = c.location;
     out.push(change);
   }
   return out.filter((c) => !(c.operation === 'deleted' && used.has(c.raw))).sort(byPath);

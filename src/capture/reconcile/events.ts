@@ -2,7 +2,8 @@
  * A net change of the working tree as an AHP `file.changed` event: a rename is the `create` of the
  * new path and the `remove` of the old one, with `from` in the `dev.tally.changes` extension; a path
  * that is not UTF-8 keeps its bytes there (`path_b64`, `non_utf8`); a path whose content could not
- * be read has no `after` and says why (`unreadable`: the error's code).
+ * be read has no `after` and says why (`unreadable`: the error's code); one of git's own files kept
+ * outside the tree's `.git` says where it lies (`location`).
  */
 import { eventId } from '../../boundary/prepare.js';
 import type { CanonicalEvent } from '../../core/event.js';
@@ -27,6 +28,7 @@ export function fileChangedEvent(
   if (change.before !== undefined) facts.before = change.before;
   if (change.after !== undefined) facts.after = change.after;
   if (change.unreadable !== undefined) facts.unreadable = change.unreadable;
+  if (change.location !== undefined) facts.location = change.location;
   const changes: Record<string, unknown>[] = [
     { path: to.path, operation: AHP_OPERATION[change.operation], agentCaused },
   ];

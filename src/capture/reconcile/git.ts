@@ -5,13 +5,12 @@
  * it (a `timeout` error), and the entries git reads first are checked to be regular files before
  * any command runs (a `git-state` error names the one that is not).
  */
-import { lstatSync, readdirSync, statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { GitError, type GitOutput, runGitOutput } from '../../core/git.js';
 import { readRegularFileOrNull } from '../../core/regular-file.js';
-import { type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
-import { compareRaw, rawPath } from './paths.js';
+import { rawPath } from './paths.js';
 
 /** A `.git` file or `commondir` names one folder: no more than this is read of one. */
 const SMALL_FILE = 64 * 1024;
@@ -158,6 +157,24 @@ function mustBeFile(path: string, shown: string): void {
 }
 
 /**
+ * The git directory a `.git` file at `worktree` names (`gitdir: <path>`, relative to the work tree),
+ * absolute; undefined when there is no such file or it names none.
+ */
+export function namedGitDir(worktree: string): string | undefined {
+  const named = /^gitdir: (.+)$/m
+    .exec(readRegularFileOrNull(join(worktree, '.git'), SMALL_FILE)?.toString('utf8') ?? '')?.[1]
+    ?.trim();
+  if (named === undefined) return undefined;
+  return isAbsolute(named) ? named : resolve(worktree, named);
+}
+
+/** The common directory a git directory's `commondir` names (a linked worktree's), else undefined. */
+export function commonDirOf(dir: string): string | undefined {
+  const common = readRegularFileOrNull(join(dir, 'commondir'), SMALL_FILE)?.toString('utf8').trim();
+  return common ? resolve(dir, common) : undefined;
+}
+
+/**
  * Checks that the entries git reads first in the repository at `root` (its `.git` folder, or the
  * git directory a `.git` file names, and the common directory of a worktree) are regular files.
  */
@@ -173,18 +190,16 @@ export function checkGitEntries(root: string): void {
   let dir = dot;
   if (!stat.isDirectory()) {
     mustBeFile(dot, '.git');
-    const named = /^gitdir: (.+)$/m
-      .exec(readRegularFileOrNull(dot, SMALL_FILE)?.toString('utf8') ?? '')?.[1]
-      ?.trim();
+    const named = namedGitDir(root);
     if (named === undefined) return; // not a git file: git says so
-    dir = isAbsolute(named) ? named : resolve(root, named);
+    dir = named;
   }
   const shown = (entry: string) => (dir === dot ? `.git/${entry}` : join(dir, entry));
   for (const entry of READ_FIRST) mustBeFile(join(dir, entry), shown(entry));
-  const common = readRegularFileOrNull(join(dir, 'commondir'), SMALL_FILE)?.toString('utf8').trim();
+  const common = commonDirOf(dir);
   if (common)
     for (const entry of ['config', 'packed-refs']) {
-      const path = resolve(dir, common, entry);
+      const path = join(common, entry);
       mustBeFile(path, path);
     }
 }
@@ -216,50 +231,6 @@ export async function headOf(root: string, deadline: Deadline): Promise<string |
     if (error instanceof ReconcileError && error.code === 'timeout') throw error;
     return undefined;
   }
-}
-
-/**
- * git's own files that decide what runs or what git shows, watched like project files: the
- * repository's config (hooks path, filters, fsmonitor), its hooks (run by the user's next commit)
- * and `info/` (exclude, attributes). Raw paths under the work tree, in byte order, and the folders
- * among them that cannot be read. An entry that is neither a file, a symbolic link nor a folder
- * is a `git-state` error.
- */
-export function gitStatePaths(root: string): { paths: string[]; unreadable: Unreadable[] } {
-  const paths: string[] = [];
-  const unreadable: Unreadable[] = [];
-  const base = Buffer.from(`${root}/`, 'utf8');
-  const walk = (rel: string): void => {
-    let entries: import('node:fs').Dirent<Buffer>[];
-    try {
-      entries = readdirSync(Buffer.concat([base, Buffer.from(rel, 'latin1')]), {
-        withFileTypes: true,
-        encoding: 'buffer',
-      });
-    } catch (error) {
-      const code = unreadableCode(error);
-      if (code !== null) unreadable.push({ raw: rel, code, folder: true });
-      return;
-    }
-    for (const entry of entries) {
-      const raw = `${rel}/${rawPath(entry.name)}`;
-      if (entry.isDirectory()) walk(raw);
-      else if (entry.isFile() || entry.isSymbolicLink()) paths.push(raw);
-      else
-        throw new ReconcileError('git-state', `${raw} is not a regular file, a link or a folder`, {
-          path: raw,
-        });
-    }
-  };
-  try {
-    const config = lstatSync(`${root}/.git/config`, { throwIfNoEntry: false });
-    if (config?.isFile() || config?.isSymbolicLink()) paths.push('.git/config');
-  } catch {
-    // .git is a file (a worktree): no config of its own here
-  }
-  walk('.git/hooks');
-  walk('.git/info');
-  return { paths: paths.sort(compareRaw), unreadable };
 }
 
 /** `git ls-tree -r` of a commit: raw path → blob id (gitlinks left out). */

