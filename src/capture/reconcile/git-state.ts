@@ -108,8 +108,15 @@ export function repositoriesAtClose(root: string, recorded: unknown): GitReposit
   return repositories;
 }
 
+/** `.git`, or `<folder>/.git` with a relative folder of plain segments (no `.`, `..` or empty one). */
 function isMarker(raw: string): boolean {
-  return raw === '.git' || (raw.endsWith('/.git') && !raw.startsWith('/') && !raw.includes('/../'));
+  if (raw === '.git') return true;
+  const segments = raw.split('/');
+  return (
+    segments.length > 1 &&
+    segments[segments.length - 1] === '.git' &&
+    segments.every((s) => s !== '' && s !== '.' && s !== '..')
+  );
 }
 
 /** Whether a raw path is one of git's own files of a repository in the tree (a `.git` or under one). */
