@@ -1,12 +1,14 @@
 /**
  * Sealing a session log into its package by streaming: the log is read once, each line is checked
  * (on a worker pool for long logs), folded into the Merkle root and the receipt, and copied to a
- * temporary package file; the seal line goes last, then the file is synced and renamed into place.
+ * temporary package file; the seal line goes last, then the file is synced and renamed into place
+ * (and the temporary files of sealing processes that died before their rename are removed).
  * Memory is bounded by the receipt, not by the log. Same bytes as `buildPackage`.
  */
 import { open, rename, rm } from 'node:fs/promises';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { toPublicKey } from '../../core/keys.js';
+import { removeStaleTemps } from '../../core/stale-temps.js';
 import { createPipeline, defaultWorkers } from '../log/pipeline.js';
 import { ChainVerifier, readLogLines } from '../log/reader.js';
 import { type Receipt, ReceiptComposer } from '../receipt/receipt.js';
@@ -130,6 +132,8 @@ export async function sealLog(options: SealOptions): Promise<SealResult> {
     await file.sync();
     await file.close();
     await rename(tmp, options.outPath);
+    // What a sealing process killed before its rename left beside the package.
+    await removeStaleTemps(options.outPath);
     return { receipt, header, seal, records, bytes: written };
   } catch (error) {
     await file.close().catch(() => {});
