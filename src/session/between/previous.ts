@@ -11,6 +11,7 @@ import { digestParts } from '../../core/hash.js';
 import { isJsonObject } from '../../core/json.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { type LogLine, readLogLines } from '../../evidence/log/reader.js';
+import { RECORD_CHECKS } from '../../evidence/package/checks.js';
 import { verifyPackageLines } from '../../evidence/package/verify.js';
 import { isCloseSummary, RECONCILE_SUMMARY_TYPE } from '../../evidence/record/close-passes.js';
 import { decodeRecordPayload, parseEnvelopeLine } from '../../evidence/record/codec.js';
@@ -18,15 +19,10 @@ import { readSessionInfo, type SessionInfo } from '../store.js';
 import { type ProjectPointer, readPointer } from './pointer.js';
 
 /** The checks that say the package's bytes are the signed session's; the others are facts about it. */
-const INTEGRITY = new Set([
+const INTEGRITY: ReadonlySet<string> = new Set([
   'package_format',
   'signer_pinned',
-  'record_format',
-  'record_signatures',
-  'record_session',
-  'record_sequence',
-  'record_chain',
-  'record_count',
+  ...RECORD_CHECKS,
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',
