@@ -12,6 +12,7 @@ import {
   parseSeal,
 } from '../evidence/package/grammar.js';
 import type { Receipt } from '../evidence/receipt/receipt.js';
+import { sinceSentence } from '../evidence/receipt/since.js';
 import { type CommandContext, UsageError } from './command.js';
 import { placesOf } from './session-context.js';
 
@@ -71,6 +72,15 @@ export function summary(p: InspectedPackage): string {
     `  records ${r.record_count}   merkle root ${r.merkle_root}`,
     `  agents  ${r.agent_graph.agents.map((a) => `${a.name}${a.models.length ? ` [${a.models.map((m) => m.model).join(', ')}]` : ''}`).join(', ') || '(none recorded)'}`,
   ];
+  const since = r.session.since;
+  if (since !== undefined) {
+    lines.push(`  since   ${sinceSentence(since)}`);
+    for (const c of (since.changed ?? []).slice(0, 20))
+      lines.push(
+        `    ${c.operation.padEnd(8)} ${c.path}${c.from ? ` (from ${c.from})` : ''}  [between sessions]`,
+      );
+    if ((since.count ?? 0) > 20) lines.push(`    … ${(since.count ?? 0) - 20} more (--json for all)`);
+  }
   const section = (title: string, rows: string[]) => {
     lines.push(`  ${title} (${rows.length})`);
     for (const row of rows.slice(0, 20)) lines.push(`    ${row}`);

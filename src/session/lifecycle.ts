@@ -37,6 +37,8 @@ import { PackageError } from '../evidence/package/grammar.js';
 import { sealLog } from '../evidence/package/seal.js';
 import type { ChainHead } from '../evidence/record/chain.js';
 import type { AgentAttribution, EventRecord, SessionBinding } from '../evidence/record/record.js';
+import { keepPointer, trustedHere } from './between/pointer.js';
+import { sinceLastSession } from './between/since.js';
 import {
   boundCertificate,
   boundRegistration,
@@ -69,9 +71,13 @@ export { eventId, TALLY_SOURCE_URI };
 
 const systemClock: Clock = { now: () => new Date() };
 
+function homeOf(signer: ShipSigner): string {
+  return signer.home ?? tallyHome(process.env);
+}
+
 /** The chain head of a session, kept under the Tally home of its ship key (never in the project). */
 function headOf(signer: ShipSigner, session: string): HeadFile {
-  return new HeadFile(headFilePath(signer.home ?? tallyHome(process.env), session), session, signer);
+  return new HeadFile(headFilePath(homeOf(signer), session), session, signer);
 }
 
 /** The project's hook registration, when it has one: `<state>/hooks.json`. */
@@ -179,8 +185,21 @@ async function startUnlocked(options: StartOptions): Promise<{ info: SessionInfo
     writeRegularFileSync(info.registration, registrationBytes);
   }
   writeSessionInfo(options.state, info);
-  const { baseline, snapshotBytes, statBytes } = await captureBaseline(options.root, options.reconcileLimit, {
+  const bounds = {
+    ...(options.reconcileLimit ? { limit: options.reconcileLimit } : {}),
     ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
+  };
+  const captured = await captureBaseline(options.root, bounds.limit, bounds);
+  const { baseline, snapshotBytes, statBytes } = captured;
+  // After the baseline: a write landing between the two is in this session's pass and in `since`.
+  const since = await sinceLastSession({
+    state: options.state,
+    root: options.root,
+    home: homeOf(options.signer),
+    trusted: trustedHere(options.signer),
+    now,
+    start: captured,
+    ...bounds,
   });
   if (snapshotBytes !== undefined) keepTreeBaseline(options.state, id, snapshotBytes);
   if (statBytes !== undefined) keepStatBaseline(options.state, id, statBytes);
@@ -202,6 +221,7 @@ async function startUnlocked(options: StartOptions): Promise<{ info: SessionInfo
         home: options.home ?? homedir(),
         tally_home: options.signer.home ?? tallyHome(process.env),
         baseline,
+        since,
       },
       ...(options.wiring ? { [WIRING_EXTENSION]: { ...options.wiring } } : {}),
     },
@@ -556,6 +576,7 @@ export async function closeSession(options: {
     }
     closed = { ...current, state: 'closed', closed_at: clock.now().toISOString(), package: out };
     writeSessionInfo(state, closed);
+    keepPointer(homeOf(signer), closed);
   } finally {
     await store.close();
   }

@@ -8,7 +8,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
-import type { Baseline } from '../capture/reconcile/baseline.js';
+import { type Baseline, captureBaseline } from '../capture/reconcile/baseline.js';
+import type { Unreadable } from '../capture/reconcile/content.js';
 import { ReconcileError } from '../capture/reconcile/error.js';
 import { fileChangedEvent } from '../capture/reconcile/events.js';
 import { pathOut } from '../capture/reconcile/paths.js';
@@ -29,9 +30,13 @@ export const RECONCILE_URI = 'urn:tally:reconcile';
 /** Unreadable paths the summary names at most; its count is always whole. */
 export const UNREADABLE_LISTED = 100;
 
-/** The start snapshots kept beside the session: outside git, and in git. */
+/** The snapshots kept beside the session, outside git and in git: of its start, and of its end. */
 const TREE_FILE = 'baseline-tree.json';
 const STAT_FILE = 'baseline-stat.json';
+const KEPT_FILES = {
+  start: { tree: TREE_FILE, stat: STAT_FILE },
+  end: { tree: 'end-tree.json', stat: 'end-stat.json' },
+} as const;
 /** The largest kept snapshot read back (a stat snapshot of a million files is about 120 MB). */
 const KEPT_LIMIT = 512 * 1024 * 1024;
 
@@ -58,25 +63,61 @@ function readKept(state: string, id: string, file: string, expected: string): st
 }
 
 /**
- * The start snapshot to compare with (checked against the digest the signed start record holds),
- * `altered`, or none for a git baseline without a stat snapshot (an earlier version's).
+ * The snapshot kept beside the session for its start or its end (checked against the digest the
+ * signed record holds), `altered`, or none for a git baseline without a stat snapshot (an earlier
+ * version's).
  */
-function startSnapshot(
+export function keptSnapshot(
   state: string,
   id: string,
   baseline: Baseline,
+  which: keyof typeof KEPT_FILES = 'start',
 ): { startTree?: TreeSnapshot; startStat?: StatSnapshot } | 'altered' {
+  const files = KEPT_FILES[which];
   if (baseline.tree !== undefined) {
-    const text = readKept(state, id, TREE_FILE, baseline.tree.digest);
+    const text = readKept(state, id, files.tree, baseline.tree.digest);
     return text === 'altered' ? text : { startTree: snapshotOfJson(parseJson(text)) };
   }
   if (baseline.stat !== undefined) {
-    const text = readKept(state, id, STAT_FILE, baseline.stat.digest);
+    const text = readKept(state, id, files.stat, baseline.stat.digest);
     // Plain JSON.parse: the file is Tally's own, its digest checked, and too large (megabytes)
     // for the strict parser to be cheap.
     return text === 'altered' ? text : { startStat: statOfJson(JSON.parse(text)) };
   }
   return {};
+}
+
+/**
+ * The tree's state at the close, taken as the start baseline is and shaped as it, for the next
+ * session of the root to compare with (docs/reconcile.md, "Between sessions"); its snapshot is kept
+ * beside the closed session, its digest in the state.
+ */
+async function keepEndState(
+  state: string,
+  id: string,
+  root: string,
+  bounds: { limit?: number; timeoutMs?: number },
+): Promise<Baseline> {
+  const end = await captureBaseline(root, bounds.limit, {
+    ...(bounds.timeoutMs ? { timeoutMs: bounds.timeoutMs } : {}),
+  });
+  const dir = sessionDir(state, id);
+  if (end.snapshotBytes !== undefined)
+    writeRegularFileSync(join(dir, KEPT_FILES.end.tree), end.snapshotBytes, 0o600);
+  if (end.statBytes !== undefined) writeRegularFileSync(join(dir, KEPT_FILES.end.stat), end.statBytes, 0o600);
+  return end.baseline;
+}
+
+/** What could not be read, as a summary names it: the first paths, the count whole. */
+export function unreadableSummary(unreadable: readonly Unreadable[]): Record<string, unknown> {
+  return {
+    count: unreadable.length,
+    paths: unreadable.slice(0, UNREADABLE_LISTED).map((u) => ({
+      path: pathOut(u.raw).path,
+      code: u.code,
+      ...(u.folder ? { folder: true } : {}),
+    })),
+  };
 }
 
 /** The baseline and root `session.start` recorded, or null when it recorded none. */
@@ -152,8 +193,11 @@ export async function reconcileSession(options: {
     ...(options.limit ? { limit: options.limit } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   };
+  // Before the pass: a write landing after this and before the pass is in both; taken after the
+  // pass, a write landing between the two would be in the end state and in no receipt.
+  summary.end = await keepEndState(options.state, options.session, root, bounds);
   try {
-    const snapshot = startSnapshot(options.state, options.session, baseline);
+    const snapshot = keptSnapshot(options.state, options.session, baseline);
     if (snapshot === 'altered') summary.baseline = 'altered';
     else diff = await diffWorkspace(root, baseline, { ...snapshot, ...bounds });
   } catch (error) {
@@ -188,15 +232,7 @@ export async function reconcileSession(options: {
     summary.limit = diff.limit;
     summary.skipped = diff.skipped;
     if (diff.skippedSession > 0) summary.skipped_session = diff.skippedSession;
-    if (diff.unreadable.length > 0)
-      summary.unreadable = {
-        count: diff.unreadable.length,
-        paths: diff.unreadable.slice(0, UNREADABLE_LISTED).map((u) => ({
-          path: pathOut(u.raw).path,
-          code: u.code,
-          ...(u.folder ? { folder: true } : {}),
-        })),
-      };
+    if (diff.unreadable.length > 0) summary.unreadable = unreadableSummary(diff.unreadable);
     if (diff.commit !== undefined) summary.commit = diff.commit;
   }
   summary.reported = reported;

@@ -54,6 +54,7 @@ const ORDER = [
   'unfinished_call',
   'log_repaired',
   'workspace_reconciled',
+  'between_sessions',
   'harness_reported',
   'merkle_root',
   'receipt_signature',

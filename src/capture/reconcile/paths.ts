@@ -47,7 +47,7 @@ export function compareRaw(a: string, b: string): number {
  * config. The rest of `.tally/` (the public key, certificates, `hooks.json`, the kept MCP entries
  * that uninstall restores, its `.gitignore`) is project content, reconciled like any file.
  */
-const TALLY_FOLDERS = new Set(['sessions', 'packages', 'run', 'spool', 'heads']);
+const TALLY_FOLDERS = new Set(['sessions', 'packages', 'run', 'spool', 'heads', 'projects']);
 const TALLY_FILES = new Set(['recorder.json']);
 
 /** Whether a raw path is one Tally itself writes during a session under the project's `.tally/`. */

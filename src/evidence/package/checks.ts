@@ -20,6 +20,7 @@ export type CheckName =
   | 'unfinished_call'
   | 'log_repaired'
   | 'workspace_reconciled'
+  | 'between_sessions'
   | 'harness_reported'
   | 'merkle_root'
   | 'receipt_signature'
@@ -58,6 +59,7 @@ export const CHECK_ORDER: readonly CheckName[] = [
   'unfinished_call',
   'log_repaired',
   'workspace_reconciled',
+  'between_sessions',
   'harness_reported',
   'merkle_root',
   'receipt_signature',

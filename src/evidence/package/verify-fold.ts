@@ -65,6 +65,8 @@ export class SessionFacts {
   readonly repairs: Array<{ seq: number; repaired: unknown }> = [];
   /** Whether `session.start` recorded a workspace baseline the close reconciles against. */
   baseline = false;
+  /** What session.start says of the tree between the previous session's close and this start. */
+  since: Record<string, unknown> | null = null;
   /** The first `tally.reconcile.summary`: its seq and what it says of the pass. */
   reconcile: { seq: number; summary: Record<string, unknown> } | null = null;
   /** The first summary only a close writes recorded under another source: a channel wrote it. */
@@ -88,6 +90,9 @@ export class SessionFacts {
     if (event.type === 'session.start' && record.seq === 0) {
       const workspace = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.workspace'];
       this.baseline = typeof workspace === 'object' && workspace !== null && 'baseline' in workspace;
+      const since = (workspace as { since?: unknown } | undefined)?.since;
+      if (typeof since === 'object' && since !== null && !Array.isArray(since))
+        this.since = since as Record<string, unknown>;
       const wiring = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.wiring'] as
         | { harness?: unknown; event_source?: unknown }
         | undefined;

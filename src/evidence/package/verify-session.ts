@@ -10,6 +10,9 @@ import type { SessionFacts } from './verify-fold.js';
 /** Calls listed in `unfinished_call` at most; the count is always whole. */
 export const UNFINISHED_LISTED = 100;
 
+/** Paths `between_sessions` names at most (the start record holds up to 1,000). */
+const BETWEEN_LISTED = 100;
+
 export function sessionChecks(checks: Checks, facts: SessionFacts, records: number): void {
   if (facts.backwards === null) checks.pass('timestamps_ordered', { records });
   else
@@ -37,7 +40,39 @@ export function sessionChecks(checks: Checks, facts: SessionFacts, records: numb
   if (facts.repairs.length === 0) checks.pass('log_repaired', { count: 0 });
   else checks.pass('log_repaired', { count: facts.repairs.length, repairs: facts.repairs }, 'info');
   workspaceCheck(checks, facts);
+  betweenCheck(checks, facts);
   harnessCheck(checks, facts);
+}
+
+/**
+ * What the start recorded of the tree between the previous session's close and this start: a
+ * report, never a failure — nothing of it can be blamed on this session's agent (docs/security.md).
+ */
+function betweenCheck(checks: Checks, facts: SessionFacts): void {
+  const since = facts.since;
+  if (since === null) {
+    checks.pass('between_sessions', { reason: 'the start recorded nothing of the previous session' });
+    return;
+  }
+  const detail: Record<string, unknown> = { ...since };
+  if (Array.isArray(since.changed)) detail.changed = since.changed.slice(0, BETWEEN_LISTED);
+  const previous = typeof since.session === 'string' ? since.session : 'the previous session';
+  if (since.state === 'unchanged' || since.state === 'none') checks.pass('between_sessions', detail);
+  else if (since.state === 'changed')
+    checks.pass(
+      'between_sessions',
+      { ...detail, message: `the tree changed after session ${previous} closed, before this one started` },
+      'info',
+    );
+  else
+    checks.pass(
+      'between_sessions',
+      {
+        ...detail,
+        message: `what changed after session ${previous} closed is not known (${String(since.state)})`,
+      },
+      'info',
+    );
 }
 
 /**

@@ -32,6 +32,7 @@ import {
 } from './calls.js';
 import { type FileReadRow, type FileWriteRow, ReadLedger, WriteLedger } from './files.js';
 import { type ProcessesOmitted, ProcessLedger, sortedCounts, ToolLedger } from './rows.js';
+import { type ReceiptSince, sinceOf } from './since.js';
 import {
   fileChangedWitnesses,
   NetworkLedger,
@@ -89,6 +90,8 @@ export interface ReceiptSession {
   root?: string;
   cwd?: string;
   baseline?: { commit?: string; dirty_at_start: string[]; unchanged_since_start: string[] };
+  /** What changed in the tree after the previous session closed and before this one started. */
+  since?: ReceiptSince;
   /** v2: the certificate the session was bound to at its start. */
   certificate?: { digest: string; serial: string; agent: string };
   /** v2: the hook registration in force at its start. */
@@ -297,6 +300,8 @@ export class ReceiptComposer {
       const version = stringField(this.started?.harness, 'version');
       section.harness = version === undefined ? { name: harnessName } : { name: harnessName, version };
     }
+    const since = sinceOf(this.started);
+    if (since !== undefined) section.since = since;
     if (this.binding?.certificate !== undefined) section.certificate = { ...this.binding.certificate };
     if (this.binding?.registration !== undefined) section.registration = { ...this.binding.registration };
     if (this.ended !== undefined) {

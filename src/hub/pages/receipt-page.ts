@@ -5,6 +5,8 @@
  * verifying the package itself (./verifier/panel.ts). The same markup is served by the hub at
  * `/receipt/<id>` and written as one offline file by `tally receipt render`.
  */
+import type { CanonicalEvent } from '../../core/event.js';
+import { sinceOf, sinceSentence } from '../../evidence/receipt/since.js';
 import { unauthorizedBadge } from './agent-page.js';
 import { type Html, html, jsonScript } from './html.js';
 import { page } from './layout.js';
@@ -95,6 +97,16 @@ function agentGraph(graph: Record<string, Json>): Html {
   const unattributed = num(graph.unattributed_events) ?? 0;
   return html`<ul class="agents">${roots.map((r) => node(r, 0))}${rest.map((r) => node(r, 0))}</ul>
     ${unattributed > 0 ? html`<p class="muted">${plural(unattributed, 'event')} not attributed to an agent (reconciliation, the CLI).</p>` : null}`;
+}
+
+/** What changed after the previous session closed and before this one started: not this session's rows. */
+function sinceFacts(value: Json | undefined): Html | null {
+  const since = sinceOf({
+    extensions: { 'dev.tally.workspace': { since: value } },
+  } as unknown as CanonicalEvent);
+  if (since === undefined) return null;
+  const changed = since.changed ?? [];
+  return html`<dt>Before this session</dt><dd>${sinceSentence(since)}${changed.length > 0 ? html`<ul>${changed.map((c) => html`<li>${text(c.operation)} ${mono(c.path)}${c.from ? html` <span class="muted">from <span class="mono">${c.from}</span></span>` : null}</li>`)}</ul>` : null}</dd>`;
 }
 
 function filesWritten(rows: Json[]): Html {
@@ -235,6 +247,7 @@ ${input.view.problem ? html`<p class="badge bad">${input.view.problem}.</p>` : h
 <dt>Status</dt><dd>${str(s.status) ?? 'no end recorded'}${str(s.end_reason) ? ` (${str(s.end_reason)})` : ''}</dd>
 ${str(harness.name) ? html`<dt>Harness</dt><dd>${str(harness.name)} ${str(harness.version) ?? ''}</dd>` : null}
 ${str(obj(s.certificate).agent) ? html`<dt>Certificate</dt><dd>${str(obj(s.certificate).agent)} <span class="mono">${str(obj(s.certificate).serial) ?? ''}</span></dd>` : null}
+${sinceFacts(s.since)}
 <dt>Records</dt><dd>${num(r.record_count) ?? '?'}</dd>
 <dt>Merkle root</dt><dd class="mono">${str(r.merkle_root) ?? '?'}</dd>
 ${hub ? html`<dt>Ship</dt><dd class="mono">${hub.ship_id}</dd><dt>Agent</dt><dd>${hub.agent ? html`<a href="/agent/${encodeURIComponent(hub.agent)}">${hub.agent}</a>` : 'not indexed under an agent'}</dd><dt>Package digest</dt><dd class="mono">${hub.digest}</dd><dt>Log entry</dt><dd>${hub.log_index} <span class="muted">received ${hub.received_at}</span></dd><dt>Policy</dt><dd>${unauthorizedBadge(hub.checks)} <span class="muted">(checked by the hub on arrival against the certificate)</span></dd>` : null}

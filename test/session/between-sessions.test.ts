@@ -1,0 +1,191 @@
+/**
+ * What changes in the tree after a session closed and before the next one starts (a detached
+ * process the agent left behind, a person's commit) is in the next session's receipt and
+ * `tally verify` output, never as the new session's doing. Real git, real processes, the real CLI.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { jsonOut, makeProject, type Project, runProcess, runTally } from '../cli/tally-process.js';
+import { removeTempDir, tempDir } from '../temp.js';
+import { git } from './fixture.js';
+
+async function ok(p: Pick<Project, 'tally'>, args: string[]): Promise<string> {
+  const ran = await p.tally(args);
+  assert.equal(ran.code, 0, `tally ${args.join(' ')}: ${ran.stderr}`);
+  return ran.stdout;
+}
+
+/** One session started and closed with nothing done in it: its package's path. */
+async function emptySession(p: Pick<Project, 'tally'>): Promise<{ id: string; pkg: string }> {
+  const id = (await ok(p, ['session', 'start'])).trim().split('\n').pop()!;
+  const pkg = (await ok(p, ['session', 'close'])).trim().split('\n').pop()!;
+  return { id, pkg };
+}
+
+interface Since {
+  state: string;
+  session?: string;
+  commit?: { end?: string; start?: string };
+  changed?: Array<{ path: string; operation: string }>;
+  reason?: string;
+}
+
+/** The receipt and verification of a package, as `tally receipt show` and `tally verify` print them. */
+async function evidence(p: Pick<Project, 'tally'>, pkg: string) {
+  const receipt = jsonOut({
+    code: 0,
+    stderr: '',
+    stdout: await ok(p, ['receipt', 'show', pkg, '--json']),
+  }) as {
+    session: { since?: Since };
+    files_written: Array<{ path: string }>;
+  };
+  const ran = await p.tally(['verify', pkg, '--json']);
+  const verified = jsonOut(ran) as {
+    ok: boolean;
+    checks: Array<{ check: string; ok: boolean; code: string }>;
+  };
+  const text = await ok(p, ['receipt', 'show', pkg]);
+  return { receipt, verified, between: verified.checks.find((c) => c.check === 'between_sessions')!, text };
+}
+
+async function project(): Promise<Project> {
+  const p = makeProject('tally-between-');
+  await ok(p, ['init']);
+  return p;
+}
+
+describe('between sessions', () => {
+  it('a detached process that writes after the close is in the next session’s receipt', async () => {
+    const p = await project();
+    try {
+      const id = (await ok(p, ['session', 'start'])).trim().split('\n').pop()!;
+      const sealed = join(p.root, '.tally', 'packages', `${id}.tally`);
+      // What an agent does: a writer of its own session, detached, that waits for the seal.
+      const script = `i=0; while [ ! -e '${sealed}' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; echo evil >> src/app.js`;
+      const started = await runProcess('sh', ['-c', 'setsid sh -c "$WRITER" </dev/null >/dev/null 2>&1 &'], {
+        cwd: p.root,
+        env: { ...p.env, WRITER: script },
+      });
+      assert.equal(started.code, 0);
+      await ok(p, ['session', 'close']);
+      for (let i = 0; i < 200 && !readFileSync(join(p.root, 'src/app.js'), 'utf8').includes('evil'); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      assert.match(readFileSync(join(p.root, 'src/app.js'), 'utf8'), /evil/);
+      const first = await evidence(p, sealed);
+      assert.ok(
+        !first.receipt.files_written.some((f) => f.path === 'src/app.js'),
+        'the write came after the close',
+      );
+
+      const second = await emptySession(p);
+      const { receipt, verified, between, text } = await evidence(p, second.pkg);
+      assert.equal(receipt.session.since?.state, 'changed');
+      assert.equal(receipt.session.since?.session, id);
+      assert.deepEqual(
+        receipt.session.since?.changed?.map((c) => [c.path, c.operation]),
+        [['src/app.js', 'modified']],
+      );
+      // Not the new session's doing: no row of its own.
+      assert.ok(!receipt.files_written.some((f) => f.path === 'src/app.js'));
+      assert.match(text, new RegExp(`changed after session ${id} closed, before this one started`));
+      assert.match(text, /modified +src\/app\.js +\[between sessions\]/);
+      assert.equal(between.code, 'info');
+      assert.equal(verified.ok, true, 'a report, not a failure');
+    } finally {
+      removeTempDir(p.dir);
+    }
+  });
+
+  it('nothing changed between two sessions: unchanged', async () => {
+    const p = await project();
+    try {
+      const first = await emptySession(p);
+      const second = await emptySession(p);
+      const { receipt, verified, between } = await evidence(p, second.pkg);
+      assert.equal(receipt.session.since?.state, 'unchanged');
+      assert.equal(receipt.session.since?.session, first.id);
+      assert.equal(receipt.session.since?.changed, undefined);
+      assert.equal(between.code, 'ok');
+      assert.equal(verified.ok, true);
+      // The first session of the project says so.
+      const { receipt: before } = await evidence(p, first.pkg);
+      assert.equal(before.session.since?.state, 'none');
+    } finally {
+      removeTempDir(p.dir);
+    }
+  });
+
+  it('a commit between sessions: HEAD moved, and the paths it changed', async () => {
+    const p = await project();
+    try {
+      await emptySession(p);
+      const before = git(p.root, 'rev-parse', 'HEAD').trim();
+      writeFileSync(join(p.root, 'README.md'), '# changed by a person\n');
+      git(p.root, 'commit', '-qam', 'by hand');
+      const after = git(p.root, 'rev-parse', 'HEAD').trim();
+      const second = await emptySession(p);
+      const { receipt, between } = await evidence(p, second.pkg);
+      assert.equal(receipt.session.since?.state, 'changed');
+      assert.deepEqual(receipt.session.since?.commit, { end: before, start: after });
+      assert.deepEqual(
+        receipt.session.since?.changed?.map((c) => [c.path, c.operation]),
+        [['README.md', 'modified']],
+      );
+      assert.equal(between.code, 'info');
+    } finally {
+      removeTempDir(p.dir);
+    }
+  });
+
+  it('the previous package deleted: reported, not passed over', async () => {
+    const p = await project();
+    try {
+      const first = await emptySession(p);
+      rmSync(first.pkg);
+      writeFileSync(join(p.root, 'src/app.js'), 'export const v = 2;\n');
+      const second = await emptySession(p);
+      const { receipt, verified, between } = await evidence(p, second.pkg);
+      assert.equal(receipt.session.since?.state, 'missing');
+      assert.equal(receipt.session.since?.session, first.id);
+      assert.match(receipt.session.since?.reason ?? '', /removed/);
+      assert.equal(between.code, 'info');
+      assert.equal(verified.ok, true);
+    } finally {
+      removeTempDir(p.dir);
+    }
+  });
+
+  it('outside git: the tree snapshot of the end against the start', async () => {
+    const dir = tempDir('tally-between-tree-');
+    const root = join(dir, 'plain');
+    mkdirSync(join(root, 'src'), { recursive: true });
+    writeFileSync(join(root, 'src/app.js'), 'export const v = 1;\n');
+    writeFileSync(join(root, 'notes.txt'), 'keep\n');
+    const env = { PATH: process.env.PATH, HOME: dir, TALLY_HOME: join(dir, 'home'), NO_COLOR: '1' };
+    const p = { tally: (args: string[]) => runTally(args, { cwd: root, env }) };
+    try {
+      await ok(p, ['init']);
+      const first = await emptySession(p);
+      writeFileSync(join(root, 'src/app.js'), 'evil\n');
+      rmSync(join(root, 'notes.txt'));
+      const second = await emptySession(p);
+      const { receipt, between } = await evidence(p, second.pkg);
+      assert.equal(receipt.session.since?.state, 'changed');
+      assert.equal(receipt.session.since?.session, first.id);
+      assert.deepEqual(
+        receipt.session.since?.changed?.map((c) => [c.path, c.operation]),
+        [
+          ['notes.txt', 'deleted'],
+          ['src/app.js', 'modified'],
+        ],
+      );
+      assert.equal(between.code, 'info');
+      assert.ok(existsSync(first.pkg));
+    } finally {
+      removeTempDir(dir);
+    }
+  });
+});
