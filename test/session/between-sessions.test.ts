@@ -4,7 +4,7 @@
  * `tally verify` output, never as the new session's doing. Real git, real processes, the real CLI.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project, runProcess, runTally } from '../cli/tally-process.js';
@@ -153,6 +153,48 @@ describe('between sessions', () => {
       assert.match(receipt.session.since?.reason ?? '', /removed/);
       assert.equal(between.code, 'info');
       assert.equal(verified.ok, true);
+    } finally {
+      removeTempDir(p.dir);
+    }
+  });
+
+  it('an end state edited in the package: the pointer says it was replaced; without it, its signature fails', async () => {
+    const p = await project();
+    try {
+      const first = await emptySession(p);
+      // The close's summary, its end state rewritten to hide a change to src/app.js; the signature kept.
+      const lines = readFileSync(first.pkg, 'utf8').split('\n');
+      const at = lines.findIndex((line) => {
+        try {
+          const payload = JSON.parse(Buffer.from(JSON.parse(line).payload, 'base64').toString('utf8'));
+          return payload.event?.type === 'tally.reconcile.summary';
+        } catch {
+          return false;
+        }
+      });
+      assert.ok(at > 0, 'the package holds the close summary');
+      const envelope = JSON.parse(lines[at]!);
+      const record = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8'));
+      record.event.extensions['dev.tally.reconcile'].end.dirty = { 'src/app.js': 'sha256:' + '0'.repeat(64) };
+      envelope.payload = Buffer.from(JSON.stringify(record)).toString('base64');
+      lines[at] = JSON.stringify(envelope);
+      writeFileSync(first.pkg, lines.join('\n'));
+      writeFileSync(join(p.root, 'src/app.js'), 'export const v = 2;\n');
+      const second = await emptySession(p);
+      const { receipt } = await evidence(p, second.pkg);
+      assert.equal(receipt.session.since?.state, 'unverified');
+      assert.match(
+        receipt.session.since?.reason ?? '',
+        /not the package .* the pointer names: it was replaced/,
+      );
+      // Without the pointer (the agent can remove it), the edited package put in place of the last
+      // one: the summary's own signature refuses it.
+      for (const name of readdirSync(join(p.home, 'projects'))) rmSync(join(p.home, 'projects', name));
+      writeFileSync(second.pkg, readFileSync(first.pkg));
+      const third = await emptySession(p);
+      const { receipt: last } = await evidence(p, third.pkg);
+      assert.equal(last.session.since?.state, 'unverified');
+      assert.match(last.session.since?.reason ?? '', /reconcile summary .* does not verify/);
     } finally {
       removeTempDir(p.dir);
     }
