@@ -6,13 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { generateKeyPair, keyId } from '../../src/core/keys.js';
 import { LogWriter } from '../../src/evidence/log/writer.js';
 import { sealLog } from '../../src/evidence/package/seal.js';
-import { tempDir } from '../temp.js';
+import { makeProject } from '../cli/tally-process.js';
+import { removeTempDir, tempDir } from '../temp.js';
 
 const { privateKey } = generateKeyPair();
 const signer = { privateKey, keyId: keyId(privateKey) };
@@ -46,5 +47,35 @@ describe('sealing removes what killed seals left', () => {
       readdirSync(dir).sort(),
       ['events.log', 'ses_leftovers.tally', leftovers.live, leftovers.notPid, leftovers.other].sort(),
     );
+  });
+
+  it('a folder or a link under a leftover’s name is no leftover: the close seals and leaves both', async () => {
+    const p = makeProject('tally-seal-leftover-dir-');
+    try {
+      const ok = async (args: string[]) => {
+        const ran = await p.tally(args);
+        assert.equal(ran.code, 0, `tally ${args.join(' ')}: ${ran.stderr}`);
+        return ran.stdout.trim().split('\n').pop()!;
+      };
+      await ok(['init']);
+      const id = await ok(['session', 'start']);
+      const packages = join(p.root, '.tally', 'packages');
+      const dead = spawnSync('true').pid!;
+      const gone = spawnSync('true').pid!;
+      // What the agent puts where a killed seal's temporary package would be.
+      const folder = join(packages, `${id}.tally.${dead}.tmp`);
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, 'kept'), 'kept\n');
+      const outside = join(p.dir, 'outside.txt');
+      writeFileSync(outside, 'outside\n');
+      symlinkSync(outside, join(packages, `${id}.tally.${gone}.tmp`));
+      const pkg = await ok(['session', 'close']);
+      assert.equal(pkg, join(packages, `${id}.tally`));
+      assert.equal((await p.tally(['verify', pkg])).code, 0);
+      assert.equal(readFileSync(join(folder, 'kept'), 'utf8'), 'kept\n');
+      assert.equal(readFileSync(join(packages, `${id}.tally.${gone}.tmp`), 'utf8'), 'outside\n');
+    } finally {
+      removeTempDir(p.dir);
+    }
   });
 });

@@ -4,11 +4,12 @@
  * `tally verify` output, never as the new session's doing. Real git, real processes, the real CLI.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project, runProcess, runTally } from '../cli/tally-process.js';
 import { removeTempDir, tempDir } from '../temp.js';
+import { handOver, receiptOfFile, tallyAs } from './as-user.js';
 import { git } from './fixture.js';
 
 async function ok(p: Pick<Project, 'tally'>, args: string[]): Promise<string> {
@@ -228,6 +229,52 @@ describe('between sessions', () => {
       assert.ok(existsSync(first.pkg));
     } finally {
       removeTempDir(dir);
+    }
+  });
+
+  it('a folder the comparison cannot list: not said unchanged', async () => {
+    const p = makeProject('tally-between-unlistable-');
+    try {
+      mkdirSync(join(p.root, 'src', 'lib'));
+      writeFileSync(join(p.root, 'src', 'lib', 'a.js'), 'a\n');
+      git(p.root, 'add', '.');
+      git(p.root, 'commit', '-qm', 'lib');
+      handOver(p.dir);
+      // As the agent's user (as root nothing is unreadable).
+      const run = async (args: string[]) => {
+        const ran = await tallyAs(args, { cwd: p.root, env: p.env });
+        assert.equal(ran.code, 0, `tally ${args.join(' ')}: ${ran.stderr}`);
+        return ran.stdout.trim().split('\n').pop()!;
+      };
+      await run(['init']);
+      const first = await run(['session', 'start']);
+      await run(['session', 'close']);
+      // After the close: a file made in a folder that is then made unlistable.
+      writeFileSync(join(p.root, 'src', 'lib', 'b.js'), 'new\n');
+      chmodSync(join(p.root, 'src', 'lib'), 0o311);
+      await run(['session', 'start']);
+      chmodSync(join(p.root, 'src', 'lib'), 0o755);
+      const pkg = await run(['session', 'close']);
+      const since = receiptOfFile(pkg).session.since!;
+      assert.equal(since.session, first);
+      assert.notEqual(since.state, 'unchanged', 'src/lib could not be listed: b.js was not seen');
+      assert.equal(since.state, 'incomplete');
+      const shown = await tallyAs(['receipt', 'show', pkg], { cwd: p.root, env: p.env });
+      assert.doesNotMatch(shown.stdout, /the tree is as session/);
+      assert.match(shown.stdout, /1 path\(s\) could not be read/);
+      const verified = await tallyAs(['verify', pkg, '--json'], { cwd: p.root, env: p.env });
+      const between = (
+        JSON.parse(verified.stdout) as {
+          checks: Array<{ check: string; code: string; detail: { unreadable?: unknown } }>;
+        }
+      ).checks.find((c) => c.check === 'between_sessions')!;
+      assert.equal(between.code, 'info');
+      assert.deepEqual(between.detail.unreadable, {
+        count: 1,
+        paths: [{ path: 'src/lib', code: 'EACCES', folder: true }],
+      });
+    } finally {
+      removeTempDir(p.dir);
     }
   });
 });

@@ -72,6 +72,8 @@ export function sinceSentence(since: ReceiptSince): string {
         : '';
       return `${moved}${since.count ?? 0} path(s) changed after session ${prev} closed, before this one started`;
     }
+    case 'incomplete':
+      return `no path seen changed after session ${prev} closed, but ${since.reason ?? 'some could not be compared'}`;
     case 'none':
       return 'no earlier session of this project is known here';
     case 'no-end-state':

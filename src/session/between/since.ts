@@ -96,7 +96,17 @@ async function compare(
 
 function described(diff: WorkspaceDiff, end: Baseline): Since {
   const moved = diff.mode === 'git' && diff.commit?.end !== end.commit;
-  const out: Since = { state: diff.changes.length > 0 || moved ? 'changed' : 'unchanged' };
+  // Nothing seen changed is `unchanged` only when nothing went unseen: a folder made unlistable
+  // after the close hides what was made in it.
+  const unseen = [
+    ...(diff.unreadable.length > 0 ? [`${diff.unreadable.length} path(s) could not be read`] : []),
+    ...(diff.skipped > 0 ? [`${diff.skipped} path(s) past the limit were not compared`] : []),
+  ];
+  const out: Since = {
+    state: diff.changes.length > 0 || moved ? 'changed' : unseen.length > 0 ? 'incomplete' : 'unchanged',
+  };
+  if (out.state === 'incomplete')
+    out.reason = `${unseen.join(', ')}: whether they changed after the close is not known`;
   if (moved)
     out.commit = {
       ...(end.commit ? { end: end.commit } : {}),
