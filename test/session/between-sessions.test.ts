@@ -201,6 +201,28 @@ describe('between sessions', () => {
     }
   });
 
+  it('a file that is no package named as the previous one: said, read in bounded pieces', async () => {
+    const p = await project();
+    try {
+      const first = await emptySession(p);
+      // The agent removes the pointer and names a file of its own, of many short lines and no
+      // close summary, in the closed session's state.
+      for (const name of readdirSync(join(p.home, 'projects'))) rmSync(join(p.home, 'projects', name));
+      const junk = join(p.dir, 'junk.tally');
+      writeFileSync(junk, 'x\n'.repeat(2_000_000));
+      const state = join(p.root, '.tally', 'sessions', first.id, 'session.json');
+      const info = JSON.parse(readFileSync(state, 'utf8'));
+      writeFileSync(state, JSON.stringify({ ...info, package: junk }));
+      const second = await emptySession(p);
+      const { receipt, between } = await evidence(p, second.pkg);
+      assert.equal(receipt.session.since?.state, 'unverified');
+      assert.match(receipt.session.since?.reason ?? '', /holds no close summary among its last 16 lines/);
+      assert.equal(between.code, 'info');
+    } finally {
+      removeTempDir(p.dir);
+    }
+  });
+
   it('outside git: the tree snapshot of the end against the start', async () => {
     const dir = tempDir('tally-between-tree-');
     const root = join(dir, 'plain');

@@ -5,15 +5,17 @@
  * whose signature is checked with the pinned keys.
  */
 import { readdirSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Baseline } from '../../capture/reconcile/baseline.js';
+import { DEFAULT_GIT_TIMEOUT_MS } from '../../capture/reconcile/git.js';
 import { decodeBase64, verifyEnvelope } from '../../core/dsse.js';
 import { digestParts } from '../../core/hash.js';
 import { isJsonObject } from '../../core/json.js';
 import type { PublicKeyInput } from '../../core/keys.js';
-import { readLogLines } from '../../evidence/log/reader.js';
+import { openRegular, READ_NOFOLLOW } from '../../core/regular-file.js';
 import { isCloseSummary, RECONCILE_SUMMARY_TYPE } from '../../evidence/record/close-passes.js';
-import { decodeRecordPayload, parseEnvelopeLine } from '../../evidence/record/codec.js';
+import { decodeRecordPayload, MAX_LINE_BYTES, parseEnvelopeLine } from '../../evidence/record/codec.js';
 import type { EventRecord } from '../../evidence/record/record.js';
 import { readSessionInfo, type SessionInfo } from '../store.js';
 import { type ProjectPointer, readPointer } from './pointer.js';
@@ -63,6 +65,8 @@ export async function previousSession(options: {
   root: string;
   home: string;
   trusted: readonly PublicKeyInput[];
+  /** How long reading the previous package may take (default the pass's git deadline). */
+  timeoutMs?: number;
 }): Promise<Previous> {
   const pointer = readPointer(options.home, options.root);
   if (pointer !== null && 'error' in pointer) {
@@ -85,28 +89,27 @@ function toChosen(info: SessionInfo | null) {
   };
 }
 
-/** How many of a package's last lines are kept while it is read: the close's summary is among them. */
+/** How many of a package's last lines are looked at: the close's summary is among them. */
 const TAIL_LINES = 16;
+/** The first window of a package's end read for them; it grows fourfold while it holds fewer lines. */
+const TAIL_FIRST = 1 << 20;
+/**
+ * The most of a package's end read: the seal line and the close's summary may each be as long as a
+ * line may be, and what follows the summary (its `session.end`) is short.
+ */
+const TAIL_MAX = 2 * (MAX_LINE_BYTES + 1) + TAIL_FIRST;
+/** One read of the digest. */
+const CHUNK = 1 << 20;
 
 async function readPrevious(
   chosen: { session: string; package: string; package_digest?: string; closed_at?: string },
-  options: { trusted: readonly PublicKeyInput[] },
+  options: { trusted: readonly PublicKeyInput[]; timeoutMs?: number },
 ): Promise<Previous> {
   const named = { session: chosen.session, package: chosen.package };
-  const hash = digestParts();
-  // The package is read once: hashed whole (the pointer names its digest), its last lines kept.
-  // Only the close's own summary is verified, by its signature: a record the ship key signed for
-  // this session, of the type and source only the close writes, is that session's end state
-  // whatever the rest of the file holds. Checking every record of a long session would cost each
-  // start as much as \`tally verify\` of the whole package.
-  const lines: Buffer[] = [];
+  const unverified = (reason: string): Previous => ({ state: 'unverified', ...named, reason });
+  let handle: FileHandle;
   try {
-    for await (const { line, torn } of readLogLines(chosen.package)) {
-      hash.update(line);
-      if (!torn) hash.update(NEWLINE);
-      lines.push(line);
-      if (lines.length > TAIL_LINES) lines.shift();
-    }
+    handle = await openRegular(chosen.package, READ_NOFOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR')
@@ -115,37 +118,76 @@ async function readPrevious(
         ...named,
         reason: `${chosen.package} is not there: the previous session's package was removed`,
       };
-    return {
-      state: 'unverified',
-      ...named,
-      reason: `${chosen.package} cannot be read: ${(error as Error).message}`,
-    };
+    return unverified(`${chosen.package} cannot be read: ${(error as Error).message}`);
   }
-  const digest = hash.digest();
-  if (chosen.package_digest !== undefined && digest !== chosen.package_digest)
+  try {
+    // Its digest (the pointer names it), read in large pieces within the start's deadline: the
+    // package is whatever file the pointer or the session's state names, of any size.
+    const { size } = await handle.stat();
+    const ms = options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+    const deadline = Date.now() + ms;
+    const hash = digestParts();
+    const chunk = Buffer.allocUnsafe(CHUNK);
+    for (let at = 0; at < size; ) {
+      const { bytesRead } = await handle.read(chunk, 0, CHUNK, at);
+      if (bytesRead === 0) break;
+      hash.update(chunk.subarray(0, bytesRead));
+      at += bytesRead;
+      if (Date.now() > deadline)
+        return unverified(`${chosen.package} (${size} bytes) could not be read within ${ms} ms`);
+    }
+    const digest = hash.digest();
+    if (chosen.package_digest !== undefined && digest !== chosen.package_digest)
+      return unverified(
+        `${chosen.package} holds ${digest}, not the package ${chosen.package_digest} the pointer names: it was replaced`,
+      );
+    // Only the close's own summary is verified, by its signature: a record the ship key signed for
+    // this session, of the type and source only the close writes, is that session's end state
+    // whatever the rest of the file holds. Checking every record of a long session would cost each
+    // start what \`tally verify\` of the whole package costs.
+    const found = closeSummaryIn(await lastLines(handle, size), chosen.session, options.trusted);
+    if (found === undefined)
+      return unverified(
+        `${chosen.package} holds no close summary among its last ${TAIL_LINES} lines: it is not the package of a closed session`,
+      );
+    if (typeof found === 'string') return unverified(`${chosen.package}: ${found}`);
     return {
-      state: 'unverified',
+      state: 'verified',
       ...named,
-      reason: `${chosen.package} holds ${digest}, not the package ${chosen.package_digest} the pointer names: it was replaced`,
+      package_digest: digest,
+      ...(chosen.closed_at ? { closed_at: chosen.closed_at } : {}),
+      ...(isJsonObject(found.end) && isJsonObject(found.end.dirty)
+        ? { end: found.end as unknown as Baseline }
+        : {}),
     };
-  let found = closeSummaryIn(lines, chosen.session, options.trusted);
-  if (found === undefined) {
-    // A summary further from the end than the kept lines (never written so by Tally): read it all.
-    const all: Buffer[] = [];
-    for await (const { line } of readLogLines(chosen.package)) all.push(line);
-    found = closeSummaryIn(all, chosen.session, options.trusted);
+  } finally {
+    await handle.close();
   }
-  if (typeof found === 'string')
-    return { state: 'unverified', ...named, reason: `${chosen.package}: ${found}` };
-  return {
-    state: 'verified',
-    ...named,
-    package_digest: digest,
-    ...(chosen.closed_at ? { closed_at: chosen.closed_at } : {}),
-    ...(found !== undefined && isJsonObject(found.end) && isJsonObject(found.end.dirty)
-      ? { end: found.end as unknown as Baseline }
-      : {}),
-  };
+}
+
+/** The last TAIL_LINES whole lines of a file of `size` bytes (fewer when it has fewer), read from its end. */
+async function lastLines(handle: FileHandle, size: number): Promise<Buffer[]> {
+  for (let window = TAIL_FIRST; ; window *= 4) {
+    const from = Math.max(0, size - Math.min(window, TAIL_MAX));
+    const bytes = Buffer.alloc(size - from);
+    for (let at = 0; at < bytes.length; ) {
+      const { bytesRead } = await handle.read(bytes, at, bytes.length - at, from + at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+    const lines: Buffer[] = [];
+    let end = bytes.length;
+    if (end > 0 && bytes[end - 1] === 0x0a) end -= 1;
+    while (lines.length < TAIL_LINES) {
+      const newline = bytes.lastIndexOf(0x0a, end - 1);
+      // The first line of a window that does not start the file may be cut: not taken.
+      if (newline < 0 && from > 0) break;
+      lines.unshift(bytes.subarray(newline + 1, end));
+      if (newline < 0) break;
+      end = newline;
+    }
+    if (lines.length === TAIL_LINES || from === 0 || window >= TAIL_MAX) return lines;
+  }
 }
 
 /**
@@ -181,5 +223,3 @@ function closeSummaryIn(
   }
   return undefined;
 }
-
-const NEWLINE = Buffer.from('\n');
