@@ -6,7 +6,7 @@
  * rows and `tally verify`.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
@@ -168,5 +168,38 @@ describe("git's own files of repositories nested in the project", () => {
       'dev.tally.reconcile'
     ];
     assert.ok(summary.skipped >= 1, JSON.stringify(summary));
+  });
+});
+
+describe("git's own folders, bounded", () => {
+  it('a hooks folder made a link to a folder of more entries than a pass walks: unreadable, not a row a file', async () => {
+    const p = makeProject('tally-git-dirs-huge-hooks-');
+    // A tree of git's own the agent points the hooks at: every file of /usr would otherwise be a row.
+    const big = join(p.dir, 'big');
+    for (let d = 0; d < 11; d++) {
+      mkdirSync(join(big, `d${d}`), { recursive: true });
+      for (let f = 0; f < 1000; f++) writeFileSync(join(big, `d${d}`, `f${f}`), '');
+    }
+    assert.equal((await p.tally(['init'])).code, 0);
+    assert.equal((await p.tally(['session', 'start', '--json'])).code, 0);
+    const hooks = join(p.root, '.git', 'hooks');
+    rmSync(hooks, { recursive: true });
+    symlinkSync(big, hooks);
+    const closed = await p.tally(['session', 'close', '--json']);
+    assert.equal(closed.code, 0, closed.stderr);
+    const path = String(jsonOut(closed).package);
+    const pkg = readFileSync(path);
+    const rows = packageReceipt(pkg).files_written.filter((row) => !row.path.startsWith('.tally/'));
+    // The start's sample hooks are gone where git reads them; none of the 11,000 files is a row.
+    assert.ok(
+      rows.every((row) => row.operation === 'deleted' && row.path.startsWith('.git/hooks/')),
+      JSON.stringify(rows.slice(0, 5)),
+    );
+    assert.ok(rows.length < 100, String(rows.length));
+    const verified = await p.tally(['verify', path, '--json']);
+    const checks = jsonOut(verified).checks as { check: string; ok: boolean; code: string }[];
+    const reconciled = checks.find((c) => c.check === 'workspace_reconciled');
+    assert.deepEqual([reconciled?.ok, reconciled?.code], [false, 'unreadable']);
+    assert.match(JSON.stringify(reconciled), /\.git\/hooks.*too-many/);
   });
 });

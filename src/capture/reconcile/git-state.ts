@@ -9,7 +9,7 @@
  * close compares those places: a `.git` file rewritten during the session redirects nothing the
  * close reads, and is itself one of the watched files.
  */
-import { type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { type Dir, lstatSync, opendirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { type Content, identify, type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
@@ -32,6 +32,20 @@ export interface GitRepository {
 
 /** The files git reads from the git directory itself, not from the common one. */
 const OWN_FILES = new Set(['config.worktree', 'commondir']);
+
+/**
+ * Entries under git's own folders (hooks, info: a few files each) one pass walks at most, for all
+ * its repositories together. A hooks folder made a link to `/usr` would otherwise be walked and
+ * hashed whole, a row a file; a folder that would take the pass past it is not walked, and is
+ * unreadable with code `too-many`, as is every folder after it.
+ */
+export const GIT_STATE_ENTRIES = 10_000;
+
+/** The code of a folder of git's own left unwalked past `GIT_STATE_ENTRIES`. */
+export const TOO_MANY = 'too-many';
+
+/** Thrown inside a walk when the pass's entries run out. */
+class OutOfEntries extends Error {}
 
 /** The own files of one repository, beside its hooks and info: git reads each as a whole. */
 const STATE_FILES = ['config', 'config.worktree', 'commondir'];
@@ -162,7 +176,8 @@ function placeOf(root: string, repository: GitRepository, raw: string): { base: 
 /**
  * Watched raw paths of `repositories` that are there now, in byte order, and the folders among them
  * that cannot be read. An entry under hooks or info that is neither a file, a symbolic link nor a
- * folder is a `git-state` error.
+ * folder is a `git-state` error. The repositories are walked in the order of their markers, hooks
+ * then info, within `GIT_STATE_ENTRIES` in all: a folder that would go past it gives no path.
  */
 export function gitStatePaths(
   root: string,
@@ -170,34 +185,59 @@ export function gitStatePaths(
 ): { paths: string[]; unreadable: Unreadable[] } {
   const paths: string[] = [];
   const unreadable: Unreadable[] = [];
-  const walk = (base: string, rel: string, raw: string): void => {
-    let entries: Dirent<Buffer>[];
+  let left = GIT_STATE_ENTRIES;
+  const walk = (base: string, rel: string, raw: string, into: string[], unread: Unreadable[]): void => {
+    let dir: Dir;
     try {
-      entries = readdirSync(nativePath(base, rel), { withFileTypes: true, encoding: 'buffer' });
+      dir = opendirSync(nativePath(base, rel), { encoding: 'buffer' as BufferEncoding });
     } catch (error) {
       const code = unreadableCode(error);
-      if (code !== null) unreadable.push({ raw, code, folder: true });
+      if (code !== null) unread.push({ raw, code, folder: true });
       return;
     }
-    for (const entry of entries) {
-      const name = rawPath(entry.name);
-      if (entry.isDirectory()) walk(base, `${rel}/${name}`, `${raw}/${name}`);
-      else if (entry.isFile() || entry.isSymbolicLink()) paths.push(`${raw}/${name}`);
-      else
-        throw new ReconcileError('git-state', `${raw}/${name} is not a regular file, a link or a folder`, {
-          path: `${raw}/${name}`,
-        });
+    try {
+      for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
+        if (--left < 0) throw new OutOfEntries();
+        const name = rawPath(entry.name as unknown as Buffer);
+        if (entry.isDirectory()) walk(base, `${rel}/${name}`, `${raw}/${name}`, into, unread);
+        else if (entry.isFile() || entry.isSymbolicLink()) into.push(`${raw}/${name}`);
+        else
+          throw new ReconcileError('git-state', `${raw}/${name} is not a regular file, a link or a folder`, {
+            path: `${raw}/${name}`,
+          });
+      }
+    } catch (error) {
+      if (error instanceof OutOfEntries || error instanceof ReconcileError) throw error;
+      const code = unreadableCode(error);
+      if (code !== null) unread.push({ raw, code, folder: true });
+    } finally {
+      dir.closeSync();
     }
   };
-  for (const repository of repositories) {
+  /** One of git's own folders, whole or not at all. */
+  const folder = (base: string, rel: string, raw: string): void => {
+    const found: string[] = [];
+    const unread: Unreadable[] = [];
+    try {
+      walk(base, rel, raw, found, unread);
+    } catch (error) {
+      if (!(error instanceof OutOfEntries)) throw error;
+      left = 0;
+      unreadable.push({ raw, code: TOO_MANY, folder: true });
+      return;
+    }
+    paths.push(...found);
+    unreadable.push(...unread);
+  };
+  for (const repository of [...repositories].sort((a, b) => compareRaw(a.marker, b.marker))) {
     const { marker, dirs } = repository;
     if (fileOrLink(nativePath(root, marker))) paths.push(marker);
     for (const name of STATE_FILES) {
       const { base, rel } = placeOf(root, repository, `${marker}/${name}`);
       if (fileOrLink(nativePath(base, rel))) paths.push(`${marker}/${name}`);
     }
-    walk(dirs.common, 'hooks', `${marker}/hooks`);
-    walk(dirs.common, 'info', `${marker}/info`);
+    folder(dirs.common, 'hooks', `${marker}/hooks`);
+    folder(dirs.common, 'info', `${marker}/info`);
   }
   return { paths: paths.sort(compareRaw), unreadable };
 }
