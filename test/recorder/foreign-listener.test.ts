@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -144,4 +145,33 @@ describe("another user's process on the recorder's port", { skip: !asRoot && 'ne
       assert.ok(!seen().includes(secret));
     });
   }
+});
+
+/** A free port whose decimal digits a shell would also read as octal (0-7 only, not leading 0). */
+async function octalLookingPort(): Promise<number> {
+  for (;;) {
+    const server = createServer();
+    const port = await new Promise<number>((ok) =>
+      server.listen(0, '127.0.0.1', () => ok((server.address() as AddressInfo).port)),
+    );
+    await new Promise((done) => server.close(done));
+    if (/^[1-7][0-7]*$/.test(String(port))) return port;
+  }
+}
+
+describe('a port in recorder.json the shell reads otherwise', {
+  skip: !asRoot && 'needs root on Linux',
+}, () => {
+  it('with a leading zero: the POSIX shim does not send the secret to the port another user holds', async () => {
+    const { p, secret } = await project();
+    const port = await octalLookingPort();
+    const seen = await squat(port, '127.0.0.1');
+    // curl and bash's /dev/tcp read 0<port> as <port>; the shell's arithmetic as an octal number.
+    writeFileSync(join(p.home, 'recorder.json'), `{"port":0${port}}\n`);
+    const stdin = JSON.stringify({ session_id: 'h', cwd: p.root, hook_event_name: 'Stop' });
+    for (const program of [DASH, '/bin/bash'])
+      await runProcess(program, [SH_SHIM, 'claude-code'], { cwd: p.root, env: p.env, stdin });
+    assert.ok(!seen().includes(secret), seen());
+    assert.equal(seen(), '', 'nothing reached the other user');
+  });
 });
