@@ -9,6 +9,7 @@ import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalize } from '../core/canonical.js';
+import { tallyHome } from '../core/home.js';
 import { keyId as idOf, KeyError, rawPublicKey, shipId as shipOf } from '../core/keys.js';
 import {
   keyPaths,
@@ -46,6 +47,11 @@ export interface ShipSigner extends Signer {
   privateKey: KeyObject;
   /** The Tally home the key was loaded from: where the chain heads of its sessions are kept. */
   home?: string;
+}
+
+/** The Tally home a signer's key was loaded from (its sessions' chain heads, its pinned keys), else this process's. */
+export function signerHome(signer: ShipSigner): string {
+  return signer.home ?? tallyHome(process.env);
 }
 
 /** The project's committed public key, when it has one. */

@@ -23,7 +23,6 @@ import { BoundaryError, eventId, TALLY_SOURCE_URI } from '../boundary/prepare.js
 import { captureBaseline } from '../capture/reconcile/baseline.js';
 import { trustKeys } from '../core/dsse.js';
 import type { CanonicalEvent } from '../core/event.js';
-import { tallyHome } from '../core/home.js';
 import { toPublicKey } from '../core/keys.js';
 import { writeRegularFileSync } from '../core/regular-file.js';
 import { TALLY_VERSION } from '../core/version.js';
@@ -48,8 +47,8 @@ import {
   readVerifiedCertificate,
   registrationDigest,
 } from './binding.js';
-import type { ShipSigner } from './identity.js';
-import { keepStatBaseline, keepTreeBaseline, reconcileSession } from './reconcile.js';
+import { type ShipSigner, signerHome } from './identity.js';
+import { keepSnapshot, reconcileSession } from './reconcile.js';
 import {
   currentSession,
   logPath,
@@ -71,13 +70,9 @@ export { eventId, TALLY_SOURCE_URI };
 
 const systemClock: Clock = { now: () => new Date() };
 
-function homeOf(signer: ShipSigner): string {
-  return signer.home ?? tallyHome(process.env);
-}
-
 /** The chain head of a session, kept under the Tally home of its ship key (never in the project). */
 function headOf(signer: ShipSigner, session: string): HeadFile {
-  return new HeadFile(headFilePath(homeOf(signer), session), session, signer);
+  return new HeadFile(headFilePath(signerHome(signer), session), session, signer);
 }
 
 /** The project's hook registration, when it has one: `<state>/hooks.json`. */
@@ -190,19 +185,18 @@ async function startUnlocked(options: StartOptions): Promise<{ info: SessionInfo
     ...(options.reconcileTimeoutMs ? { timeoutMs: options.reconcileTimeoutMs } : {}),
   };
   const captured = await captureBaseline(options.root, bounds.limit, bounds);
-  const { baseline, snapshotBytes, statBytes } = captured;
+  const { baseline } = captured;
   // After the baseline: a write landing between the two is in this session's pass and in `since`.
   const since = await sinceLastSession({
     state: options.state,
     root: options.root,
-    home: homeOf(options.signer),
+    home: signerHome(options.signer),
     trusted: trustedHere(options.signer),
     now,
     start: captured,
     ...bounds,
   });
-  if (snapshotBytes !== undefined) keepTreeBaseline(options.state, id, snapshotBytes);
-  if (statBytes !== undefined) keepStatBaseline(options.state, id, statBytes);
+  keepSnapshot(options.state, id, 'start', captured);
   const event: CanonicalEvent = {
     id: eventId(),
     type: 'session.start',
@@ -219,7 +213,7 @@ async function startUnlocked(options: StartOptions): Promise<{ info: SessionInfo
         root: options.root,
         // Where the agents' control plane lies outside the project: judged from here, live and offline.
         home: options.home ?? homedir(),
-        tally_home: options.signer.home ?? tallyHome(process.env),
+        tally_home: signerHome(options.signer),
         baseline,
         since,
       },
@@ -576,7 +570,7 @@ export async function closeSession(options: {
     }
     closed = { ...current, state: 'closed', closed_at: clock.now().toISOString(), package: out };
     writeSessionInfo(state, closed);
-    keepPointer(homeOf(signer), closed);
+    keepPointer(signerHome(signer), closed);
   } finally {
     await store.close();
   }

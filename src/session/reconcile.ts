@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
 import { eventId } from '../boundary/prepare.js';
-import { type Baseline, captureBaseline } from '../capture/reconcile/baseline.js';
+import { type Baseline, type CapturedBaseline, captureBaseline } from '../capture/reconcile/baseline.js';
 import type { Unreadable } from '../capture/reconcile/content.js';
 import { ReconcileError } from '../capture/reconcile/error.js';
 import { fileChangedEvent } from '../capture/reconcile/events.js';
@@ -31,23 +31,29 @@ export const RECONCILE_URI = 'urn:tally:reconcile';
 export const UNREADABLE_LISTED = 100;
 
 /** The snapshots kept beside the session, outside git and in git: of its start, and of its end. */
-const TREE_FILE = 'baseline-tree.json';
-const STAT_FILE = 'baseline-stat.json';
 const KEPT_FILES = {
-  start: { tree: TREE_FILE, stat: STAT_FILE },
+  start: { tree: 'baseline-tree.json', stat: 'baseline-stat.json' },
   end: { tree: 'end-tree.json', stat: 'end-stat.json' },
 } as const;
 /** The largest kept snapshot read back (a stat snapshot of a million files is about 120 MB). */
 const KEPT_LIMIT = 512 * 1024 * 1024;
 
-/** Keeps an outside-git start snapshot beside the session (its digest is in the start record). */
-export function keepTreeBaseline(state: string, id: string, bytes: string): void {
-  writeRegularFileSync(join(sessionDir(state, id), TREE_FILE), bytes, 0o600);
-}
-
-/** Keeps a git start's stat snapshot beside the session (its digest is in the start record). */
-export function keepStatBaseline(state: string, id: string, bytes: string): void {
-  writeRegularFileSync(join(sessionDir(state, id), STAT_FILE), bytes, 0o600);
+/**
+ * Keeps the snapshot a baseline was taken with beside the session, as its start's or its end's:
+ * the tree snapshot outside git, the stat snapshot in git (its digest is in the signed record).
+ */
+export function keepSnapshot(
+  state: string,
+  id: string,
+  which: keyof typeof KEPT_FILES,
+  captured: Pick<CapturedBaseline, 'snapshotBytes' | 'statBytes'>,
+): void {
+  const dir = sessionDir(state, id);
+  const files = KEPT_FILES[which];
+  if (captured.snapshotBytes !== undefined)
+    writeRegularFileSync(join(dir, files.tree), captured.snapshotBytes, 0o600);
+  if (captured.statBytes !== undefined)
+    writeRegularFileSync(join(dir, files.stat), captured.statBytes, 0o600);
 }
 
 /**
@@ -101,10 +107,7 @@ async function keepEndState(
   const end = await captureBaseline(root, bounds.limit, {
     ...(bounds.timeoutMs ? { timeoutMs: bounds.timeoutMs } : {}),
   });
-  const dir = sessionDir(state, id);
-  if (end.snapshotBytes !== undefined)
-    writeRegularFileSync(join(dir, KEPT_FILES.end.tree), end.snapshotBytes, 0o600);
-  if (end.statBytes !== undefined) writeRegularFileSync(join(dir, KEPT_FILES.end.stat), end.statBytes, 0o600);
+  keepSnapshot(state, id, 'end', end);
   return end.baseline;
 }
 
@@ -249,7 +252,7 @@ export async function reconcileSession(options: {
     },
   });
   // The pass runs once per session: with its summary recorded, the start snapshots have served.
-  for (const file of [TREE_FILE, STAT_FILE])
+  for (const file of Object.values(KEPT_FILES.start))
     rmSync(join(sessionDir(options.state, options.session), file), { force: true });
   return { mode, reported, corroborated: corroborated.length, skipped: diff?.skipped ?? 0 };
 }

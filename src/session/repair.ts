@@ -13,14 +13,13 @@ import { openBoundary } from '../boundary/boundary.js';
 import { eventId, TALLY_SOURCE_URI } from '../boundary/prepare.js';
 import { trustKeys } from '../core/dsse.js';
 import { sha256 } from '../core/hash.js';
-import { tallyHome } from '../core/home.js';
 import { toPublicKey } from '../core/keys.js';
 import { FileRecordStore, StoreError } from '../evidence/log/file-store.js';
 import { HeadFile, HeadFileError, headFilePath, headOfLine } from '../evidence/log/head-file.js';
 import { acquireLock } from '../evidence/log/lock.js';
 import { ChainVerifier, LineTooLong, readLogLines } from '../evidence/log/reader.js';
 import { digestRef } from '../evidence/record/codec.js';
-import type { ShipSigner } from './identity.js';
+import { type ShipSigner, signerHome } from './identity.js';
 import { logPath, SessionError, type SessionInfo } from './store.js';
 
 export interface RepairedRange {
@@ -121,11 +120,7 @@ export async function repairSession(options: {
       `session ${session.id} is closed: its package is what it recorded`,
     );
   const path = logPath(options.state, session.id);
-  const head = new HeadFile(
-    headFilePath(signer.home ?? tallyHome(process.env), session.id),
-    session.id,
-    signer,
-  );
+  const head = new HeadFile(headFilePath(signerHome(signer), session.id), session.id, signer);
   const lock = await acquireLock(path, options.lockTimeoutMs ?? 2000);
   let found: Awaited<ReturnType<typeof scan>>;
   let headMissing = false;

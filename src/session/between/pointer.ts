@@ -7,11 +7,10 @@ import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalize, parseJson } from '../../core/canonical.js';
 import { digestParts, isDigest, sha256Hex } from '../../core/hash.js';
-import { tallyHome } from '../../core/home.js';
 import { isJsonObject } from '../../core/json.js';
 import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
 import { readRegularFileOrNull } from '../../core/regular-file.js';
-import { pinnedKeys, type ShipSigner } from '../identity.js';
+import { pinnedKeys, type ShipSigner, signerHome } from '../identity.js';
 import { type SessionInfo, writeAtomic } from '../store.js';
 
 export const POINTER_TYPE = 'tally/project-pointer/v1';
@@ -100,7 +99,7 @@ function fileDigest(path: string): string {
 export function trustedHere(signer: ShipSigner): PublicKeyInput[] {
   const own = toPublicKey(signer.privateKey);
   try {
-    return [own, ...pinnedKeys(signer.home ?? tallyHome(process.env)).map((k) => k.publicKey)];
+    return [own, ...pinnedKeys(signerHome(signer)).map((k) => k.publicKey)];
   } catch {
     return [own]; // a pinned key file that cannot be read: `tally verify` says which
   }
