@@ -33,7 +33,7 @@ import { acquireLock } from '../evidence/log/lock.js';
 import { checkLine } from '../evidence/log/reader.js';
 import { controlPlanePlaces, sessionWorkspace } from '../evidence/normalize.js';
 import { PackageError } from '../evidence/package/grammar.js';
-import { sealLog } from '../evidence/package/seal.js';
+import { type SealResult, sealLog } from '../evidence/package/seal.js';
 import type { ChainHead } from '../evidence/record/chain.js';
 import type { AgentAttribution, EventRecord, SessionBinding } from '../evidence/record/record.js';
 import { keepPointer, trustedHere } from './between/pointer.js';
@@ -552,8 +552,9 @@ export async function closeSession(options: {
     const format = boundary.recordVersion === 1 ? 'v1' : 'v2';
     await boundary.close();
     mkdirSync(join(state, 'packages'), { recursive: true });
+    let sealed: SealResult;
     try {
-      await sealLog({
+      sealed = await sealLog({
         logPath: path,
         outPath: out,
         session: session.id,
@@ -570,7 +571,7 @@ export async function closeSession(options: {
     }
     closed = { ...current, state: 'closed', closed_at: clock.now().toISOString(), package: out };
     writeSessionInfo(state, closed);
-    keepPointer(signerHome(signer), closed);
+    keepPointer(signerHome(signer), closed, sealed.digest);
   } finally {
     await store.close();
   }

@@ -6,6 +6,7 @@
  * Memory is bounded by the receipt, not by the log. Same bytes as `buildPackage`.
  */
 import { open, rename, rm } from 'node:fs/promises';
+import { digestParts } from '../../core/hash.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { toPublicKey } from '../../core/keys.js';
 import { removeStaleTemps } from '../../core/stale-temps.js';
@@ -49,6 +50,8 @@ export interface SealResult {
   seal: PackageSeal;
   records: number;
   bytes: number;
+  /** `sha256:<hex>` of the package's bytes, taken as they were written. */
+  digest: string;
 }
 
 const WRITE_CHUNK = 1 << 20;
@@ -83,7 +86,9 @@ export async function sealLog(options: SealOptions): Promise<SealResult> {
   const out = Buffer.allocUnsafe(WRITE_CHUNK);
   let used = 0;
   let written = 0;
+  const hash = digestParts();
   const writeAll = async (bytes: Buffer): Promise<void> => {
+    hash.update(bytes);
     for (let at = 0; at < bytes.length; ) {
       const { bytesWritten } = await file.write(bytes, at, bytes.length - at);
       at += bytesWritten;
@@ -134,7 +139,7 @@ export async function sealLog(options: SealOptions): Promise<SealResult> {
     await rename(tmp, options.outPath);
     // What a sealing process killed before its rename left beside the package.
     await removeStaleTemps(options.outPath);
-    return { receipt, header, seal, records, bytes: written };
+    return { receipt, header, seal, records, bytes: written, digest: hash.digest() };
   } catch (error) {
     await file.close().catch(() => {});
     await rm(tmp, { force: true });

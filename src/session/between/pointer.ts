@@ -3,10 +3,10 @@
  * home (outside the project), so that the next start finds that session even when the project's
  * own `.tally/` no longer names it, and notices a package that vanished.
  */
-import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalize, parseJson } from '../../core/canonical.js';
-import { digestParts, isDigest, sha256Hex } from '../../core/hash.js';
+import { isDigest, sha256Hex } from '../../core/hash.js';
 import { isJsonObject } from '../../core/json.js';
 import { type PublicKeyInput, toPublicKey } from '../../core/keys.js';
 import { readRegularFileOrNull } from '../../core/regular-file.js';
@@ -63,36 +63,23 @@ export function readPointer(home: string, root: string): ProjectPointer | { erro
 }
 
 /**
- * After a close sealed: the pointer to its package. Best effort — the package is sealed and the
- * session closed whatever happens here; without a pointer the next start looks for the project's
- * own closed sessions.
+ * After a close sealed: the pointer to its package, whose digest the seal took as it wrote it. Best
+ * effort — the package is sealed and the session closed whatever happens here; without a pointer
+ * the next start looks for the project's own closed sessions.
  */
-export function keepPointer(home: string, info: SessionInfo): void {
+export function keepPointer(home: string, info: SessionInfo, packageDigest: string): void {
   if (info.package === undefined || info.closed_at === undefined) return;
   try {
     writePointer(home, {
       root: info.root,
       session: info.id,
       package: info.package,
-      package_digest: fileDigest(info.package),
+      package_digest: packageDigest,
       closed_at: info.closed_at,
     });
   } catch {
     // A Tally home that cannot be written: the next start falls back on the project's sessions.
   }
-}
-
-function fileDigest(path: string): string {
-  const hash = digestParts();
-  const fd = openSync(path, 'r');
-  try {
-    const chunk = Buffer.allocUnsafe(1 << 20);
-    for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk))
-      hash.update(chunk.subarray(0, read));
-  } finally {
-    closeSync(fd);
-  }
-  return hash.digest();
 }
 
 /** The keys a start verifies the previous package with: those `tally verify` pins, and its own ship key. */
