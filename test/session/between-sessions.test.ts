@@ -95,6 +95,16 @@ describe('between sessions', () => {
       assert.match(text, /modified +src\/app\.js +\[between sessions\]/);
       assert.equal(between.code, 'info');
       assert.equal(verified.ok, true, 'a report, not a failure');
+      // The receipt page says it too, apart from the session's own rows.
+      const page = join(p.dir, 'receipt.html');
+      await ok(p, ['receipt', 'render', second.pkg, '-o', page]);
+      const html = readFileSync(page, 'utf8');
+      const before = html.slice(html.indexOf('<dt>Before this session</dt>'));
+      assert.ok(html.includes('<dt>Before this session</dt>'), 'the page has the section');
+      assert.match(
+        before.slice(0, before.indexOf('</dd>')),
+        /changed after session .* closed[\s\S]*src\/app\.js/,
+      );
     } finally {
       removeTempDir(p.dir);
     }

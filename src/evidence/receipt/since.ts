@@ -31,7 +31,11 @@ const TEXT_FIELDS = ['session', 'package', 'closed_at', 'snapshot', 'reason'] as
 export function sinceOf(start: CanonicalEvent | undefined): ReceiptSince | undefined {
   const extensions = start?.extensions;
   const workspace = isJsonObject(extensions) ? extensions['dev.tally.workspace'] : undefined;
-  const since = isJsonObject(workspace) ? workspace.since : undefined;
+  return receiptSince(isJsonObject(workspace) ? workspace.since : undefined);
+}
+
+/** A `since` as recorded (or as a receipt holds it), in the receipt's shape; undefined when it is none. */
+export function receiptSince(since: unknown): ReceiptSince | undefined {
   if (!isJsonObject(since) || typeof since.state !== 'string') return undefined;
   const out: ReceiptSince = { state: since.state };
   for (const field of TEXT_FIELDS) {

@@ -5,8 +5,7 @@
  * verifying the package itself (./verifier/panel.ts). The same markup is served by the hub at
  * `/receipt/<id>` and written as one offline file by `tally receipt render`.
  */
-import type { CanonicalEvent } from '../../core/event.js';
-import { sinceOf, sinceSentence } from '../../evidence/receipt/since.js';
+import { receiptSince, sinceSentence } from '../../evidence/receipt/since.js';
 import { unauthorizedBadge } from './agent-page.js';
 import { type Html, html, jsonScript } from './html.js';
 import { page } from './layout.js';
@@ -101,9 +100,7 @@ function agentGraph(graph: Record<string, Json>): Html {
 
 /** What changed after the previous session closed and before this one started: not this session's rows. */
 function sinceFacts(value: Json | undefined): Html | null {
-  const since = sinceOf({
-    extensions: { 'dev.tally.workspace': { since: value } },
-  } as unknown as CanonicalEvent);
+  const since = receiptSince(value);
   if (since === undefined) return null;
   const changed = since.changed ?? [];
   return html`<dt>Before this session</dt><dd>${sinceSentence(since)}${changed.length > 0 ? html`<ul>${changed.map((c) => html`<li>${text(c.operation)} ${mono(c.path)}${c.from ? html` <span class="muted">from <span class="mono">${c.from}</span></span>` : null}</li>`)}</ul>` : null}</dd>`;
