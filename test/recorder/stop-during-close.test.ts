@@ -5,35 +5,13 @@
  * Oracles: the close's HTTP answer, the recorder's exit, the package read back and `tally verify`.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, describe, it } from 'node:test';
-import { jsonOut, makeProject, type Project, TALLY_BIN } from '../cli/tally-process.js';
+import { describe, it } from 'node:test';
+import { jsonOut, makeProject } from '../cli/tally-process.js';
 import { postRaw } from './post-raw.js';
-
-const running: ChildProcess[] = [];
-after(() => {
-  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-async function recorder(p: Project): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [TALLY_BIN, 'recorder', 'run', '--ready'], {
-    env: { ...p.env, TALLY_RECORDER_IDLE_MS: '60000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  await new Promise<void>((ready, failed) => {
-    child.stdout!.once('data', () => ready());
-    child.once('exit', (code) => failed(new Error(`the recorder exited (${code}): ${stderr}`)));
-  });
-  return child;
-}
+import { readyRecorder } from './recorder-process.js';
 
 /**
  * A hub that takes every request at once but the second chain head (the close's session.end: the
@@ -86,7 +64,7 @@ describe('the recorder stopped while it seals a session', () => {
     assert.equal((await p.tally(['init'])).code, 0);
     const hub = await holdingHub();
     try {
-      const child = await recorder(p);
+      const child = await readyRecorder(p);
       const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
       const started = await postRaw(
         p,

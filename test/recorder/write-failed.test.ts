@@ -6,37 +6,19 @@
  * back from the package, the head file and `tally verify`.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { makeProject, type Project, TALLY_BIN } from '../cli/tally-process.js';
 import { postRaw } from './post-raw.js';
-
-const running: ChildProcess[] = [];
-after(() => {
-  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
-});
+import { readyRecorder } from './recorder-process.js';
 
 /** `tally recorder run` in a process that cannot make a file longer than 1024 blocks. */
-async function limitedRecorder(p: Project): Promise<ChildProcess> {
-  const child = spawn(
-    'sh',
-    ['-c', 'ulimit -f 1024 && exec "$0" "$1" recorder run --ready', process.execPath, TALLY_BIN],
-    {
-      env: { ...p.env, TALLY_RECORDER_IDLE_MS: '60000' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  running.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (d) => {
-    stderr += d;
+function limitedRecorder(p: Project): Promise<ChildProcess> {
+  return readyRecorder(p, {
+    program: 'sh',
+    argv: ['-c', 'ulimit -f 1024 && exec "$0" "$1" recorder run --ready', process.execPath, TALLY_BIN],
   });
-  await new Promise<void>((ready, failed) => {
-    child.stdout!.once('data', () => ready());
-    child.once('exit', (code) => failed(new Error(`the recorder exited (${code}): ${stderr}`)));
-  });
-  return child;
 }
 
 function post(
