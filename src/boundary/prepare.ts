@@ -16,7 +16,7 @@ import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
 import { isRfc3339DateTime } from '../core/time.js';
 import { APPROVAL_EXTENSION, approvalEnvelope, recordableApproval } from '../evidence/approval.js';
-import { isCloseSummaryType } from '../evidence/record/close-passes.js';
+import { isCloseOnlyType } from '../evidence/record/close-passes.js';
 import { redactText, redactValue } from '../evidence/redact.js';
 
 /** Tally's own event source URI (AHP `source`), for events Tally makes or fills in. */
@@ -74,7 +74,7 @@ export function prepareEvent(raw: unknown, sessionId: string, now: Date): Prepar
   const found = validateEvent(event);
   const issues = found.filter((i) => !KEPT_UNKNOWNS.has(i.rule));
   // A pass's summary tells the close it already ran: a channel's would stand in for the pass.
-  if (isCloseSummaryType(event.type))
+  if (isCloseOnlyType(event.type))
     issues.push({
       pointer: '/type',
       rule: 'close-only',

@@ -81,18 +81,24 @@ export function summary(p: InspectedPackage): string {
       );
     if ((since.count ?? 0) > 20) lines.push(`    … ${(since.count ?? 0) - 20} more (--json for all)`);
   }
-  const section = (title: string, rows: string[]) => {
-    lines.push(`  ${title} (${rows.length})`);
+  const section = (title: string, rows: string[], omitted = 0) => {
+    lines.push(`  ${title} (${rows.length + omitted})`);
     for (const row of rows.slice(0, 20)) lines.push(`    ${row}`);
     if (rows.length > 20) lines.push(`    … ${rows.length - 20} more (--json for all)`);
+    if (omitted > 0)
+      lines.push(
+        `    … ${omitted} more past the receipt's size bound: in the package's signed records, not in its receipt (receipt_complete fails)`,
+      );
   };
   section(
     'files written',
     r.files_written.map((f) => `${f.operation.padEnd(8)} ${f.path}  [${f.sources.join(', ')}]`),
+    r.files_written_omitted?.count,
   );
   section(
     'files read',
     r.files_read.map((f) => `${f.path}  [${f.sources.join(', ')}]`),
+    r.files_read_omitted?.count,
   );
   section(
     'processes',
@@ -104,6 +110,7 @@ export function summary(p: InspectedPackage): string {
   section(
     'network',
     r.network.map((n) => `${n.url ?? n.host ?? '?'}  [${n.sources.join(', ')}]`),
+    r.network_omitted?.count,
   );
   section(
     'tool calls',
@@ -111,6 +118,7 @@ export function summary(p: InspectedPackage): string {
       (t) =>
         `${t.tool.padEnd(16)} ×${t.count}  allow ${t.decisions.allow ?? 0} / deny ${t.decisions.deny ?? 0} / ask ${t.decisions.ask ?? 0}`,
     ),
+    r.tool_calls_omitted?.count,
   );
   section(
     'decisions',

@@ -2,7 +2,8 @@
  * Reconciliation at close: the working tree against the baseline the session recorded at its
  * start. Every net change no other channel reported becomes a `file.changed` record of the
  * reconcile source; one `tally.reconcile.summary` record lists the paths it corroborated (seen by
- * another channel too) with their net operation, and what a limit left out.
+ * another channel too) with their net operation, and what a limit left out. Corroborated paths
+ * past the summary's share of its record go in `tally.reconcile.corroborated` records before it.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,9 +20,15 @@ import { snapshotOfJson, type TreeSnapshot } from '../capture/reconcile/workspac
 import { parseJson } from '../core/canonical.js';
 import { digest } from '../core/hash.js';
 import { isJsonObject } from '../core/json.js';
+import { ByteBudget, CORROBORATED_BYTES, jsonBytes } from '../core/json-budget.js';
 import { readRegularFileOrNull, writeRegularFileSync } from '../core/regular-file.js';
 import { ReceiptComposer } from '../evidence/receipt/receipt.js';
-import { isCloseSummary, RECONCILE_SOURCE, RECONCILE_SUMMARY_TYPE } from '../evidence/record/close-passes.js';
+import {
+  isCloseRecord,
+  RECONCILE_CORROBORATED_TYPE,
+  RECONCILE_SOURCE,
+  RECONCILE_SUMMARY_TYPE,
+} from '../evidence/record/close-passes.js';
 import type { EventRecord } from '../evidence/record/record.js';
 import { sessionDir } from './store.js';
 
@@ -147,7 +154,7 @@ async function readLog(
   let done = false;
   for await (const record of records) {
     // Only the pass's own summary says it ran: a channel's event of that type is not the pass.
-    if (isCloseSummary(record, RECONCILE_SUMMARY_TYPE)) done = true;
+    if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) done = true;
     if (start === undefined && record.event.type === 'session.start') start = record;
     composer.add(record);
   }
@@ -159,6 +166,24 @@ async function readLog(
     if (row.from !== undefined) seen.add(row.from);
   }
   return { ...(start ? { start } : {}), done, seen };
+}
+
+/** Corroborated entries, in order, cut into lists that each fit a record's share. */
+function inShares(entries: readonly Record<string, unknown>[]): Record<string, unknown>[][] {
+  const shares: Record<string, unknown>[][] = [];
+  let share: Record<string, unknown>[] = [];
+  let budget = new ByteBudget(CORROBORATED_BYTES);
+  for (const entry of entries) {
+    const bytes = jsonBytes(entry) + 1;
+    if (!budget.take(bytes)) {
+      shares.push(share);
+      share = [];
+      budget = new ByteBudget(CORROBORATED_BYTES);
+      budget.take(bytes);
+    }
+    share.push(entry);
+  }
+  return [...shares, share];
 }
 
 export interface ReconcileOutcome {
@@ -239,18 +264,29 @@ export async function reconcileSession(options: {
     if (diff.commit !== undefined) summary.commit = diff.commit;
   }
   summary.reported = reported;
-  summary.corroborated = corroborated;
-  await boundary.note({
-    source,
-    event: {
-      id: eventId(),
-      type: RECONCILE_SUMMARY_TYPE,
-      time: options.now().toISOString(),
-      source: RECONCILE_URI,
-      session: { id: options.session },
-      extensions: { 'dev.tally.reconcile': summary },
-    },
-  });
+  // What the summary's share does not hold goes first, in records of their own.
+  const [first = [], ...rest] = inShares(corroborated);
+  const passRecord = (type: string, body: Record<string, unknown>) =>
+    boundary.note({
+      source,
+      event: {
+        id: eventId(),
+        type,
+        time: options.now().toISOString(),
+        source: RECONCILE_URI,
+        session: { id: options.session },
+        extensions: { 'dev.tally.reconcile': body },
+      },
+    });
+  for (const [i, part] of rest.entries())
+    await passRecord(RECONCILE_CORROBORATED_TYPE, {
+      corroborated: part,
+      part: i + 2,
+      parts: rest.length + 1,
+    });
+  summary.corroborated = first;
+  if (rest.length > 0) summary.corroborated_parts = rest.length + 1;
+  await passRecord(RECONCILE_SUMMARY_TYPE, summary);
   // The pass runs once per session: with its summary recorded, the start snapshots have served.
   for (const file of Object.values(KEPT_FILES.start))
     rmSync(join(sessionDir(options.state, options.session), file), { force: true });

@@ -13,7 +13,7 @@ import { canonicalize, parseJson } from '../core/canonical.js';
 import { isJsonObject } from '../core/json.js';
 import { readRegularFileSync } from '../core/regular-file.js';
 import {
-  isCloseSummary,
+  isCloseRecord,
   TRANSCRIPT_SOURCE,
   TRANSCRIPT_SUMMARY_TYPE,
 } from '../evidence/record/close-passes.js';
@@ -82,7 +82,7 @@ async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecor
   const subagents = new Map<string, AgentAttribution>();
   for await (const record of records) {
     // Only the pass's own summary says it ran: a channel's event of that type is not the pass.
-    if (isCloseSummary(record, TRANSCRIPT_SUMMARY_TYPE)) done = true;
+    if (isCloseRecord(record, TRANSCRIPT_SUMMARY_TYPE)) done = true;
     const call = record.event.call;
     if (isJsonObject(call) && typeof call.id === 'string') {
       calls.add(call.id);

@@ -119,6 +119,7 @@ describe('tally verify', () => {
       'merkle_root',
       'receipt_signature',
       'receipt_recomputed',
+      'receipt_complete',
     ]) {
       assert.ok(names.includes(name), `no ${name} check`);
     }

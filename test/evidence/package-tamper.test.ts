@@ -59,6 +59,7 @@ const ORDER = [
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',
+  'receipt_complete',
 ];
 
 function firstFailure(result: VerifyResult): CheckResult {

@@ -8,6 +8,7 @@
  */
 import { canonicalize } from '../../core/canonical.js';
 import { digest } from '../../core/hash.js';
+import { BASELINE_MAP_BYTES, ByteBudget, memberBytes } from '../../core/json-budget.js';
 import { identify, isUnread, LeadingFolders } from './content.js';
 import { ReconcileError } from './error.js';
 import { type Deadline, deadlineAfter, headOf, nulList, repositoryOf, runGit } from './git.js';
@@ -39,9 +40,14 @@ export interface Baseline {
   tree?: KeptSnapshot;
   /** In git: the stat snapshot the close compares with (its file is beside the session). */
   stat?: KeptSnapshot;
-  /** Dirty files past the limit, not recorded (the close cannot tell their changes apart). */
+  /**
+   * Dirty files (and git's own files) not recorded: past the limit, or past the record's share
+   * (`map_bytes`). The close compares such a file with HEAD's blob if its stat changed.
+   */
   skipped?: number;
   limit?: number;
+  /** The bytes the recorded maps may take together, when they took them all (core/json-budget). */
+  map_bytes?: number;
   /**
    * The start could not take the baseline (a git command timed out, an entry of `.git` git reads
    * is not a regular file): the close compares nothing and says why; verification fails.
@@ -66,6 +72,9 @@ export interface CapturedBaseline {
   stat?: StatSnapshot;
   statBytes?: string;
 }
+
+/** A recorded digest as its map spells it, the longest value a member of those maps has. */
+const DIGEST_SPELLED = `sha256:${'0'.repeat(64)}`;
 
 /** The index at the start, read once (before the agent runs, so trusted as the start's). */
 interface StartIndex {
@@ -196,34 +205,47 @@ async function gitBaseline(
   baseline.stat = { digest: digest(statBytes), files: stat.files.size, skipped: stat.skipped, limit };
   const paths = dirtyPaths((await status).stdout, tree, index);
   // git's own config, hooks and info files, of the top's repository and of each nested one listed:
-  // always kept (a few files each, not counted in the limit).
+  // always kept (a few files each, not counted in the limit), first in the record's share.
+  const budget = new ByteBudget(BASELINE_MAP_BYTES);
+  let cut = 0;
   const unlisted = new Set(tree.unlisted);
   const listed = tree.nested.filter((folder) => !unlisted.has(folder));
   const { repositories, git_dirs } = repositoriesAtStart(root, listed);
   if (git_dirs !== undefined) baseline.git_dirs = git_dirs;
   for (const raw of gitStatePaths(root, repositories).paths) {
-    const id = identifyGitState(root, repositories, raw, format, deadline.at).content;
     const out = pathOut(raw);
-    if (id === null || isUnread(id) || out.path_b64 !== undefined) continue;
+    if (out.path_b64 !== undefined) continue;
+    if (!budget.take(memberBytes(out.path, DIGEST_SPELLED))) {
+      cut++;
+      continue;
+    }
+    const id = identifyGitState(root, repositories, raw, format, deadline.at).content;
+    if (id === null || isUnread(id)) continue;
     baseline.git_state ??= {};
     baseline.git_state[out.path] = id.sha256;
   }
   // A dirty file that cannot be read is left out: the stat snapshot has it, as present with its
-  // content unknown, so the close compares it only if its stat changes.
+  // content unknown, so the close compares it only if its stat changes. So is one past the limit
+  // or the record's share: the close compares it, if its stat changes, with HEAD's blob.
   const folders = new LeadingFolders(root);
   for (const raw of paths.slice(0, limit)) {
+    const out = pathOut(raw);
+    if (!budget.take(memberBytes(out.path_b64 ?? out.path, DIGEST_SPELLED))) {
+      cut++;
+      continue;
+    }
     const id = identify(root, raw, format, folders, deadline.at);
     if (isUnread(id)) continue;
-    const out = pathOut(raw);
     if (out.path_b64 === undefined) baseline.dirty[out.path] = id?.sha256 ?? null;
     else {
       baseline.dirty_b64 ??= {};
       baseline.dirty_b64[out.path_b64] = id?.sha256 ?? null;
     }
   }
-  if (paths.length > limit) {
-    baseline.skipped = paths.length - limit;
+  if (paths.length > limit || cut > 0) {
+    baseline.skipped = Math.max(0, paths.length - limit) + cut;
     baseline.limit = limit;
   }
+  if (cut > 0) baseline.map_bytes = BASELINE_MAP_BYTES;
   return { baseline, stat, statBytes };
 }

@@ -25,6 +25,7 @@ export type CheckName =
   | 'merkle_root'
   | 'receipt_signature'
   | 'receipt_recomputed'
+  | 'receipt_complete'
   | 'certificate_signature'
   | 'certificate_bound'
   | 'ship_id_match'
@@ -64,6 +65,7 @@ export const CHECK_ORDER: readonly CheckName[] = [
   'merkle_root',
   'receipt_signature',
   'receipt_recomputed',
+  'receipt_complete',
   'certificate_signature',
   'certificate_bound',
   'ship_id_match',

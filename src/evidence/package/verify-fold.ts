@@ -6,8 +6,8 @@
 import type { CheckedRecord } from '../log/reader.js';
 import { ReceiptComposer } from '../receipt/receipt.js';
 import {
-  isCloseSummary,
-  isCloseSummaryType,
+  isCloseOnlyType,
+  isCloseRecord,
   RECONCILE_SUMMARY_TYPE,
   TRANSCRIPT_SOURCE,
 } from '../record/close-passes.js';
@@ -113,9 +113,9 @@ export class SessionFacts {
       if (seen?.seen_only_in_transcript === true && execution?.status === 'executed')
         this.transcriptOnly.push(record.seq);
     }
-    if (isCloseSummaryType(event.type) && !isCloseSummary(record, event.type))
+    if (isCloseOnlyType(event.type) && !isCloseRecord(record, event.type))
       this.foreignSummary ??= { seq: record.seq, type: event.type, source: record.source };
-    if (isCloseSummary(record, RECONCILE_SUMMARY_TYPE) && this.reconcile === null) {
+    if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE) && this.reconcile === null) {
       const summary = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.reconcile'];
       this.reconcile = {
         seq: record.seq,

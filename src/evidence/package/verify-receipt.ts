@@ -1,7 +1,7 @@
 /**
- * The seal's two checks of the receipt: it is signed by a pinned key, and it is byte for byte the
- * receipt these records compose into. The two are compared by the SHA-256 of their exact bytes, so
- * neither copy is held while the other is made.
+ * The seal's checks of the receipt: it is signed by a pinned key, it is byte for byte the receipt
+ * these records compose into (the two compared by the SHA-256 of their exact bytes, so neither copy
+ * is held while the other is made), and it left no row out.
  */
 import { type TrustedKeys, verifyEnvelope } from '../../core/dsse.js';
 import { sha256 } from '../../core/hash.js';
@@ -67,5 +67,30 @@ export function checkReceipt(
     return null;
   }
   checks.pass('receipt_recomputed', { bytes: recomputed.length });
+  completeCheck(checks, receipt);
   return { receipt, signers };
+}
+
+/** The lists a receipt may cut at its share (../receipt/row-share.ts). */
+const SHARED_LISTS = ['files_written', 'files_read', 'network', 'tool_calls'] as const;
+
+/**
+ * Whether the receipt shows every row its records give: one that had to leave rows out past its
+ * size bound does not show every change, even though the records hold it.
+ */
+function completeCheck(checks: Checks, receipt: Receipt): void {
+  const omitted: Record<string, number> = {};
+  for (const list of SHARED_LISTS) {
+    const count = receipt[`${list}_omitted`]?.count;
+    if (count !== undefined) omitted[list] = count;
+  }
+  const lists = Object.entries(omitted);
+  if (lists.length === 0) {
+    checks.pass('receipt_complete', {});
+    return;
+  }
+  checks.fail('receipt_complete', 'rows-omitted', {
+    omitted,
+    message: `the receipt leaves out rows past its size bound (${lists.map(([l, n]) => `${l}: ${n}`).join(', ')}): the package's records hold them, the receipt does not show them`,
+  });
 }

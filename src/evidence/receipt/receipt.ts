@@ -14,7 +14,11 @@ import {
   sortedUnique,
   stringField,
 } from '../normalize.js';
-import { isCloseSummary, RECONCILE_SUMMARY_TYPE } from '../record/close-passes.js';
+import {
+  isCloseRecord,
+  RECONCILE_CORROBORATED_TYPE,
+  RECONCILE_SUMMARY_TYPE,
+} from '../record/close-passes.js';
 import type { EventRecord } from '../record/record.js';
 import { type AgentGraph, AgentGraphBuilder } from './agents.js';
 import { DecisionLedger, type DecisionsOmitted } from './bounds.js';
@@ -31,6 +35,7 @@ import {
   type Verdict,
 } from './calls.js';
 import { type FileReadRow, type FileWriteRow, ReadLedger, WriteLedger } from './files.js';
+import { omittedField, shareRows } from './row-share.js';
 import { type ProcessesOmitted, ProcessLedger, sortedCounts, ToolLedger } from './rows.js';
 import { type ReceiptSince, sinceOf } from './since.js';
 import {
@@ -117,12 +122,20 @@ export interface Receipt {
   session: ReceiptSession;
   agent_graph: AgentGraph;
   files_read: FileReadRow[];
+  /**
+   * Present only when the open-ended lists passed their share of the receipt (these four;
+   * docs/receipt.md#bounds): how many rows were left out. `counts` stays whole.
+   */
+  files_read_omitted?: { count: number };
   files_written: FileWriteRow[];
+  files_written_omitted?: { count: number };
   processes: ProcessRow[];
   /** Present only when the session ran more than `PROCESS_ROWS` processes (docs/receipt.md#bounds). */
   processes_omitted?: ProcessesOmitted;
   network: NetworkRow[];
+  network_omitted?: { count: number };
   tool_calls: ToolCallRow[];
+  tool_calls_omitted?: { count: number };
   decisions: DecisionRow[];
   /** Present only when a verdict had more decisions than its `DECISION_ROWS` (docs/receipt.md#bounds). */
   decisions_omitted?: DecisionsOmitted;
@@ -264,7 +277,10 @@ export class ReceiptComposer {
     this.timeline.add(pendingEntry(record, frame));
     if (type === 'file.changed')
       for (const w of fileChangedWitnesses(record, frame)) this.writes.addDefinite(w);
-    else if (isCloseSummary(record, RECONCILE_SUMMARY_TYPE) && this.version === 2)
+    else if (
+      (isCloseRecord(record, RECONCILE_SUMMARY_TYPE) || isCloseRecord(record, RECONCILE_CORROBORATED_TYPE)) &&
+      this.version === 2
+    )
       for (const w of reconcileSummaryWitnesses(record, frame)) this.writes.addDefinite(w);
     else if (type === NETWORK_EVENT_TYPE) {
       const destination = networkEvent(record);
@@ -344,6 +360,7 @@ export class ReceiptComposer {
     const graph = this.agents.build();
     const unknownSection = this.unknown.build(compareCodeUnits);
     const timeline = this.timeline.entries().map((p) => resolveEntry(p, frame));
+    const [written, read, reached, tools] = shareRows([writes.rows, filesRead, network, toolCalls]);
     const omitted = this.timeline.omitted();
     const decisionsOmitted = this.decisions.omitted();
 
@@ -351,12 +368,16 @@ export class ReceiptComposer {
       type: RECEIPT_TYPES[this.version],
       session,
       agent_graph: graph,
-      files_read: filesRead,
-      files_written: writes.rows,
+      files_read: read.rows,
+      ...omittedField('files_read', read),
+      files_written: written.rows,
+      ...omittedField('files_written', written),
       processes,
       ...(processesOmitted === undefined ? {} : { processes_omitted: processesOmitted }),
-      network,
-      tool_calls: toolCalls,
+      network: reached.rows,
+      ...omittedField('network', reached),
+      tool_calls: tools.rows,
+      ...omittedField('tool_calls', tools),
       decisions: this.decisions.rows,
       ...(decisionsOmitted === undefined ? {} : { decisions_omitted: decisionsOmitted }),
       timeline,

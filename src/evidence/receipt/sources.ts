@@ -65,8 +65,9 @@ export function fileChangedWitnesses(record: EventRecord, frame: WorkspaceFrame)
 const NET_OPERATIONS: ReadonlySet<string> = new Set(['created', 'modified', 'deleted', 'renamed']);
 
 /**
- * The paths a reconcile pass corroborated (`extensions["dev.tally.reconcile"].corroborated`): it saw
- * them too, with their net operation, so they are witnesses of its source like its own reports.
+ * The paths a reconcile pass corroborated (`extensions["dev.tally.reconcile"].corroborated` of its
+ * summary, and of the records that hold what the summary's share did not): it saw them too, with
+ * their net operation, so they are witnesses of its source like its own reports.
  */
 export function reconcileSummaryWitnesses(record: EventRecord, frame: WorkspaceFrame): WriteWitness[] {
   const extensions = record.event.extensions;

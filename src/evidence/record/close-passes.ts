@@ -9,25 +9,31 @@ import type { EventRecord } from './record.js';
 /** The record source of the reconcile pass, in either mode (git, or a tree snapshot outside git). */
 export const RECONCILE_SOURCE = 'git-reconcile';
 export const RECONCILE_SUMMARY_TYPE = 'tally.reconcile.summary';
+/**
+ * The corroborated paths past what the summary's share of its record holds (core/json-budget), in
+ * records of their own written before the summary.
+ */
+export const RECONCILE_CORROBORATED_TYPE = 'tally.reconcile.corroborated';
 /** The record source of what the agent's own transcript alone shows. */
 export const TRANSCRIPT_SOURCE = 'transcript';
 export const TRANSCRIPT_SUMMARY_TYPE = 'tally.transcript.summary';
 
-/** Each summary type and the only source that writes it. */
-const SUMMARIES: ReadonlyMap<string, string> = new Map([
+/** Each type only the close writes, and the only source that writes it. */
+const CLOSE_TYPES: ReadonlyMap<string, string> = new Map([
   [RECONCILE_SUMMARY_TYPE, RECONCILE_SOURCE],
+  [RECONCILE_CORROBORATED_TYPE, RECONCILE_SOURCE],
   [TRANSCRIPT_SUMMARY_TYPE, TRANSCRIPT_SOURCE],
 ]);
 
 /** The sources only the close writes. */
-export const CLOSE_SOURCES: ReadonlySet<string> = new Set(SUMMARIES.values());
+export const CLOSE_SOURCES: ReadonlySet<string> = new Set(CLOSE_TYPES.values());
 
-/** Whether `type` is a summary only the close writes. */
-export function isCloseSummaryType(type: unknown): boolean {
-  return typeof type === 'string' && SUMMARIES.has(type);
+/** Whether `type` is one only the close writes. */
+export function isCloseOnlyType(type: unknown): boolean {
+  return typeof type === 'string' && CLOSE_TYPES.has(type);
 }
 
-/** A summary of `type` the close's own pass wrote (not one of that type under another source). */
-export function isCloseSummary(record: EventRecord, type: string): boolean {
-  return record.event.type === type && SUMMARIES.get(type) === record.source;
+/** A record of `type` the close's own pass wrote (not one of that type under another source). */
+export function isCloseRecord(record: EventRecord, type: string): boolean {
+  return record.event.type === type && CLOSE_TYPES.get(type) === record.source;
 }

@@ -28,6 +28,8 @@ export const POLICY_CHECKS: ReadonlySet<string> = new Set([
   'workspace_reconciled',
   // Whether the harness a run wired reported the session: a fact about the session too.
   'harness_reported',
+  // A receipt that left rows out past its size bound: genuine, and shown as incomplete.
+  'receipt_complete',
 ]);
 
 /** The first check that failed and makes the package unacceptable (skipped checks are not causes). */

@@ -61,6 +61,13 @@ function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** The rows a list left out past the receipt's size bound (docs/receipt.md#bounds), when any. */
+function omittedRows(value: Json | undefined, one: string, many: string): Html | null {
+  const count = num(obj(value).count);
+  if (!count) return null;
+  return html`<p class="badge bad">${plural(count, `more ${one}`, `more ${many}`)} past the receipt's size bound: in the package's signed records, not shown here.</p>`;
+}
+
 function headline(receipt: Record<string, Json>): string {
   const c = obj(receipt.counts);
   const roots = strs(obj(receipt.agent_graph).roots);
@@ -251,11 +258,11 @@ ${hub ? html`<dt>Ship</dt><dd class="mono">${hub.ship_id}</dd><dt>Agent</dt><dd>
 </dl>
 ${panel(input.data, input.view.keys)}
 <h2>Agents</h2>${agentGraph(obj(r.agent_graph))}
-<h2>Files written</h2>${filesWritten(arr(r.files_written))}
-<h2>Files read</h2>${filesRead(arr(r.files_read))}
+<h2>Files written</h2>${filesWritten(arr(r.files_written))}${omittedRows(r.files_written_omitted, 'file written', 'files written')}
+<h2>Files read</h2>${filesRead(arr(r.files_read))}${omittedRows(r.files_read_omitted, 'file read', 'files read')}
 <h2>Processes</h2>${processes(arr(r.processes))}${num(obj(r.processes_omitted).count) ? html`<p class="muted">${plural(num(obj(r.processes_omitted).count)!, 'more process', 'more processes')} summarised in the package.</p>` : null}
-<h2>Network</h2>${network(arr(r.network))}
-<h2>Tool calls</h2>${toolCalls(arr(r.tool_calls))}
+<h2>Network</h2>${network(arr(r.network))}${omittedRows(r.network_omitted, 'destination', 'destinations')}
+<h2>Tool calls</h2>${toolCalls(arr(r.tool_calls))}${omittedRows(r.tool_calls_omitted, 'tool', 'tools')}
 <h2>Policy decisions</h2>${decisions(arr(r.decisions))}${num(obj(r.decisions_omitted).count) ? html`<p class="muted">${plural(num(obj(r.decisions_omitted).count)!, 'more decision')} summarised in the package.</p>` : null}
 <h2>Timeline</h2>${timeline(arr(r.timeline), r.timeline_omitted)}`;
 }

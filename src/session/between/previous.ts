@@ -14,7 +14,7 @@ import { digestParts } from '../../core/hash.js';
 import { isJsonObject } from '../../core/json.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { openRegular, READ_NOFOLLOW } from '../../core/regular-file.js';
-import { isCloseSummary, RECONCILE_SUMMARY_TYPE } from '../../evidence/record/close-passes.js';
+import { isCloseRecord, RECONCILE_SUMMARY_TYPE } from '../../evidence/record/close-passes.js';
 import { decodeRecordPayload, MAX_LINE_BYTES, parseEnvelopeLine } from '../../evidence/record/codec.js';
 import type { EventRecord } from '../../evidence/record/record.js';
 import { readSessionInfo, type SessionInfo } from '../store.js';
@@ -209,7 +209,7 @@ function closeSummaryIn(
     } catch {
       continue; // the header, the seal: not records
     }
-    if (!isCloseSummary(record, RECONCILE_SUMMARY_TYPE)) continue;
+    if (!isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) continue;
     try {
       verifyEnvelope(envelope, trusted, { strict: true });
     } catch (error) {

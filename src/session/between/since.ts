@@ -13,11 +13,12 @@ import {
   type WorkspaceDiff,
 } from '../../capture/reconcile/reconcile.js';
 import { diffSnapshots } from '../../capture/reconcile/trees.js';
+import { ByteBudget, jsonBytes, SINCE_BYTES } from '../../core/json-budget.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { keptSnapshot, unreadableSummary } from '../reconcile.js';
 import { type Previous, previousSession } from './previous.js';
 
-/** Changed paths `since` lists at most; its `count` is always whole. */
+/** Changed paths `since` lists at most (and no more than `SINCE_BYTES` of them); its `count` is always whole. */
 export const SINCE_LISTED = 1000;
 
 export type Since = Record<string, unknown> & { state: string };
@@ -113,7 +114,11 @@ function described(diff: WorkspaceDiff, end: Baseline): Since {
       ...(diff.commit?.end ? { start: diff.commit.end } : {}),
     };
   if (diff.changes.length > 0) {
-    out.changed = diff.changes.slice(0, SINCE_LISTED).map(changeOut);
+    const budget = new ByteBudget(SINCE_BYTES);
+    out.changed = diff.changes
+      .slice(0, SINCE_LISTED)
+      .map(changeOut)
+      .filter((entry) => budget.take(jsonBytes(entry) + 1));
     out.count = diff.changes.length;
   }
   if (diff.skipped > 0) out.skipped = diff.skipped;

@@ -1,0 +1,232 @@
+/**
+ * What a start and a close record of the tree stays within a log line, whatever names the agent
+ * gives its files: a path may be 4,095 bytes, and a few thousand such files made the start's
+ * baseline, or the close's summary, a line the log refuses — so the start failed, or the close
+ * failed at every try and the session was never sealed. Real git, long names made on disk; oracles:
+ * the log's line limit, what the test wrote, and the package verifier.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BoundaryError } from '../../src/boundary/prepare.js';
+import { RECENT_MS } from '../../src/capture/reconcile/stat.js';
+import { inspectPackage, summary } from '../../src/cli/package-view.js';
+import { BASELINE_MAP_BYTES } from '../../src/core/json-budget.js';
+import { toPublicKey } from '../../src/core/keys.js';
+import { verifyPackage } from '../../src/evidence/package/verify.js';
+import { omittedField, shareRows } from '../../src/evidence/receipt/row-share.js';
+import { MAX_LINE_BYTES } from '../../src/evidence/record/codec.js';
+import type { EventRecord } from '../../src/evidence/record/record.js';
+import { closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
+import { readSessionInfo } from '../../src/session/store.js';
+import { removeTempDir } from '../temp.js';
+import { type Fixture, makeFixture, packageLines, packageReceipt, packageRecords } from './fixture.js';
+
+/** Long paths in byte order, 3.6 KB each: `count` names under a folder fourteen names deep. */
+function longPaths(count: number): string[] {
+  const folder = Array.from({ length: 14 }, () => 'd'.repeat(240)).join('/');
+  return Array.from(
+    { length: count },
+    (_, i) => `${folder}/f${String(i).padStart(6, '0')}${'x'.repeat(200)}`,
+  );
+}
+
+/** `paths`, under `root`, made with one line each: the paths. */
+function longNamedFiles(root: string, count: number): string[] {
+  const paths = longPaths(count);
+  mkdirSync(join(root, dirname(paths[0]!)), { recursive: true });
+  paths.forEach((path, i) => writeFileSync(join(root, path), `${i}\n`));
+  return paths;
+}
+
+/** One hook event reporting `paths` created, as a channel would. */
+async function reportCreated(fx: Fixture, id: string, paths: readonly string[]): Promise<void> {
+  await recordEvent({
+    state: fx.state,
+    session: readSessionInfo(fx.state, id),
+    signer: fx.signer,
+    source: 'hook',
+    event: {
+      type: 'file.changed',
+      changes: paths.map((path) => ({ path: join(fx.root, path), operation: 'create', agentCaused: true })),
+    },
+  });
+}
+
+async function close(fx: Fixture, id: string): Promise<Buffer> {
+  const closed = await closeSession({
+    state: fx.state,
+    session: readSessionInfo(fx.state, id),
+    signer: fx.signer,
+  });
+  return readFileSync(closed.packagePath);
+}
+
+async function checks(fx: Fixture, pkg: Buffer): Promise<Map<string, { ok: boolean; code: string }>> {
+  const verified = await verifyPackage(pkg, {
+    trusted: [toPublicKey(fx.signer.privateKey)],
+    now: new Date(),
+  });
+  assert.ok(verified.ok, JSON.stringify(verified.checks.filter((c) => !c.ok)));
+  return new Map(verified.checks.map((c) => [c.check, c]));
+}
+
+function reconcileOf(record: EventRecord): Record<string, unknown> {
+  return (record.event.extensions as Record<string, Record<string, unknown>>)['dev.tally.reconcile']!;
+}
+
+describe('records of a tree of long names', () => {
+  it('a start among 14,000 untracked files with 3.6 KB paths records the first within its share, and the close still sees a change to one past it', async () => {
+    const fx = await makeFixture('tally-budget-start-');
+    try {
+      const paths = longNamedFiles(fx.root, 14_000);
+      await sleep(RECENT_MS + 200); // the start's stats vouch for the files (one written just now is always compared)
+      const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+      // One recorded at the start, and the last one, past the share: both changed in the session.
+      writeFileSync(join(fx.root, paths[0]!), 'changed\n');
+      writeFileSync(join(fx.root, paths.at(-1)!), 'changed\n');
+      const pkg = await close(fx, info.id);
+      const lines = packageLines(pkg);
+      assert.ok(Math.max(...lines.map((l) => l.length)) <= MAX_LINE_BYTES);
+      const records = packageRecords(fx, pkg);
+      const start = records.find((r) => r.event.type === 'session.start')!;
+      const baseline = (start.event.extensions as Record<string, Record<string, Record<string, unknown>>>)[
+        'dev.tally.workspace'
+      ]!.baseline!;
+      const recorded = Object.keys(baseline.dirty as object).length;
+      assert.ok(recorded > 1000 && recorded < 14_000, `${recorded} dirty paths recorded`);
+      assert.equal(baseline.skipped, 14_000 - recorded);
+      assert.equal(baseline.map_bytes, BASELINE_MAP_BYTES);
+      assert.ok(!(paths.at(-1)! in (baseline.dirty as object)));
+      // The close's end state is cut the same way, and its summary is a line the log holds.
+      const summary = reconcileOf(records.find((r) => r.event.type === 'tally.reconcile.summary')!);
+      assert.equal((summary.end as Record<string, unknown>).map_bytes, BASELINE_MAP_BYTES);
+      // Named by their place among the files made (a path is 3.6 KB).
+      const rows = packageReceipt(pkg).files_written.map((row) => [paths.indexOf(row.path), row.operation]);
+      assert.deepEqual(rows, [
+        [0, 'modified'],
+        [13_999, 'modified'],
+      ]);
+      assert.equal((await checks(fx, pkg)).get('workspace_reconciled')?.ok, true);
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+
+  it('corroborated paths past the summary’s share go in records of their own, and every row keeps the pass as a witness', async () => {
+    const fx = await makeFixture('tally-budget-corroborated-');
+    try {
+      const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+      const paths = longNamedFiles(fx.root, 4600);
+      // One channel's event names them all (17 MB): the pass corroborates every one.
+      await reportCreated(fx, info.id, paths);
+      const pkg = await close(fx, info.id);
+      const records = packageRecords(fx, pkg);
+      const parts = records.filter((r) => r.event.type === 'tally.reconcile.corroborated');
+      const summary = reconcileOf(records.find((r) => r.event.type === 'tally.reconcile.summary')!);
+      assert.equal(parts.length, 1);
+      assert.equal(parts[0]!.source, 'git-reconcile');
+      assert.equal(summary.corroborated_parts, 2);
+      assert.equal(summary.reported, 0);
+      const listed = [summary, reconcileOf(parts[0]!)].flatMap(
+        (s) => s.corroborated as Array<{ path: string }>,
+      );
+      assert.ok(listed.length === paths.length && listed.every((c, i) => c.path === paths[i]));
+      const rows = packageReceipt(pkg).files_written;
+      assert.equal(rows.length, paths.length);
+      const unlike = rows.filter(
+        (row) => row.operation !== 'created' || row.sources.join() !== 'git-reconcile,hook',
+      );
+      assert.equal(unlike.length, 0, `${unlike.length} rows are not created with both witnesses`);
+      await checks(fx, pkg);
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+
+  it('a channel reporting 14,000 files with 3.6 KB paths: the close seals, the receipt counts what its size bound left out, and receipt_complete fails', async () => {
+    const fx = await makeFixture('tally-budget-receipt-');
+    try {
+      const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+      // Names only (the files are not made): two events of 7,000 each, 26 MB apiece; their rows
+      // together made a receipt the seal line could not hold, and the close failed at every try.
+      const paths = longPaths(14_000);
+      for (const half of [paths.slice(0, 7000), paths.slice(7000)]) await reportCreated(fx, info.id, half);
+      const closed = await closeSession({
+        state: fx.state,
+        session: readSessionInfo(fx.state, info.id),
+        signer: fx.signer,
+      });
+      const pkg = readFileSync(closed.packagePath);
+      const receipt = packageReceipt(pkg);
+      const kept = receipt.files_written.length;
+      assert.ok(kept > 1000 && kept < paths.length, `${kept} rows kept`);
+      assert.deepEqual(receipt.files_written_omitted, { count: paths.length - kept });
+      assert.equal(receipt.counts.files_written, paths.length);
+      // The rows kept are the first in the receipt's order.
+      assert.ok(
+        receipt.files_written.every((row, i) => row.path === paths[i] && row.sources.join() === 'hook'),
+      );
+      const verified = await verifyPackage(pkg, {
+        trusted: [toPublicKey(fx.signer.privateKey)],
+        now: new Date(),
+      });
+      const failed = verified.checks.filter((c) => !c.ok).map((c) => [c.check, c.code]);
+      assert.deepEqual(failed, [['receipt_complete', 'rows-omitted']]);
+      assert.match(
+        summary(await inspectPackage(closed.packagePath)),
+        new RegExp(
+          `files written \\(${paths.length}\\)[\\s\\S]*… ${paths.length - kept} more past the receipt's size bound`,
+        ),
+      );
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+
+  it('a channel’s event of the corroborated records’ type is refused, and nothing is recorded', async () => {
+    const fx = await makeFixture('tally-budget-forged-');
+    try {
+      const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+      const session = readSessionInfo(fx.state, info.id);
+      await assert.rejects(
+        recordEvent({
+          state: fx.state,
+          session,
+          signer: fx.signer,
+          source: 'hook',
+          event: {
+            type: 'tally.reconcile.corroborated',
+            extensions: {
+              'dev.tally.reconcile': { corroborated: [{ path: 'src/app.js', operation: 'modified' }] },
+            },
+          },
+        }),
+        (error: unknown) => error instanceof BoundaryError && /written only by the close/.test(error.message),
+      );
+      const pkg = await close(fx, info.id);
+      assert.equal(
+        packageRecords(fx, pkg).filter((r) => r.event.type === 'tally.reconcile.corroborated').length,
+        0,
+      );
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+});
+
+describe('the receipt’s share for its open-ended lists', () => {
+  it('takes rows in the lists’ order while they fit, and leaves every list after the cut empty', () => {
+    // Each row below is 10 bytes of JSON (8 characters and two quotes) and one of separator.
+    const row = (c: string) => c.repeat(8);
+    const [a, b, c] = shareRows([[row('a'), row('b')], [row('c'), row('d'), row('e')], ['f']], 40);
+    assert.deepEqual(a, { rows: [row('a'), row('b')], omitted: 0 });
+    assert.deepEqual(b, { rows: [row('c')], omitted: 2 });
+    // The budget closed at 'd' (44 > 40): 'f' (4 bytes) would fit what is left, yet nothing after the cut is taken.
+    assert.deepEqual(c, { rows: [], omitted: 1 });
+    assert.deepEqual(omittedField('network', b), { network_omitted: { count: 2 } });
+    assert.deepEqual(omittedField('network', a), {});
+  });
+});
