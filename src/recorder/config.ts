@@ -22,6 +22,7 @@ export type RecorderErrorCode =
   | 'secret'
   | 'unreachable'
   | 'refused'
+  | 'stopping'
   | 'start-failed'
   | 'foreign-listener';
 export class RecorderError extends TallyError<RecorderErrorCode> {}

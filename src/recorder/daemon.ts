@@ -2,8 +2,8 @@
  * The recorder process (`tally recorder run`): one per user, started on demand and detached, the
  * single writer of every session it holds. It exits after being idle (no request in flight and
  * none for `idleMs`), on SIGTERM/SIGINT, or on `POST /stop`, letting every session go unsealed: each stays
- * open on disk, and the next recorder resumes its log from the verified last record. A close
- * already under way is finished and answered first.
+ * open on disk, and the next recorder resumes its log from the verified last record. Work already
+ * under way (a close above all) is finished and answered first; any asked after the stop is refused.
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import type { Logger } from '../ahp/transports/options.js';
@@ -114,11 +114,12 @@ export async function runRecorder(options: RunOptions): Promise<number> {
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
   // No new connection from here (the port is free for the next recorder, so the pid file goes
-  // now); a close under way is finished and answered first: cut off, its client would be told the
-  // seal failed while it went on sealing.
+  // now), and no new work on a connection already open (a keep-alive one): refused. Work under
+  // way — a close above all — is finished and answered first: cut off, a close's client would be
+  // told the seal failed while it went on sealing.
   const closed = new Promise<void>((done) => server.close(() => done()));
   rmSync(paths.pid, { force: true });
-  await registry.finishClosing();
+  await registry.finishWork();
   server.closeAllConnections();
   await closed;
   await registry.releaseAll();

@@ -123,8 +123,8 @@ export class SessionRegistry {
   private readonly byHarness = new Map<string, string>();
   private readonly pending = new Map<string, Promise<Held>>();
   private readonly signers = new Map<string, Promise<ShipSigner>>();
-  /** Closes under way (a stop waits for them). */
-  private readonly closing = new Set<Promise<unknown>>();
+  /** Work admitted before a stop (events being recorded, closes): the stop finishes it first. */
+  private readonly underWay = new Set<Promise<unknown>>();
   private stopping = false;
 
   constructor(
@@ -370,20 +370,33 @@ export class SessionRegistry {
    * this recorder does not hold is opened first: a recorder started again after the one that held
    * it died holds a session only once an event names it.
    */
-  async close(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
-    if (this.stopping)
-      throw new RecorderError(
-        'refused',
-        `the recorder is stopping: session ${id} stays open, unsealed; close it again once it has stopped ('tally session close')`,
-      );
-    const sealing = this.seal(id, cwd);
-    this.closing.add(sealing);
-    const done = () => this.closing.delete(sealing);
-    sealing.then(done, done);
-    return sealing;
+  close(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
+    return this.admit(
+      () => this.seal(id, cwd),
+      `session ${id} stays open, unsealed; close it again once it has stopped ('tally session close')`,
+    );
   }
 
-  private async seal(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
+  /**
+   * Runs `work` (an event recorded, a session started or sealed) unless a stop has begun: then it
+   * is refused, so nothing is opened, recorded or sealed once the recorder is stopping, whatever
+   * connection the request came on. Work admitted before the stop is finished by it (`finishWork`).
+   */
+  admit<T>(work: () => Promise<T>, refused: string): Promise<T> {
+    if (this.stopping)
+      return Promise.reject(new RecorderError('stopping', `the recorder is stopping: ${refused}`));
+    const running = work();
+    this.underWay.add(running);
+    const done = () => this.underWay.delete(running);
+    running.then(done, done);
+    return running;
+  }
+
+  /**
+   * Seals a held session as part of work already admitted (a harness session's end closing the
+   * session opened for it): not refused by a stop that began after the work was admitted.
+   */
+  async seal(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
     let held = this.held.get(id);
     if (!held && cwd !== undefined) {
       const where = places(cwd, this.env);
@@ -429,12 +442,12 @@ export class SessionRegistry {
   }
 
   /**
-   * Shutdown, first step: the closes under way are finished (so each is answered, not cut off while
-   * it goes on sealing), and any close asked after this is refused.
+   * Shutdown, first step: the work under way is finished (so a close is answered, not cut off while
+   * it goes on sealing, and no session is held after `releaseAll`), and any asked after this is refused.
    */
-  async finishClosing(): Promise<void> {
+  async finishWork(): Promise<void> {
     this.stopping = true;
-    while (this.closing.size > 0) await Promise.allSettled([...this.closing]);
+    while (this.underWay.size > 0) await Promise.allSettled([...this.underWay]);
   }
 
   /** Lets every session go without sealing it (shutdown): each stays open on disk and resumes. */

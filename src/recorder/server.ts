@@ -39,6 +39,9 @@ import {
 
 const MAX_BODY = 16 * 1024 * 1024;
 
+/** What a request refused by a stopping recorder is told (a shim spools it for the next one). */
+const NOT_RECORDED = 'nothing was recorded; the next recorder takes it';
+
 export interface RecorderServerOptions {
   secret: string;
   registry: SessionRegistry;
@@ -206,8 +209,10 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
   ): Promise<void> {
     const where = (adapter.locate ?? locateSession)(value);
     if (where === undefined) return;
-    const held = await registry.forEvent(where, hint);
-    await held.open.boundary.reject({ received: bytes, reason, source: 'hook', ...at }, { source: 'hook' });
+    await registry.admit(async () => {
+      const held = await registry.forEvent(where, hint);
+      await held.open.boundary.reject({ received: bytes, reason, source: 'hook', ...at }, { source: 'hook' });
+    }, NOT_RECORDED);
   }
 
   /**
@@ -293,14 +298,18 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
         hint,
       );
     }
-    const { held, decision } = await capture(captured, bytes, hint, adapter.harness, 'hook');
     // A session the recorder opened for this harness session ends with it. The answer waits for
     // the seal (reconciliation included): the agent exits only after its hook is answered, so
-    // nothing it leaves behind as it exits can cut the close short.
-    if (captured.nativeEvent === adapter.endEvent && held.implicit)
-      await registry
-        .close(held.id)
-        .catch((e: Error) => options.logger('error', `closing ${held.id}: ${e.message}`));
+    // nothing it leaves behind as it exits can cut the close short. The end and its seal are one
+    // piece of work: a stop that begins between them finishes the seal.
+    const decision = await registry.admit(async () => {
+      const { held, decision } = await capture(captured, bytes, hint, adapter.harness, 'hook');
+      if (captured.nativeEvent === adapter.endEvent && held.implicit)
+        await registry
+          .seal(held.id)
+          .catch((e: Error) => options.logger('error', `closing ${held.id}: ${e.message}`));
+      return decision;
+    }, NOT_RECORDED);
     return adapter.answer(captured.nativeEvent, decision);
   }
 
@@ -326,12 +335,10 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       ...hintOf(req, url),
       ...(typeof value.session === 'string' ? { session: value.session } : {}),
     };
-    const { held, decision, recorded } = await capture(
-      captured,
-      bytes,
-      hint,
-      String(value.harness ?? value.source),
-      value.source,
+    const source = value.source;
+    const { held, decision, recorded } = await registry.admit(
+      () => capture(captured, bytes, hint, String(value.harness ?? source), source),
+      NOT_RECORDED,
     );
     return { session: held.id, decision, recorded };
   }
@@ -357,13 +364,18 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
         throw new HttpProblem(400, 'expected {cwd, agent?, registration?, witness?, wiring?}');
       const witness = value.witness === undefined ? undefined : witnessOf(value.witness);
       const wiring = value.wiring === undefined ? undefined : wiringOf(value.wiring);
-      const held = await registry.start({
-        cwd: value.cwd,
-        ...(typeof value.agent === 'string' ? { agent: value.agent } : {}),
-        ...(typeof value.registration === 'string' ? { registration: value.registration } : {}),
-        ...(witness ? { witness } : {}),
-        ...(wiring ? { wiring } : {}),
-      });
+      const cwd = value.cwd;
+      const held = await registry.admit(
+        () =>
+          registry.start({
+            cwd,
+            ...(typeof value.agent === 'string' ? { agent: value.agent } : {}),
+            ...(typeof value.registration === 'string' ? { registration: value.registration } : {}),
+            ...(witness ? { witness } : {}),
+            ...(wiring ? { wiring } : {}),
+          }),
+        'no session was started',
+      );
       return send(res, 200, { session: held.id, root: held.open.info.root, state: held.where.state });
     }
     if (key === 'POST /sessions/close') {

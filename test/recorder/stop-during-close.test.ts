@@ -6,57 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject } from '../cli/tally-process.js';
+import { holdingHub } from './holding-hub.js';
 import { postRaw } from './post-raw.js';
 import { readyRecorder } from './recorder-process.js';
-
-/**
- * A hub that takes every request at once but the second chain head (the close's session.end: the
- * first is session.start), which it holds until `release`.
- */
-async function holdingHub(): Promise<{
-  url: string;
-  held: Promise<void>;
-  release: () => void;
-  close: () => Promise<void>;
-}> {
-  let heads = 0;
-  let onHeld: () => void = () => undefined;
-  const held = new Promise<void>((resolve) => {
-    onHeld = resolve;
-  });
-  let release: () => void = () => undefined;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const answer = (res: ServerResponse) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ status: 'logged', log_index: heads }));
-  };
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    req.resume();
-    req.on('end', () => {
-      if (!/\/heads$/.test(req.url ?? '') || ++heads < 2) return answer(res);
-      onHeld();
-      void released.then(() => answer(res));
-    });
-  });
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', () => ready()));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    held,
-    release,
-    close: () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
-  };
-}
 
 describe('the recorder stopped while it seals a session', () => {
   it('finishes the close and answers it before it exits; a close asked afterwards finds it sealed', async () => {
