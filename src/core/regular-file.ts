@@ -43,7 +43,7 @@ const FLAGS: Record<string, number> = {
 export type OpenFlags = keyof typeof FLAGS | number;
 
 /** A FIFO opened for writing with no reader fails at once (ENXIO): said as what it is. */
-function openFailed(path: string, error: unknown): unknown {
+function openFailed(path: string | Buffer, error: unknown): unknown {
   if ((error as NodeJS.ErrnoException).code !== 'ENXIO') return error;
   try {
     return notRegular(path, statSync(path));
@@ -67,8 +67,9 @@ function kindOf(stat: Stats): string {
   return 'not a regular file';
 }
 
-function notRegular(path: string, stat: Stats): RegularFileError {
+function notRegular(file: string | Buffer, stat: Stats): RegularFileError {
   const kind = kindOf(stat);
+  const path = String(file);
   return new RegularFileError('not-regular', `${path} is ${kind}, not a regular file: it is not read`, {
     path,
     kind,
@@ -88,7 +89,7 @@ function tooLarge(path: string, limit: number): RegularFileError {
  * ELOOP…) are thrown as they come.
  */
 export function openRegularSync(
-  path: string,
+  path: string | Buffer,
   flags: OpenFlags = 'r',
   mode = 0o600,
 ): { fd: number; size: number; stat: Stats } {
@@ -148,7 +149,7 @@ export const READ_NOFOLLOW: number = constants.O_RDONLY | (constants.O_NOFOLLOW 
  * final link), or null when it is absent, not a regular file, larger than `limit` or unreadable:
  * for files whose absence is an answer, not a fault.
  */
-export function readRegularFileOrNull(path: string, limit: number): Buffer | null {
+export function readRegularFileOrNull(path: string | Buffer, limit: number): Buffer | null {
   let fd: number;
   let size: number;
   try {

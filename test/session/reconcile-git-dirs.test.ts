@@ -1,12 +1,21 @@
 /**
- * git's own files of a work tree whose `.git` is a file (a linked worktree, a submodule) and of the
- * repositories nested in a project: the config, hooks and info git reads for them lie outside the
+ * git's own files of a work tree whose `.git` is a file (a linked worktree, a submodule) or a
+ * link, and of the repositories nested in a project: the config, hooks and info git reads for them lie outside the
  * `.git` under the tree's top. Each test runs real sessions through `tally` in real repositories
  * (`git worktree add`, `git submodule add`), plants what an agent would, and reads the receipt's
  * rows and `tally verify`.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
@@ -41,6 +50,13 @@ function locationOf(pkg: Buffer, path: string): unknown {
     if (record.event.type === 'file.changed' && facts !== undefined) return facts.location;
   }
   return undefined;
+}
+
+/** The baseline the package's start record holds. */
+function baselineOf(pkg: Buffer): { git_dirs?: Record<string, Record<string, string>> } {
+  const envelope = JSON.parse(packageLines(pkg)[1]!.toString('utf8')) as { payload: string };
+  const record = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8'));
+  return record.event.extensions['dev.tally.workspace'].baseline;
 }
 
 /** A repository of one commit at `dir`. */
@@ -168,6 +184,76 @@ describe("git's own files of repositories nested in the project", () => {
       'dev.tally.reconcile'
     ];
     assert.ok(summary.skipped >= 1, JSON.stringify(summary));
+  });
+});
+
+/** A repository of one commit at `worktree` whose `.git` is a link to its git directory, moved to `gitdir`. */
+function linkedRepository(worktree: string, gitdir: string | Buffer): void {
+  repository(worktree);
+  renameSync(join(worktree, '.git'), gitdir);
+  symlinkSync(gitdir, join(worktree, '.git'));
+}
+
+describe("git's own files where a .git link leads, or a .git file names a path that is not UTF-8", () => {
+  it('nested repositories whose .git is a link: hooks planted where it leads are rows, a link retargeted or made is one', async () => {
+    const p = makeProject('tally-git-dirs-nested-link-');
+    const b = join(p.dir, 'b.git');
+    const c = join(p.dir, 'c.git');
+    linkedRepository(join(p.root, 'sub', 'b'), b);
+    linkedRepository(join(p.root, 'sub', 'c'), c);
+    const other = join(p.dir, 'other');
+    repository(other);
+    mkdirSync(join(p.root, 'sub', 'e'));
+    writeFileSync(join(p.root, 'sub', 'e', 'e.txt'), 'e\n');
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(join(b, 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+      // A folder made a repository by a link: its appearing is the row.
+      symlinkSync(join(other, '.git'), join(p.root, 'sub', 'e', '.git'));
+      // Retargeted: the place the start found is still compared, and the link is a row.
+      writeFileSync(join(c, 'hooks', 'post-checkout'), '#!/bin/sh\ncurl evil\n');
+      unlinkSync(join(p.root, 'sub', 'c', '.git'));
+      symlinkSync(join(other, '.git'), join(p.root, 'sub', 'c', '.git'));
+    });
+    assert.deepEqual(rows, [
+      ['sub/b/.git/hooks/pre-commit', 'created'],
+      ['sub/c/.git', 'modified'],
+      ['sub/c/.git/hooks/post-checkout', 'created'],
+      ['sub/e/.git', 'created'],
+    ]);
+    assert.equal(locationOf(pkg, 'sub/b/.git/hooks/pre-commit'), join(b, 'hooks', 'pre-commit'));
+    assert.deepEqual(baselineOf(pkg).git_dirs?.['sub/b/.git'], { dir: b, common: b });
+  });
+
+  it("the tree's .git a link: the session starts with a baseline and a hook planted where it leads is a row", async () => {
+    const p = makeProject('tally-git-dirs-top-link-');
+    const dir = join(p.dir, 'repo.git');
+    renameSync(join(p.root, '.git'), dir);
+    symlinkSync(dir, join(p.root, '.git'));
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(join(dir, 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+    });
+    assert.deepEqual(rows, [['.git/hooks/pre-commit', 'created']]);
+    assert.equal(locationOf(pkg, '.git/hooks/pre-commit'), join(dir, 'hooks', 'pre-commit'));
+  });
+
+  it('a .git file naming a git directory whose path is not UTF-8: compared there, its bytes recorded', async () => {
+    const p = makeProject('tally-git-dirs-not-utf8-');
+    const folder = Buffer.concat([Buffer.from(join(p.dir, 'x')), Buffer.from([0xff])]);
+    const dir = Buffer.concat([folder, Buffer.from('/d.git')]);
+    const d = join(p.root, 'sub', 'd');
+    repository(d);
+    mkdirSync(folder);
+    renameSync(join(d, '.git'), dir);
+    writeFileSync(join(d, '.git'), Buffer.concat([Buffer.from('gitdir: '), dir, Buffer.from('\n')]));
+    assert.equal(git(d, 'status', '--porcelain'), ''); // git takes the bytes as they are
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(Buffer.concat([dir, Buffer.from('/hooks/pre-commit')]), '#!/bin/sh\ncurl evil\n');
+    });
+    assert.deepEqual(rows, [['sub/d/.git/hooks/pre-commit', 'created']]);
+    const recorded = baselineOf(pkg).git_dirs?.['sub/d/.git'];
+    assert.deepEqual(Buffer.from(recorded?.dir_b64 ?? '', 'base64'), dir);
+    assert.deepEqual(Buffer.from(recorded?.common_b64 ?? '', 'base64'), dir);
+    assert.equal(recorded?.dir, dir.toString('utf8'));
   });
 });
 

@@ -103,7 +103,11 @@ export function identify(
   until?: number,
 ): Content {
   if (folders !== null && !folders.plain(raw)) return null;
-  const native = nativePath(root, raw);
+  return identifyAt(nativePath(root, raw), format, until);
+}
+
+/** The identity of the file whose path is the bytes `native`, read as `identify` reads one. */
+export function identifyAt(native: Buffer, format: 'sha1' | 'sha256', until?: number): Content {
   for (let attempt = 0; attempt < 3; attempt++) {
     const content = readOnce(native, format, until);
     if (content !== CHANGING) return content;

@@ -5,29 +5,40 @@
  * in it that the listing lists. Each is named as the work tree sees it (`.git/hooks/pre-commit`,
  * `sub/b/.git/config`) wherever git keeps it: a linked worktree's config, hooks and info are its
  * main repository's (the `commondir` its git directory names), a submodule's lie under the
- * superproject's `.git/modules/`. Where they lie is resolved at the start and recorded, and the
- * close compares those places: a `.git` file rewritten during the session redirects nothing the
- * close reads, and is itself one of the watched files.
+ * superproject's `.git/modules/`, a `.git` that is a link leads to them. Where they lie is resolved
+ * at the start and recorded, and the close compares those places: a `.git` file rewritten or a
+ * `.git` link retargeted during the session redirects nothing the close reads, and is itself one
+ * of the watched files. The places are raw paths (git takes any bytes), recorded as paths are.
  */
-import { type Dir, lstatSync, opendirSync } from 'node:fs';
+import { type Dir, lstatSync, opendirSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { type Content, identify, type Unreadable, unreadableCode } from './content.js';
+import { type Content, identifyAt, type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
 import { commonDirOf, namedGitDir } from './git.js';
-import { compareRaw, nativePath, rawPath } from './paths.js';
+import { compareRaw, nativePath, pathOut, rawOfText, rawPath } from './paths.js';
 
-/** Where git keeps a repository's own files. */
+/** Where git keeps a repository's own files, as the baseline records it (`git_dirs`). */
 export interface GitDirs {
-  /** Its git directory: the `.git` folder, or the folder a `.git` file names (`config.worktree`, `commondir`). */
+  /** Its git directory: the `.git` folder, or the folder a `.git` file or link names (`config.worktree`, `commondir`). */
   dir: string;
   /** Where its config, hooks and info lie: the `commondir` the git directory names, else the git directory. */
+  common: string;
+  /** The bytes of `dir`, base64, when they are not UTF-8 (`dir` then has U+FFFD for the bad ones). */
+  dir_b64?: string;
+  /** The same for `common`. */
+  common_b64?: string;
+}
+
+/** The same places as raw paths (latin1 strings of their bytes), absolute. */
+interface Places {
+  dir: string;
   common: string;
 }
 
 /** A repository whose own files are watched: `marker` is the raw path of its `.git` in the tree. */
 export interface GitRepository {
   marker: string;
-  dirs: GitDirs;
+  dirs: Places;
 }
 
 /** The files git reads from the git directory itself, not from the common one. */
@@ -55,14 +66,20 @@ function worktreeOf(root: string, marker: string): string {
   return folder === '' ? root : nativePath(root, folder).toString('utf8');
 }
 
-/** Where git keeps the own files of the repository whose `.git` is `marker`, or null when there is none. */
-function gitDirsOf(root: string, marker: string): GitDirs | null {
+/**
+ * Where git keeps the own files of the repository whose `.git` is `marker`, or null when there is
+ * none. A `.git` link (git follows it) is pinned to the folder it leads to at the start.
+ */
+function gitDirsOf(root: string, marker: string): Places | null {
   const worktree = worktreeOf(root, marker);
+  const dot = join(worktree, '.git');
   let dir: string | undefined;
   try {
-    const stat = lstatSync(join(worktree, '.git'), { throwIfNoEntry: false });
+    const stat = statSync(dot, { throwIfNoEntry: false });
     if (stat === undefined) return null;
-    dir = stat.isDirectory() ? join(worktree, '.git') : namedGitDir(worktree);
+    if (!stat.isDirectory()) dir = namedGitDir(worktree);
+    else if (lstatSync(dot).isSymbolicLink()) dir = rawPath(realpathSync(dot, { encoding: 'buffer' }));
+    else dir = rawOfText(dot);
   } catch {
     return null;
   }
@@ -71,14 +88,32 @@ function gitDirsOf(root: string, marker: string): GitDirs | null {
 }
 
 /** The top's own files where the top's `.git` folder holds them. */
-function plainDirs(root: string): GitDirs {
-  const dot = join(root, '.git');
+function plainDirs(root: string): Places {
+  const dot = rawOfText(join(root, '.git'));
   return { dir: dot, common: dot };
 }
 
-function isPlain(root: string, dirs: GitDirs): boolean {
-  const dot = join(root, '.git');
+function isPlain(root: string, dirs: Places): boolean {
+  const dot = rawOfText(join(root, '.git'));
   return dirs.dir === dot && dirs.common === dot;
+}
+
+/** Places as the baseline records them. */
+function recorded(dirs: Places): GitDirs {
+  const dir = pathOut(dirs.dir);
+  const common = pathOut(dirs.common);
+  return {
+    dir: dir.path,
+    common: common.path,
+    ...(dir.path_b64 === undefined ? {} : { dir_b64: dir.path_b64 }),
+    ...(common.path_b64 === undefined ? {} : { common_b64: common.path_b64 }),
+  };
+}
+
+/** A recorded place as a raw path: its bytes when recorded, else its text. */
+function rawPlace(text: unknown, b64: unknown): string | undefined {
+  if (typeof b64 === 'string') return rawPath(Buffer.from(b64, 'base64'));
+  return typeof text === 'string' ? rawOfText(text) : undefined;
 }
 
 /**
@@ -98,7 +133,7 @@ export function repositoriesAtStart(
   }
   const kept = repositories.filter((r) => r.marker !== '.git' || !isPlain(root, r.dirs));
   if (kept.length === 0) return { repositories };
-  return { repositories, git_dirs: Object.fromEntries(kept.map((r) => [r.marker, r.dirs])) };
+  return { repositories, git_dirs: Object.fromEntries(kept.map((r) => [r.marker, recorded(r.dirs)])) };
 }
 
 /**
@@ -112,10 +147,12 @@ export function repositoriesAtClose(root: string, recorded: unknown): GitReposit
   const repositories: GitRepository[] = [];
   for (const [marker, value] of Object.entries(places)) {
     const dirs = value as Partial<GitDirs> | null;
-    if (typeof dirs?.dir !== 'string' || typeof dirs.common !== 'string') continue;
-    if (!isAbsolute(dirs.dir) || !isAbsolute(dirs.common) || !isMarker(marker)) continue;
+    const dir = rawPlace(dirs?.dir, dirs?.dir_b64);
+    const common = rawPlace(dirs?.common, dirs?.common_b64);
+    if (dir === undefined || common === undefined) continue;
+    if (!isAbsolute(dir) || !isAbsolute(common) || !isMarker(marker)) continue;
     if (marker !== '.git' && !present(nativePath(root, marker))) continue;
-    repositories.push({ marker, dirs: { dir: dirs.dir, common: dirs.common } });
+    repositories.push({ marker, dirs: { dir, common } });
   }
   if (!repositories.some((r) => r.marker === '.git'))
     repositories.push({ marker: '.git', dirs: plainDirs(root) });
@@ -163,14 +200,19 @@ export function repositoryOfPath(
   return repositories.find((r) => raw === r.marker || raw.startsWith(`${r.marker}/`));
 }
 
+/** The file system's name of `rel` under a raw place. */
+function under(place: string, rel: string): Buffer {
+  return Buffer.from(`${place}/${rel}`, 'latin1');
+}
+
 /**
- * Where git keeps a watched raw path: the folder and the raw path under it. A `.git` file is read
- * where it is; `config.worktree` and `commondir` in the git directory; the rest in the common one.
+ * Where git keeps a watched raw path. A `.git` file or link is read where it is; `config.worktree`
+ * and `commondir` in the git directory; the rest in the common one.
  */
-function placeOf(root: string, repository: GitRepository, raw: string): { base: string; rel: string } {
-  if (raw === repository.marker) return { base: root, rel: raw };
+function placeOf(root: string, repository: GitRepository, raw: string): Buffer {
+  if (raw === repository.marker) return nativePath(root, raw);
   const rel = raw.slice(repository.marker.length + 1);
-  return { base: OWN_FILES.has(rel) ? repository.dirs.dir : repository.dirs.common, rel };
+  return under(OWN_FILES.has(rel) ? repository.dirs.dir : repository.dirs.common, rel);
 }
 
 /**
@@ -189,7 +231,7 @@ export function gitStatePaths(
   const walk = (base: string, rel: string, raw: string, into: string[], unread: Unreadable[]): void => {
     let dir: Dir;
     try {
-      dir = opendirSync(nativePath(base, rel), { encoding: 'buffer' as BufferEncoding });
+      dir = opendirSync(under(base, rel), { encoding: 'buffer' as BufferEncoding });
     } catch (error) {
       const code = unreadableCode(error);
       if (code !== null) unread.push({ raw, code, folder: true });
@@ -232,10 +274,8 @@ export function gitStatePaths(
   for (const repository of [...repositories].sort((a, b) => compareRaw(a.marker, b.marker))) {
     const { marker, dirs } = repository;
     if (fileOrLink(nativePath(root, marker))) paths.push(marker);
-    for (const name of STATE_FILES) {
-      const { base, rel } = placeOf(root, repository, `${marker}/${name}`);
-      if (fileOrLink(nativePath(base, rel))) paths.push(`${marker}/${name}`);
-    }
+    for (const name of STATE_FILES)
+      if (fileOrLink(placeOf(root, repository, `${marker}/${name}`))) paths.push(`${marker}/${name}`);
     folder(dirs.common, 'hooks', `${marker}/hooks`);
     folder(dirs.common, 'info', `${marker}/info`);
   }
@@ -254,9 +294,7 @@ export function identifyGitState(
   until?: number,
 ): { content: Content; location?: string } {
   const repository = repositoryOfPath(repositories, raw);
-  if (repository === undefined) return { content: identify(root, raw, format, null, until) };
-  const { base, rel } = placeOf(root, repository, raw);
-  const content = identify(base, rel, format, null, until);
-  const place = nativePath(base, rel);
+  const place = repository === undefined ? nativePath(root, raw) : placeOf(root, repository, raw);
+  const content = identifyAt(place, format, until);
   return place.equals(nativePath(root, raw)) ? { content } : { content, location: place.toString('utf8') };
 }

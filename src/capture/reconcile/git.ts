@@ -5,12 +5,12 @@
  * it (a `timeout` error), and the entries git reads first are checked to be regular files before
  * any command runs (a `git-state` error names the one that is not).
  */
-import { lstatSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { GitError, type GitOutput, runGitOutput } from '../../core/git.js';
 import { readRegularFileOrNull } from '../../core/regular-file.js';
 import { ReconcileError } from './error.js';
-import { rawPath } from './paths.js';
+import { pathOut, rawOfText, rawPath } from './paths.js';
 
 /** A `.git` file or `commondir` names one folder: no more than this is read of one. */
 const SMALL_FILE = 64 * 1024;
@@ -134,7 +134,7 @@ const READ_FIRST = [
 ];
 
 /** Throws unless `path` (symbolic links followed) is a regular file or absent. */
-function mustBeFile(path: string, shown: string): void {
+function mustBeFile(path: Buffer | string, shown: string): void {
   let kind: string;
   try {
     const stat = statSync(path, { throwIfNoEntry: false });
@@ -156,51 +156,71 @@ function mustBeFile(path: string, shown: string): void {
   );
 }
 
-/**
- * The git directory a `.git` file at `worktree` names (`gitdir: <path>`, relative to the work tree),
- * absolute; undefined when there is no such file or it names none.
- */
-export function namedGitDir(worktree: string): string | undefined {
-  const named = /^gitdir: (.+)$/m
-    .exec(readRegularFileOrNull(join(worktree, '.git'), SMALL_FILE)?.toString('utf8') ?? '')?.[1]
-    ?.trim();
-  if (named === undefined) return undefined;
-  return isAbsolute(named) ? named : resolve(worktree, named);
+/** A path a `.git` file or a `commondir` names, blanks around it left out (not bytes past ASCII). */
+function trimmed(line: string | undefined): string | undefined {
+  return line?.replace(/^[\t\n\v\f\r ]+|[\t\n\v\f\r ]+$/g, '') || undefined;
 }
 
-/** The common directory a git directory's `commondir` names (a linked worktree's), else undefined. */
+/** The bytes of a raw path (a latin1 string of them), for the file system. */
+function bytesOf(raw: string): Buffer {
+  return Buffer.from(raw, 'latin1');
+}
+
+/**
+ * The git directory a `.git` file at `worktree` names (`gitdir: <path>`, relative to the work tree),
+ * absolute, as a raw path (git takes any bytes: a latin1 string of them, never decoded); undefined
+ * when there is no such file or it names none. A `.git` that is a link to such a file is read
+ * where it leads, as git reads it.
+ */
+export function namedGitDir(worktree: string): string | undefined {
+  let file: Buffer;
+  try {
+    file = realpathSync(Buffer.from(join(worktree, '.git')), { encoding: 'buffer' });
+  } catch {
+    return undefined;
+  }
+  const line = /^gitdir: (.*)$/m.exec(readRegularFileOrNull(file, SMALL_FILE)?.toString('latin1') ?? '');
+  const named = trimmed(line?.[1]);
+  if (named === undefined) return undefined;
+  return isAbsolute(named) ? named : resolve(rawOfText(worktree), named);
+}
+
+/** The common directory a git directory's `commondir` names (a linked worktree's), else undefined: raw paths. */
 export function commonDirOf(dir: string): string | undefined {
-  const common = readRegularFileOrNull(join(dir, 'commondir'), SMALL_FILE)?.toString('utf8').trim();
-  return common ? resolve(dir, common) : undefined;
+  const text = readRegularFileOrNull(bytesOf(join(dir, 'commondir')), SMALL_FILE)?.toString('latin1');
+  const common = trimmed(text);
+  return common === undefined ? undefined : resolve(dir, common);
 }
 
 /**
  * Checks that the entries git reads first in the repository at `root` (its `.git` folder, or the
  * git directory a `.git` file names, and the common directory of a worktree) are regular files.
+ * A `.git` that is a link is taken as git takes it: as the folder or the file it leads to.
  */
 export function checkGitEntries(root: string): void {
   const dot = join(root, '.git');
   let stat: import('node:fs').Stats | undefined;
   try {
-    stat = lstatSync(dot, { throwIfNoEntry: false });
+    stat = statSync(dot, { throwIfNoEntry: false });
   } catch {
     return;
   }
   if (stat === undefined) return;
-  let dir = dot;
+  let dir = rawOfText(dot);
   if (!stat.isDirectory()) {
     mustBeFile(dot, '.git');
     const named = namedGitDir(root);
     if (named === undefined) return; // not a git file: git says so
     dir = named;
   }
-  const shown = (entry: string) => (dir === dot ? `.git/${entry}` : join(dir, entry));
-  for (const entry of READ_FIRST) mustBeFile(join(dir, entry), shown(entry));
+  const shown = (entry: string) =>
+    dir === rawOfText(dot) ? `.git/${entry}` : pathOut(join(dir, entry)).path;
+  for (const entry of READ_FIRST) mustBeFile(bytesOf(join(dir, entry)), shown(entry));
   const common = commonDirOf(dir);
   if (common)
     for (const entry of ['config', 'packed-refs']) {
       const path = join(common, entry);
-      mustBeFile(path, path);
+      mustBeFile(bytesOf(path), pathOut(path).path);
     }
 }
 
