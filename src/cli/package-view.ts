@@ -127,6 +127,10 @@ export function summary(p: InspectedPackage): string {
         `#${d.seq} ${d.decision.padEnd(5)} ${d.tool ?? d.event_type} by ${d.by}${d.rule ? ` (${d.rule})` : ''}`,
     ),
   );
+  if (r.sections_omitted !== undefined)
+    lines.push(
+      `  left out, whole, past the receipt's size bound (in the package's signed records): ${r.sections_omitted.join(', ')}`,
+    );
   lines.push('  (read without verification — run `tally verify` to check it)');
   return `${lines.join('\n')}\n`;
 }

@@ -13,16 +13,26 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BoundaryError } from '../../src/boundary/prepare.js';
 import { RECENT_MS } from '../../src/capture/reconcile/stat.js';
 import { inspectPackage, summary } from '../../src/cli/package-view.js';
-import { BASELINE_MAP_BYTES } from '../../src/core/json-budget.js';
+import { BASELINE_MAP_BYTES, jsonBytes } from '../../src/core/json-budget.js';
 import { toPublicKey } from '../../src/core/keys.js';
 import { verifyPackage } from '../../src/evidence/package/verify.js';
+import { fitReceipt } from '../../src/evidence/receipt/fit.js';
 import { omittedField, shareRows } from '../../src/evidence/receipt/row-share.js';
 import { MAX_LINE_BYTES } from '../../src/evidence/record/codec.js';
 import type { EventRecord } from '../../src/evidence/record/record.js';
 import { closeSession, recordEvent, startSession } from '../../src/session/lifecycle.js';
 import { readSessionInfo } from '../../src/session/store.js';
 import { removeTempDir } from '../temp.js';
-import { type Fixture, makeFixture, packageLines, packageReceipt, packageRecords } from './fixture.js';
+import {
+  type Fixture,
+  makeFixture,
+  packageLines,
+  packageReceipt,
+  packageRecords,
+  runSession,
+  toolBefore,
+  variedEvents,
+} from './fixture.js';
 
 /** Long paths in byte order, 3.6 KB each: `count` names under a folder fourteen names deep. */
 function longPaths(count: number): string[] {
@@ -33,11 +43,11 @@ function longPaths(count: number): string[] {
   );
 }
 
-/** `paths`, under `root`, made with one line each: the paths. */
+/** `count` long paths (`longPaths`) made as files under `root`, one line each: the paths. */
 function longNamedFiles(root: string, count: number): string[] {
   const paths = longPaths(count);
   mkdirSync(join(root, dirname(paths[0]!)), { recursive: true });
-  paths.forEach((path, i) => writeFileSync(join(root, path), `${i}\n`));
+  for (const [i, path] of paths.entries()) writeFileSync(join(root, path), `${i}\n`);
   return paths;
 }
 
@@ -211,6 +221,82 @@ describe('records of a tree of long names', () => {
         packageRecords(fx, pkg).filter((r) => r.event.type === 'tally.reconcile.corroborated').length,
         0,
       );
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+});
+
+describe('a receipt past what its seal line holds', () => {
+  it('five hook events naming 3,500 unknown 4 KB fields each: the close seals, the receipt leaves the unknown section out and says so, receipt_complete fails', async () => {
+    const fx = await makeFixture('tally-budget-unknown-');
+    try {
+      const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+      // 14 MB each, within what the recorder takes in one request; together 70 MB of names the
+      // receipt's unknown section listed, and the close failed at every try.
+      for (let e = 0; e < 5; e++) {
+        const event: Record<string, unknown> = toolBefore(`c${e}`, 'Bash', { command: 'ls' });
+        for (let i = 0; i < 3500; i++) event[`x${e}_${i}_${'y'.repeat(4000)}`] = 1;
+        await recordEvent({
+          state: fx.state,
+          session: readSessionInfo(fx.state, info.id),
+          signer: fx.signer,
+          source: 'hook',
+          event,
+        });
+      }
+      const pkg = await close(fx, info.id);
+      const receipt = packageReceipt(pkg);
+      assert.deepEqual(receipt.sections_omitted, ['unknown']);
+      assert.deepEqual(receipt.unknown, { types: [], fields: [] });
+      assert.equal(receipt.processes.length, 5);
+      const verified = await verifyPackage(pkg, {
+        trusted: [toPublicKey(fx.signer.privateKey)],
+        now: new Date(),
+      });
+      assert.deepEqual(
+        verified.checks
+          .filter((c) => !c.ok)
+          .map((c) => [c.check, c.code, (c.detail as { sections?: string[] }).sections]),
+        [['receipt_complete', 'rows-omitted', ['unknown']]],
+      );
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+
+  it('gives up whole sections in their order until it fits, and leaves one that fits as it is', async () => {
+    const fx = await makeFixture('tally-budget-fit-');
+    try {
+      const run = await runSession(fx, variedEvents(fx.root));
+      const receipt = packageReceipt(run.bytes);
+      assert.equal(receipt.sections_omitted, undefined);
+      const whole = jsonBytes(receipt);
+      assert.deepEqual(fitReceipt(structuredClone(receipt), whole), receipt);
+      // One byte less: sections go in order until one gave up bytes (this session has no unknown
+      // types or fields, so the timeline is the first), and the receipt names them.
+      assert.deepEqual(receipt.unknown, { types: [], fields: [] });
+      const fitted = fitReceipt(structuredClone(receipt), whole - 1);
+      assert.deepEqual(fitted.sections_omitted, ['unknown', 'timeline']);
+      assert.deepEqual(fitted.timeline, []);
+      assert.deepEqual(fitted.decisions, receipt.decisions);
+      // A bound nothing fits: every section goes, in order, and the totals stay.
+      const bare = fitReceipt(structuredClone(receipt), 1);
+      assert.deepEqual(bare.sections_omitted, [
+        'unknown',
+        'timeline',
+        'counts.events_by_type',
+        'agent_graph',
+        'decisions',
+        'processes',
+        'tool_calls',
+        'network',
+        'files_read',
+        'session.baseline',
+        'session.since',
+      ]);
+      assert.deepEqual(bare.files_written, receipt.files_written);
+      assert.deepEqual(bare.counts.files_read, receipt.counts.files_read);
     } finally {
       removeTempDir(fx.dir);
     }

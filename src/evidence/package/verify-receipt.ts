@@ -85,12 +85,15 @@ function completeCheck(checks: Checks, receipt: Receipt): void {
     if (count !== undefined) omitted[list] = count;
   }
   const lists = Object.entries(omitted);
-  if (lists.length === 0) {
+  const sections = receipt.sections_omitted ?? [];
+  if (lists.length === 0 && sections.length === 0) {
     checks.pass('receipt_complete', {});
     return;
   }
+  const left = [...lists.map(([l, n]) => `${n} of ${l}`), ...sections.map((s) => `all of ${s}`)];
   checks.fail('receipt_complete', 'rows-omitted', {
     omitted,
-    message: `the receipt leaves out rows past its size bound (${lists.map(([l, n]) => `${l}: ${n}`).join(', ')}): the package's records hold them, the receipt does not show them`,
+    ...(sections.length > 0 ? { sections } : {}),
+    message: `the receipt leaves out what passed its size bound (${left.join(', ')}): the package's records hold it, the receipt does not show it`,
   });
 }

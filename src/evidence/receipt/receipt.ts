@@ -35,6 +35,7 @@ import {
   type Verdict,
 } from './calls.js';
 import { type FileReadRow, type FileWriteRow, ReadLedger, WriteLedger } from './files.js';
+import { fitReceipt } from './fit.js';
 import { omittedField, shareRows } from './row-share.js';
 import { type ProcessesOmitted, ProcessLedger, sortedCounts, ToolLedger } from './rows.js';
 import { type ReceiptSince, sinceOf } from './since.js';
@@ -146,6 +147,11 @@ export interface Receipt {
   merkle_root: string;
   record_count: number;
   unknown: UnknownSection;
+  /**
+   * Present only when the receipt passed what its seal line holds (./fit.ts): the sections
+   * emptied, whole, to fit. `counts` keeps its totals.
+   */
+  sections_omitted?: string[];
 }
 
 const MERKLE_ROOT = /^[0-9a-f]{64}$/;
@@ -364,7 +370,7 @@ export class ReceiptComposer {
     const omitted = this.timeline.omitted();
     const decisionsOmitted = this.decisions.omitted();
 
-    return {
+    return fitReceipt({
       type: RECEIPT_TYPES[this.version],
       session,
       agent_graph: graph,
@@ -398,7 +404,7 @@ export class ReceiptComposer {
       merkle_root: merkleRootHex,
       record_count: this.count,
       unknown: unknownSection,
-    };
+    });
   }
 }
 

@@ -256,7 +256,15 @@ ${sinceFacts(s.since)}
 <dt>Merkle root</dt><dd class="mono">${str(r.merkle_root) ?? '?'}</dd>
 ${hub ? html`<dt>Ship</dt><dd class="mono">${hub.ship_id}</dd><dt>Agent</dt><dd>${hub.agent ? html`<a href="/agent/${encodeURIComponent(hub.agent)}">${hub.agent}</a>` : 'not indexed under an agent'}</dd><dt>Package digest</dt><dd class="mono">${hub.digest}</dd><dt>Log entry</dt><dd>${hub.log_index} <span class="muted">received ${hub.received_at}</span></dd><dt>Policy</dt><dd>${unauthorizedBadge(hub.checks)} <span class="muted">(checked by the hub on arrival against the certificate)</span></dd>` : null}
 </dl>
-${panel(input.data, input.view.keys)}
+${panel(input.data, input.view.keys)}${
+  Array.isArray(r.sections_omitted)
+    ? html`<p class="badge bad">Left out, whole, past the receipt's size bound (in the package's signed records): ${arr(
+        r.sections_omitted,
+      )
+        .map((s) => str(s) ?? '')
+        .join(', ')}</p>`
+    : null
+}
 <h2>Agents</h2>${agentGraph(obj(r.agent_graph))}
 <h2>Files written</h2>${filesWritten(arr(r.files_written))}${omittedRows(r.files_written_omitted, 'file written', 'files written')}
 <h2>Files read</h2>${filesRead(arr(r.files_read))}${omittedRows(r.files_read_omitted, 'file read', 'files read')}
