@@ -196,6 +196,34 @@ describe('records of a tree of long names', () => {
     }
   });
 
+  it('a path past the receipt’s share that a channel reported is corroborated by the pass, not reported as unseen', async () => {
+    const fx = await makeFixture('tally-budget-seen-');
+    try {
+      const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+      // 7,000 names (25 MB of rows, not made) fill the share; the file made last in byte order is past it.
+      writeFileSync(join(fx.root, 'zz.txt'), 'made by the agent\n');
+      await reportCreated(fx, info.id, [...longPaths(7000), 'zz.txt']);
+      const pkg = await close(fx, info.id);
+      assert.ok((packageReceipt(pkg).files_written_omitted?.count ?? 0) > 0);
+      const records = packageRecords(fx, pkg);
+      const summary = reconcileOf(records.find((r) => r.event.type === 'tally.reconcile.summary')!);
+      assert.equal(summary.reported, 0);
+      assert.deepEqual(
+        (summary.corroborated as Array<{ path: string; operation: string }>).map((c) => [
+          c.path,
+          c.operation,
+        ]),
+        [['zz.txt', 'created']],
+      );
+      assert.equal(
+        records.filter((r) => r.source === 'git-reconcile' && r.event.type === 'file.changed').length,
+        0,
+      );
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+
   it('a channel’s event of the corroborated records’ type is refused, and nothing is recorded', async () => {
     const fx = await makeFixture('tally-budget-forged-');
     try {

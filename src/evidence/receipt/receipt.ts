@@ -36,7 +36,7 @@ import {
 } from './calls.js';
 import { type FileReadRow, type FileWriteRow, ReadLedger, WriteLedger } from './files.js';
 import { fitReceipt } from './fit.js';
-import { omittedField, shareRows } from './row-share.js';
+import { omittedField, ROW_SHARE_BYTES, shareRows } from './row-share.js';
 import { type ProcessesOmitted, ProcessLedger, sortedCounts, ToolLedger } from './rows.js';
 import { type ReceiptSince, sinceOf } from './since.js';
 import {
@@ -334,8 +334,12 @@ export class ReceiptComposer {
     return section;
   }
 
-  /** The receipt over every record added; the composer is spent afterwards. */
-  finish(merkleRootHex: string): Receipt {
+  /**
+   * The receipt over every record added; the composer is spent afterwards. `rowShare` is what the
+   * open-ended lists may take (row-share.ts): a receipt is always made with the default; the close's
+   * pass reads every row of the records, past the share too.
+   */
+  finish(merkleRootHex: string, rowShare = ROW_SHARE_BYTES): Receipt {
     checkRoot(merkleRootHex);
     if (this.count === 0) fail('no-records', 'a receipt needs at least one record', '');
     if (this.workspace === undefined) {
@@ -366,7 +370,7 @@ export class ReceiptComposer {
     const graph = this.agents.build();
     const unknownSection = this.unknown.build(compareCodeUnits);
     const timeline = this.timeline.entries().map((p) => resolveEntry(p, frame));
-    const [written, read, reached, tools] = shareRows([writes.rows, filesRead, network, toolCalls]);
+    const [written, read, reached, tools] = shareRows([writes.rows, filesRead, network, toolCalls], rowShare);
     const omitted = this.timeline.omitted();
     const decisionsOmitted = this.decisions.omitted();
 
