@@ -257,6 +257,8 @@ export async function reconcileSession(options: {
     });
     reported++;
   }
+  // git's own files the start could not record: a change to one of them may not be seen.
+  if (baseline.git_state_cut !== undefined) summary.git_state_cut = baseline.git_state_cut;
   if (diff !== null) {
     summary.limit = diff.limit;
     summary.skipped = diff.skipped;

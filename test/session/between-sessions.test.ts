@@ -65,14 +65,14 @@ describe('between sessions', () => {
       const id = (await ok(p, ['session', 'start'])).trim().split('\n').pop()!;
       const sealed = join(p.root, '.tally', 'packages', `${id}.tally`);
       // What an agent does: a writer of its own session, detached, that waits for the seal.
-      const script = `i=0; while [ ! -e '${sealed}' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; echo evil >> src/app.js`;
+      const script = `i=0; while [ ! -e '${sealed}' ] && [ $i -lt 3000 ]; do sleep 0.05; i=$((i+1)); done; echo evil >> src/app.js`;
       const started = await runProcess('sh', ['-c', 'setsid sh -c "$WRITER" </dev/null >/dev/null 2>&1 &'], {
         cwd: p.root,
         env: { ...p.env, WRITER: script },
       });
       assert.equal(started.code, 0);
       await ok(p, ['session', 'close']);
-      for (let i = 0; i < 200 && !readFileSync(join(p.root, 'src/app.js'), 'utf8').includes('evil'); i++)
+      for (let i = 0; i < 1000 && !readFileSync(join(p.root, 'src/app.js'), 'utf8').includes('evil'); i++)
         await new Promise((r) => setTimeout(r, 50));
       assert.match(readFileSync(join(p.root, 'src/app.js'), 'utf8'), /evil/);
       const first = await evidence(p, sealed);

@@ -6,7 +6,7 @@
  * the log's line limit, what the test wrote, and the package verifier.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,6 +25,7 @@ import { readSessionInfo } from '../../src/session/store.js';
 import { removeTempDir } from '../temp.js';
 import {
   type Fixture,
+  git,
   makeFixture,
   packageLines,
   packageReceipt,
@@ -120,6 +121,48 @@ describe('records of a tree of long names', () => {
         [13_999, 'modified'],
       ]);
       assert.equal((await checks(fx, pkg)).get('workspace_reconciled')?.ok, true);
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+
+  it('git’s own files that fill the share: a hook deleted past it fails workspace_reconciled, and user work thrown away past it is still reported', async () => {
+    const fx = await makeFixture('tally-budget-gitcut-');
+    try {
+      const r = fx.root;
+      writeFileSync(join(r, 'zz-tracked.txt'), 'committed\n');
+      git(r, 'add', '.');
+      git(r, 'commit', '-qm', 'zz');
+      writeFileSync(join(r, 'zz-tracked.txt'), 'the user’s work, not committed\n');
+      writeFileSync(join(r, '.git/hooks/pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      // 750 files under .git/hooks whose folders are named with control characters: written \u0001
+      // in JSON, 22 KB a path, 17 MB together — past the baseline's share before any dirty file.
+      const deep = join(r, '.git/hooks/a', ...Array.from({ length: 15 }, () => '\x01'.repeat(250)));
+      mkdirSync(deep, { recursive: true });
+      for (let i = 0; i < 750; i++) writeFileSync(join(deep, `f${String(i).padStart(4, '0')}`), '');
+      await sleep(RECENT_MS + 200);
+      const { info } = await startSession({ state: fx.state, root: r, signer: fx.signer });
+      git(r, 'checkout', '--', 'zz-tracked.txt');
+      rmSync(join(r, '.git/hooks/pre-commit'));
+      const pkg = await close(fx, info.id);
+      const records = packageRecords(fx, pkg);
+      const start = records.find((rec) => rec.event.type === 'session.start')!;
+      const baseline = (start.event.extensions as Record<string, Record<string, Record<string, unknown>>>)[
+        'dev.tally.workspace'
+      ]!.baseline!;
+      assert.ok((baseline.git_state_cut as number) > 0);
+      assert.equal(baseline.cut_from, 'zz-tracked.txt');
+      const rows = packageReceipt(pkg).files_written.map((row) => [row.path, row.operation]);
+      assert.ok(
+        rows.some(([path, operation]) => path === 'zz-tracked.txt' && operation === 'modified'),
+        JSON.stringify(rows.filter(([path]) => !String(path).startsWith('.git/'))),
+      );
+      const verified = await verifyPackage(pkg, {
+        trusted: [toPublicKey(fx.signer.privateKey)],
+        now: new Date(),
+      });
+      const check = verified.checks.find((c) => c.check === 'workspace_reconciled')!;
+      assert.deepEqual([check.ok, check.code], [false, 'baseline-cut']);
     } finally {
       removeTempDir(fx.dir);
     }
@@ -320,6 +363,7 @@ describe('a receipt past what its seal line holds', () => {
         'tool_calls',
         'network',
         'files_read',
+        'session.harness_sessions',
         'session.baseline',
         'session.since',
       ]);

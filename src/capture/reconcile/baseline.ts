@@ -49,6 +49,14 @@ export interface Baseline {
   /** The bytes the recorded maps may take together, when they took them all (core/json-budget). */
   map_bytes?: number;
   /**
+   * The first dirty path not recorded (byte order; `cut_from_b64` its bytes when not UTF-8): from
+   * it on, a file whose stat changed is compared with a start whose content is not known.
+   */
+  cut_from?: string;
+  cut_from_b64?: string;
+  /** git's own files not recorded (past the share): the close cannot compare them, and says so. */
+  git_state_cut?: number;
+  /**
    * The start could not take the baseline (a git command timed out, an entry of `.git` git reads
    * is not a regular file): the close compares nothing and says why; verification fails.
    */
@@ -207,7 +215,7 @@ async function gitBaseline(
   // git's own config, hooks and info files, of the top's repository and of each nested one listed:
   // always kept (a few files each, not counted in the limit), first in the record's share.
   const budget = new ByteBudget(BASELINE_MAP_BYTES);
-  let cut = 0;
+  let gitCut = 0;
   const unlisted = new Set(tree.unlisted);
   const listed = tree.nested.filter((folder) => !unlisted.has(folder));
   const { repositories, git_dirs } = repositoriesAtStart(root, listed);
@@ -216,7 +224,7 @@ async function gitBaseline(
     const out = pathOut(raw);
     if (out.path_b64 !== undefined) continue;
     if (!budget.take(memberBytes(out.path, DIGEST_SPELLED))) {
-      cut++;
+      gitCut++;
       continue;
     }
     const id = identifyGitState(root, repositories, raw, format, deadline.at).content;
@@ -225,12 +233,15 @@ async function gitBaseline(
     baseline.git_state[out.path] = id.sha256;
   }
   // A dirty file that cannot be read is left out: the stat snapshot has it, as present with its
-  // content unknown, so the close compares it only if its stat changes. So is one past the limit
-  // or the record's share: the close compares it, if its stat changes, with HEAD's blob.
+  // content unknown, so the close compares it only if its stat changes. So are those from the first
+  // one past the limit or the record's share on (`cut_from`): their start content is not known.
   const folders = new LeadingFolders(root);
+  let cut = Math.max(0, paths.length - limit);
+  let firstCut: string | undefined;
   for (const raw of paths.slice(0, limit)) {
     const out = pathOut(raw);
     if (!budget.take(memberBytes(out.path_b64 ?? out.path, DIGEST_SPELLED))) {
+      firstCut ??= raw;
       cut++;
       continue;
     }
@@ -242,10 +253,18 @@ async function gitBaseline(
       baseline.dirty_b64[out.path_b64] = id?.sha256 ?? null;
     }
   }
-  if (paths.length > limit || cut > 0) {
-    baseline.skipped = Math.max(0, paths.length - limit) + cut;
+  if (cut > 0 || gitCut > 0) {
+    baseline.skipped = cut + gitCut;
     baseline.limit = limit;
   }
-  if (cut > 0) baseline.map_bytes = BASELINE_MAP_BYTES;
+  // The paths are in byte order: one the share cut comes before any past the limit.
+  const cutFrom = firstCut ?? paths[limit];
+  if (cutFrom !== undefined) {
+    const out = pathOut(cutFrom);
+    baseline.cut_from = out.path;
+    if (out.path_b64 !== undefined) baseline.cut_from_b64 = out.path_b64;
+  }
+  if (gitCut > 0) baseline.git_state_cut = gitCut;
+  if (budget.full) baseline.map_bytes = BASELINE_MAP_BYTES;
   return { baseline, stat, statBytes };
 }

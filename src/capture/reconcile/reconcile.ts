@@ -45,6 +45,12 @@ function dirtyMap(baseline: Baseline): Map<string, string | null> {
   return out;
 }
 
+/** The first dirty path the baseline did not record, raw, when it cut any. */
+function cutOf(baseline: Baseline): string | undefined {
+  if (typeof baseline.cut_from_b64 === 'string') return rawPath(Buffer.from(baseline.cut_from_b64, 'base64'));
+  return typeof baseline.cut_from === 'string' ? rawOfText(baseline.cut_from) : undefined;
+}
+
 export interface DiffOptions {
   limit?: number;
   /** Outside git: the start snapshot (read back from beside the session and checked by the caller). */
@@ -150,6 +156,7 @@ async function diffGit(
     throw new ReconcileError('git', `${root} is no longer a git work tree (or git is missing)`, { root });
   const { format } = repository;
   const dirty = dirtyMap(baseline);
+  const cutFrom = cutOf(baseline);
   const start = baseline.commit;
   const blobs =
     stat === undefined && start !== undefined
@@ -160,6 +167,9 @@ async function diffGit(
       const value = dirty.get(raw);
       return value === null || value === undefined ? null : { sha256: value };
     }
+    // Past the start's cut a file may have been dirty: present, its content not known.
+    const present = stat === undefined ? blobs.has(raw) : stat.files.has(raw);
+    if (present && cutFrom !== undefined && compareRaw(raw, cutFrom) >= 0) return {};
     const blob = stat === undefined ? blobs.get(raw) : stat.files.get(raw)?.blob;
     if (blob !== undefined) return { blob };
     return stat?.files.has(raw) ? {} : null;

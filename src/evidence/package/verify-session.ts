@@ -151,6 +151,12 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
       message:
         'the start snapshot kept beside the session was altered before the close: the workspace was not compared',
     });
+  else if (count(summary.git_state_cut) > 0)
+    checks.fail('workspace_reconciled', 'baseline-cut', {
+      seq,
+      git_state_cut: count(summary.git_state_cut),
+      message: `the start could not record ${count(summary.git_state_cut)} of git's own files within its record's share (their names fill it): a change to them, a hook deleted or rewritten, may not be seen`,
+    });
   else if (unreadable !== undefined)
     checks.fail('workspace_reconciled', 'unreadable', {
       seq,

@@ -23,7 +23,7 @@ interface Sections {
   tool_calls: unknown[];
   network: unknown[];
   files_read: unknown[];
-  session: { baseline?: unknown; since?: unknown };
+  session: { harness_sessions: unknown[]; baseline?: unknown; since?: unknown };
   sections_omitted?: string[];
 }
 
@@ -59,6 +59,7 @@ const SECTIONS: ReadonlyArray<readonly [string, (r: Sections) => void]> = [
   ['tool_calls', (r) => Object.assign(r, { tool_calls: [] })],
   ['network', (r) => Object.assign(r, { network: [] })],
   ['files_read', (r) => Object.assign(r, { files_read: [] })],
+  ['session.harness_sessions', (r) => Object.assign(r.session, { harness_sessions: [] })],
   ['session.baseline', (r) => delete r.session.baseline],
   ['session.since', (r) => delete r.session.since],
 ];

@@ -102,6 +102,7 @@ function described(diff: WorkspaceDiff, end: Baseline): Since {
   const unseen = [
     ...(diff.unreadable.length > 0 ? [`${diff.unreadable.length} path(s) could not be read`] : []),
     ...(diff.skipped > 0 ? [`${diff.skipped} path(s) past the limit were not compared`] : []),
+    ...(end.git_state_cut ? [`${end.git_state_cut} of git's own files were not recorded at the close`] : []),
   ];
   const out: Since = {
     state: diff.changes.length > 0 || moved ? 'changed' : unseen.length > 0 ? 'incomplete' : 'unchanged',
