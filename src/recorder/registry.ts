@@ -4,14 +4,11 @@
  * already seen, else the session open for its project (the repository of its cwd), else a session
  * opened for it on the spot. Two agents in two repositories get two sessions; nothing mixes them.
  */
-import { join } from 'node:path';
 import type { Logger } from '../ahp/transports/options.js';
 import type { BoundaryDecision, Recorded } from '../boundary/boundary.js';
-import { TallyError } from '../core/errors.js';
-import { readRegularFileSync, writeRegularFileSync } from '../core/regular-file.js';
+import type { ChainHead } from '../evidence/record/chain.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
-import { registerShip } from '../hub-client/push.js';
-import { createWitness, type Witness } from '../hub-client/witness.js';
+import type { Witness } from '../hub-client/witness.js';
 import { resolveAgent } from '../session/agents.js';
 import { defaultTrustedKeys, loadShipSigner, type ShipSigner } from '../session/identity.js';
 import {
@@ -22,16 +19,17 @@ import {
   startSession,
 } from '../session/lifecycle.js';
 import { type Places, places, sessionRootForAsync } from '../session/paths.js';
-import {
-  currentSession,
-  readSessionInfo,
-  SessionError,
-  type SessionInfo,
-  sessionDir,
-} from '../session/store.js';
+import { currentSession, readSessionInfo, SessionError, type SessionInfo } from '../session/store.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import type { SessionWiring } from '../session/wiring.js';
 import { RecorderError } from './config.js';
+import {
+  flushWitness,
+  sessionWitness,
+  type WitnessOptions,
+  type WitnessSummary,
+  witnessHook,
+} from './session-witness.js';
 
 /** What an event was answered and where it was recorded (decision null: an observed event). */
 export interface HeldReply {
@@ -43,7 +41,10 @@ export interface Held {
   id: string;
   where: Places;
   open: OpenSession;
-  /** Opened by the recorder for a harness session (and closed when that session ends). */
+  /**
+   * Opened by the recorder for a harness session (and sealed when one ends): what its signed
+   * session.start says, so a recorder started again holds it the same way.
+   */
   implicit: boolean;
   harnessSessions: Set<string>;
   /** Event ids recorded through this recorder (spooled events are not recorded twice). */
@@ -58,16 +59,6 @@ export interface Held {
   witness?: Witness;
   /** Under way while the log is opened again after a failed write. */
   reopening?: Promise<void> | undefined;
-}
-
-/** Heads go to the hub every this many records unless the run says otherwise. */
-export const DEFAULT_WITNESS_EVERY = 32;
-
-/** A hub to send a session's chain heads to while it runs (`tally run --witness URL`). */
-export interface WitnessOptions {
-  hub: string;
-  /** Every how many records a head is sent (the first and the last always are). */
-  every: number;
 }
 
 export interface SessionSummary {
@@ -88,40 +79,12 @@ export interface SessionHint {
   agent?: string;
 }
 
-/** A witness file is a hub URL and a number: a few hundred bytes. */
-const WITNESS_FILE_LIMIT = 64 * 1024;
-
-function readWitness(path: string, logger: Logger): WitnessOptions | undefined {
-  let reason = 'is not a witness file';
-  try {
-    const value = JSON.parse(
-      readRegularFileSync(path, WITNESS_FILE_LIMIT).toString('utf8'),
-    ) as WitnessOptions;
-    if (typeof value.hub === 'string' && Number.isInteger(value.every) && value.every >= 1) return value;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    if (error instanceof TallyError) reason = `cannot be read (${error.message})`;
-  }
-  logger('warn', `witness: ${path} ${reason}; this session's heads are not sent`);
-  return undefined;
-}
-
-const witnessHook =
-  (witness: Witness) =>
-  (recorded: { seq: number; digest: string }, time: Date): void =>
-    witness.record(recorded.seq, recorded.digest, time);
-
-export interface WitnessSummary {
-  /** The seq of the last record whose head was offered (session.end). */
-  sent_to_last: number;
-  /** The heads the hub did not accept, in order. */
-  failures: string[];
-}
+export type Sealed = CloseResult & { witness?: WitnessSummary };
 
 export class SessionRegistry {
   private readonly held = new Map<string, Held>();
   private readonly byHarness = new Map<string, string>();
-  private readonly pending = new Map<string, Promise<Held>>();
+  private readonly pending = new Map<string, Promise<unknown>>();
   private readonly signers = new Map<string, Promise<ShipSigner>>();
   /** Work admitted before a stop (events being recorded, closes): the stop finishes it first. */
   private readonly underWay = new Set<Promise<unknown>>();
@@ -149,43 +112,34 @@ export class SessionRegistry {
   }
 
   /** Serialises the opening of one session: concurrent first events wait for one opener. */
-  private once(key: string, open: () => Promise<Held>): Promise<Held> {
-    const running = this.pending.get(key);
+  private once<T>(key: string, open: () => Promise<T>): Promise<T> {
+    const running = this.pending.get(key) as Promise<T> | undefined;
     if (running) return running;
     const started = open().finally(() => this.pending.delete(key));
     this.pending.set(key, started);
     return started;
   }
 
-  private async hold(
-    where: Places,
-    info: SessionInfo,
-    implicit: boolean,
-    witnessTo?: WitnessOptions,
-  ): Promise<Held> {
+  private witnessFor(where: Places, id: string, asked?: WitnessOptions): Promise<Witness | undefined> {
+    return sessionWitness({
+      state: where.state,
+      id,
+      signer: () => this.signer(where),
+      logger: this.logger,
+      asked,
+    });
+  }
+
+  private async hold(where: Places, info: SessionInfo, witnessTo?: WitnessOptions): Promise<Held> {
     const existing = this.held.get(info.id);
     if (existing) return existing;
-    const signer = await this.signer(where);
-    // A recorder restarted mid-session (killed, crashed) keeps witnessing: the hub is kept with the session.
-    const witnessFile = join(sessionDir(where.state, info.id), 'witness.json');
-    if (witnessTo) writeRegularFileSync(witnessFile, `${JSON.stringify(witnessTo)}\n`, 0o600);
-    else witnessTo = readWitness(witnessFile, this.logger);
-    const witness = witnessTo
-      ? createWitness({
-          hub: witnessTo.hub,
-          signer,
-          session: info.id,
-          every: witnessTo.every,
-          // A hub takes heads from ships it knows: registering is idempotent ('exists').
-          ready: registerShip(witnessTo.hub, signer),
-        })
-      : undefined;
+    const witness = await this.witnessFor(where, info.id, witnessTo);
     const open = await this.openLog(where, info, witness);
     const held: Held = {
       id: info.id,
       where,
       open,
-      implicit,
+      implicit: open.openedFor !== undefined,
       harnessSessions: new Set(),
       seen: new Set(),
       replies: new Map(),
@@ -194,6 +148,23 @@ export class SessionRegistry {
     };
     this.held.set(info.id, held);
     return held;
+  }
+
+  /**
+   * Holds a session from its state on disk. A log that ends with session.end but was never sealed
+   * (its recorder gone between a harness session's end and the seal, a close cut short) is over:
+   * its close is finished here, and the seal is returned instead.
+   */
+  private resume(where: Places, info: SessionInfo): Promise<Held | Sealed> {
+    return this.once(`open\0${info.id}`, async () => {
+      try {
+        return await this.hold(where, info);
+      } catch (error) {
+        if (!(error instanceof SessionError) || error.code !== 'ended') throw error;
+        this.logger('warn', `session ${info.id} ended without its seal; sealing it now`);
+        return this.sealLog(where, where.state, info.id, await this.witnessFor(where, info.id), null);
+      }
+    });
   }
 
   private async openLog(
@@ -233,10 +204,12 @@ export class SessionRegistry {
     cwd: string;
     agent?: string;
     registration?: string;
-    implicit?: boolean;
+    /** The harness session an event's start opens the session for (an implicit session). */
+    openedFor?: string;
     witness?: WitnessOptions;
     wiring?: SessionWiring;
   }): Promise<Held> {
+    const implicit = options.openedFor !== undefined;
     const where = places(options.cwd, this.env);
     // Asked of git without blocking and within a deadline: the repository is the agent's to write.
     const root = await sessionRootForAsync(where, options.cwd);
@@ -244,13 +217,13 @@ export class SessionRegistry {
     // A start of its own (`tally run`, `tally session start`) is never handed the session another
     // start is opening for the same project: it waits for that one, then finds it open and is
     // refused. Only an event's start (implicit) joins a start under way.
-    if (!options.implicit)
+    if (!implicit)
       for (let running = this.pending.get(key); running; running = this.pending.get(key))
         await running.catch(() => undefined);
     return this.once(key, async () => {
       const open = currentSession(where.state);
       if (open && readSessionInfo(where.state, open).state === 'open') {
-        if (options.implicit) return this.hold(where, readSessionInfo(where.state, open), false);
+        if (implicit) return this.hold(where, readSessionInfo(where.state, open));
         throw new RecorderError(
           'refused',
           `session ${open} is still open in this project; close it first ('tally session close')`,
@@ -280,14 +253,15 @@ export class SessionRegistry {
         ...(resolved?.certificatePath ? { certificatePath: resolved.certificatePath } : {}),
         ...(options.registration ? { registrationPath: options.registration } : {}),
         ...(options.wiring ? { wiring: options.wiring } : {}),
+        ...(implicit ? { openedFor: options.openedFor } : {}),
       }).catch((error: unknown) => {
         // Another process (`tally session start`) opened a session here meanwhile: an event joins
         // it, a start of its own is refused.
         if (!(error instanceof SessionError) || error.code !== 'still-open') throw error;
-        if (options.implicit) return readSessionInfo(where.state, String(error.detail?.session));
+        if (implicit) return readSessionInfo(where.state, String(error.detail?.session));
         throw new RecorderError('refused', error.message);
       });
-      if (!('info' in started)) return this.hold(where, started, false);
+      if (!('info' in started)) return this.hold(where, started);
       const { info } = started;
       const wired = options.wiring;
       // A transcript the run chose is read at close even when no hook ever names it.
@@ -298,7 +272,7 @@ export class SessionRegistry {
           path: wired.transcript,
           event_source: wired.event_source,
         });
-      const held = await this.hold(where, info, options.implicit ?? false, options.witness);
+      const held = await this.hold(where, info, options.witness);
       if (first) held.witness?.record(first[0].seq, first[0].digest, first[1]);
       return held;
     });
@@ -318,8 +292,9 @@ export class SessionRegistry {
         throw new RecorderError('refused', `session ${hint.session} is not held and the event names no cwd`);
       const where = places(cwd, this.env);
       const info = readSessionInfo(where.state, hint.session);
+      // A session the run named is the run's to close, even one whose log has ended.
       return this.join(
-        await this.once(`open\0${info.id}`, () => this.hold(where, info, false)),
+        await this.once(`open\0${info.id}`, () => this.hold(where, info)),
         captured.harnessSession,
       );
     }
@@ -332,13 +307,15 @@ export class SessionRegistry {
     const open = currentSession(where.state);
     if (open) {
       const info = readSessionInfo(where.state, open);
-      if (info.state === 'open')
-        return this.join(
-          await this.once(`open\0${info.id}`, () => this.hold(where, info, false)),
-          captured.harnessSession,
-        );
+      const resumed = info.state === 'open' ? await this.resume(where, info) : undefined;
+      // A session that had ended was sealed just now: the event goes to a new one.
+      if (resumed !== undefined && 'open' in resumed) return this.join(resumed, captured.harnessSession);
     }
-    const held = await this.start({ cwd, ...(hint.agent ? { agent: hint.agent } : {}), implicit: true });
+    const held = await this.start({
+      cwd,
+      ...(hint.agent ? { agent: hint.agent } : {}),
+      openedFor: captured.harnessSession,
+    });
     return this.join(held, captured.harnessSession);
   }
 
@@ -370,7 +347,7 @@ export class SessionRegistry {
    * this recorder does not hold is opened first: a recorder started again after the one that held
    * it died holds a session only once an event names it.
    */
-  close(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
+  close(id: string, cwd?: string): Promise<Sealed> {
     return this.admit(
       () => this.seal(id, cwd),
       `session ${id} stays open, unsealed; close it again once it has stopped ('tally session close')`,
@@ -396,12 +373,13 @@ export class SessionRegistry {
    * Seals a held session as part of work already admitted (a harness session's end closing the
    * session opened for it): not refused by a stop that began after the work was admitted.
    */
-  async seal(id: string, cwd?: string): Promise<CloseResult & { witness?: WitnessSummary }> {
+  async seal(id: string, cwd?: string): Promise<Sealed> {
     let held = this.held.get(id);
     if (!held && cwd !== undefined) {
       const where = places(cwd, this.env);
-      const info = readSessionInfo(where.state, id);
-      held = await this.once(`open\0${info.id}`, () => this.hold(where, info, false));
+      const resumed = await this.resume(where, readSessionInfo(where.state, id));
+      if (!('open' in resumed)) return resumed;
+      held = resumed;
     }
     if (!held) throw new RecorderError('refused', `session ${id} is not held by this recorder`);
     this.held.delete(id);
@@ -419,8 +397,28 @@ export class SessionRegistry {
         `session ${id} moved from ${held.where.state} to ${state} while it was held; sealing it there`,
       );
     await held.open.close();
-    const signer = await this.signer(held.where);
-    const witness = held.witness;
+    return this.sealLog(held.where, state, id, held.witness, expectedHead);
+  }
+
+  /**
+   * A session the recorder opened for a harness session is sealed once a harness session recording
+   * into it ends (its end event recorded). A seal that fails is logged: the log ends with
+   * session.end, and the next event or close in its project finishes the seal.
+   */
+  async sealIfEnded(held: Held, nativeEvent: string, endEvent: string | undefined): Promise<void> {
+    if (!held.implicit || endEvent === undefined || nativeEvent !== endEvent) return;
+    await this.seal(held.id).catch((e: Error) => this.logger('error', `closing ${held.id}: ${e.message}`));
+  }
+
+  /** Seals a session's log (the recorder no longer holding it); the last head goes to its witness. */
+  private async sealLog(
+    where: Places,
+    state: string,
+    id: string,
+    witness: Witness | undefined,
+    expectedHead: ChainHead | null,
+  ): Promise<Sealed> {
+    const signer = await this.signer(where);
     const closed = await closeSession({
       state,
       session: readSessionInfo(state, id),
@@ -428,17 +426,8 @@ export class SessionRegistry {
       expectedHead,
       ...(witness ? { onRecorded: witnessHook(witness) } : {}),
     });
-    const summary = await this.flushWitness(held, closed);
-    return summary ? { ...closed, witness: summary } : closed;
-  }
-
-  /** The last head (session.end) goes out before the close answers; failures are said, not thrown. */
-  private async flushWitness(held: Held, closed: CloseResult): Promise<WitnessSummary | undefined> {
-    if (!held.witness) return undefined;
-    const failures = await held.witness.flush();
-    for (const failure of failures)
-      this.logger('warn', `witness: a chain head of ${held.id} was not accepted: ${failure.message}`);
-    return { sent_to_last: closed.records - 1, failures: failures.map((f) => f.message) };
+    if (!witness) return closed;
+    return { ...closed, witness: await flushWitness(witness, id, closed.records, this.logger) };
   }
 
   /**

@@ -28,14 +28,8 @@ import { firstBadUtf8Byte } from '../core/utf8.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import { parseWiring, type SessionWiring } from '../session/wiring.js';
 import { RecorderError } from './config.js';
-import {
-  DEFAULT_WITNESS_EVERY,
-  type Held,
-  type HeldReply,
-  type SessionHint,
-  type SessionRegistry,
-  type WitnessOptions,
-} from './registry.js';
+import type { Held, HeldReply, SessionHint, SessionRegistry } from './registry.js';
+import { DEFAULT_WITNESS_EVERY, type WitnessOptions } from './session-witness.js';
 
 const MAX_BODY = 16 * 1024 * 1024;
 
@@ -304,10 +298,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
     // piece of work: a stop that begins between them finishes the seal.
     const decision = await registry.admit(async () => {
       const { held, decision } = await capture(captured, bytes, hint, adapter.harness, 'hook');
-      if (captured.nativeEvent === adapter.endEvent && held.implicit)
-        await registry
-          .seal(held.id)
-          .catch((e: Error) => options.logger('error', `closing ${held.id}: ${e.message}`));
+      await registry.sealIfEnded(held, captured.nativeEvent, adapter.endEvent);
       return decision;
     }, NOT_RECORDED);
     return adapter.answer(captured.nativeEvent, decision);

@@ -151,6 +151,8 @@ export async function ingestSpool(
         });
         held.seen.add(entry.id);
         ingested += 1;
+        // As live: a harness session's end seals the session opened on the spot that it recorded into.
+        await registry.sealIfEnded(held, captured.nativeEvent, adapter.endEvent);
       } catch (error) {
         if (error instanceof GitError && error.code === 'timeout' && repository !== undefined)
           stalled.set(repository, error.message);

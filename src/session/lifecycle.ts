@@ -23,6 +23,7 @@ import { BoundaryError, eventId, TALLY_SOURCE_URI } from '../boundary/prepare.js
 import { captureBaseline } from '../capture/reconcile/baseline.js';
 import { trustKeys } from '../core/dsse.js';
 import type { CanonicalEvent } from '../core/event.js';
+import { isJsonObject } from '../core/json.js';
 import { toPublicKey } from '../core/keys.js';
 import { writeRegularFileSync } from '../core/regular-file.js';
 import { TALLY_VERSION } from '../core/version.js';
@@ -70,6 +71,9 @@ export { eventId, TALLY_SOURCE_URI };
 
 const systemClock: Clock = { now: () => new Date() };
 
+/** Where session.start says which harness session the recorder opened the session for. */
+const OPENED_FOR_EXTENSION = 'dev.tally.opened-for';
+
 /** The chain head of a session, kept under the Tally home of its ship key (never in the project). */
 function headOf(signer: ShipSigner, session: string): HeadFile {
   return new HeadFile(headFilePath(signerHome(signer), session), session, signer);
@@ -104,6 +108,8 @@ export interface StartOptions {
   refuseWhileOpen?: boolean;
   /** The process that will seal the session itself (`tally wrap`'s own session). */
   owner?: SessionInfo['owner'];
+  /** The harness session the recorder opens this session for on the spot, bound into session.start. */
+  openedFor?: string;
 }
 
 /**
@@ -218,6 +224,9 @@ async function startUnlocked(options: StartOptions): Promise<{ info: SessionInfo
         since,
       },
       ...(options.wiring ? { [WIRING_EXTENSION]: { ...options.wiring } } : {}),
+      ...(options.openedFor !== undefined
+        ? { [OPENED_FOR_EXTENSION]: { harness_session: options.openedFor } }
+        : {}),
     },
   };
   const store = await FileRecordStore.open(logPath(options.state, id), { head: headOf(options.signer, id) });
@@ -283,6 +292,13 @@ async function startRecord(store: FileRecordStore, signer: ShipSigner): Promise<
   return null;
 }
 
+function openedFor(start: EventRecord | null): string | undefined {
+  const extension = (start?.event.extensions as Record<string, unknown> | undefined)?.[OPENED_FOR_EXTENSION];
+  return isJsonObject(extension) && typeof extension.harness_session === 'string'
+    ? extension.harness_session
+    : undefined;
+}
+
 function isClosedOnDisk(state: string, id: string): boolean {
   try {
     return readSessionInfo(state, id).state === 'closed';
@@ -302,6 +318,8 @@ export interface OpenSession {
   /** Ends the boundary and releases the log. */
   close(): Promise<void>;
   recovered: TornTail | null;
+  /** The harness session the recorder opened this session for, as its signed session.start says. */
+  openedFor: string | undefined;
 }
 
 /**
@@ -352,15 +370,23 @@ export async function openSession(options: {
     // The control plane's places are the ones the signed start recorded, as the verifier reads them.
     const places = controlPlanePlaces(start ? sessionWorkspace([start]).frame : {});
     const boundary = openBoundary({ ...judged, session: { ...judged.session, places } });
-    if (boundary.lastRecord?.event.type === 'session.end' || isClosedOnDisk(options.state, info.id)) {
+    if (isClosedOnDisk(options.state, info.id)) {
       await boundary.close();
       throw new SessionError('already-closed', `session ${info.id} is closed; start a new one`);
+    }
+    if (boundary.lastRecord?.event.type === 'session.end') {
+      await boundary.close();
+      throw new SessionError(
+        'ended',
+        `session ${info.id} has ended (its log ends with session.end) but is not sealed; close it to seal it ('tally session close')`,
+      );
     }
     await noteRegistrationChange(options.state, info, binding, boundary);
     return {
       boundary,
       info,
       recovered: store.recovered,
+      openedFor: openedFor(start),
       // <state>/sessions/<id>/events.log
       stateNow: () => dirname(dirname(dirname(store.whereNow()))),
       close: async () => {

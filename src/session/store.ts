@@ -15,6 +15,7 @@ export type SessionErrorCode =
   | 'no-session'
   | 'not-found'
   | 'already-closed'
+  | 'ended'
   | 'still-open'
   | 'corrupt'
   | 'bad-event';

@@ -1,0 +1,152 @@
+/**
+ * A session the recorder opened on the spot for a harness session, across recorder restarts: the
+ * next recorder holds it as the one that opened it did, so the harness session's end (answered live,
+ * or spooled while no recorder ran) seals it. And a log left ending with `session.end` but never
+ * sealed does not wedge its project: the next event or close finishes the seal.
+ * Real recorder processes, hooks over HTTP, the real shim's spool; oracles: each answer's status,
+ * the session's state on disk, `tally verify` of the package, the session held next.
+ */
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { packageRecords } from '../evidence/forge.js';
+import { postRaw } from './post-raw.js';
+import { readyRecorder } from './recorder-process.js';
+
+interface Status {
+  sessions: { session: string; root: string; implicit: boolean }[];
+}
+
+const claude = (p: Project, harness: string, event: string, fields: Record<string, unknown> = {}) =>
+  JSON.stringify({ session_id: harness, cwd: p.root, hook_event_name: event, ...fields });
+const bash = (call: string) => ({ tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: call });
+
+async function hook(p: Project, harness: string, event: string, fields: Record<string, unknown> = {}) {
+  return postRaw(p, '/hooks/claude-code', claude(p, harness, event, fields));
+}
+
+/** The recorder's status: the sessions it holds. */
+async function held(p: Project): Promise<Status['sessions']> {
+  return (jsonOut(await p.tally(['recorder', 'status', '--json'])) as unknown as Status).sessions;
+}
+
+async function stop(p: Project, child: ChildProcess): Promise<void> {
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  assert.equal((await postRaw(p, '/stop', '{}')).status, 200);
+  assert.equal(await exited, 0);
+}
+
+function info(p: Project, session: string): { state: string; package?: string } {
+  return JSON.parse(readFileSync(join(p.root, '.tally', 'sessions', session, 'session.json'), 'utf8'));
+}
+
+/** The session is closed on disk, its package holds `session.end` and passes `tally verify`. */
+async function assertSealed(p: Project, session: string): Promise<void> {
+  const closed = info(p, session);
+  assert.equal(closed.state, 'closed', `session ${session} is sealed`);
+  const pkg = String(closed.package);
+  assert.ok(existsSync(pkg), pkg);
+  assert.ok(packageRecords(readFileSync(pkg)).some((r) => r.event.type === 'session.end'));
+  const verified = await p.tally(['verify', pkg]);
+  assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+}
+
+/** A following hook of another harness session is answered 200 and recorded into a new session. */
+async function recordsOn(p: Project, old: string): Promise<void> {
+  const next = await hook(p, 'hb', 'PreToolUse', bash('call-next'));
+  assert.equal(next.status, 200, next.body);
+  const now = (await held(p)).find((s) => s.root === p.root);
+  assert.ok(now && now.session !== old && now.implicit, JSON.stringify(now));
+}
+
+async function project(prefix: string): Promise<Project> {
+  const p = makeProject(prefix);
+  assert.equal((await p.tally(['init'])).code, 0);
+  return p;
+}
+
+/** A session opened on the spot by harness session `ha`'s first hook, its recorder then stopped. */
+async function openedThenStopped(p: Project): Promise<string> {
+  const first = await readyRecorder(p);
+  const pre = await hook(p, 'ha', 'PreToolUse', bash('call-1'));
+  assert.equal(pre.status, 200, pre.body);
+  const opened = (await held(p)).find((s) => s.root === p.root);
+  assert.ok(opened?.implicit, JSON.stringify(opened));
+  await stop(p, first);
+  assert.equal(info(p, opened.session).state, 'open');
+  return opened.session;
+}
+
+describe('a session opened for a harness session, across recorder restarts', () => {
+  it("is held as opened for it by the next recorder: the harness session's end seals it", async () => {
+    const p = await project('tally-implicit-restart-');
+    const session = await openedThenStopped(p);
+
+    const second = await readyRecorder(p);
+    const end = await hook(p, 'ha', 'SessionEnd', { reason: 'other' });
+    assert.equal(end.status, 200, end.body);
+    await assertSealed(p, session);
+    await stop(p, second);
+
+    const third = await readyRecorder(p);
+    await recordsOn(p, session);
+    await stop(p, third);
+  });
+
+  it('is sealed by its SessionEnd spooled while no recorder ran, when the next recorder ingests it', async () => {
+    const p = await project('tally-implicit-spool-');
+    const session = await openedThenStopped(p);
+
+    const shim = await runTally(['hook', 'claude-code'], {
+      cwd: p.root,
+      env: p.env,
+      stdin: claude(p, 'ha', 'SessionEnd', { reason: 'other' }),
+    });
+    assert.match(shim.stderr, /spooled/);
+    const next = await readyRecorder(p);
+    // Answered once the spool is ingested: the session it ended is no longer held.
+    assert.deepEqual(await held(p), []);
+    await assertSealed(p, session);
+    await recordsOn(p, session);
+    await stop(p, next);
+  });
+});
+
+describe('a log that ends with session.end but was never sealed', () => {
+  /** A session started by `tally session start` whose harness ended it (not opened for it: no seal). */
+  async function endedUnsealed(p: Project): Promise<string> {
+    const session = String(jsonOut(await p.tally(['session', 'start', '--json'])).session);
+    const recorder = await readyRecorder(p);
+    const end = await hook(p, 'ha', 'SessionEnd', { reason: 'other' });
+    assert.equal(end.status, 200, end.body);
+    await stop(p, recorder);
+    assert.equal(info(p, session).state, 'open');
+    const log = readFileSync(join(p.root, '.tally', 'sessions', session, 'events.log'), 'utf8');
+    const last = JSON.parse(log.trim().split('\n').at(-1)!) as { payload: string };
+    assert.match(Buffer.from(last.payload, 'base64').toString(), /"type":"session\.end"/);
+    return session;
+  }
+
+  it("is sealed by the project's next event, which is recorded into a new session", async () => {
+    const p = await project('tally-ended-event-');
+    const session = await endedUnsealed(p);
+    const recorder = await readyRecorder(p);
+    await recordsOn(p, session);
+    await assertSealed(p, session);
+    await stop(p, recorder);
+  });
+
+  it('is sealed by a close through the recorder', async () => {
+    const p = await project('tally-ended-close-');
+    const session = await endedUnsealed(p);
+    const recorder = await readyRecorder(p);
+    const closed = await postRaw(p, '/sessions/close', JSON.stringify({ session, cwd: p.root }));
+    assert.equal(closed.status, 200, closed.body);
+    await assertSealed(p, session);
+    await recordsOn(p, session);
+    await stop(p, recorder);
+  });
+});
