@@ -81,6 +81,11 @@ export interface SessionHint {
 
 export type Sealed = CloseResult & { witness?: WitnessSummary };
 
+/** A session whose log ends with session.end but was never sealed: its refusal (`ended`). */
+interface Ended {
+  ended: SessionError;
+}
+
 export class SessionRegistry {
   private readonly held = new Map<string, Held>();
   private readonly byHarness = new Map<string, string>();
@@ -151,19 +156,27 @@ export class SessionRegistry {
   }
 
   /**
-   * Holds a session from its state on disk. A log that ends with session.end but was never sealed
-   * (its recorder gone between a harness session's end and the seal, a close cut short) is over:
-   * its close is finished here, and the seal is returned instead.
+   * Holds a session from its state on disk; concurrent openers wait for one. A log that ends with
+   * session.end but was never sealed (its recorder gone between a harness session's end and the
+   * seal, a close cut short) is not held: its `ended` refusal is returned, for the caller to finish
+   * its close (`finishClose`) or to refuse the event.
    */
-  private resume(where: Places, info: SessionInfo): Promise<Held | Sealed> {
+  private resume(where: Places, info: SessionInfo): Promise<Held | Ended> {
     return this.once(`open\0${info.id}`, async () => {
       try {
         return await this.hold(where, info);
       } catch (error) {
         if (!(error instanceof SessionError) || error.code !== 'ended') throw error;
-        this.logger('warn', `session ${info.id} ended without its seal; sealing it now`);
-        return this.sealLog(where, where.state, info.id, await this.witnessFor(where, info.id), null);
+        return { ended: error };
       }
+    });
+  }
+
+  /** Seals a log that ended without its seal; concurrent callers wait for the one seal. */
+  private finishClose(where: Places, id: string): Promise<Sealed> {
+    return this.once(`seal\0${id}`, async () => {
+      this.logger('warn', `session ${id} ended without its seal; sealing it now`);
+      return this.sealLog(where, where.state, id, await this.witnessFor(where, id), null);
     });
   }
 
@@ -293,10 +306,9 @@ export class SessionRegistry {
       const where = places(cwd, this.env);
       const info = readSessionInfo(where.state, hint.session);
       // A session the run named is the run's to close, even one whose log has ended.
-      return this.join(
-        await this.once(`open\0${info.id}`, () => this.hold(where, info)),
-        captured.harnessSession,
-      );
+      const resumed = await this.resume(where, info);
+      if ('ended' in resumed) throw resumed.ended;
+      return this.join(resumed, captured.harnessSession);
     }
     const known = this.byHarness.get(captured.harnessSession);
     const knownHeld = known === undefined ? undefined : this.held.get(known);
@@ -308,8 +320,14 @@ export class SessionRegistry {
     if (open) {
       const info = readSessionInfo(where.state, open);
       const resumed = info.state === 'open' ? await this.resume(where, info) : undefined;
-      // A session that had ended was sealed just now: the event goes to a new one.
       if (resumed !== undefined && 'open' in resumed) return this.join(resumed, captured.harnessSession);
+      // A run's session that has ended is left for the run's close; any other is sealed now (by
+      // this event or one beside it) and the event goes to a new session.
+      if (resumed?.ended.detail?.run === true) throw resumed.ended;
+      if (resumed !== undefined)
+        await this.finishClose(where, info.id).catch((error: unknown) => {
+          if (!(error instanceof SessionError) || error.code !== 'already-closed') throw error;
+        });
     }
     const held = await this.start({
       cwd,
@@ -378,7 +396,7 @@ export class SessionRegistry {
     if (!held && cwd !== undefined) {
       const where = places(cwd, this.env);
       const resumed = await this.resume(where, readSessionInfo(where.state, id));
-      if (!('open' in resumed)) return resumed;
+      if ('ended' in resumed) return this.finishClose(where, id);
       held = resumed;
     }
     if (!held) throw new RecorderError('refused', `session ${id} is not held by this recorder`);

@@ -292,8 +292,12 @@ async function startRecord(store: FileRecordStore, signer: ShipSigner): Promise<
   return null;
 }
 
+function extensionOf(start: EventRecord | null, name: string): unknown {
+  return (start?.event.extensions as Record<string, unknown> | undefined)?.[name];
+}
+
 function openedFor(start: EventRecord | null): string | undefined {
-  const extension = (start?.event.extensions as Record<string, unknown> | undefined)?.[OPENED_FOR_EXTENSION];
+  const extension = extensionOf(start, OPENED_FOR_EXTENSION);
   return isJsonObject(extension) && typeof extension.harness_session === 'string'
     ? extension.harness_session
     : undefined;
@@ -379,6 +383,8 @@ export async function openSession(options: {
       throw new SessionError(
         'ended',
         `session ${info.id} has ended (its log ends with session.end) but is not sealed; close it to seal it ('tally session close')`,
+        // A run's session (its start says what the run wired) is the run's to seal.
+        { run: isJsonObject(extensionOf(start, WIRING_EXTENSION)) },
       );
     }
     await noteRegistrationChange(options.state, info, binding, boundary);

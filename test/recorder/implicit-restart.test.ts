@@ -139,6 +139,65 @@ describe('a log that ends with session.end but was never sealed', () => {
     await stop(p, recorder);
   });
 
+  it("is left for its run's close when a run started it: an event that does not name it is refused", async () => {
+    const p = await project('tally-ended-run-');
+    const first = await readyRecorder(p);
+    const started = await postRaw(
+      p,
+      '/sessions',
+      JSON.stringify({ cwd: p.root, wiring: { harness: 'claude-code', harness_session: 'ha' } }),
+    );
+    assert.equal(started.status, 200, started.body);
+    const session = String(JSON.parse(started.body).session);
+    const named = { 'x-tally-session': session };
+    // The agent ends its run's session on its own hook channel, then has the recorder restarted.
+    const end = await postRaw(
+      p,
+      '/hooks/claude-code',
+      claude(p, 'ha', 'SessionEnd', { reason: 'other' }),
+      named,
+    );
+    assert.equal(end.status, 200, end.body);
+    await stop(p, first);
+    const second = await readyRecorder(p);
+    // An event of another harness session (or one not naming the run's session) does not seal it.
+    const stray = await hook(p, 'hb', 'PreToolUse', bash('call-stray'));
+    assert.equal(JSON.parse(stray.body).error?.code, 'ended', stray.body);
+    assert.equal(info(p, session).state, 'open');
+    // The run's own close seals it.
+    const closed = await postRaw(p, '/sessions/close', JSON.stringify({ session, cwd: p.root }));
+    assert.equal(closed.status, 200, closed.body);
+    await assertSealed(p, session);
+    await recordsOn(p, session);
+    await stop(p, second);
+  });
+
+  it('refuses an event naming it while an event beside it seals it, and records that one anew', async () => {
+    const p = await project('tally-ended-race-');
+    const session = await endedUnsealed(p);
+    const recorder = await readyRecorder(p);
+    const beside = hook(p, 'hb', 'PreToolUse', bash('call-beside'));
+    await new Promise((r) => setTimeout(r, 5));
+    // `tally session event` names the session: it was sealed meanwhile, so it is refused as such.
+    const event = { id: 'evt_named', type: 'user.attention', time: new Date().toISOString() };
+    const named = postRaw(
+      p,
+      '/ingest',
+      JSON.stringify({
+        source: 'cli',
+        mode: 'observe',
+        cwd: p.root,
+        session,
+        event: { ...event, source: 'urn:x' },
+      }),
+    );
+    const [sealing, refused] = await Promise.all([beside, named]);
+    assert.equal(sealing.status, 200, sealing.body);
+    assert.ok(['ended', 'already-closed'].includes(JSON.parse(refused.body).error?.code), refused.body);
+    await assertSealed(p, session);
+    await stop(p, recorder);
+  });
+
   it('is sealed by a close through the recorder', async () => {
     const p = await project('tally-ended-close-');
     const session = await endedUnsealed(p);
