@@ -25,6 +25,7 @@ import { readBody as readLimited } from '../core/http-body.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { RegularFileError } from '../core/regular-file.js';
 import { firstBadUtf8Byte } from '../core/utf8.js';
+import { SessionError } from '../session/store.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import { parseWiring, type SessionWiring } from '../session/wiring.js';
 import { RecorderError } from './config.js';
@@ -397,10 +398,13 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       // A project's git that did not answer in time, a file that is not a file: that request's
       // own failure, said to it and logged; the recorder goes on serving every other.
       const projectFault = error instanceof GitError || error instanceof RegularFileError;
+      // A session that has ended or is sealed is a state the request met, not the recorder's fault.
+      const sessionOver =
+        error instanceof SessionError && (error.code === 'ended' || error.code === 'already-closed');
       const status =
         error instanceof HttpProblem
           ? error.status
-          : error instanceof RecorderError || error instanceof BoundaryError || projectFault
+          : error instanceof RecorderError || error instanceof BoundaryError || projectFault || sessionOver
             ? 409
             : 500;
       const code =

@@ -162,7 +162,7 @@ describe('a log that ends with session.end but was never sealed', () => {
     const second = await readyRecorder(p);
     // An event of another harness session (or one not naming the run's session) does not seal it.
     const stray = await hook(p, 'hb', 'PreToolUse', bash('call-stray'));
-    assert.equal(JSON.parse(stray.body).error?.code, 'ended', stray.body);
+    assert.deepEqual([stray.status, JSON.parse(stray.body).error?.code], [409, 'ended'], stray.body);
     assert.equal(info(p, session).state, 'open');
     // The run's own close seals it.
     const closed = await postRaw(p, '/sessions/close', JSON.stringify({ session, cwd: p.root }));
@@ -193,6 +193,7 @@ describe('a log that ends with session.end but was never sealed', () => {
     );
     const [sealing, refused] = await Promise.all([beside, named]);
     assert.equal(sealing.status, 200, sealing.body);
+    assert.equal(refused.status, 409, refused.body);
     assert.ok(['ended', 'already-closed'].includes(JSON.parse(refused.body).error?.code), refused.body);
     await assertSealed(p, session);
     await stop(p, recorder);
