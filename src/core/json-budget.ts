@@ -29,6 +29,46 @@ export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? 'null');
 }
 
+const OVER = Symbol('over');
+
+/**
+ * `jsonBytes(value)` when it is at most `limit`, else a number past `limit`, counted member by
+ * member without building the text: a receipt whose names the agent chose can be longer than a
+ * string may be (JSON.stringify throws past 512 MiB), and it is measured to be cut.
+ */
+export function jsonBytesWithin(value: unknown, limit: number): number {
+  let used = 0;
+  const add = (bytes: number): void => {
+    used += bytes;
+    if (used > limit) throw OVER;
+  };
+  const walk = (item: unknown): void => {
+    if (item === null || typeof item !== 'object') {
+      add(jsonBytes(item));
+    } else if (Array.isArray(item)) {
+      add(2 + Math.max(0, item.length - 1));
+      for (const element of item)
+        walk(element === undefined || typeof element === 'function' ? null : element);
+    } else {
+      add(2);
+      let first = true;
+      for (const [key, member] of Object.entries(item)) {
+        if (member === undefined || typeof member === 'function') continue;
+        add(jsonBytes(key) + (first ? 1 : 2));
+        first = false;
+        walk(member);
+      }
+    }
+  };
+  try {
+    walk(value);
+  } catch (error) {
+    if (error === OVER) return limit + 1;
+    throw error;
+  }
+  return used;
+}
+
 /** A share of a record: takes entries while they fit, and once one does not, takes no more. */
 export class ByteBudget {
   private used = 0;

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import {
   appendFileSync,
+  cpSync,
   mkdirSync,
   readFileSync,
   renameSync,
@@ -234,6 +235,55 @@ describe("git's own files where a .git link leads, or a .git file names a path t
     });
     assert.deepEqual(rows, [['.git/hooks/pre-commit', 'created']]);
     assert.equal(locationOf(pkg, '.git/hooks/pre-commit'), join(dir, 'hooks', 'pre-commit'));
+  });
+
+  it('a .git link through a link outside the tree: the link retargeted there, a hook where git now looks is a row', async () => {
+    const p = makeProject('tally-git-dirs-link-chain-');
+    const first = join(p.dir, 'first.git');
+    const second = join(p.dir, 'second.git');
+    const hop = join(p.dir, 'hop');
+    const moved = (worktree: string, gitdir: string) => {
+      repository(worktree);
+      renameSync(join(worktree, '.git'), gitdir);
+      cpSync(gitdir, `${gitdir}.2`, { recursive: true });
+    };
+    moved(join(p.root, 'sub', 'b'), join(p.dir, 'b.git'));
+    symlinkSync(join(p.dir, 'b.git'), join(p.dir, 'b-hop'));
+    symlinkSync(join(p.dir, 'b-hop'), join(p.root, 'sub', 'b', '.git'));
+    renameSync(join(p.root, '.git'), first);
+    cpSync(first, second, { recursive: true });
+    symlinkSync(first, hop);
+    symlinkSync(hop, join(p.root, '.git'));
+    const { rows } = await session(p, p.root, () => {
+      // Nothing in the tree changes: git now reads the hooks where the links outside it lead.
+      writeFileSync(join(second, 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+      unlinkSync(hop);
+      symlinkSync(second, hop);
+      writeFileSync(join(p.dir, 'b.git.2', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+      unlinkSync(join(p.dir, 'b-hop'));
+      symlinkSync(join(p.dir, 'b.git.2'), join(p.dir, 'b-hop'));
+    });
+    assert.deepEqual(rows, [
+      ['.git/hooks/pre-commit', 'created'],
+      ['sub/b/.git/hooks/pre-commit', 'created'],
+    ]);
+  });
+
+  it('a .git file read as git reads it: blanks at its end are part of the path', async () => {
+    const p = makeProject('tally-git-dirs-gitfile-bytes-');
+    const named = (name: string, dir: string, file: Buffer) => {
+      const worktree = join(p.root, 'sub', name);
+      repository(worktree);
+      renameSync(join(worktree, '.git'), dir);
+      writeFileSync(join(worktree, '.git'), file);
+      assert.equal(git(worktree, 'status', '--porcelain'), ''); // git takes it
+    };
+    const spaced = join(p.dir, 'd.git ');
+    named('d', spaced, Buffer.from(`gitdir: ${spaced}\n`));
+    const { rows } = await session(p, p.root, () => {
+      writeFileSync(join(spaced, 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+    });
+    assert.deepEqual(rows, [['sub/d/.git/hooks/pre-commit', 'created']]);
   });
 
   it('a .git file naming a git directory whose path is not UTF-8: compared there, its bytes recorded', async () => {

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BoundaryError } from '../../src/boundary/prepare.js';
 import { RECENT_MS } from '../../src/capture/reconcile/stat.js';
 import { inspectPackage, summary } from '../../src/cli/package-view.js';
-import { BASELINE_MAP_BYTES, jsonBytes } from '../../src/core/json-budget.js';
+import { BASELINE_MAP_BYTES, jsonBytes, jsonBytesWithin } from '../../src/core/json-budget.js';
 import { toPublicKey } from '../../src/core/keys.js';
 import { verifyPackage } from '../../src/evidence/package/verify.js';
 import { fitReceipt } from '../../src/evidence/receipt/fit.js';
@@ -331,6 +331,28 @@ describe('a receipt past what its seal line holds', () => {
           .map((c) => [c.check, c.code, (c.detail as { sections?: string[] }).sections]),
         [['receipt_complete', 'rows-omitted', ['unknown']]],
       );
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+
+  it('a receipt longer than a string may be is measured and cut, not a close that throws', async () => {
+    const fx = await makeFixture('tally-budget-huge-');
+    try {
+      const run = await runSession(fx, variedEvents(fx.root));
+      const receipt = packageReceipt(run.bytes);
+      assert.equal(jsonBytesWithin(receipt, Number.POSITIVE_INFINITY), jsonBytes(receipt));
+      assert.equal(jsonBytesWithin(receipt, jsonBytes(receipt) - 1), jsonBytes(receipt));
+      // 50 unknown fields of 12 MB names (each within what the recorder takes in one event): 600 MB
+      // of JSON, past the longest string JSON.stringify can make.
+      const name = 'y'.repeat(12 * 1024 * 1024);
+      const huge = structuredClone(receipt);
+      for (let i = 0; i < 50; i++)
+        huge.unknown.fields.push({ type: 'tool.before', field: name, count: 1, first_seq: i });
+      assert.throws(() => jsonBytes(huge), RangeError);
+      const fitted = fitReceipt(huge);
+      assert.deepEqual(fitted.sections_omitted, ['unknown']);
+      assert.deepEqual(fitted.files_written, receipt.files_written);
     } finally {
       removeTempDir(fx.dir);
     }

@@ -10,8 +10,8 @@
  * `.git` link retargeted during the session redirects nothing the close reads, and is itself one
  * of the watched files. The places are raw paths (git takes any bytes), recorded as paths are.
  */
-import { type Dir, lstatSync, opendirSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { type Dir, lstatSync, opendirSync, readlinkSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
 import { type Content, identifyAt, type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
 import { commonDirOf, namedGitDir } from './git.js';
@@ -67,8 +67,19 @@ function worktreeOf(root: string, marker: string): string {
 }
 
 /**
+ * Where a `.git` link leads, one step: the place it names is pinned, never normalized (`..` after a
+ * link is the link's parent, as the kernel takes it). Links past it are followed at the close as git
+ * follows them on every command: pinned to where they led at the start, one outside the tree
+ * retargeted would move git's hooks and no row would say so.
+ */
+function linkPlace(dot: string): string {
+  const target = rawPath(readlinkSync(dot, { encoding: 'buffer' }));
+  return isAbsolute(target) ? target : `${rawOfText(dirname(dot))}/${target}`;
+}
+
+/**
  * Where git keeps the own files of the repository whose `.git` is `marker`, or null when there is
- * none. A `.git` link (git follows it) is pinned to the folder it leads to at the start.
+ * none. A `.git` link (git follows it) is pinned to the place it names at the start.
  */
 function gitDirsOf(root: string, marker: string): Places | null {
   const worktree = worktreeOf(root, marker);
@@ -78,7 +89,7 @@ function gitDirsOf(root: string, marker: string): Places | null {
     const stat = statSync(dot, { throwIfNoEntry: false });
     if (stat === undefined) return null;
     if (!stat.isDirectory()) dir = namedGitDir(worktree);
-    else if (lstatSync(dot).isSymbolicLink()) dir = rawPath(realpathSync(dot, { encoding: 'buffer' }));
+    else if (lstatSync(dot).isSymbolicLink()) dir = linkPlace(dot);
     else dir = rawOfText(dot);
   } catch {
     return null;

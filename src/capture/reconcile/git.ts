@@ -156,9 +156,12 @@ function mustBeFile(path: Buffer | string, shown: string): void {
   );
 }
 
-/** A path a `.git` file or a `commondir` names, blanks around it left out (not bytes past ASCII). */
-function trimmed(line: string | undefined): string | undefined {
-  return line?.replace(/^[\t\n\v\f\r ]+|[\t\n\v\f\r ]+$/g, '') || undefined;
+/**
+ * The path a `.git` file (after its `gitdir: `) or a `commondir` names, as git takes it: the rest of
+ * the file, the line ends at its end left out, up to a NUL. Blanks are part of it.
+ */
+function namedPath(text: string | undefined): string | undefined {
+  return text?.replace(/[\r\n]+$/, '').split('\0')[0] || undefined;
 }
 
 /** The bytes of a raw path (a latin1 string of them), for the file system. */
@@ -179,8 +182,8 @@ export function namedGitDir(worktree: string): string | undefined {
   } catch {
     return undefined;
   }
-  const line = /^gitdir: (.*)$/m.exec(readRegularFileOrNull(file, SMALL_FILE)?.toString('latin1') ?? '');
-  const named = trimmed(line?.[1]);
+  const text = readRegularFileOrNull(file, SMALL_FILE)?.toString('latin1');
+  const named = text?.startsWith('gitdir: ') ? namedPath(text.slice('gitdir: '.length)) : undefined;
   if (named === undefined) return undefined;
   return isAbsolute(named) ? named : resolve(rawOfText(worktree), named);
 }
@@ -188,7 +191,7 @@ export function namedGitDir(worktree: string): string | undefined {
 /** The common directory a git directory's `commondir` names (a linked worktree's), else undefined: raw paths. */
 export function commonDirOf(dir: string): string | undefined {
   const text = readRegularFileOrNull(bytesOf(join(dir, 'commondir')), SMALL_FILE)?.toString('latin1');
-  const common = trimmed(text);
+  const common = namedPath(text);
   return common === undefined ? undefined : resolve(dir, common);
 }
 

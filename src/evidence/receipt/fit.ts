@@ -7,7 +7,7 @@
  * it fits, and names them in `sections_omitted`; verification then fails `receipt_complete`. It
  * depends only on the records, like everything the composer does.
  */
-import { jsonBytes } from '../../core/json-budget.js';
+import { jsonBytesWithin } from '../../core/json-budget.js';
 
 /** What of a receipt (./receipt.ts) the fit may give up. */
 interface Sections {
@@ -66,13 +66,13 @@ const SECTIONS: ReadonlyArray<readonly [string, (r: Sections) => void]> = [
 
 /** `receipt` itself when it fits; else with sections emptied until it does (`sections_omitted`). */
 export function fitReceipt<R extends Sections>(receipt: R, limit = RECEIPT_BYTES): R {
-  if (jsonBytes(receipt) <= limit) return receipt;
+  if (jsonBytesWithin(receipt, limit) <= limit) return receipt;
   const omitted: string[] = [];
   for (const [name, empty] of SECTIONS) {
     empty(receipt);
     omitted.push(name);
     receipt.sections_omitted = omitted;
-    if (jsonBytes(receipt) <= limit) break;
+    if (jsonBytesWithin(receipt, limit) <= limit) break;
   }
   return receipt;
 }
