@@ -76,7 +76,8 @@ function notRegular(file: string | Buffer, stat: Stats): RegularFileError {
   });
 }
 
-function tooLarge(path: string, limit: number): RegularFileError {
+function tooLarge(file: string | Buffer, limit: number): RegularFileError {
+  const path = String(file);
   return new RegularFileError('too-large', `${path} is larger than ${limit} bytes: it is not read`, {
     path,
     limit,
@@ -172,7 +173,7 @@ export function readRegularFileOrNull(path: string | Buffer, limit: number): Buf
  * The whole content of the regular file at `path`, refused when it holds more than `limit` bytes
  * (checked as read, so a file that grows while it is read is refused too).
  */
-export function readRegularFileSync(path: string, limit: number): Buffer {
+export function readRegularFileSync(path: string | Buffer, limit: number): Buffer {
   const { fd, size } = openRegularSync(path);
   try {
     if (size > limit) throw tooLarge(path, limit);

@@ -286,6 +286,29 @@ describe("git's own files where a .git link leads, or a .git file names a path t
     assert.deepEqual(rows, [['sub/d/.git/hooks/pre-commit', 'created']]);
   });
 
+  it('a .git file larger than Tally reads (a path and 70,000 line ends, which git takes): the start says so and the pass fails', async () => {
+    const p = makeProject('tally-git-dirs-gitfile-large-');
+    const worktree = join(p.root, 'sub', 'l');
+    const dir = join(p.dir, 'l.git');
+    repository(worktree);
+    renameSync(join(worktree, '.git'), dir);
+    writeFileSync(join(worktree, '.git'), `gitdir: ${dir}${'\n'.repeat(70_000)}`);
+    assert.equal(git(worktree, 'status', '--porcelain'), ''); // git takes it
+    const cwd = p.root;
+    assert.equal((await p.tally(['init'], { cwd })).code, 0);
+    assert.equal((await p.tally(['session', 'start'], { cwd })).code, 0);
+    writeFileSync(join(dir, 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+    const closed = await p.tally(['session', 'close', '--json'], { cwd });
+    assert.equal(closed.code, 0, closed.stderr);
+    const verified = await p.tally(['verify', String(jsonOut(closed).package), '--json'], { cwd });
+    assert.equal(verified.code, 1, verified.stdout);
+    const check = (
+      jsonOut(verified) as { checks: Array<{ check: string; code: string; detail: unknown }> }
+    ).checks.find((c) => c.check === 'workspace_reconciled')!;
+    assert.equal(check.code, 'reconcile-failed');
+    assert.match(JSON.stringify(check.detail), /sub\/l\/\.git is larger than/);
+  });
+
   it('a .git file naming a git directory whose path is not UTF-8: compared there, its bytes recorded', async () => {
     const p = makeProject('tally-git-dirs-not-utf8-');
     const folder = Buffer.concat([Buffer.from(join(p.dir, 'x')), Buffer.from([0xff])]);

@@ -91,7 +91,9 @@ function gitDirsOf(root: string, marker: string): Places | null {
     if (!stat.isDirectory()) dir = namedGitDir(worktree);
     else if (lstatSync(dot).isSymbolicLink()) dir = linkPlace(dot);
     else dir = rawOfText(dot);
-  } catch {
+  } catch (error) {
+    // A `.git` file too large to read says where git keeps the files, to git alone: the start fails.
+    if (error instanceof ReconcileError) throw error;
     return null;
   }
   if (dir === undefined) return null;

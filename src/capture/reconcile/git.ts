@@ -8,7 +8,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { GitError, type GitOutput, runGitOutput } from '../../core/git.js';
-import { readRegularFileOrNull } from '../../core/regular-file.js';
+import { readRegularFileSync, RegularFileError } from '../../core/regular-file.js';
 import { ReconcileError } from './error.js';
 import { pathOut, rawOfText, rawPath } from './paths.js';
 
@@ -164,6 +164,26 @@ function namedPath(text: string | undefined): string | undefined {
   return text?.replace(/[\r\n]+$/, '').split('\0')[0] || undefined;
 }
 
+/**
+ * A `.git` file or a `commondir`, whole, as latin1; undefined when it is absent or not a regular
+ * file. One past SMALL_FILE is refused (`git-state`): git reads such a file whole (a path followed by
+ * any number of line ends), so where it points is not known, and a repository whose files cannot be
+ * found must not be passed over as one with none.
+ */
+function readNamingFile(path: Buffer): string | undefined {
+  try {
+    return readRegularFileSync(path, SMALL_FILE).toString('latin1');
+  } catch (error) {
+    if (error instanceof RegularFileError && error.code === 'too-large')
+      throw new ReconcileError(
+        'git-state',
+        `${pathOut(rawPath(path)).path} is larger than ${SMALL_FILE} bytes: git reads it whole, so where it keeps this repository's files is not known`,
+        { path: pathOut(rawPath(path)).path },
+      );
+    return undefined;
+  }
+}
+
 /** The bytes of a raw path (a latin1 string of them), for the file system. */
 function bytesOf(raw: string): Buffer {
   return Buffer.from(raw, 'latin1');
@@ -182,7 +202,7 @@ export function namedGitDir(worktree: string): string | undefined {
   } catch {
     return undefined;
   }
-  const text = readRegularFileOrNull(file, SMALL_FILE)?.toString('latin1');
+  const text = readNamingFile(file);
   const named = text?.startsWith('gitdir: ') ? namedPath(text.slice('gitdir: '.length)) : undefined;
   if (named === undefined) return undefined;
   return isAbsolute(named) ? named : resolve(rawOfText(worktree), named);
@@ -190,7 +210,7 @@ export function namedGitDir(worktree: string): string | undefined {
 
 /** The common directory a git directory's `commondir` names (a linked worktree's), else undefined: raw paths. */
 export function commonDirOf(dir: string): string | undefined {
-  const text = readRegularFileOrNull(bytesOf(join(dir, 'commondir')), SMALL_FILE)?.toString('latin1');
+  const text = readNamingFile(bytesOf(join(dir, 'commondir')));
   const common = namedPath(text);
   return common === undefined ? undefined : resolve(dir, common);
 }
