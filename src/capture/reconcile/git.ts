@@ -8,7 +8,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { GitError, type GitOutput, runGitOutput } from '../../core/git.js';
-import { readRegularFileSync, RegularFileError } from '../../core/regular-file.js';
+import { RegularFileError, readRegularFileSync } from '../../core/regular-file.js';
 import { ReconcileError } from './error.js';
 import { pathOut, rawOfText, rawPath } from './paths.js';
 
