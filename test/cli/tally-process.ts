@@ -39,7 +39,16 @@ export function runProcess(
       env: hand ? { ...options.env, TALLY_PASSPHRASE_FD: '3' } : options.env,
       stdio: hand ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
     });
-    if (hand) (child.stdio[3] as NodeJS.WritableStream).end(`${options.passphrase}\n`);
+    // A child that exits before it reads its input (`sh -c '… &'`) closes the pipe: not a failure.
+    const unread = (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error);
+    };
+    child.stdin!.on('error', unread);
+    if (hand) {
+      const fd3 = child.stdio[3] as NodeJS.WritableStream;
+      fd3.on('error', unread);
+      fd3.end(`${options.passphrase}\n`);
+    }
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d) => {
