@@ -13,19 +13,15 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
 import { packageRecords } from '../evidence/forge.js';
-import { postRaw } from './post-raw.js';
+import { bashCall, claudeHook, postRaw, startThroughRecorder } from './post-raw.js';
 import { readyRecorder } from './recorder-process.js';
 
 interface Status {
   sessions: { session: string; root: string; implicit: boolean }[];
 }
 
-const claude = (p: Project, harness: string, event: string, fields: Record<string, unknown> = {}) =>
-  JSON.stringify({ session_id: harness, cwd: p.root, hook_event_name: event, ...fields });
-const bash = (call: string) => ({ tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: call });
-
 async function hook(p: Project, harness: string, event: string, fields: Record<string, unknown> = {}) {
-  return postRaw(p, '/hooks/claude-code', claude(p, harness, event, fields));
+  return postRaw(p, '/hooks/claude-code', claudeHook(p, harness, event, fields));
 }
 
 /** The recorder's status: the sessions it holds. */
@@ -56,7 +52,7 @@ async function assertSealed(p: Project, session: string): Promise<void> {
 
 /** A following hook of another harness session is answered 200 and recorded into a new session. */
 async function recordsOn(p: Project, old: string): Promise<void> {
-  const next = await hook(p, 'hb', 'PreToolUse', bash('call-next'));
+  const next = await hook(p, 'hb', 'PreToolUse', bashCall('call-next'));
   assert.equal(next.status, 200, next.body);
   const now = (await held(p)).find((s) => s.root === p.root);
   assert.ok(now && now.session !== old && now.implicit, JSON.stringify(now));
@@ -71,7 +67,7 @@ async function project(prefix: string): Promise<Project> {
 /** A session opened on the spot by harness session `ha`'s first hook, its recorder then stopped. */
 async function openedThenStopped(p: Project): Promise<string> {
   const first = await readyRecorder(p);
-  const pre = await hook(p, 'ha', 'PreToolUse', bash('call-1'));
+  const pre = await hook(p, 'ha', 'PreToolUse', bashCall('call-1'));
   assert.equal(pre.status, 200, pre.body);
   const opened = (await held(p)).find((s) => s.root === p.root);
   assert.ok(opened?.implicit, JSON.stringify(opened));
@@ -103,7 +99,7 @@ describe('a session opened for a harness session, across recorder restarts', () 
     const shim = await runTally(['hook', 'claude-code'], {
       cwd: p.root,
       env: p.env,
-      stdin: claude(p, 'ha', 'SessionEnd', { reason: 'other' }),
+      stdin: claudeHook(p, 'ha', 'SessionEnd', { reason: 'other' }),
     });
     assert.match(shim.stderr, /spooled/);
     const next = await readyRecorder(p);
@@ -142,26 +138,23 @@ describe('a log that ends with session.end but was never sealed', () => {
   it("is left for its run's close when a run started it: an event that does not name it is refused", async () => {
     const p = await project('tally-ended-run-');
     const first = await readyRecorder(p);
-    const started = await postRaw(
-      p,
-      '/sessions',
-      JSON.stringify({ cwd: p.root, wiring: { harness: 'claude-code', harness_session: 'ha' } }),
-    );
-    assert.equal(started.status, 200, started.body);
-    const session = String(JSON.parse(started.body).session);
+    const session = await startThroughRecorder(p, {
+      cwd: p.root,
+      wiring: { harness: 'claude-code', harness_session: 'ha' },
+    });
     const named = { 'x-tally-session': session };
     // The agent ends its run's session on its own hook channel, then has the recorder restarted.
     const end = await postRaw(
       p,
       '/hooks/claude-code',
-      claude(p, 'ha', 'SessionEnd', { reason: 'other' }),
+      claudeHook(p, 'ha', 'SessionEnd', { reason: 'other' }),
       named,
     );
     assert.equal(end.status, 200, end.body);
     await stop(p, first);
     const second = await readyRecorder(p);
     // An event of another harness session (or one not naming the run's session) does not seal it.
-    const stray = await hook(p, 'hb', 'PreToolUse', bash('call-stray'));
+    const stray = await hook(p, 'hb', 'PreToolUse', bashCall('call-stray'));
     assert.deepEqual([stray.status, JSON.parse(stray.body).error?.code], [409, 'ended'], stray.body);
     assert.equal(info(p, session).state, 'open');
     // The run's own close seals it.
@@ -176,7 +169,7 @@ describe('a log that ends with session.end but was never sealed', () => {
     const p = await project('tally-ended-race-');
     const session = await endedUnsealed(p);
     const recorder = await readyRecorder(p);
-    const beside = hook(p, 'hb', 'PreToolUse', bash('call-beside'));
+    const beside = hook(p, 'hb', 'PreToolUse', bashCall('call-beside'));
     await new Promise((r) => setTimeout(r, 5));
     // `tally session event` names the session: it was sealed meanwhile, so it is refused as such.
     const event = { id: 'evt_named', type: 'user.attention', time: new Date().toISOString() };

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject } from '../cli/tally-process.js';
 import { holdingHub } from './holding-hub.js';
-import { postRaw } from './post-raw.js';
+import { postRaw, startThroughRecorder } from './post-raw.js';
 import { readyRecorder } from './recorder-process.js';
 
 describe('the recorder stopped while it seals a session', () => {
@@ -20,13 +20,7 @@ describe('the recorder stopped while it seals a session', () => {
     try {
       const child = await readyRecorder(p);
       const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-      const started = await postRaw(
-        p,
-        '/sessions',
-        JSON.stringify({ cwd: p.root, witness: { hub: hub.url } }),
-      );
-      assert.equal(started.status, 200, started.body);
-      const session = (JSON.parse(started.body) as { session: string }).session;
+      const session = await startThroughRecorder(p, { cwd: p.root, witness: { hub: hub.url } });
       const acked = await postRaw(
         p,
         '/hooks/claude-code',

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
 import { holdingHub } from './holding-hub.js';
-import { postRaw } from './post-raw.js';
+import { bashCall, claudeHook, postRaw, startThroughRecorder } from './post-raw.js';
 import { readyRecorder } from './recorder-process.js';
 
 interface Answer {
@@ -91,10 +91,6 @@ function events(path: string): string[] {
     });
 }
 
-const claude = (p: Project, harness: string, event: string, fields: Record<string, unknown>) =>
-  JSON.stringify({ session_id: harness, cwd: p.root, hook_event_name: event, ...fields });
-const bash = (call: string) => ({ tool_name: 'Bash', tool_input: { command: 'ls' }, tool_use_id: call });
-
 describe('a hook on a keep-alive connection while the recorder stops', () => {
   it('is refused, nothing recorded: the session it would end stays open without a session.end, and the next recorder records into it and seals it', async () => {
     const p = makeProject('tally-stop-keepalive-');
@@ -107,16 +103,12 @@ describe('a hook on a keep-alive connection while the recorder stops', () => {
       const child = await readyRecorder(p);
       const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
       // The close that holds the stop open: a session of the other repository, witnessed.
-      const started = await postRaw(
-        p,
-        '/sessions',
-        JSON.stringify({ cwd: other.root, witness: { hub: hub.url } }),
-      );
-      assert.equal(started.status, 200, started.body);
-      const sealing = (JSON.parse(started.body) as { session: string }).session;
+      const sealing = await startThroughRecorder(p, { cwd: other.root, witness: { hub: hub.url } });
       // This repository's session is opened on the spot by its agent's first hook.
       const conn = await keepAlive(p);
-      conn.socket.write(conn.request('/hooks/claude-code', claude(p, 'ha', 'PreToolUse', bash('call-1'))));
+      conn.socket.write(
+        conn.request('/hooks/claude-code', claudeHook(p, 'ha', 'PreToolUse', bashCall('call-1'))),
+      );
       const first = await conn.answer();
       assert.equal(first.status, 200, first.body);
       const status = jsonOut(await p.tally(['recorder', 'status', '--json'])) as {
@@ -128,7 +120,7 @@ describe('a hook on a keep-alive connection while the recorder stops', () => {
 
       const closing = postRaw(p, '/sessions/close', JSON.stringify({ session: sealing }));
       await hub.held;
-      const end = conn.request('/hooks/claude-code', claude(p, 'ha', 'SessionEnd', { reason: 'other' }));
+      const end = conn.request('/hooks/claude-code', claudeHook(p, 'ha', 'SessionEnd', { reason: 'other' }));
       conn.socket.write(end.subarray(0, end.length - 8));
       const stopped = await postRaw(p, '/stop', '{}');
       assert.equal(stopped.status, 200, stopped.body);
@@ -137,7 +129,9 @@ describe('a hook on a keep-alive connection while the recorder stops', () => {
       assert.equal(ended.status, 409, `the SessionEnd after the stop: ${ended.body}`);
       assert.equal((JSON.parse(ended.body) as { error: { code: string } }).error.code, 'stopping');
       // Another harness session of the same repository, on the same connection.
-      conn.socket.write(conn.request('/hooks/claude-code', claude(p, 'hb', 'PreToolUse', bash('call-2'))));
+      conn.socket.write(
+        conn.request('/hooks/claude-code', claudeHook(p, 'hb', 'PreToolUse', bashCall('call-2'))),
+      );
       const next = await conn.answer();
       assert.equal(next.status, 409, `a hook after the stop: ${next.body}`);
 
@@ -155,7 +149,11 @@ describe('a hook on a keep-alive connection while the recorder stops', () => {
       // The next recorder resumes the session: it records into it, and it seals.
       const again = await readyRecorder(p);
       const againExited = new Promise<number | null>((done) => again.once('exit', (code) => done(code)));
-      const resumed = await postRaw(p, '/hooks/claude-code', claude(p, 'hc', 'PreToolUse', bash('call-3')));
+      const resumed = await postRaw(
+        p,
+        '/hooks/claude-code',
+        claudeHook(p, 'hc', 'PreToolUse', bashCall('call-3')),
+      );
       assert.equal(resumed.status, 200, resumed.body);
       const sealed = jsonOut(await p.tally(['session', 'close', '--session', held.session, '--json']));
       const pkg = String(sealed.package);

@@ -6,6 +6,7 @@
 import { type TrustedKeys, verifyEnvelope } from '../../core/dsse.js';
 import { sha256 } from '../../core/hash.js';
 import { type Receipt, receiptBytes } from '../receipt/receipt.js';
+import { SHARED_LISTS } from '../receipt/row-share.js';
 import type { Checks } from './checks.js';
 import { type PackageSeal, RECEIPT_PAYLOAD_TYPE } from './grammar.js';
 import type { RecordFold } from './verify-fold.js';
@@ -70,9 +71,6 @@ export function checkReceipt(
   completeCheck(checks, receipt);
   return { receipt, signers };
 }
-
-/** The lists a receipt may cut at its share (../receipt/row-share.ts). */
-const SHARED_LISTS = ['files_written', 'files_read', 'network', 'tool_calls'] as const;
 
 /**
  * Whether the receipt shows every row its records give: one that had to leave rows out past its

@@ -9,6 +9,9 @@
  */
 import { ByteBudget, jsonBytes } from '../../core/json-budget.js';
 
+/** The lists that share it, in the order they take rows. */
+export const SHARED_LISTS = ['files_written', 'files_read', 'network', 'tool_calls'] as const;
+
 /** What the four lists' rows may take together: half of what a seal's receipt can hold. */
 export const ROW_SHARE_BYTES = 24 * 1024 * 1024;
 
