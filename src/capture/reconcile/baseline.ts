@@ -42,7 +42,7 @@ export interface Baseline {
   stat?: KeptSnapshot;
   /**
    * Dirty files (and git's own files) not recorded: past the limit, or past the record's share
-   * (`map_bytes`). The close compares such a file with HEAD's blob if its stat changed.
+   * (`map_bytes`); where they start is `cut_from` and `git_state_cut`.
    */
   skipped?: number;
   limit?: number;
