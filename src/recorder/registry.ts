@@ -172,6 +172,28 @@ export class SessionRegistry {
     });
   }
 
+  /** The state folder of the project `cwd` is in (where its sessions are). */
+  stateOf(cwd: string): string {
+    return places(cwd, this.env).state;
+  }
+
+  /**
+   * Finishes the seal of a session whose log ended without it, unless it is a run's (its run
+   * closes it): what recording its end would have done, for an end already recorded by a recorder
+   * that stopped before it sealed. A session whose log goes on is held, as an event in it would.
+   */
+  async finishEnded(cwd: string, id: string): Promise<void> {
+    if (this.held.has(id)) return;
+    const where = places(cwd, this.env);
+    const info = readSessionInfo(where.state, id);
+    if (info.state !== 'open') return;
+    const resumed = await this.resume(where, info);
+    if (!('ended' in resumed) || resumed.ended.detail?.run === true) return;
+    await this.finishClose(where, id).catch((error: unknown) => {
+      if (!(error instanceof SessionError) || error.code !== 'already-closed') throw error;
+    });
+  }
+
   /** Seals a log that ended without its seal; concurrent callers wait for the one seal. */
   private finishClose(where: Places, id: string): Promise<Sealed> {
     return this.once(`seal\0${id}`, async () => {

@@ -10,9 +10,9 @@ import { adapterOf } from '../capture/adapters.js';
 import { GitError } from '../core/git.js';
 import { appendRegularFileSync, RegularFileError, readRegularFileSync } from '../core/regular-file.js';
 import { readLogLines } from '../evidence/log/reader.js';
-import { logPath } from '../session/store.js';
+import { logPath, readSessionInfo } from '../session/store.js';
 import type { RecorderPaths } from './config.js';
-import type { Held, SessionRegistry } from './registry.js';
+import type { SessionRegistry } from './registry.js';
 import { LEFT_OVER, SHIM_ANSWERER, SHIM_DENIAL, type SpoolEntry } from './spool-file.js';
 
 /**
@@ -26,20 +26,54 @@ function shimAnswer(answered: SpoolEntry['answered']): SpoolEntry['answered'] {
     : undefined;
 }
 
-/** Event ids already in a held session's log (read once, before the first spooled event). */
-async function loadSeen(held: Held): Promise<void> {
-  for await (const { line, torn } of readLogLines(logPath(held.where.state, held.id))) {
+/** The event ids in a session's log (read once an ingest, when a spooled line may be in it). */
+async function loadIds(state: string, id: string, into: Set<string>): Promise<Set<string>> {
+  for await (const { line, torn } of readLogLines(logPath(state, id))) {
     if (torn) continue;
     try {
       const envelope = JSON.parse(line.toString('utf8')) as { payload: string };
       const record = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')) as {
         event: { id: string };
       };
-      held.seen.add(record.event.id);
+      into.add(record.event.id);
     } catch {
       // A bad line is the verifier's to report; here it only cannot be a duplicate.
     }
   }
+  return into;
+}
+
+/**
+ * How far a session's start or seal may lie from a spooled line's `received_at` and still be one it
+ * was recorded in: the shim's clock is the recorder's, but a session opened by the line itself
+ * starts after it was sent, and a session id holds its start to the second.
+ */
+const SPOOL_SLACK_MS = 60_000;
+
+const SESSION_STAMP = /^ses_(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z_[0-9a-f]+$/;
+
+/**
+ * The sessions of a project that were open when a line was spooled: started by then (by its id's
+ * stamp) and not sealed before. A recorder killed after it recorded the line and before it answered
+ * recorded it in one of them; the shim, without an answer, spooled it all the same.
+ */
+function sessionsOpenAt(state: string, at: number): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(state, 'sessions'));
+  } catch {
+    return [];
+  }
+  return names.filter((name) => {
+    if (!SESSION_STAMP.test(name)) return false;
+    if (Date.parse(name.replace(SESSION_STAMP, '$1-$2-$3T$4:$5:$6Z')) > at + SPOOL_SLACK_MS) return false;
+    try {
+      const info = readSessionInfo(state, name);
+      return info.state === 'open' || Date.parse(info.closed_at ?? '') >= at - SPOOL_SLACK_MS;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** The most one spool file may hold (each payload is at most the recorder's 16 MiB body limit). */
@@ -67,7 +101,31 @@ export async function ingestSpool(
 ): Promise<number> {
   if (!existsSync(paths.spool)) return 0;
   let ingested = 0;
-  const loaded = new Set<string>();
+  // Event ids of the sessions read this ingest, by state folder and session (a held one's are its own).
+  const loaded = new Map<string, Set<string>>();
+  const recordedIn = async (cwd: string, entry: SpoolEntry): Promise<string | undefined> => {
+    const at = Date.parse(entry.received_at);
+    if (Number.isNaN(at)) return undefined;
+    const state = registry.stateOf(cwd);
+    for (const id of sessionsOpenAt(state, at)) {
+      const key = `${state}\0${id}`;
+      let ids = loaded.get(key);
+      if (ids === undefined) {
+        ids = registry.get(id)?.seen ?? new Set();
+        loaded.set(key, ids);
+        // A log that cannot be read (a FIFO or an overlong line the agent put there) holds no line
+        // back: only the ids read before the fault are counted.
+        await loadIds(state, id, ids).catch((error: Error) =>
+          logger(
+            'warn',
+            `spool ${entry.channel}: the log of session ${id} could not be read: ${error.message}`,
+          ),
+        );
+      }
+      if (ids.has(entry.id)) return id;
+    }
+    return undefined;
+  };
   // Repositories whose git did not answer in time: their other lines are kept without a wait each.
   const stalled = new Map<string, string>();
   const files = readdirSync(paths.spool);
@@ -126,15 +184,26 @@ export async function ingestSpool(
         const stall = repository === undefined ? undefined : stalled.get(repository);
         if (stall !== undefined)
           throw new Error(`not tried, git in ${repository} did not answer for an earlier line (${stall})`);
+        // Recorded already, by a recorder that stopped before it answered: not recorded again, in a
+        // new session, after the one it is in was sealed; a session whose log it ended is sealed.
+        const earlier = captured.cwd === undefined ? undefined : await recordedIn(captured.cwd, entry);
+        if (earlier !== undefined) {
+          logger('info', `spool ${name}: ${entry.id} is already recorded in session ${earlier}`);
+          await registry.finishEnded(captured.cwd!, earlier);
+          continue;
+        }
         const held = await registry.forEvent(captured, {
           ...(entry.session ? { session: entry.session } : {}),
           ...(typeof entry.agent === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(entry.agent)
             ? { agent: entry.agent }
             : {}),
         });
-        if (!loaded.has(held.id)) {
-          loaded.add(held.id);
-          await loadSeen(held);
+        const key = `${held.where.state}\0${held.id}`;
+        const read = loaded.get(key);
+        if (read !== held.seen) {
+          if (read === undefined) await loadIds(held.where.state, held.id, held.seen);
+          else for (const id of read) held.seen.add(id);
+          loaded.set(key, held.seen);
         }
         if (held.seen.has(entry.id)) continue;
         const agent = registry.attribution(held, captured.agent, entry.channel);

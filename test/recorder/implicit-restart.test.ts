@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
@@ -201,5 +201,77 @@ describe('a log that ends with session.end but was never sealed', () => {
     await assertSealed(p, session);
     await recordsOn(p, session);
     await stop(p, recorder);
+  });
+});
+
+describe('an event recorded by a recorder that stopped before it answered, then spooled by its shim', () => {
+  /** The shim's hook of harness session `ha` under a fixed event id: delivered, or spooled when no recorder runs. */
+  const shim = (p: Project, id: string, event: string, fields: Record<string, unknown>) =>
+    runTally(['hook', 'claude-code', '--event-id', id], {
+      cwd: p.root,
+      env: p.env,
+      stdin: claudeHook(p, 'ha', event, fields),
+    });
+
+  const sessions = (p: Project) =>
+    readdirSync(join(p.root, '.tally', 'sessions'))
+      .filter((name) => name.startsWith('ses_'))
+      .sort();
+
+  /** The package's records whose event id is `id`. */
+  const recordsOf = (p: Project, session: string, id: string) =>
+    packageRecords(readFileSync(String(info(p, session).package))).filter((r) => r.event.id === id);
+
+  it('that ended its log: the session is sealed with it once, and no session is opened for it again', async () => {
+    const p = await project('tally-spooled-end-');
+    const session = String(jsonOut(await p.tally(['session', 'start', '--json'])).session);
+    const first = await readyRecorder(p);
+    const live = await shim(p, 'evt_end_once', 'SessionEnd', { reason: 'other' });
+    assert.equal(live.code, 0, live.stderr);
+    assert.doesNotMatch(live.stderr, /spooled/);
+    await stop(p, first);
+    // The shim that lost the answer spools the same payload under the same id.
+    const spooled = await shim(p, 'evt_end_once', 'SessionEnd', { reason: 'other' });
+    assert.match(spooled.stderr, /spooled/);
+
+    const next = await readyRecorder(p);
+    assert.deepEqual(await held(p), []);
+    await assertSealed(p, session);
+    assert.deepEqual(sessions(p), [session]);
+    assert.equal(recordsOf(p, session, 'evt_end_once').length, 1);
+    await stop(p, next);
+  });
+
+  it('in a session sealed since: not recorded again in a new session', async () => {
+    const p = await project('tally-spooled-sealed-');
+    const session = String(jsonOut(await p.tally(['session', 'start', '--json'])).session);
+    const first = await readyRecorder(p);
+    const live = await shim(p, 'evt_call_once', 'PreToolUse', bashCall('call-once'));
+    assert.equal(live.code, 0, live.stderr);
+    assert.doesNotMatch(live.stderr, /spooled/);
+    const closed = await postRaw(p, '/sessions/close', JSON.stringify({ session, cwd: p.root }));
+    assert.equal(closed.status, 200, closed.body);
+    await stop(p, first);
+    const spooled = await shim(p, 'evt_call_once', 'PreToolUse', bashCall('call-once'));
+    assert.match(spooled.stderr, /spooled/);
+    // Beside it, a line no recorder ever recorded.
+    const fresh = await shim(p, 'evt_call_new', 'PreToolUse', bashCall('call-new'));
+    assert.match(fresh.stderr, /spooled/);
+
+    const next = await readyRecorder(p);
+    const opened = (await held(p)).map((s) => s.session);
+    assert.equal(opened.length, 1);
+    assert.deepEqual(sessions(p), [session, opened[0]!].sort());
+    const sealed = await postRaw(p, '/sessions/close', JSON.stringify({ session: opened[0], cwd: p.root }));
+    assert.equal(sealed.status, 200, sealed.body);
+    assert.deepEqual(
+      [recordsOf(p, session, 'evt_call_once').length, recordsOf(p, session, 'evt_call_new').length],
+      [1, 0],
+    );
+    assert.deepEqual(
+      [recordsOf(p, opened[0]!, 'evt_call_once').length, recordsOf(p, opened[0]!, 'evt_call_new').length],
+      [0, 1],
+    );
+    await stop(p, next);
   });
 });
