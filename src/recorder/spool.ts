@@ -44,11 +44,13 @@ async function loadIds(state: string, id: string, into: Set<string>): Promise<Se
 }
 
 /**
- * How far a session's start or seal may lie from a spooled line's `received_at` and still be one it
- * was recorded in: the shim's clock is the recorder's, but a session opened by the line itself
- * starts after it was sent, and a session id holds its start to the second.
+ * How far a session's start or seal may lie from a spooled line's `received_at` (when the shim wrote
+ * it) and still be one it was recorded in: a session opened by the line itself starts after it was
+ * sent, a session id holds its start to the second, and the shim waits up to a minute for an
+ * answer before it spools. An event id is random, so a session looked at in vain costs only its
+ * read: the slack is generous.
  */
-const SPOOL_SLACK_MS = 60_000;
+const SPOOL_SLACK_MS = 10 * 60_000;
 
 const SESSION_STAMP = /^ses_(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z_[0-9a-f]+$/;
 
