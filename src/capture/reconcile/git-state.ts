@@ -8,20 +8,26 @@
  * superproject's `.git/modules/`, a `.git` that is a link leads to them. Where they lie is resolved
  * at the start and recorded, and the close compares those places: a `.git` file rewritten or a
  * `.git` link retargeted during the session redirects nothing the close reads, and is itself one
- * of the watched files. The places are raw paths (git takes any bytes), recorded as paths are.
+ * of the watched files. The places are raw paths (git takes any bytes), recorded as paths are, as
+ * git puts them together before it resolves them (`<git dir>/../..` for a `commondir` of `../..`);
+ * each pass reads them where git's resolution leads then (real-path.ts): links followed as they are
+ * then, a `..` after a link going up from where the link leads.
  */
 import { type Dir, lstatSync, opendirSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { type Content, identifyAt, type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
-import { commonDirOf, namedGitDir } from './git.js';
+import { commonDirOf, namedGitDir, placeNow } from './git.js';
 import { compareRaw, nativePath, pathOut, rawOfText, rawPath } from './paths.js';
 
 /** Where git keeps a repository's own files, as the baseline records it (`git_dirs`). */
 export interface GitDirs {
   /** Its git directory: the `.git` folder, or the folder a `.git` file or link names (`config.worktree`, `commondir`). */
   dir: string;
-  /** Where its config, hooks and info lie: the `commondir` the git directory names, else the git directory. */
+  /**
+   * Where its config, hooks and info lie: the git directory and the `commondir` it names, joined as
+   * git joins them (`dir` + `/` + a relative one), else the git directory.
+   */
   common: string;
   /** The bytes of `dir`, base64, when they are not UTF-8 (`dir` then has U+FFFD for the bad ones). */
   dir_b64?: string;
@@ -35,10 +41,14 @@ interface Places {
   common: string;
 }
 
-/** A repository whose own files are watched: `marker` is the raw path of its `.git` in the tree. */
+/**
+ * A repository whose own files are watched: `marker` is the raw path of its `.git` in the tree,
+ * `dirs` its places as recorded, `at` where they are now, read there.
+ */
 export interface GitRepository {
   marker: string;
   dirs: Places;
+  at: Places;
 }
 
 /** The files git reads from the git directory itself, not from the common one. */
@@ -67,10 +77,10 @@ function worktreeOf(root: string, marker: string): string {
 }
 
 /**
- * Where a `.git` link leads, one step: the place it names is pinned, never normalized (`..` after a
- * link is the link's parent, as the kernel takes it). Links past it are followed at the close as git
- * follows them on every command: pinned to where they led at the start, one outside the tree
- * retargeted would move git's hooks and no row would say so.
+ * Where a `.git` link leads, one step: the place it names is pinned, never tidied by its text (a
+ * `..` after a link goes up from where that link leads, as git and the kernel take it). Links past
+ * it are followed at the close as git follows them on every command: pinned to where they led at
+ * the start, one outside the tree retargeted would move git's hooks and no row would say so.
  */
 function linkPlace(dot: string): string {
   const target = rawPath(readlinkSync(dot, { encoding: 'buffer' }));
@@ -111,6 +121,15 @@ function isPlain(root: string, dirs: Places): boolean {
   return dirs.dir === dot && dirs.common === dot;
 }
 
+/**
+ * The repository at `marker` with its places as they are now: the top's `.git` folder where it is,
+ * a place `git_dirs` records where git's resolution of it leads (else as recorded: git stops there).
+ */
+function repositoryAt(root: string, marker: string, dirs: Places): GitRepository {
+  if (marker === '.git' && isPlain(root, dirs)) return { marker, dirs, at: dirs };
+  return { marker, dirs, at: { dir: placeNow(dirs.dir), common: placeNow(dirs.common) } };
+}
+
 /** Places as the baseline records them. */
 function recorded(dirs: Places): GitDirs {
   const dir = pathOut(dirs.dir);
@@ -139,10 +158,10 @@ export function repositoriesAtStart(
   listed: readonly string[],
 ): { repositories: GitRepository[]; git_dirs?: Record<string, GitDirs> } {
   const top = gitDirsOf(root, '.git') ?? plainDirs(root);
-  const repositories: GitRepository[] = [{ marker: '.git', dirs: top }];
+  const repositories: GitRepository[] = [repositoryAt(root, '.git', top)];
   for (const folder of listed) {
     const dirs = gitDirsOf(root, `${folder}/.git`);
-    if (dirs !== null) repositories.push({ marker: `${folder}/.git`, dirs });
+    if (dirs !== null) repositories.push(repositoryAt(root, `${folder}/.git`, dirs));
   }
   const kept = repositories.filter((r) => r.marker !== '.git' || !isPlain(root, r.dirs));
   if (kept.length === 0) return { repositories };
@@ -165,10 +184,10 @@ export function repositoriesAtClose(root: string, recorded: unknown): GitReposit
     if (dir === undefined || common === undefined) continue;
     if (!isAbsolute(dir) || !isAbsolute(common) || !isMarker(marker)) continue;
     if (marker !== '.git' && !present(nativePath(root, marker))) continue;
-    repositories.push({ marker, dirs: { dir, common } });
+    repositories.push(repositoryAt(root, marker, { dir, common }));
   }
   if (!repositories.some((r) => r.marker === '.git'))
-    repositories.push({ marker: '.git', dirs: plainDirs(root) });
+    repositories.push(repositoryAt(root, '.git', plainDirs(root)));
   return repositories;
 }
 
@@ -225,7 +244,7 @@ function under(place: string, rel: string): Buffer {
 function placeOf(root: string, repository: GitRepository, raw: string): Buffer {
   if (raw === repository.marker) return nativePath(root, raw);
   const rel = raw.slice(repository.marker.length + 1);
-  return under(OWN_FILES.has(rel) ? repository.dirs.dir : repository.dirs.common, rel);
+  return under(OWN_FILES.has(rel) ? repository.at.dir : repository.at.common, rel);
 }
 
 /**
@@ -285,12 +304,12 @@ export function gitStatePaths(
     unreadable.push(...unread);
   };
   for (const repository of [...repositories].sort((a, b) => compareRaw(a.marker, b.marker))) {
-    const { marker, dirs } = repository;
+    const { marker, at } = repository;
     if (fileOrLink(nativePath(root, marker))) paths.push(marker);
     for (const name of STATE_FILES)
       if (fileOrLink(placeOf(root, repository, `${marker}/${name}`))) paths.push(`${marker}/${name}`);
-    folder(dirs.common, 'hooks', `${marker}/hooks`);
-    folder(dirs.common, 'info', `${marker}/info`);
+    folder(at.common, 'hooks', `${marker}/hooks`);
+    folder(at.common, 'info', `${marker}/info`);
   }
   return { paths: paths.sort(compareRaw), unreadable };
 }

@@ -6,11 +6,12 @@
  * any command runs (a `git-state` error names the one that is not).
  */
 import { realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { GitError, type GitOutput, runGitOutput } from '../../core/git.js';
 import { RegularFileError, readRegularFileSync } from '../../core/regular-file.js';
 import { ReconcileError } from './error.js';
 import { pathOut, rawOfText, rawPath } from './paths.js';
+import { gitRealPath } from './real-path.js';
 
 /** A `.git` file or `commondir` names one folder: no more than this is read of one. */
 const SMALL_FILE = 64 * 1024;
@@ -193,7 +194,8 @@ function bytesOf(raw: string): Buffer {
  * The git directory a `.git` file at `worktree` names (`gitdir: <path>`, relative to the work tree),
  * absolute, as a raw path (git takes any bytes: a latin1 string of them, never decoded); undefined
  * when there is no such file or it names none. A `.git` that is a link to such a file is read
- * where it leads, as git reads it.
+ * where it leads, as git reads it. A relative path is put after the work tree as it is written,
+ * as git puts it: its `..` are left for the file system (real-path.ts), never tidied by their text.
  */
 export function namedGitDir(worktree: string): string | undefined {
   let file: Buffer;
@@ -205,14 +207,23 @@ export function namedGitDir(worktree: string): string | undefined {
   const text = readNamingFile(file);
   const named = text?.startsWith('gitdir: ') ? namedPath(text.slice('gitdir: '.length)) : undefined;
   if (named === undefined) return undefined;
-  return isAbsolute(named) ? named : resolve(rawOfText(worktree), named);
+  return isAbsolute(named) ? named : `${rawOfText(worktree)}/${named}`;
 }
 
-/** The common directory a git directory's `commondir` names (a linked worktree's), else undefined: raw paths. */
+/**
+ * The common directory a git directory's `commondir` names (a linked worktree's), else undefined:
+ * raw paths. A relative one is put after the git directory as it is written, as git puts it: git
+ * takes the real path of the whole (`gitRealPath`), and `..` after a link is not the link's folder.
+ */
 export function commonDirOf(dir: string): string | undefined {
-  const text = readNamingFile(bytesOf(join(dir, 'commondir')));
-  const common = namedPath(text);
-  return common === undefined ? undefined : resolve(dir, common);
+  const common = namedPath(readNamingFile(bytesOf(`${dir}/commondir`)));
+  if (common === undefined) return undefined;
+  return isAbsolute(common) ? common : `${dir}/${common}`;
+}
+
+/** Where a place a `.git` file, link or `commondir` names is now: as git resolves it, else as named. */
+export function placeNow(raw: string): string {
+  return gitRealPath(raw) ?? raw;
 }
 
 /**
@@ -236,13 +247,13 @@ export function checkGitEntries(root: string): void {
     if (named === undefined) return; // not a git file: git says so
     dir = named;
   }
-  const shown = (entry: string) =>
-    dir === rawOfText(dot) ? `.git/${entry}` : pathOut(join(dir, entry)).path;
-  for (const entry of READ_FIRST) mustBeFile(bytesOf(join(dir, entry)), shown(entry));
+  const at = dir === rawOfText(dot) ? dir : placeNow(dir);
+  const shown = (entry: string) => (at === rawOfText(dot) ? `.git/${entry}` : pathOut(`${at}/${entry}`).path);
+  for (const entry of READ_FIRST) mustBeFile(bytesOf(`${at}/${entry}`), shown(entry));
   const common = commonDirOf(dir);
   if (common)
     for (const entry of ['config', 'packed-refs']) {
-      const path = join(common, entry);
+      const path = `${placeNow(common)}/${entry}`;
       mustBeFile(bytesOf(path), pathOut(path).path);
     }
 }
