@@ -20,6 +20,7 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
+import { BASELINE_MAP_BYTES } from '../../src/core/json-budget.js';
 import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
 import { git, packageLines, packageReceipt } from './fixture.js';
 
@@ -418,5 +419,42 @@ describe("git's own folders, bounded", () => {
     const reconciled = checks.find((c) => c.check === 'workspace_reconciled');
     assert.deepEqual([reconciled?.ok, reconciled?.code], [false, 'unreadable']);
     assert.match(JSON.stringify(reconciled), /\.git\/hooks.*too-many/);
+  });
+
+  it("a hundred nested repositories whose commondir is 64 KiB of control characters: their places take the baseline's share, past it they count as cut", async () => {
+    const p = makeProject('tally-git-dirs-places-share-');
+    // A folder name of 255 control characters (six bytes each in JSON) and back: git resolves the
+    // commondir to the git directory itself; the start records it as written, 380 KB of JSON.
+    const name = '\x01'.repeat(255);
+    for (let i = 0; i < 100; i++) {
+      const folder = join(p.root, `n${String(i).padStart(2, '0')}`);
+      const dir = join(folder, '.realgit');
+      for (const sub of ['objects', 'refs/heads', name]) mkdirSync(join(dir, sub), { recursive: true });
+      writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/main\n');
+      writeFileSync(join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = false\n');
+      writeFileSync(join(dir, 'commondir'), `${`${name}/../`.repeat(250)}.\n`);
+      writeFileSync(join(folder, '.git'), 'gitdir: .realgit\n');
+      writeFileSync(join(folder, 'f'), 'x\n');
+    }
+    // git takes each for a repository of its own, whose common directory is its git directory.
+    assert.equal(
+      git(join(p.root, 'n99'), 'rev-parse', '--git-common-dir').trim(),
+      join(p.root, 'n99', '.realgit'),
+    );
+    assert.equal((await p.tally(['init'])).code, 0);
+    assert.equal((await p.tally(['session', 'start', '--json'])).code, 0);
+    const closed = await p.tally(['session', 'close', '--json']);
+    assert.equal(closed.code, 0, closed.stderr);
+    const path = String(jsonOut(closed).package);
+    const pkg = readFileSync(path);
+    const baseline = baselineOf(pkg) as { git_dirs?: object; git_state_cut?: number };
+    const kept = Object.keys(baseline.git_dirs ?? {}).length;
+    assert.ok(kept > 0 && kept < 100, String(kept));
+    assert.ok(JSON.stringify(baseline.git_dirs).length <= BASELINE_MAP_BYTES);
+    assert.ok((baseline.git_state_cut ?? 0) >= 100 - kept, String(baseline.git_state_cut));
+    const verified = await p.tally(['verify', path, '--json']);
+    const checks = jsonOut(verified).checks as { check: string; ok: boolean; code: string }[];
+    const reconciled = checks.find((c) => c.check === 'workspace_reconciled');
+    assert.deepEqual([reconciled?.ok, reconciled?.code], [false, 'baseline-cut']);
   });
 });

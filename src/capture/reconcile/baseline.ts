@@ -12,7 +12,13 @@ import { BASELINE_MAP_BYTES, ByteBudget, memberBytes } from '../../core/json-bud
 import { identify, isUnread, LeadingFolders } from './content.js';
 import { ReconcileError } from './error.js';
 import { type Deadline, deadlineAfter, headOf, nulList, repositoryOf, runGit } from './git.js';
-import { type GitDirs, gitStatePaths, identifyGitState, repositoriesAtStart } from './git-state.js';
+import {
+  type GitDirs,
+  type GitRepository,
+  gitStatePaths,
+  identifyGitState,
+  repositoriesAtStart,
+} from './git-state.js';
 import { listProject, type ProjectTree } from './listing.js';
 import { compareRaw, pathOut, writtenByTally } from './paths.js';
 import { type StatSnapshot, statJson, takeStatSnapshot } from './stat.js';
@@ -34,6 +40,8 @@ export interface Baseline {
   /**
    * Where git keeps them, by the `.git` they stand for: each nested repository listed, and the
    * top's when its `.git` is a file (a linked worktree, a submodule). The close reads these places.
+   * First in the record's share: a repository whose places do not fit is left out, its files
+   * counted in `git_state_cut`.
    */
   git_dirs?: Record<string, GitDirs>;
   /** Outside git: the tree snapshot the close compares with (its file is beside the session). */
@@ -54,7 +62,10 @@ export interface Baseline {
    */
   cut_from?: string;
   cut_from_b64?: string;
-  /** git's own files not recorded (past the share): the close cannot compare them, and says so. */
+  /**
+   * git's own files not recorded (past the share, or of a repository whose places did not fit): the
+   * close cannot compare them, and says so.
+   */
   git_state_cut?: number;
   /**
    * The start could not take the baseline (a git command timed out, an entry of `.git` git reads
@@ -218,8 +229,23 @@ async function gitBaseline(
   let gitCut = 0;
   const unlisted = new Set(tree.unlisted);
   const listed = tree.nested.filter((folder) => !unlisted.has(folder));
-  const { repositories, git_dirs } = repositoriesAtStart(root, listed);
-  if (git_dirs !== undefined) baseline.git_dirs = git_dirs;
+  const found = repositoriesAtStart(root, listed);
+  // Where each repository keeps its own files comes first (they are read there): a `.git` file and
+  // a `commondir` hold 64 KiB each, of names the agent chose. A repository whose places do not fit
+  // is not watched, and its files count as cut.
+  const repositories: GitRepository[] = [];
+  for (const repository of found.repositories) {
+    const places = found.git_dirs?.[repository.marker];
+    if (places !== undefined && !budget.take(memberBytes(repository.marker, places))) {
+      gitCut += Math.max(1, gitStatePaths(root, [repository]).paths.length);
+      continue;
+    }
+    if (places !== undefined) {
+      baseline.git_dirs ??= {};
+      baseline.git_dirs[repository.marker] = places;
+    }
+    repositories.push(repository);
+  }
   for (const raw of gitStatePaths(root, repositories).paths) {
     const out = pathOut(raw);
     if (out.path_b64 !== undefined) continue;
