@@ -3,8 +3,11 @@
  * start. Every net change no other channel reported becomes a `file.changed` record of the
  * reconcile source; one `tally.reconcile.summary` record lists the paths it corroborated (seen by
  * another channel too) with their net operation, and what a limit left out. Corroborated paths
- * past the summary's share of its record go in `tally.reconcile.corroborated` records before it.
+ * past the summary's share of its record go in `tally.reconcile.corroborated` records before it,
+ * each naming the attempt the summary names: a close that dies between them leaves parts no
+ * summary claims, and the receipt reads none of them.
  */
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Boundary } from '../boundary/boundary.js';
@@ -267,7 +270,9 @@ export async function reconcileSession(options: {
     if (diff.commit !== undefined) summary.commit = diff.commit;
   }
   summary.reported = reported;
-  // What the summary's share does not hold goes first, in records of their own.
+  // What the summary's share does not hold goes first, in records of their own. They and the
+  // summary name this attempt: parts a close that died before its summary left are another's.
+  const attempt = randomBytes(8).toString('hex');
   const [first = [], ...rest] = inShares(corroborated);
   const passRecord = (type: string, body: Record<string, unknown>) =>
     boundary.note({
@@ -283,10 +288,12 @@ export async function reconcileSession(options: {
     });
   for (const [i, part] of rest.entries())
     await passRecord(RECONCILE_CORROBORATED_TYPE, {
+      attempt,
       corroborated: part,
       part: i + 2,
       parts: rest.length + 1,
     });
+  summary.attempt = attempt;
   summary.corroborated = first;
   if (rest.length > 0) summary.corroborated_parts = rest.length + 1;
   await passRecord(RECONCILE_SUMMARY_TYPE, summary);

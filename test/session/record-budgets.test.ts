@@ -66,6 +66,17 @@ async function reportCreated(fx: Fixture, id: string, paths: readonly string[]):
   });
 }
 
+/**
+ * A session in which 4,600 files with long paths are made and one channel's event names them all
+ * (17 MB): the pass corroborates every one, more than the summary's share holds.
+ */
+async function corroboratedSession(fx: Fixture): Promise<{ id: string; paths: string[] }> {
+  const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+  const paths = longNamedFiles(fx.root, 4600);
+  await reportCreated(fx, info.id, paths);
+  return { id: info.id, paths };
+}
+
 async function close(fx: Fixture, id: string): Promise<Buffer> {
   const closed = await closeSession({
     state: fx.state,
@@ -75,7 +86,10 @@ async function close(fx: Fixture, id: string): Promise<Buffer> {
   return readFileSync(closed.packagePath);
 }
 
-async function checks(fx: Fixture, pkg: Buffer): Promise<Map<string, { ok: boolean; code: string }>> {
+async function checks(
+  fx: Fixture,
+  pkg: Buffer,
+): Promise<Map<string, { ok: boolean; code: string; detail: unknown }>> {
   const verified = await verifyPackage(pkg, {
     trusted: [toPublicKey(fx.signer.privateKey)],
     now: new Date(),
@@ -171,11 +185,8 @@ describe('records of a tree of long names', () => {
   it('corroborated paths past the summary’s share go in records of their own, and every row keeps the pass as a witness', async () => {
     const fx = await makeFixture('tally-budget-corroborated-');
     try {
-      const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
-      const paths = longNamedFiles(fx.root, 4600);
-      // One channel's event names them all (17 MB): the pass corroborates every one.
-      await reportCreated(fx, info.id, paths);
-      const pkg = await close(fx, info.id);
+      const { id, paths } = await corroboratedSession(fx);
+      const pkg = await close(fx, id);
       const records = packageRecords(fx, pkg);
       const parts = records.filter((r) => r.event.type === 'tally.reconcile.corroborated');
       const summary = reconcileOf(records.find((r) => r.event.type === 'tally.reconcile.summary')!);
@@ -194,6 +205,63 @@ describe('records of a tree of long names', () => {
       );
       assert.equal(unlike.length, 0, `${unlike.length} rows are not created with both witnesses`);
       await checks(fx, pkg);
+    } finally {
+      removeTempDir(fx.dir);
+    }
+  });
+
+  it('a close that died between its corroborated parts and its summary: the next close reads only its own parts, and a file removed in between has no git-reconcile witness', async () => {
+    const fx = await makeFixture('tally-budget-attempts-');
+    try {
+      const { id, paths } = await corroboratedSession(fx);
+      // The first close dies once its first record, a part, is durable, before its summary: the
+      // boundary tells onRecorded of a record once it is durable, and a throw there stops the
+      // close as a kill would, with nothing written after it.
+      await assert.rejects(
+        closeSession({
+          state: fx.state,
+          session: readSessionInfo(fx.state, id),
+          signer: fx.signer,
+          onRecorded: () => {
+            throw new Error('killed after the part');
+          },
+        }),
+        /killed after the part/,
+      );
+      // The last file, listed in that part, is gone when the close runs again.
+      const gone = paths.at(-1)!;
+      rmSync(join(fx.root, gone));
+      const pkg = await close(fx, id);
+      const records = packageRecords(fx, pkg);
+      const [stale, part, ...more] = records.filter((r) => r.event.type === 'tally.reconcile.corroborated');
+      const summaryRecord = records.find((r) => r.event.type === 'tally.reconcile.summary')!;
+      assert.deepEqual(more, []);
+      assert.ok(stale!.seq < part!.seq && part!.seq < summaryRecord.seq);
+      const listed = (record: EventRecord) =>
+        (reconcileOf(record).corroborated as Array<{ path: string }>).map((c) => c.path);
+      assert.ok(listed(stale!).includes(gone));
+      assert.ok(![summaryRecord, part!].some((r) => listed(r).includes(gone)));
+      const rows = packageReceipt(pkg).files_written;
+      assert.equal(rows.length, paths.length);
+      // The stale part is no row's witness: the removed file is the hook's alone, and every other
+      // row has the pass's second attempt as its one git-reconcile witness.
+      const row = rows.find((r) => r.path === gone)!;
+      assert.deepEqual([row.operation, row.sources], ['created', ['hook']]);
+      const stalely = rows.filter((r) => r.seqs.includes(stale!.seq)).length;
+      assert.equal(stalely, 0, `${stalely} rows take the stale part as a witness`);
+      const unlike = rows.filter(
+        (r) => r.path !== gone && (r.seqs.length !== 2 || r.sources.join() !== 'git-reconcile,hook'),
+      ).length;
+      assert.equal(unlike, 0, `${unlike} rows are not created with one witness of each`);
+      // The summary names the attempt its part names, not the one that died.
+      const summary = reconcileOf(summaryRecord);
+      assert.equal(summary.attempt, reconcileOf(part!).attempt);
+      assert.notEqual(summary.attempt, reconcileOf(stale!).attempt);
+      const check = (await checks(fx, pkg)).get('workspace_reconciled')!;
+      assert.deepEqual(
+        [check.code, (check.detail as Record<string, unknown>).unclaimed_parts],
+        ['info', { seqs: [stale!.seq], count: 1 }],
+      );
     } finally {
       removeTempDir(fx.dir);
     }

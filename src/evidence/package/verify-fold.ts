@@ -8,12 +8,14 @@ import { ReceiptComposer } from '../receipt/receipt.js';
 import {
   isCloseOnlyType,
   isCloseRecord,
+  RECONCILE_CORROBORATED_TYPE,
   RECONCILE_SUMMARY_TYPE,
   TRANSCRIPT_SOURCE,
 } from '../record/close-passes.js';
 import type { EventRecord } from '../record/record.js';
 import { type PackageFormat, recordLeaf } from './grammar.js';
 import { MerkleAccumulator } from './merkle-accumulator.js';
+import { PassParts } from './verify-parts.js';
 
 /**
  * What cross-verification needs of the records: the session's first `session.start`, its tool
@@ -69,6 +71,8 @@ export class SessionFacts {
   since: Record<string, unknown> | null = null;
   /** The first `tally.reconcile.summary`: its seq and what it says of the pass. */
   reconcile: { seq: number; summary: Record<string, unknown> } | null = null;
+  /** The reconcile pass's parts: which the summary claims, which no summary does. */
+  readonly parts = new PassParts();
   /** The first summary only a close writes recorded under another source: a channel wrote it. */
   foreignSummary: { seq: number; type: string; source: string } | null = null;
   /** What session.start says `tally run` wired: the harness and its events' source. */
@@ -115,6 +119,8 @@ export class SessionFacts {
     }
     if (isCloseOnlyType(event.type) && !isCloseRecord(record, event.type))
       this.foreignSummary ??= { seq: record.seq, type: event.type, source: record.source };
+    if (isCloseRecord(record, RECONCILE_CORROBORATED_TYPE)) this.parts.part(record);
+    if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) this.parts.summary(record);
     if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE) && this.reconcile === null) {
       const summary = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.reconcile'];
       this.reconcile = {

@@ -108,7 +108,9 @@ function harnessCheck(checks: Checks, facts: SessionFacts): void {
  * commit gone, git broken or stopped at its deadline), a tree baseline altered on disk, a pass that
  * could not read every file or folder it had to, or one whose limit was reached because of what the
  * session itself created or changed means the receipt cannot show that it holds every change made
- * during the session. A limit the tree was already past at the start is only reported.
+ * during the session; so does a summary whose parts the records do not hold as it counts them. A
+ * limit the tree was already past at the start, and parts of an attempt that wrote no summary, are
+ * only reported.
  */
 function workspaceCheck(checks: Checks, facts: SessionFacts): void {
   const foreign = facts.foreignSummary;
@@ -138,8 +140,21 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
   const skipped = count(summary.skipped);
   const bySession = count(summary.skipped_session);
   const unreadable = summary.unreadable as { count?: unknown; paths?: unknown } | undefined;
-  const detail = { seq, mode: summary.mode ?? null, reported: summary.reported ?? null, skipped };
-  if (error !== undefined)
+  const unclaimed = facts.parts.unclaimed;
+  const detail = {
+    seq,
+    mode: summary.mode ?? null,
+    reported: summary.reported ?? null,
+    skipped,
+    ...(unclaimed.count > 0 ? { unclaimed_parts: unclaimed } : {}),
+  };
+  const mismatch = facts.parts.mismatch;
+  if (mismatch !== null)
+    checks.fail('workspace_reconciled', 'parts-mismatch', {
+      ...mismatch,
+      message: `the reconcile summary (seq ${mismatch.seq}) counts ${mismatch.expected} part(s) before it, numbered 2 to ${mismatch.expected + 1}; the records hold ${mismatch.count} of its attempt, numbered ${mismatch.found.map((p) => String(p.part)).join(', ') || 'none'}: the corroborated paths the receipt shows are not the ones the pass listed`,
+    });
+  else if (error !== undefined)
     checks.fail('workspace_reconciled', 'reconcile-failed', {
       seq,
       error,
@@ -173,6 +188,17 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
     });
   else if (skipped > 0)
     checks.pass('workspace_reconciled', { ...detail, limit: summary.limit ?? null }, 'info');
+  else if (unclaimed.count > 0)
+    // A close that died between its parts and its summary, and a later close that ran the pass
+    // again: the first attempt's parts stay in the log, and no row reads them.
+    checks.pass(
+      'workspace_reconciled',
+      {
+        ...detail,
+        message: `${unclaimed.count} tally.reconcile.corroborated record(s) belong to an attempt of the pass that wrote no summary: they are not read as witnesses`,
+      },
+      'info',
+    );
   else checks.pass('workspace_reconciled', detail);
 }
 

@@ -36,16 +36,11 @@ import {
 } from './calls.js';
 import { type FileReadRow, type FileWriteRow, ReadLedger, WriteLedger } from './files.js';
 import { fitReceipt } from './fit.js';
+import { ReconcileParts } from './reconcile-parts.js';
 import { omittedField, ROW_SHARE_BYTES, shareRows } from './row-share.js';
 import { type ProcessesOmitted, ProcessLedger, sortedCounts, ToolLedger } from './rows.js';
 import { type ReceiptSince, sinceOf } from './since.js';
-import {
-  fileChangedWitnesses,
-  NetworkLedger,
-  type NetworkRow,
-  networkEvent,
-  reconcileSummaryWitnesses,
-} from './sources.js';
+import { fileChangedWitnesses, NetworkLedger, type NetworkRow, networkEvent } from './sources.js';
 import {
   pendingEntry,
   resolveEntry,
@@ -200,6 +195,7 @@ export class ReceiptComposer {
   private readonly writes = new WriteLedger();
   private readonly processes = new ProcessLedger();
   private readonly network = new NetworkLedger();
+  private readonly reconcileParts = new ReconcileParts();
   private readonly tools = new ToolLedger();
   private readonly agents = new AgentGraphBuilder();
   private readonly calls = new CallTable({
@@ -283,11 +279,10 @@ export class ReceiptComposer {
     this.timeline.add(pendingEntry(record, frame));
     if (type === 'file.changed')
       for (const w of fileChangedWitnesses(record, frame)) this.writes.addDefinite(w);
-    else if (
-      (isCloseRecord(record, RECONCILE_SUMMARY_TYPE) || isCloseRecord(record, RECONCILE_CORROBORATED_TYPE)) &&
-      this.version === 2
-    )
-      for (const w of reconcileSummaryWitnesses(record, frame)) this.writes.addDefinite(w);
+    else if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE) && this.version === 2)
+      for (const w of this.reconcileParts.summary(record, frame)) this.writes.addDefinite(w);
+    else if (isCloseRecord(record, RECONCILE_CORROBORATED_TYPE) && this.version === 2)
+      for (const w of this.reconcileParts.part(record, frame)) this.writes.addDefinite(w);
     else if (type === NETWORK_EVENT_TYPE) {
       const destination = networkEvent(record);
       if (destination !== undefined) this.network.addEvent(destination, record);

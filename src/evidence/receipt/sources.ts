@@ -67,7 +67,8 @@ const NET_OPERATIONS: ReadonlySet<string> = new Set(['created', 'modified', 'del
 /**
  * The paths a reconcile pass corroborated (`extensions["dev.tally.reconcile"].corroborated` of its
  * summary, and of the records that hold what the summary's share did not): it saw them too, with
- * their net operation, so they are witnesses of its source like its own reports.
+ * their net operation, so they are witnesses of its source like its own reports. Which of those
+ * records count is reconcile-parts.ts's to say.
  */
 export function reconcileSummaryWitnesses(record: EventRecord, frame: WorkspaceFrame): WriteWitness[] {
   const extensions = record.event.extensions;

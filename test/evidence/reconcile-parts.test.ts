@@ -1,0 +1,199 @@
+/**
+ * The reconcile pass's `tally.reconcile.corroborated` parts: the receipt reads those of the attempt
+ * its summary names, and no other — a close that died between its parts and its summary left parts
+ * no summary claims. Parts and summaries that name no attempt (an earlier version's) are read as
+ * they always were. The verifier fails `workspace_reconciled` (`parts-mismatch`) for a summary whose
+ * parts the records do not hold as it counts them, and lists parts no summary claims. Oracles: the
+ * record shapes the close writes (docs/reconcile.md) and packages re-signed by the key holder.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type VerifyResult, verifyPackage } from '../../src/evidence/package/verify.js';
+import { composeReceipt } from '../../src/evidence/receipt/receipt.js';
+import type { EventRecord } from '../../src/evidence/record/record.js';
+import { type Fixture, makeFixture, runSession } from '../session/fixture.js';
+import { removeTempDir } from '../temp.js';
+import { asInput, forgePackage, packageRecords } from './forge.js';
+import { RecordList, ROOT_HEX } from './receipt-fixture.js';
+
+/** A reconcile record's body: `corroborated` of `paths` (created), and `extra`. */
+function body(paths: readonly string[], extra: Record<string, unknown>): Record<string, unknown> {
+  return { corroborated: paths.map((path) => ({ path, operation: 'created' })), ...extra };
+}
+
+function reconcileEvent(type: string, reconcile: Record<string, unknown>) {
+  return {
+    type,
+    session: { id: 'ssn_test' },
+    extensions: { 'dev.tally.reconcile': reconcile },
+  };
+}
+
+/** The hook reports a.txt, b.txt and c.txt created; then the pass's records, `passes`, in order. */
+function session(passes: ReadonlyArray<[string, Record<string, unknown>]>): EventRecord[] {
+  const list = new RecordList().start('/repo');
+  list.fileChanged(
+    ['a.txt', 'b.txt', 'c.txt'].map((path) => ({ path, operation: 'create', agentCaused: true })),
+  );
+  for (const [type, reconcile] of passes)
+    list.add(reconcileEvent(type, reconcile), { source: 'git-reconcile' });
+  return list.end().records;
+}
+
+/** Each row as [path, sources, seqs]. */
+function rows(records: EventRecord[]): Array<[string, string[], number[]]> {
+  return composeReceipt(records, ROOT_HEX).files_written.map((row) => [row.path, row.sources, row.seqs]);
+}
+
+const PART = 'tally.reconcile.corroborated';
+const SUMMARY = 'tally.reconcile.summary';
+
+describe('the receipt reads the parts its summary claims', () => {
+  it('a part of an attempt no summary names is no witness; the summary’s own attempt’s are', () => {
+    const records = session([
+      [PART, body(['a.txt'], { attempt: 'dead', part: 2, parts: 2 })],
+      [PART, body(['b.txt'], { attempt: 'live', part: 2, parts: 2 })],
+      [SUMMARY, body(['c.txt'], { attempt: 'live', corroborated_parts: 2, mode: 'git', reported: 0 })],
+    ]);
+    assert.deepEqual(rows(records), [
+      ['a.txt', ['hook'], [1]],
+      ['b.txt', ['git-reconcile', 'hook'], [1, 3]],
+      ['c.txt', ['git-reconcile', 'hook'], [1, 4]],
+    ]);
+  });
+
+  it('a part after the summary is none of its own, whatever attempt it names', () => {
+    const records = session([
+      [SUMMARY, body(['c.txt'], { attempt: 'live', mode: 'git', reported: 0 })],
+      [PART, body(['a.txt'], { attempt: 'live', part: 2, parts: 2 })],
+    ]);
+    assert.deepEqual(
+      rows(records).map(([path, sources]) => [path, sources]),
+      [
+        ['a.txt', ['hook']],
+        ['b.txt', ['hook']],
+        ['c.txt', ['git-reconcile', 'hook']],
+      ],
+    );
+  });
+
+  it('parts and a summary that name no attempt (an earlier version’s) are each read where they stand, as before', () => {
+    const records = session([
+      [PART, body(['a.txt'], { part: 2, parts: 2 })],
+      [PART, body(['b.txt'], { part: 2, parts: 2 })],
+      [SUMMARY, body(['c.txt'], { corroborated_parts: 2, mode: 'git', reported: 0 })],
+    ]);
+    assert.deepEqual(rows(records), [
+      ['a.txt', ['git-reconcile', 'hook'], [1, 2]],
+      ['b.txt', ['git-reconcile', 'hook'], [1, 3]],
+      ['c.txt', ['git-reconcile', 'hook'], [1, 4]],
+    ]);
+  });
+});
+
+describe('workspace_reconciled and the parts a summary counts (packages re-signed by the key holder)', () => {
+  let fx: Fixture;
+  let records: EventRecord[];
+
+  before(async () => {
+    fx = await makeFixture('tally-parts-');
+    records = packageRecords((await runSession(fx, [])).bytes);
+    assert.deepEqual(
+      records.map((r) => r.event.type),
+      ['session.start', SUMMARY, 'session.end'],
+    );
+  });
+  after(() => removeTempDir(fx.dir));
+
+  /** The genuine session with `parts` before its summary, whose body gets `summary` too. */
+  async function verifyWith(
+    parts: ReadonlyArray<Record<string, unknown>>,
+    summary: Record<string, unknown>,
+  ): Promise<VerifyResult> {
+    const [start, found, end] = records.map(asInput);
+    const reconcile = (found!.input.event.extensions as Record<string, Record<string, unknown>>)[
+      'dev.tally.reconcile'
+    ];
+    const event = (type: string, extra: Record<string, unknown>) => ({
+      ...found!.input.event,
+      id: `evt_${type}_${String(extra.part ?? '')}`,
+      type,
+      extensions: { 'dev.tally.reconcile': { ...reconcile, ...extra } },
+    });
+    const entries = [
+      start!,
+      ...parts.map((part) => ({
+        input: { source: 'git-reconcile', event: event(PART, body(['a.txt'], part)) },
+        time: found!.time,
+      })),
+      { ...found!, input: { ...found!.input, event: event(SUMMARY, summary) } },
+      end!,
+    ];
+    const bytes = await forgePackage(fx.dir, records[0]!.session, fx.signer, entries);
+    return verifyPackage(bytes, { trusted: [fx.signer.key.publicKey], now: new Date() });
+  }
+
+  function reconciled(result: VerifyResult) {
+    const check = result.checks.find((c) => c.check === 'workspace_reconciled')!;
+    return { ok: check.ok, code: check.code, detail: check.detail as Record<string, unknown> };
+  }
+
+  it('the parts the summary counts, each once: passes plainly', async () => {
+    const result = await verifyWith(
+      [
+        { attempt: 'x', part: 2, parts: 3 },
+        { attempt: 'x', part: 3, parts: 3 },
+      ],
+      {
+        attempt: 'x',
+        corroborated_parts: 3,
+      },
+    );
+    assert.equal(result.ok, true);
+    assert.equal(reconciled(result).code, 'ok');
+  });
+
+  it('a part the summary counts that is not there fails parts-mismatch', async () => {
+    const result = await verifyWith([{ attempt: 'x', part: 2, parts: 3 }], {
+      attempt: 'x',
+      corroborated_parts: 3,
+    });
+    const check = reconciled(result);
+    assert.deepEqual([check.ok, check.code], [false, 'parts-mismatch']);
+    assert.deepEqual([check.detail.expected, check.detail.count], [2, 1]);
+    assert.deepEqual(
+      result.checks.filter((c) => !c.ok).map((c) => c.check),
+      ['workspace_reconciled'],
+    );
+  });
+
+  it('a part named twice fails parts-mismatch', async () => {
+    const twice = { attempt: 'x', part: 2, parts: 2 };
+    const check = reconciled(await verifyWith([twice, twice], { attempt: 'x', corroborated_parts: 2 }));
+    assert.deepEqual([check.ok, check.code, check.detail.count], [false, 'parts-mismatch', 2]);
+  });
+
+  it('a summary that counts no part, with a part of its attempt before it, fails parts-mismatch', async () => {
+    const check = reconciled(await verifyWith([{ attempt: 'x', part: 2, parts: 2 }], { attempt: 'x' }));
+    assert.deepEqual([check.ok, check.code], [false, 'parts-mismatch']);
+  });
+
+  it('parts of an attempt that wrote no summary are listed, informational, and the package verifies', async () => {
+    const result = await verifyWith(
+      [
+        { attempt: 'dead', part: 2, parts: 2 },
+        { attempt: 'x', part: 2, parts: 2 },
+      ],
+      { attempt: 'x', corroborated_parts: 2 },
+    );
+    assert.equal(result.ok, true);
+    const check = reconciled(result);
+    assert.deepEqual([check.code, check.detail.unclaimed_parts], ['info', { seqs: [1], count: 1 }]);
+  });
+
+  it('parts and a summary that name no attempt verify as they did', async () => {
+    const result = await verifyWith([{ part: 2, parts: 2 }], { corroborated_parts: 2 });
+    assert.equal(result.ok, true);
+    assert.equal(reconciled(result).code, 'ok');
+  });
+});
