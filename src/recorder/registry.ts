@@ -4,6 +4,7 @@
  * already seen, else the session open for its project (the repository of its cwd), else a session
  * opened for it on the spot. Two agents in two repositories get two sessions; nothing mixes them.
  */
+import { dirname } from 'node:path';
 import type { Logger } from '../ahp/transports/options.js';
 import type { BoundaryDecision, Recorded } from '../boundary/boundary.js';
 import type { ChainHead } from '../evidence/record/chain.js';
@@ -18,7 +19,7 @@ import {
   openSession,
   startSession,
 } from '../session/lifecycle.js';
-import { type Places, places, sessionRootForAsync } from '../session/paths.js';
+import { findProjectDir, type Places, places, sessionRootForAsync } from '../session/paths.js';
 import { currentSession, readSessionInfo, SessionError, type SessionInfo } from '../session/store.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import type { SessionWiring } from '../session/wiring.js';
@@ -172,9 +173,19 @@ export class SessionRegistry {
     });
   }
 
-  /** The state folder of the project `cwd` is in (where its sessions are). */
-  stateOf(cwd: string): string {
-    return places(cwd, this.env).state;
+  /**
+   * The state folders a session holding an event of `cwd` may be in: the project's `cwd` is in, each
+   * project enclosing it (a harness session's events follow its session there), and TALLY_HOME's.
+   */
+  statesOf(cwd: string): string[] {
+    const states: string[] = [];
+    for (let found = findProjectDir(cwd, this.env); found !== null; ) {
+      states.push(found);
+      const above = dirname(dirname(found));
+      found = above === dirname(found) ? null : findProjectDir(above, this.env);
+    }
+    states.push(places(cwd, this.env).home);
+    return states;
   }
 
   /**
@@ -182,9 +193,10 @@ export class SessionRegistry {
    * closes it): what recording its end would have done, for an end already recorded by a recorder
    * that stopped before it sealed. A session whose log goes on is held, as an event in it would.
    */
-  async finishEnded(cwd: string, id: string): Promise<void> {
+  async finishEnded(cwd: string, state: string, id: string): Promise<void> {
     if (this.held.has(id)) return;
-    const where = places(cwd, this.env);
+    const home = places(cwd, this.env).home;
+    const where: Places = { home, project: state === home ? null : state, state };
     const info = readSessionInfo(where.state, id);
     if (info.state !== 'open') return;
     const resumed = await this.resume(where, info);

@@ -1,7 +1,8 @@
 /**
  * Ingesting the spool when the recorder starts: every payload a shim could not deliver is
  * translated and recorded as observed (the agent already had its answer: the one its failure
- * policy gave), in its session, once — an id already in the session's log is skipped.
+ * policy gave), in its session, once — an id already recorded is skipped (spool-seen.ts says where
+ * it is looked for).
  */
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -9,11 +10,10 @@ import type { Logger } from '../ahp/transports/options.js';
 import { adapterOf } from '../capture/adapters.js';
 import { GitError } from '../core/git.js';
 import { appendRegularFileSync, RegularFileError, readRegularFileSync } from '../core/regular-file.js';
-import { readLogLines } from '../evidence/log/reader.js';
-import { logPath, readSessionInfo } from '../session/store.js';
 import type { RecorderPaths } from './config.js';
 import type { SessionRegistry } from './registry.js';
 import { LEFT_OVER, SHIM_ANSWERER, SHIM_DENIAL, type SpoolEntry } from './spool-file.js';
+import { SpoolSeen } from './spool-seen.js';
 
 /**
  * The one answer a spooled payload may carry: the shim's fail-closed denial. The spool sits in
@@ -24,58 +24,6 @@ function shimAnswer(answered: SpoolEntry['answered']): SpoolEntry['answered'] {
   return answered?.decision === 'deny' && answered.by === SHIM_ANSWERER
     ? { decision: 'deny', by: SHIM_ANSWERER, reason: SHIM_DENIAL }
     : undefined;
-}
-
-/** The event ids in a session's log (read once an ingest, when a spooled line may be in it). */
-async function loadIds(state: string, id: string, into: Set<string>): Promise<Set<string>> {
-  for await (const { line, torn } of readLogLines(logPath(state, id))) {
-    if (torn) continue;
-    try {
-      const envelope = JSON.parse(line.toString('utf8')) as { payload: string };
-      const record = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')) as {
-        event: { id: string };
-      };
-      into.add(record.event.id);
-    } catch {
-      // A bad line is the verifier's to report; here it only cannot be a duplicate.
-    }
-  }
-  return into;
-}
-
-/**
- * How far a session's start or seal may lie from a spooled line's `received_at` (when the shim wrote
- * it) and still be one it was recorded in: a session opened by the line itself starts after it was
- * sent, a session id holds its start to the second, and the shim waits up to a minute for an
- * answer before it spools. An event id is random, so a session looked at in vain costs only its
- * read: the slack is generous.
- */
-const SPOOL_SLACK_MS = 10 * 60_000;
-
-const SESSION_STAMP = /^ses_(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z_[0-9a-f]+$/;
-
-/**
- * The sessions of a project that were open when a line was spooled: started by then (by its id's
- * stamp) and not sealed before. A recorder killed after it recorded the line and before it answered
- * recorded it in one of them; the shim, without an answer, spooled it all the same.
- */
-function sessionsOpenAt(state: string, at: number): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(join(state, 'sessions'));
-  } catch {
-    return [];
-  }
-  return names.filter((name) => {
-    if (!SESSION_STAMP.test(name)) return false;
-    if (Date.parse(name.replace(SESSION_STAMP, '$1-$2-$3T$4:$5:$6Z')) > at + SPOOL_SLACK_MS) return false;
-    try {
-      const info = readSessionInfo(state, name);
-      return info.state === 'open' || Date.parse(info.closed_at ?? '') >= at - SPOOL_SLACK_MS;
-    } catch {
-      return false;
-    }
-  });
 }
 
 /** The most one spool file may hold (each payload is at most the recorder's 16 MiB body limit). */
@@ -103,31 +51,7 @@ export async function ingestSpool(
 ): Promise<number> {
   if (!existsSync(paths.spool)) return 0;
   let ingested = 0;
-  // Event ids of the sessions read this ingest, by state folder and session (a held one's are its own).
-  const loaded = new Map<string, Set<string>>();
-  const recordedIn = async (cwd: string, entry: SpoolEntry): Promise<string | undefined> => {
-    const at = Date.parse(entry.received_at);
-    if (Number.isNaN(at)) return undefined;
-    const state = registry.stateOf(cwd);
-    for (const id of sessionsOpenAt(state, at)) {
-      const key = `${state}\0${id}`;
-      let ids = loaded.get(key);
-      if (ids === undefined) {
-        ids = registry.get(id)?.seen ?? new Set();
-        loaded.set(key, ids);
-        // A log that cannot be read (a FIFO or an overlong line the agent put there) holds no line
-        // back: only the ids read before the fault are counted.
-        await loadIds(state, id, ids).catch((error: Error) =>
-          logger(
-            'warn',
-            `spool ${entry.channel}: the log of session ${id} could not be read: ${error.message}`,
-          ),
-        );
-      }
-      if (ids.has(entry.id)) return id;
-    }
-    return undefined;
-  };
+  const seen = new SpoolSeen(logger);
   // Repositories whose git did not answer in time: their other lines are kept without a wait each.
   const stalled = new Map<string, string>();
   const files = readdirSync(paths.spool);
@@ -188,10 +112,16 @@ export async function ingestSpool(
           throw new Error(`not tried, git in ${repository} did not answer for an earlier line (${stall})`);
         // Recorded already, by a recorder that stopped before it answered: not recorded again, in a
         // new session, after the one it is in was sealed; a session whose log it ended is sealed.
-        const earlier = captured.cwd === undefined ? undefined : await recordedIn(captured.cwd, entry);
+        const cwd = captured.cwd;
+        const earlier =
+          cwd === undefined
+            ? undefined
+            : await seen.find(registry.statesOf(cwd), entry.id, Date.parse(entry.received_at), left, (id) =>
+                registry.get(id),
+              );
         if (earlier !== undefined) {
-          logger('info', `spool ${name}: ${entry.id} is already recorded in session ${earlier}`);
-          await registry.finishEnded(captured.cwd!, earlier);
+          logger('info', `spool ${name}: ${entry.id} is already recorded in session ${earlier.session}`);
+          await registry.finishEnded(cwd!, earlier.state, earlier.session);
           continue;
         }
         const held = await registry.forEvent(captured, {
@@ -200,14 +130,7 @@ export async function ingestSpool(
             ? { agent: entry.agent }
             : {}),
         });
-        const key = `${held.where.state}\0${held.id}`;
-        const read = loaded.get(key);
-        if (read !== held.seen) {
-          if (read === undefined) await loadIds(held.where.state, held.id, held.seen);
-          else for (const id of read) held.seen.add(id);
-          loaded.set(key, held.seen);
-        }
-        if (held.seen.has(entry.id)) continue;
+        if ((await seen.hold(held)).has(entry.id)) continue;
         const agent = registry.attribution(held, captured.agent, entry.channel);
         const answered = shimAnswer(entry.answered);
         if (entry.answered !== undefined && answered === undefined)

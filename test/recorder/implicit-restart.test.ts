@@ -8,11 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
 import { packageRecords } from '../evidence/forge.js';
+import { git } from '../session/fixture.js';
 import { bashCall, claudeHook, postRaw, startThroughRecorder } from './post-raw.js';
 import { readyRecorder } from './recorder-process.js';
 
@@ -205,18 +206,45 @@ describe('a log that ends with session.end but was never sealed', () => {
 });
 
 describe('an event recorded by a recorder that stopped before it answered, then spooled by its shim', () => {
-  /** The shim's hook of harness session `ha` under a fixed event id: delivered, or spooled when no recorder runs. */
-  const shim = (p: Project, id: string, event: string, fields: Record<string, unknown>) =>
+  /**
+   * The shim's hook of harness session `ha` under a fixed event id, from `cwd` (the project's top
+   * unless named): delivered, or spooled when no recorder runs.
+   */
+  const shim = (p: Project, id: string, event: string, fields: Record<string, unknown>, cwd = p.root) =>
     runTally(['hook', 'claude-code', '--event-id', id], {
-      cwd: p.root,
+      cwd,
       env: p.env,
-      stdin: claudeHook(p, 'ha', event, fields),
+      stdin: JSON.stringify({ ...JSON.parse(claudeHook(p, 'ha', event, fields)), cwd }),
     });
 
-  const sessions = (p: Project) =>
-    readdirSync(join(p.root, '.tally', 'sessions'))
+  const sessions = (p: Project, root = p.root) =>
+    readdirSync(join(root, '.tally', 'sessions'))
       .filter((name) => name.startsWith('ses_'))
       .sort();
+
+  /** How many times event `id` is recorded, over every session's log of the project at `root`. */
+  const recordedTimes = (p: Project, id: string, root = p.root) =>
+    sessions(p, root)
+      .flatMap((session) =>
+        readFileSync(join(root, '.tally', 'sessions', session, 'events.log'), 'utf8').split('\n'),
+      )
+      .filter((line) => line.replace(/\0/g, '').trim() !== '')
+      .filter(
+        (line) => JSON.parse(Buffer.from(JSON.parse(line).payload, 'base64').toString()).event.id === id,
+      ).length;
+
+  /** Every spooled line's `received_at` put `ms` back: as if the recorder had been down that long. */
+  const ageSpool = (p: Project, ms: number) => {
+    const file = join(p.home, 'spool', 'claude-code.jsonl');
+    const at = new Date(Date.now() - ms).toISOString();
+    const lines = readFileSync(file, 'utf8').split('\n');
+    writeFileSync(
+      file,
+      lines
+        .map((l) => (l.trim() === '' ? l : JSON.stringify({ ...JSON.parse(l), received_at: at })))
+        .join('\n'),
+    );
+  };
 
   /** The package's records whose event id is `id`. */
   const recordsOf = (p: Project, session: string, id: string) =>
@@ -273,5 +301,59 @@ describe('an event recorded by a recorder that stopped before it answered, then 
       [0, 1],
     );
     await stop(p, next);
+  });
+
+  it('from a file an ingest left aside, spooled an hour before: what that ingest recorded is not recorded again', async () => {
+    const p = await project('tally-spooled-aside-');
+    assert.match((await shim(p, 'evt_aside_1', 'PreToolUse', bashCall('call-aside'))).stderr, /spooled/);
+    assert.match((await shim(p, 'evt_aside_2', 'SessionEnd', { reason: 'other' })).stderr, /spooled/);
+    ageSpool(p, 60 * 60_000);
+    // A shim killed while it wrote its line left it without its end: the ingest records the lines
+    // before it and leaves the file aside, whole, for the next start.
+    appendFileSync(join(p.home, 'spool', 'claude-code.jsonl'), '{"id":"evt_cut","received_at":"');
+    const first = await readyRecorder(p);
+    await stop(p, first);
+    assert.ok(readdirSync(join(p.home, 'spool')).some((f) => f.includes('.ingesting-')));
+    const opened = sessions(p);
+    assert.deepEqual([opened.length, info(p, opened[0]!).state], [1, 'closed']);
+
+    const next = await readyRecorder(p);
+    await stop(p, next);
+    assert.deepEqual(
+      [sessions(p), recordedTimes(p, 'evt_aside_1'), recordedTimes(p, 'evt_aside_2')],
+      [opened, 1, 1],
+    );
+  });
+
+  it('recorded in the session of an enclosing project its harness session went on in: not recorded again in its own', async () => {
+    const p = await project('tally-spooled-enclosing-');
+    // A repository of its own, with a project of its own.
+    const inner = join(p.root, 'sub', 'b');
+    mkdirSync(inner, { recursive: true });
+    writeFileSync(join(inner, 'b.txt'), 'b\n');
+    git(inner, 'init', '-q');
+    git(inner, 'add', '.');
+    git(inner, 'commit', '-qm', 'b');
+    assert.equal((await p.tally(['init'], { cwd: inner })).code, 0);
+    const first = await readyRecorder(p);
+    const opening = await shim(p, 'evt_outer_0', 'PreToolUse', bashCall('call-0'));
+    assert.doesNotMatch(opening.stderr, /spooled/);
+    // Harness session ha goes on in the inner project: its events join ha's session, the outer one.
+    const live = await shim(p, 'evt_inner_1', 'PreToolUse', bashCall('call-1'), inner);
+    assert.doesNotMatch(live.stderr, /spooled/);
+    await stop(p, first);
+    assert.match((await shim(p, 'evt_inner_1', 'PreToolUse', bashCall('call-1'), inner)).stderr, /spooled/);
+
+    const next = await readyRecorder(p);
+    await stop(p, next);
+    // The line was ingested (none is left for a next start), and into no session.
+    assert.deepEqual(readdirSync(join(p.home, 'spool')), []);
+    assert.deepEqual(
+      [
+        recordedTimes(p, 'evt_inner_1'),
+        existsSync(join(inner, '.tally', 'sessions')) ? sessions(p, inner) : [],
+      ],
+      [1, []],
+    );
   });
 });
