@@ -458,3 +458,85 @@ describe("git's own folders, bounded", () => {
     assert.deepEqual([reconciled?.ok, reconciled?.code], [false, 'baseline-cut']);
   });
 });
+
+describe('the hooks folder git runs, wherever core.hooksPath puts it', () => {
+  /** A hook that leaves `ran` behind when git runs it. */
+  const hook = (ran: string) => `#!/bin/sh\ntouch '${ran}'\n`;
+
+  /**
+   * git runs the planted pre-commit (the oracle), and the receipt has it as a row of the folder
+   * core.hooksPath names, where it lies; the common directory's hooks are no rows.
+   */
+  function assertRan(p: Project, rows: string[][], pkg: Buffer, location: string): void {
+    const ran = join(p.dir, 'ran');
+    git(p.root, 'hook', 'run', 'pre-commit');
+    assert.ok(existsSync(ran), 'git ran the planted hook');
+    assert.deepEqual(
+      rows.filter(([path]) => path!.startsWith('.git/hooks')),
+      [['.git/hooks-path/pre-commit', 'created']],
+    );
+    assert.equal(locationOf(pkg, '.git/hooks-path/pre-commit'), location);
+  }
+
+  it('a folder outside the tree, set before the session: a hook planted there is a row', async () => {
+    const p = makeProject('tally-hooks-path-outside-');
+    const hooks = join(p.dir, 'shared-hooks');
+    mkdirSync(hooks);
+    git(p.root, 'config', 'core.hooksPath', hooks);
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(join(hooks, 'pre-commit'), hook(join(p.dir, 'ran')), { mode: 0o755 });
+    });
+    assertRan(p, rows, pkg, join(hooks, 'pre-commit'));
+  });
+
+  it('a folder in .git beside hooks/, named relative to the tree', async () => {
+    const p = makeProject('tally-hooks-path-dotgit-');
+    mkdirSync(join(p.root, '.git', 'myhooks'));
+    git(p.root, 'config', 'core.hooksPath', '.git/myhooks');
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(join(p.root, '.git', 'myhooks', 'pre-commit'), hook(join(p.dir, 'ran')), { mode: 0o755 });
+    });
+    assertRan(p, rows, pkg, join(p.root, '.git', 'myhooks', 'pre-commit'));
+  });
+
+  it('a folder of the tree its own .gitignore hides (husky)', async () => {
+    const p = makeProject('tally-hooks-path-husky-');
+    mkdirSync(join(p.root, '.husky', '_'), { recursive: true });
+    writeFileSync(join(p.root, '.husky', '_', '.gitignore'), '*\n');
+    git(p.root, 'config', 'core.hooksPath', '.husky/_');
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(join(p.root, '.husky', '_', 'pre-commit'), hook(join(p.dir, 'ran')), { mode: 0o755 });
+    });
+    assertRan(p, rows, pkg, join(p.root, '.husky', '_', 'pre-commit'));
+  });
+
+  it('moved during the session by a file the config includes: the hooks git runs now are rows', async () => {
+    const p = makeProject('tally-hooks-path-include-');
+    writeFileSync(join(p.root, '.git', 'extra.cfg'), '[user]\n\tname = x\n');
+    git(p.root, 'config', 'include.path', 'extra.cfg');
+    const evil = join(p.dir, 'evil');
+    mkdirSync(evil);
+    writeFileSync(join(evil, 'pre-commit'), hook(join(p.dir, 'ran')), { mode: 0o755 });
+    const { rows, pkg } = await session(p, p.root, () => {
+      appendFileSync(join(p.root, '.git', 'extra.cfg'), `[core]\n\thooksPath = ${evil}\n`);
+    });
+    assertRan(p, rows, pkg, join(evil, 'pre-commit'));
+  });
+
+  it('named with a line end in it, which git prints as it is: the folder cannot be told, and the pass fails', async () => {
+    const p = makeProject('tally-hooks-path-line-end-');
+    const hooks = join(p.dir, 'a\nb');
+    mkdirSync(hooks);
+    git(p.root, 'config', 'core.hooksPath', hooks);
+    assert.equal((await p.tally(['init'])).code, 0);
+    assert.equal((await p.tally(['session', 'start', '--json'])).code, 0);
+    writeFileSync(join(hooks, 'pre-commit'), hook(join(p.dir, 'ran')), { mode: 0o755 });
+    const closed = await p.tally(['session', 'close', '--json']);
+    assert.equal(closed.code, 0, closed.stderr);
+    const verified = await p.tally(['verify', String(jsonOut(closed).package), '--json']);
+    const checks = jsonOut(verified).checks as { check: string; ok: boolean; code: string }[];
+    const reconciled = checks.find((c) => c.check === 'workspace_reconciled');
+    assert.deepEqual([reconciled?.ok, reconciled?.code], [false, 'unreadable']);
+    assert.match(JSON.stringify(reconciled), /hooks-path-unread.*"\.git\/hooks-path"/);
+  });
+});

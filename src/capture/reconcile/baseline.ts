@@ -19,6 +19,7 @@ import {
   identifyGitState,
   repositoriesAtStart,
 } from './git-state.js';
+import { locateHooks } from './hooks-path.js';
 import { listProject, type ProjectTree } from './listing.js';
 import { compareRaw, pathOut, writtenByTally } from './paths.js';
 import { type StatSnapshot, statJson, takeStatSnapshot } from './stat.js';
@@ -246,6 +247,7 @@ async function gitBaseline(
     }
     repositories.push(repository);
   }
+  await locateHooks(root, repositories, deadline);
   for (const raw of gitStatePaths(root, repositories).paths) {
     const out = pathOut(raw);
     if (out.path_b64 !== undefined) continue;

@@ -49,6 +49,12 @@ export interface GitRepository {
   marker: string;
   dirs: Places;
   at: Places;
+  /**
+   * The folder git runs its hooks from, as git says this pass (hooks-path.ts), when it is not
+   * `hooks` in the common directory (`core.hooksPath`): watched as `<marker>/hooks-path`, beside
+   * the common directory's `hooks`, which git runs again once the setting goes.
+   */
+  hooks?: string;
 }
 
 /** The files git reads from the git directory itself, not from the common one. */
@@ -71,7 +77,7 @@ class OutOfEntries extends Error {}
 /** The own files of one repository, beside its hooks and info: git reads each as a whole. */
 const STATE_FILES = ['config', 'config.worktree', 'commondir'];
 
-function worktreeOf(root: string, marker: string): string {
+export function worktreeOf(root: string, marker: string): string {
   const folder = marker.slice(0, -'/.git'.length);
   return folder === '' ? root : nativePath(root, folder).toString('utf8');
 }
@@ -244,8 +250,14 @@ function under(place: string, rel: string): Buffer {
 function placeOf(root: string, repository: GitRepository, raw: string): Buffer {
   if (raw === repository.marker) return nativePath(root, raw);
   const rel = raw.slice(repository.marker.length + 1);
+  if (rel === HOOKS_PATH || rel.startsWith(`${HOOKS_PATH}/`))
+    // No such folder this pass: a hook the start found there is one git no longer runs (absent).
+    return under(repository.hooks ?? '/dev/null', rel.slice(HOOKS_PATH.length + 1) || '.');
   return under(OWN_FILES.has(rel) ? repository.at.dir : repository.at.common, rel);
 }
+
+/** The name under a repository's marker of the folder `core.hooksPath` names (hooks-path.ts). */
+export const HOOKS_PATH = 'hooks-path';
 
 /**
  * Watched raw paths of `repositories` that are there now, in byte order, and the folders among them
@@ -309,6 +321,7 @@ export function gitStatePaths(
     for (const name of STATE_FILES)
       if (fileOrLink(placeOf(root, repository, `${marker}/${name}`))) paths.push(`${marker}/${name}`);
     folder(at.common, 'hooks', `${marker}/hooks`);
+    if (repository.hooks !== undefined) folder(repository.hooks, '.', `${marker}/${HOOKS_PATH}`);
     folder(at.common, 'info', `${marker}/info`);
   }
   return { paths: paths.sort(compareRaw), unreadable };

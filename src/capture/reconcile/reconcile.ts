@@ -26,6 +26,7 @@ import {
   repositoriesAtClose,
   repositoryOfPath,
 } from './git-state.js';
+import { locateHooks } from './hooks-path.js';
 import { listProject } from './listing.js';
 import { compareRaw, rawOfText, rawPath, writtenByTally } from './paths.js';
 import { type StatSnapshot, sameStat, statOf } from './stat.js';
@@ -194,13 +195,14 @@ async function diffGit(
   // git's own config, hooks and info files, where the start found them: always compared (a few
   // files each, not counted in the limit).
   const repositories = repositoriesAtClose(root, baseline.git_dirs);
+  const untold = await locateHooks(root, repositories, deadline);
   const state = gitStatePaths(root, repositories);
   const recorded = [...dirty.keys()].filter(
     (raw) => isGitState(raw) && repositoryOfPath(repositories, raw) !== undefined,
   );
   const watched = new Set([...state.paths, ...recorded]);
   const looked = [...recent, ...changed.slice(0, limit), ...watched].sort(compareRaw);
-  const unreadable: Unreadable[] = [...tree.unreadable, ...state.unreadable];
+  const unreadable: Unreadable[] = [...tree.unreadable, ...state.unreadable, ...untold];
   // Before the contents are read: past the deadline a file is left unread, but git is stopped.
   const end = await headOf(root, deadline);
   const differing: Differing[] = [];
