@@ -3,9 +3,9 @@
  * start. Every net change no other channel reported becomes a `file.changed` record of the
  * reconcile source; one `tally.reconcile.summary` record lists the paths it corroborated (seen by
  * another channel too) with their net operation, and what a limit left out. Corroborated paths
- * past the summary's share of its record go in `tally.reconcile.corroborated` records before it,
- * each naming the attempt the summary names: a close that dies between them leaves parts no
- * summary claims, and the receipt reads none of them.
+ * past the summary's share of its record go in `tally.reconcile.corroborated` records before it.
+ * The reports and the parts each name the attempt the summary names: a close that dies before its
+ * summary leaves records no summary claims, and neither the receipt nor a later pass reads them.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -147,7 +147,9 @@ export function recordedBaseline(start: EventRecord): { root: string; baseline: 
 /**
  * One pass over the records: the start record, whether a pass already ran, and what the records
  * already say was written (paths, rename sources included) — composed by the receipt itself, so
- * "seen" means what the receipt would show.
+ * "seen" means what the receipt would show. A pass that ran before and died before its summary
+ * is not among what was seen: the receipt holds its records for a summary that never comes, so
+ * what it reported is reported again, by this pass, if it is still changed.
  */
 async function readLog(
   records: AsyncIterable<EventRecord> | Iterable<EventRecord>,
@@ -217,6 +219,8 @@ export async function reconcileSession(options: {
   const recorded = start === undefined ? null : recordedBaseline(start);
   if (recorded === null) return null;
   const { root, baseline } = recorded;
+  // Named before the first record: every report and part of this pass, and its summary, name it.
+  const attempt = randomBytes(8).toString('hex');
   const mode = baseline.tree === undefined ? 'git' : 'tree';
   const source = RECONCILE_SOURCE;
   const summary: Record<string, unknown> = { mode };
@@ -250,14 +254,14 @@ export async function reconcileSession(options: {
       corroborated.push(entry);
       continue;
     }
-    await boundary.note({
-      source,
-      event: fileChangedEvent(change, {
-        session: options.session,
-        time: options.now().toISOString(),
-        source: RECONCILE_URI,
-      }),
+    const event = fileChangedEvent(change, {
+      session: options.session,
+      time: options.now().toISOString(),
+      source: RECONCILE_URI,
     });
+    // A report is held, like a part, until the summary of its attempt claims it.
+    (event.extensions as Record<string, unknown>)['dev.tally.reconcile'] = { attempt };
+    await boundary.note({ source, event });
     reported++;
   }
   // git's own files the start could not record: a change to one of them may not be seen.
@@ -270,9 +274,7 @@ export async function reconcileSession(options: {
     if (diff.commit !== undefined) summary.commit = diff.commit;
   }
   summary.reported = reported;
-  // What the summary's share does not hold goes first, in records of their own. They and the
-  // summary name this attempt: parts a close that died before its summary left are another's.
-  const attempt = randomBytes(8).toString('hex');
+  // What the summary's share does not hold goes first, in records of their own.
   const [first = [], ...rest] = inShares(corroborated);
   const passRecord = (type: string, body: Record<string, unknown>) =>
     boundary.note({

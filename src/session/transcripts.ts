@@ -68,11 +68,14 @@ export function rememberTranscript(state: string, id: string, entry: TranscriptE
 }
 
 /**
- * Call ids already recorded (and those with their end recorded), the session's cwd, and whether
- * this pass already ran.
+ * Call ids already recorded (and those with their end recorded), those a channel recorded, the
+ * session's cwd, and whether this pass already ran. A pass that has not run may still have written
+ * records, if a close died before its summary: each stays true of the transcript (a use is
+ * recorded once, by its call id), but it is the transcript's word, not a channel's.
  */
 async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecord>) {
   const calls = new Set<string>();
+  const byChannel = new Set<string>();
   const ended = new Set<string>();
   const denied = new Set<string>();
   let done = false;
@@ -86,6 +89,7 @@ async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecor
     const call = record.event.call;
     if (isJsonObject(call) && typeof call.id === 'string') {
       calls.add(call.id);
+      if (record.source !== TRANSCRIPT_SOURCE) byChannel.add(call.id);
       if (record.event.type === 'tool.after') ended.add(call.id);
       if (record.decision?.decision === 'deny') denied.add(call.id);
     }
@@ -97,7 +101,7 @@ async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecor
     if (record.source === 'hook' && record.agent?.parent !== undefined && instance !== undefined)
       if (!subagents.has(instance)) subagents.set(instance, record.agent);
   }
-  return { calls, ended, denied, done, cwd, agent, subagents };
+  return { calls, byChannel, ended, denied, done, cwd, agent, subagents };
 }
 
 export async function reconcileTranscripts(options: {
@@ -124,7 +128,8 @@ export async function reconcileTranscripts(options: {
       // A call the boundary denied did not run: the log already says all there is.
       if (log.ended.has(use.id) || log.denied.has(use.id)) continue;
       if (log.calls.has(use.id) && use.result === undefined) continue;
-      const only = !log.calls.has(use.id);
+      // A use a dead attempt of this pass began is still seen only in the transcript.
+      const only = !log.byChannel.has(use.id);
       const agent: AgentAttribution | undefined =
         use.agentId !== undefined
           ? (log.subagents.get(use.agentId) ?? {

@@ -183,6 +183,34 @@ export async function runSession(
   };
 }
 
+/** Closes the session and reads its package. */
+export async function closePackage(fx: Fixture, id: string): Promise<Buffer> {
+  const closed = await closeSession({
+    state: fx.state,
+    session: readSessionInfo(fx.state, id),
+    signer: fx.signer,
+  });
+  return readFileSync(closed.packagePath);
+}
+
+/**
+ * A close killed once its first record is durable, before anything after it: the boundary tells
+ * `onRecorded` of a record once it is durable, and a throw there stops the close as a kill would.
+ */
+export async function killedClose(fx: Fixture, id: string): Promise<void> {
+  await assert.rejects(
+    closeSession({
+      state: fx.state,
+      session: readSessionInfo(fx.state, id),
+      signer: fx.signer,
+      onRecorded: () => {
+        throw new Error('killed after its first record');
+      },
+    }),
+    /killed after its first record/,
+  );
+}
+
 /** Splits package bytes into its lines (without the final newline). */
 export function packageLines(bytes: Buffer): Buffer[] {
   const out: Buffer[] = [];

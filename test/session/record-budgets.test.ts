@@ -24,8 +24,10 @@ import { closeSession, recordEvent, startSession } from '../../src/session/lifec
 import { readSessionInfo } from '../../src/session/store.js';
 import { removeTempDir } from '../temp.js';
 import {
+  closePackage,
   type Fixture,
   git,
+  killedClose,
   makeFixture,
   packageLines,
   packageReceipt,
@@ -77,15 +79,6 @@ async function corroboratedSession(fx: Fixture): Promise<{ id: string; paths: st
   return { id: info.id, paths };
 }
 
-async function close(fx: Fixture, id: string): Promise<Buffer> {
-  const closed = await closeSession({
-    state: fx.state,
-    session: readSessionInfo(fx.state, id),
-    signer: fx.signer,
-  });
-  return readFileSync(closed.packagePath);
-}
-
 async function checks(
   fx: Fixture,
   pkg: Buffer,
@@ -112,7 +105,7 @@ describe('records of a tree of long names', () => {
       // One recorded at the start, and the last one, past the share: both changed in the session.
       writeFileSync(join(fx.root, paths[0]!), 'changed\n');
       writeFileSync(join(fx.root, paths.at(-1)!), 'changed\n');
-      const pkg = await close(fx, info.id);
+      const pkg = await closePackage(fx, info.id);
       const lines = packageLines(pkg);
       assert.ok(Math.max(...lines.map((l) => l.length)) <= MAX_LINE_BYTES);
       const records = packageRecords(fx, pkg);
@@ -158,7 +151,7 @@ describe('records of a tree of long names', () => {
       const { info } = await startSession({ state: fx.state, root: r, signer: fx.signer });
       git(r, 'checkout', '--', 'zz-tracked.txt');
       rmSync(join(r, '.git/hooks/pre-commit'));
-      const pkg = await close(fx, info.id);
+      const pkg = await closePackage(fx, info.id);
       const records = packageRecords(fx, pkg);
       const start = records.find((rec) => rec.event.type === 'session.start')!;
       const baseline = (start.event.extensions as Record<string, Record<string, Record<string, unknown>>>)[
@@ -186,7 +179,7 @@ describe('records of a tree of long names', () => {
     const fx = await makeFixture('tally-budget-corroborated-');
     try {
       const { id, paths } = await corroboratedSession(fx);
-      const pkg = await close(fx, id);
+      const pkg = await closePackage(fx, id);
       const records = packageRecords(fx, pkg);
       const parts = records.filter((r) => r.event.type === 'tally.reconcile.corroborated');
       const summary = reconcileOf(records.find((r) => r.event.type === 'tally.reconcile.summary')!);
@@ -214,24 +207,12 @@ describe('records of a tree of long names', () => {
     const fx = await makeFixture('tally-budget-attempts-');
     try {
       const { id, paths } = await corroboratedSession(fx);
-      // The first close dies once its first record, a part, is durable, before its summary: the
-      // boundary tells onRecorded of a record once it is durable, and a throw there stops the
-      // close as a kill would, with nothing written after it.
-      await assert.rejects(
-        closeSession({
-          state: fx.state,
-          session: readSessionInfo(fx.state, id),
-          signer: fx.signer,
-          onRecorded: () => {
-            throw new Error('killed after the part');
-          },
-        }),
-        /killed after the part/,
-      );
+      // The first close dies once its first record, a part, is durable, before its summary.
+      await killedClose(fx, id);
       // The last file, listed in that part, is gone when the close runs again.
       const gone = paths.at(-1)!;
       rmSync(join(fx.root, gone));
-      const pkg = await close(fx, id);
+      const pkg = await closePackage(fx, id);
       const records = packageRecords(fx, pkg);
       const [stale, part, ...more] = records.filter((r) => r.event.type === 'tally.reconcile.corroborated');
       const summaryRecord = records.find((r) => r.event.type === 'tally.reconcile.summary')!;
@@ -314,7 +295,7 @@ describe('records of a tree of long names', () => {
       // 7,000 names (25 MB of rows, not made) fill the share; the file made last in byte order is past it.
       writeFileSync(join(fx.root, 'zz.txt'), 'made by the agent\n');
       await reportCreated(fx, info.id, [...longPaths(7000), 'zz.txt']);
-      const pkg = await close(fx, info.id);
+      const pkg = await closePackage(fx, info.id);
       assert.ok((packageReceipt(pkg).files_written_omitted?.count ?? 0) > 0);
       const records = packageRecords(fx, pkg);
       const summary = reconcileOf(records.find((r) => r.event.type === 'tally.reconcile.summary')!);
@@ -355,7 +336,7 @@ describe('records of a tree of long names', () => {
         }),
         (error: unknown) => error instanceof BoundaryError && /written only by the close/.test(error.message),
       );
-      const pkg = await close(fx, info.id);
+      const pkg = await closePackage(fx, info.id);
       assert.equal(
         packageRecords(fx, pkg).filter((r) => r.event.type === 'tally.reconcile.corroborated').length,
         0,
@@ -384,7 +365,7 @@ describe('a receipt past what its seal line holds', () => {
           event,
         });
       }
-      const pkg = await close(fx, info.id);
+      const pkg = await closePackage(fx, info.id);
       const receipt = packageReceipt(pkg);
       assert.deepEqual(receipt.sections_omitted, ['unknown']);
       assert.deepEqual(receipt.unknown, { types: [], fields: [] });

@@ -8,6 +8,7 @@ import { ReceiptComposer } from '../receipt/receipt.js';
 import {
   isCloseOnlyType,
   isCloseRecord,
+  isPassReport,
   RECONCILE_CORROBORATED_TYPE,
   RECONCILE_SUMMARY_TYPE,
   TRANSCRIPT_SOURCE,
@@ -71,7 +72,7 @@ export class SessionFacts {
   since: Record<string, unknown> | null = null;
   /** The first `tally.reconcile.summary`: its seq and what it says of the pass. */
   reconcile: { seq: number; summary: Record<string, unknown> } | null = null;
-  /** The reconcile pass's parts: which the summary claims, which no summary does. */
+  /** The reconcile pass's parts and reports: which the summary claims, which no summary does. */
   readonly parts = new PassParts();
   /** The first summary only a close writes recorded under another source: a channel wrote it. */
   foreignSummary: { seq: number; type: string; source: string } | null = null;
@@ -120,6 +121,7 @@ export class SessionFacts {
     if (isCloseOnlyType(event.type) && !isCloseRecord(record, event.type))
       this.foreignSummary ??= { seq: record.seq, type: event.type, source: record.source };
     if (isCloseRecord(record, RECONCILE_CORROBORATED_TYPE)) this.parts.part(record);
+    if (isPassReport(record)) this.parts.report(record);
     if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) this.parts.summary(record);
     if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE) && this.reconcile === null) {
       const summary = (event.extensions as Record<string, unknown> | undefined)?.['dev.tally.reconcile'];

@@ -108,9 +108,9 @@ function harnessCheck(checks: Checks, facts: SessionFacts): void {
  * commit gone, git broken or stopped at its deadline), a tree baseline altered on disk, a pass that
  * could not read every file or folder it had to, or one whose limit was reached because of what the
  * session itself created or changed means the receipt cannot show that it holds every change made
- * during the session; so does a summary whose parts the records do not hold as it counts them. A
- * limit the tree was already past at the start, and parts of an attempt that wrote no summary, are
- * only reported.
+ * during the session; so does a summary whose parts or reports the records do not hold as it
+ * counts them. A limit the tree was already past at the start, and parts and reports of an attempt
+ * that wrote no summary, are only reported.
  */
 function workspaceCheck(checks: Checks, facts: SessionFacts): void {
   const foreign = facts.foreignSummary;
@@ -140,19 +140,26 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
   const skipped = count(summary.skipped);
   const bySession = count(summary.skipped_session);
   const unreadable = summary.unreadable as { count?: unknown; paths?: unknown } | undefined;
-  const unclaimed = facts.parts.unclaimed;
+  const { unclaimed, unclaimedReports } = facts.parts;
   const detail = {
     seq,
     mode: summary.mode ?? null,
     reported: summary.reported ?? null,
     skipped,
     ...(unclaimed.count > 0 ? { unclaimed_parts: unclaimed } : {}),
+    ...(unclaimedReports.count > 0 ? { unclaimed_reports: unclaimedReports } : {}),
   };
   const mismatch = facts.parts.mismatch;
+  const reportsMismatch = facts.parts.reportsMismatch;
   if (mismatch !== null)
     checks.fail('workspace_reconciled', 'parts-mismatch', {
       ...mismatch,
       message: `the reconcile summary (seq ${mismatch.seq}) counts ${mismatch.expected} part(s) before it, numbered 2 to ${mismatch.expected + 1}; the records hold ${mismatch.count} of its attempt, numbered ${mismatch.found.map((p) => String(p.part)).join(', ') || 'none'}: the corroborated paths the receipt shows are not the ones the pass listed`,
+    });
+  else if (reportsMismatch !== null)
+    checks.fail('workspace_reconciled', 'reports-mismatch', {
+      ...reportsMismatch,
+      message: `the reconcile summary (seq ${reportsMismatch.seq}) says the pass reported ${reportsMismatch.expected} change(s); the records hold ${reportsMismatch.count} file.changed of its attempt before it: the changes the receipt shows as the pass's are not the ones it reported`,
     });
   else if (error !== undefined)
     checks.fail('workspace_reconciled', 'reconcile-failed', {
@@ -188,14 +195,14 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
     });
   else if (skipped > 0)
     checks.pass('workspace_reconciled', { ...detail, limit: summary.limit ?? null }, 'info');
-  else if (unclaimed.count > 0)
-    // A close that died between its parts and its summary, and a later close that ran the pass
-    // again: the first attempt's parts stay in the log, and no row reads them.
+  else if (unclaimed.count > 0 || unclaimedReports.count > 0)
+    // A close that died before its summary, and a later close that ran the pass again: the first
+    // attempt's reports and parts stay in the log, and no row reads them.
     checks.pass(
       'workspace_reconciled',
       {
         ...detail,
-        message: `${unclaimed.count} tally.reconcile.corroborated record(s) belong to an attempt of the pass that wrote no summary: they are not read as witnesses`,
+        message: `${unclaimedReports.count} file.changed and ${unclaimed.count} tally.reconcile.corroborated record(s) belong to an attempt of the pass that wrote no summary: they are not read as witnesses`,
       },
       'info',
     );

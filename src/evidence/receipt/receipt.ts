@@ -16,6 +16,7 @@ import {
 } from '../normalize.js';
 import {
   isCloseRecord,
+  isPassReport,
   RECONCILE_CORROBORATED_TYPE,
   RECONCILE_SUMMARY_TYPE,
 } from '../record/close-passes.js';
@@ -277,10 +278,14 @@ export class ReceiptComposer {
       return;
     }
     this.timeline.add(pendingEntry(record, frame));
-    if (type === 'file.changed')
+    if (isPassReport(record))
+      for (const w of this.reconcileParts.report(record, frame)) this.writes.addDefinite(w);
+    else if (type === 'file.changed')
       for (const w of fileChangedWitnesses(record, frame)) this.writes.addDefinite(w);
-    else if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE) && this.version === 2)
-      for (const w of this.reconcileParts.summary(record, frame)) this.writes.addDefinite(w);
+    // A v1 receipt reads no corroborated paths, but the pass's reports of the summary's attempt.
+    else if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE))
+      for (const w of this.reconcileParts.summary(record, frame, this.version === 2))
+        this.writes.addDefinite(w);
     else if (isCloseRecord(record, RECONCILE_CORROBORATED_TYPE) && this.version === 2)
       for (const w of this.reconcileParts.part(record, frame)) this.writes.addDefinite(w);
     else if (type === NETWORK_EVENT_TYPE) {

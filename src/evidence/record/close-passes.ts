@@ -33,6 +33,14 @@ export function isCloseOnlyType(type: unknown): boolean {
   return typeof type === 'string' && CLOSE_TYPES.has(type);
 }
 
+/**
+ * A `file.changed` the reconcile pass wrote: a net change no channel reported. The type is any
+ * channel's; the source is the close's alone (the boundary refuses a channel that names it).
+ */
+export function isPassReport(record: EventRecord): boolean {
+  return record.event.type === 'file.changed' && record.source === RECONCILE_SOURCE;
+}
+
 /** A record of `type` the close's own pass wrote (not one of that type under another source). */
 export function isCloseRecord(record: EventRecord, type: string): boolean {
   return record.event.type === type && CLOSE_TYPES.get(type) === record.source;
