@@ -113,7 +113,7 @@ export class PassParts {
     this.checkParts(record, attempt);
     const body = reconcileBody(record);
     const claimed = this.reports.get(attempt) ?? listed();
-    const expected = whole(body.reported);
+    const expected = count(body.reported);
     if (claimed.count !== expected)
       this.reportsMismatch = { seq: record.seq, attempt, expected, count: claimed.count, seqs: claimed.seqs };
   }
@@ -132,7 +132,7 @@ export class PassParts {
   /** Parts 2 to expected + 1 (the summary is the first), each once, each counting as the summary. */
   private checkParts(record: EventRecord, attempt: string): void {
     const claimed = this.held.get(attempt) ?? [];
-    const counted = whole(reconcileBody(record).corroborated_parts);
+    const counted = count(reconcileBody(record).corroborated_parts);
     const expected = counted > 1 ? counted - 1 : 0;
     const numbers = new Set(claimed.map((p) => p.part));
     const ok =
@@ -154,6 +154,6 @@ export class PassParts {
 }
 
 /** A count a summary gives, or 0 when it gives none that is whole. */
-function whole(value: unknown): number {
+export function count(value: unknown): number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }

@@ -6,6 +6,7 @@
  */
 import type { Checks } from './checks.js';
 import type { SessionFacts } from './verify-fold.js';
+import { count } from './verify-parts.js';
 
 /** Calls listed in `unfinished_call` at most; the count is always whole. */
 export const UNFINISHED_LISTED = 100;
@@ -207,8 +208,4 @@ function workspaceCheck(checks: Checks, facts: SessionFacts): void {
       'info',
     );
   else checks.pass('workspace_reconciled', detail);
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }
