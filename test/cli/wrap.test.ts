@@ -258,6 +258,26 @@ describe('tally wrap', () => {
     ]);
   });
 
+  it('past the nested repositories listed, the rest of the tree is compared and what they hold is counted', async () => {
+    const p = makeProject('tally-wrap-nested-');
+    await ok(p, ['init']);
+    // 101 repositories that sort before the tree's files: `a000`…`a099` are listed, `a100` is not.
+    for (let i = 0; i <= 100; i++) {
+      const dir = join(p.root, `a${String(i).padStart(3, '0')}`);
+      mkdirSync(dir);
+      git(dir, 'init', '-q');
+    }
+    const script = "echo in > a100/in.txt; echo new > z.txt; sed -i 's/1/2/' src/app.js";
+    const ran = await p.tally(['wrap', '--json', '--', 'sh', '-c', script]);
+    assert.equal(ran.code, 0, ran.stderr);
+    const out = jsonOut(ran);
+    assert.equal(out.skipped, 1);
+    assert.deepEqual(wrapChanges(String(out.package)), [
+      ['src/app.js', 'update'],
+      ['z.txt', 'create'],
+    ]);
+  });
+
   it('a tree the command leaves uncomparable still gives its exit code and a sealed session', async () => {
     const p = makeProject('tally-wrap-fifo-');
     await ok(p, ['init']);

@@ -84,7 +84,10 @@ describe('session start baseline', () => {
     assert.deepEqual([stat.files, stat.skipped], [1, 0]);
     // git's own config and hooks, each with its digest at the start.
     assert.equal(git_state['.git/config'], sha256sum(join(fresh, '.git/config')));
-    for (const path of Object.keys(git_state)) assert.match(path, /^\.git\/(config$|hooks\/|info\/)/);
+    for (const path of Object.keys(git_state))
+      assert.match(path, /^\.git\/(config$|config-in-effect$|hooks\/|info\/)/);
+    // The settings git runs it with beyond its own config (the user's, the system's): a digest.
+    assert.match(git_state['.git/config-in-effect']!, /^sha256:[0-9a-f]{64}$/);
     // Outside any repository (the temp dir may still sit inside one: only check when it does not).
     if (gitTopLevel(plain) === null) {
       // Outside git the baseline is a tree snapshot kept beside the session: one file hashed.

@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import {
   closeSync,
   constants,
+  cpSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -29,7 +30,7 @@ import { closeSession, startSession } from '../../src/session/lifecycle.js';
 import { readSessionInfo } from '../../src/session/store.js';
 import { jsonOut, makeProject } from '../cli/tally-process.js';
 import { receiptOfFile, summaryOfFile, tallyAs } from './as-user.js';
-import { type Fixture, git, makeFixture, packageReceipt, packageRecords } from './fixture.js';
+import { closePackage, type Fixture, git, makeFixture, packageReceipt, packageRecords } from './fixture.js';
 
 async function verdict(fx: Fixture, pkg: Buffer): Promise<[boolean, string]> {
   const verified = await verifyPackage(pkg, {
@@ -118,6 +119,68 @@ describe('the limit, against files the session creates', () => {
         ['c.txt', 'created'],
       ],
     );
+    assert.deepEqual(await verdict(fx, pkg), [false, 'limit-exceeded']);
+  });
+});
+
+/** `count` empty repositories nested at the top of `root`, named `<prefix>000`…, each a copy of one `git init`. */
+function nestedRepositories(root: string, prefix: string, count: number): void {
+  const template = join(root, '..', 'template');
+  mkdirSync(template);
+  git(template, 'init', '-q');
+  for (let i = 0; i < count; i++) {
+    const dir = join(root, `${prefix}${String(i).padStart(3, '0')}`);
+    mkdirSync(dir);
+    cpSync(join(template, '.git'), join(dir, '.git'), { recursive: true });
+  }
+}
+
+async function bareSession(fx: Fixture, act: () => void): Promise<Buffer> {
+  await sleep(RECENT_MS + 200); // the start's stats vouch for the files
+  const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+  act();
+  return closePackage(fx, info.id);
+}
+
+describe('nested repositories past those the listing lists', () => {
+  it("the rest of the tree is still compared; only what those repositories hold is counted, as the start's bound", async () => {
+    const fx = await makeFixture('tally-bounds-nested-');
+    // 101 repositories that sort before every file of the tree: `a000`…`a099` listed, `a100` not.
+    nestedRepositories(fx.root, 'a', 101);
+    writeFileSync(join(fx.root, 'z.txt'), 'start\n');
+    const pkg = await bareSession(fx, () => {
+      writeFileSync(join(fx.root, 'src', 'app.js'), 'export const v = 2;\n');
+      writeFileSync(join(fx.root, 'z.txt'), 'changed\n');
+      rmSync(join(fx.root, 'README.md'));
+      writeFileSync(join(fx.root, 'a007', 'in.txt'), 'listed\n');
+      writeFileSync(join(fx.root, 'a100', 'in.txt'), 'past the bound\n');
+    });
+    assert.deepEqual(
+      packageReceipt(pkg).files_written.map((row) => [row.path, row.operation]),
+      [
+        ['README.md', 'deleted'],
+        ['a007/in.txt', 'created'],
+        ['src/app.js', 'modified'],
+        ['z.txt', 'modified'],
+      ],
+    );
+    const summary = summaryOf(fx, pkg);
+    assert.deepEqual([summary.skipped, summary.skipped_session ?? 0], [1, 0]);
+    assert.deepEqual(await verdict(fx, pkg), [true, 'info']);
+  });
+
+  it('a nested repository the start listed that the session pushes out of the listing fails the pass', async () => {
+    const fx = await makeFixture('tally-bounds-pushed-');
+    nestedRepositories(fx.root, 'r', 101);
+    const pkg = await bareSession(fx, () => {
+      // `a` comes first in the listing's order: `r099`, listed at the start, is not listed now.
+      mkdirSync(join(fx.root, 'a'));
+      git(join(fx.root, 'a'), 'init', '-q');
+      writeFileSync(join(fx.root, 'r099', 'new.txt'), 'not seen\n');
+    });
+    const rows = packageReceipt(pkg).files_written.map((row) => row.path);
+    assert.ok(!rows.includes('r099/new.txt'), JSON.stringify(rows));
+    assert.ok(rows.includes('a/.git'), JSON.stringify(rows));
     assert.deepEqual(await verdict(fx, pkg), [false, 'limit-exceeded']);
   });
 });

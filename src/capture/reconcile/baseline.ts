@@ -22,8 +22,9 @@ import {
 import { locateHooks } from './hooks-path.js';
 import { listProject, type ProjectTree } from './listing.js';
 import { compareRaw, pathOut, writtenByTally } from './paths.js';
+import { readSettings } from './settings.js';
 import { type StatSnapshot, statJson, takeStatSnapshot } from './stat.js';
-import { DEFAULT_FILE_LIMIT, minBound, snapshotJson, snapshotTree, type TreeSnapshot } from './workspace.js';
+import { DEFAULT_FILE_LIMIT, snapshotJson, snapshotTree, type TreeSnapshot } from './workspace.js';
 
 /** What `session.start` records in `extensions["dev.tally.workspace"].baseline`. */
 export interface Baseline {
@@ -33,13 +34,14 @@ export interface Baseline {
   /** The same for paths that are not UTF-8: base64 of the path's bytes → digest or null. */
   dirty_b64?: Record<string, string | null>;
   /**
-   * git's own files (`.git/config`, `.git/hooks/…`, `.git/info/…`, and those of each nested
-   * repository listed: `sub/b/.git/config`, …; a `.git` that is a file) → the digest of each at the
-   * start, compared at the close like a project file.
+   * git's own files (`.git/config`, `.git/hooks/…`, `.git/info/…`, the settings in effect beyond
+   * them `.git/config-in-effect`, and those of each nested repository found: `sub/b/.git/config`,
+   * …; a `.git` that is a file) → the digest of each at the start, compared at the close like a
+   * project file.
    */
   git_state?: Record<string, string>;
   /**
-   * Where git keeps them, by the `.git` they stand for: each nested repository listed, and the
+   * Where git keeps them, by the `.git` they stand for: each nested repository found, and the
    * top's when its `.git` is a file (a linked worktree, a submodule). The close reads these places.
    * First in the record's share: a repository whose places do not fit is left out, its files
    * counted in `git_state_cut`.
@@ -209,14 +211,10 @@ async function gitBaseline(
   const since = Date.now();
   const status = runGit(root, STATUS_ARGS, deadline);
   status.catch(() => undefined); // awaited below; a failure is thrown there
-  const upto = tree.unlisted.reduce<string | undefined>(
-    (bound, folder) => minBound(bound, folder),
-    undefined,
-  );
   const stat = takeStatSnapshot(
     root,
     all,
-    { nested: tree.nested, markers: tree.markers, unlisted: tree.unlisted.length, ...(upto ? { upto } : {}) },
+    { nested: tree.nested, markers: tree.markers, unlisted: tree.unlisted },
     index.blobs,
     limit,
     since,
@@ -224,13 +222,16 @@ async function gitBaseline(
   const statBytes = `${JSON.stringify(statJson(stat))}\n`;
   baseline.stat = { digest: digest(statBytes), files: stat.files.size, skipped: stat.skipped, limit };
   const paths = dirtyPaths((await status).stdout, tree, index);
-  // git's own config, hooks and info files, of the top's repository and of each nested one listed:
-  // always kept (a few files each, not counted in the limit), first in the record's share.
+  // git's own config, hooks and info files, of the top's repository and of each nested one, listed
+  // or past the listing's bound (its hooks run all the same): always kept (a few files each, not
+  // counted in the limit), first in the record's share. One whose name is not UTF-8 cannot be
+  // given to git as a work tree: it is left to the start's bound.
   const budget = new ByteBudget(BASELINE_MAP_BYTES);
   let gitCut = 0;
-  const unlisted = new Set(tree.unlisted);
-  const listed = tree.nested.filter((folder) => !unlisted.has(folder));
-  const found = repositoriesAtStart(root, listed);
+  const found = repositoriesAtStart(
+    root,
+    tree.nested.filter((folder) => pathOut(folder).path_b64 === undefined),
+  );
   // Where each repository keeps its own files comes first (they are read there): a `.git` file and
   // a `commondir` hold 64 KiB each, of names the agent chose. A repository whose places do not fit
   // is not watched, and its files count as cut.
@@ -248,6 +249,7 @@ async function gitBaseline(
     repositories.push(repository);
   }
   await locateHooks(root, repositories, deadline);
+  await readSettings(root, repositories, format, deadline);
   for (const raw of gitStatePaths(root, repositories).paths) {
     const out = pathOut(raw);
     if (out.path_b64 !== undefined) continue;

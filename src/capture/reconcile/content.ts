@@ -183,6 +183,11 @@ function linkIdentity(native: Buffer, format: 'sha1' | 'sha256'): Content | type
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EINVAL' ? CHANGING : failed(error);
   }
-  const blob = createHash(format).update(`blob ${target.length}\0`).update(target).digest('hex');
-  return { sha256: digest(target), blob };
+  return identityOf(target, format);
+}
+
+/** The identity of bytes held whole: their SHA-256 and git's blob id of them. */
+export function identityOf(bytes: Buffer, format: 'sha1' | 'sha256'): FileIdentity {
+  const blob = createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+  return { sha256: digest(bytes), blob };
 }

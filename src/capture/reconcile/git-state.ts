@@ -2,7 +2,7 @@
  * git's own files that decide what runs or what git shows, watched like project files: a
  * repository's config (hooks path, filters, fsmonitor), its hooks (run by the user's next commit)
  * and `info/` (exclude, attributes) — of the tree's own repository and of each repository nested
- * in it that the listing lists. Each is named as the work tree sees it (`.git/hooks/pre-commit`,
+ * in it that the listing finds, whether it lists its files or not. Each is named as the work tree sees it (`.git/hooks/pre-commit`,
  * `sub/b/.git/config`) wherever git keeps it: a linked worktree's config, hooks and info are its
  * main repository's (the `commondir` its git directory names), a submodule's lie under the
  * superproject's `.git/modules/`, a `.git` that is a link leads to them. Where they lie is resolved
@@ -15,7 +15,7 @@
  */
 import { type Dir, lstatSync, opendirSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { type Content, identifyAt, type Unreadable, unreadableCode } from './content.js';
+import { type Content, type FileIdentity, identifyAt, type Unreadable, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
 import { commonDirOf, namedGitDir, placeNow } from './git.js';
 import { compareRaw, nativePath, pathOut, rawOfText, rawPath } from './paths.js';
@@ -55,6 +55,11 @@ export interface GitRepository {
    * the common directory's `hooks`, which git runs again once the setting goes.
    */
   hooks?: string;
+  /**
+   * The settings git runs it with beyond its own config files, as git lists them this pass
+   * (settings.ts): watched as `<marker>/config-in-effect`; none when git would not run in it.
+   */
+  settings?: FileIdentity;
 }
 
 /** The files git reads from the git directory itself, not from the common one. */
@@ -155,17 +160,17 @@ function rawPlace(text: unknown, b64: unknown): string | undefined {
 }
 
 /**
- * The repositories whose own files the start records: the top's, and each nested one the listing
- * listed (`listed`: their folders). `git_dirs` is what the baseline keeps of where they lie: every
+ * The repositories whose own files the start records: the top's, and each nested one in `nested`
+ * (their folders: every one the listing found, listed or past its bound). `git_dirs` is what the baseline keeps of where they lie: every
  * nested one, and the top's when its `.git` is not a folder holding them.
  */
 export function repositoriesAtStart(
   root: string,
-  listed: readonly string[],
+  nested: readonly string[],
 ): { repositories: GitRepository[]; git_dirs?: Record<string, GitDirs> } {
   const top = gitDirsOf(root, '.git') ?? plainDirs(root);
   const repositories: GitRepository[] = [repositoryAt(root, '.git', top)];
-  for (const folder of listed) {
+  for (const folder of nested) {
     const dirs = gitDirsOf(root, `${folder}/.git`);
     if (dirs !== null) repositories.push(repositoryAt(root, `${folder}/.git`, dirs));
   }
@@ -259,6 +264,9 @@ function placeOf(root: string, repository: GitRepository, raw: string): Buffer {
 /** The name under a repository's marker of the folder `core.hooksPath` names (hooks-path.ts). */
 export const HOOKS_PATH = 'hooks-path';
 
+/** The name under a repository's marker of the settings git runs it with (settings.ts). */
+export const SETTINGS = 'config-in-effect';
+
 /**
  * Watched raw paths of `repositories` that are there now, in byte order, and the folders among them
  * that cannot be read. An entry under hooks or info that is neither a file, a symbolic link nor a
@@ -323,6 +331,7 @@ export function gitStatePaths(
     folder(at.common, 'hooks', `${marker}/hooks`);
     if (repository.hooks !== undefined) folder(repository.hooks, '.', `${marker}/${HOOKS_PATH}`);
     folder(at.common, 'info', `${marker}/info`);
+    if (repository.settings !== undefined) paths.push(`${marker}/${SETTINGS}`);
   }
   return { paths: paths.sort(compareRaw), unreadable };
 }
@@ -339,6 +348,9 @@ export function identifyGitState(
   until?: number,
 ): { content: Content; location?: string } {
   const repository = repositoryOfPath(repositories, raw);
+  // Not a file: the settings git listed this pass, or none (absent).
+  if (repository !== undefined && raw === `${repository.marker}/${SETTINGS}`)
+    return { content: repository.settings ?? null };
   const place = repository === undefined ? nativePath(root, raw) : placeOf(root, repository, raw);
   const content = identifyAt(place, format, until);
   return place.equals(nativePath(root, raw)) ? { content } : { content, location: place.toString('utf8') };

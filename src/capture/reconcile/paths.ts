@@ -40,6 +40,14 @@ export function compareRaw(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Whether a raw path lies under one of `folders` (raw, no trailing slash), at any depth. */
+export function underAny(raw: string, folders: ReadonlySet<string>): boolean {
+  if (folders.size === 0) return false;
+  for (let at = raw.indexOf('/'); at > 0; at = raw.indexOf('/', at + 1))
+    if (folders.has(raw.slice(0, at))) return true;
+  return false;
+}
+
 /**
  * What Tally writes under a state directory while a session runs: the sessions (their logs, the
  * current-session pointer, the recorder's wiring), sealed packages, and — when the project's

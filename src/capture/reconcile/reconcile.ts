@@ -25,10 +25,12 @@ import {
   isGitState,
   repositoriesAtClose,
   repositoryOfPath,
+  SETTINGS,
 } from './git-state.js';
 import { locateHooks } from './hooks-path.js';
 import { listProject } from './listing.js';
-import { compareRaw, rawOfText, rawPath, writtenByTally } from './paths.js';
+import { compareRaw, rawOfText, rawPath, underAny, writtenByTally } from './paths.js';
+import { readSettings } from './settings.js';
 import { type StatSnapshot, sameStat, statOf } from './stat.js';
 import { diffTrees } from './trees.js';
 import { DEFAULT_FILE_LIMIT, plainPath, type TreeSnapshot } from './workspace.js';
@@ -103,10 +105,12 @@ function toCompare(
   const changed: string[] = [];
   let beyond = 0;
   const folders = new LeadingFolders(root);
+  const unlisted = new Set(stat?.unlisted ?? []);
   for (const raw of [...candidates].sort(compareRaw)) {
     if (writtenByTally(raw) || isGitState(raw)) continue;
-    // Past the snapshot's bound nothing is known of the start: not compared, counted.
-    if (stat?.last !== undefined && raw > stat.last) {
+    // Past the snapshot's bound, or in a nested repository the start did not list and not in the
+    // snapshot, nothing is known of the start: not compared, counted.
+    if ((stat?.last !== undefined && raw > stat.last) || (underAny(raw, unlisted) && !stat?.files.has(raw))) {
       beyond++;
       continue;
     }
@@ -187,15 +191,22 @@ async function diffGit(
     for (const raw of candidates)
       if ([...stat.nested].some((folder) => raw.startsWith(`${folder}/`))) candidates.delete(raw);
   const last = stat?.last;
-  // A nested repository not listed: at or past the start's bound only the start's own cut (the
-  // bound is the first one the start did not list); before it, the session's doing.
-  const unlisted = tree.unlisted.filter((folder) => last === undefined || folder < last).length;
+  // A nested repository not listed now: one the start did not list either is the start's own bound;
+  // one it listed, the session pushed out. (A snapshot an earlier version took bounded the tree at
+  // the first one it did not list: past that bound, the start's.)
+  const startUnlisted = new Set(stat?.unlisted ?? []);
+  const unlisted = tree.unlisted.filter((folder) =>
+    stat?.unlisted === undefined ? last === undefined || folder < last : !startUnlisted.has(folder),
+  ).length;
   const { recent, changed, beyond } = toCompare(root, stat, startOf, candidates);
   const skippedSession = unlisted + Math.max(0, changed.length - limit);
   // git's own config, hooks and info files, where the start found them: always compared (a few
   // files each, not counted in the limit).
   const repositories = repositoriesAtClose(root, baseline.git_dirs);
   const untold = await locateHooks(root, repositories, deadline);
+  // A start by an earlier version recorded no settings (the top's are always there): none compared.
+  if (baseline.git_state?.[`.git/${SETTINGS}`] !== undefined)
+    await readSettings(root, repositories, format, deadline);
   const state = gitStatePaths(root, repositories);
   const recorded = [...dirty.keys()].filter(
     (raw) => isGitState(raw) && repositoryOfPath(repositories, raw) !== undefined,

@@ -11,7 +11,7 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { LeadingFolders, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
-import { nativePath } from './paths.js';
+import { compareRaw, nativePath } from './paths.js';
 import { bounded } from './workspace.js';
 
 /** size, modification time (ms), change time (ms), inode, mode: what `lstat` says of a file. */
@@ -35,10 +35,16 @@ export interface StatSnapshot {
    */
   markers?: string[];
   limit: number;
-  /** Paths of the start past the limit, not in the snapshot. */
+  /** Paths of the start past the limit, not in the snapshot, and nested repositories not listed. */
   skipped: number;
-  /** When paths were left out (the limit, a nested repository not listed): the close compares none after it. */
+  /** When the limit left paths out: the close compares none after it. */
   last?: string;
+  /**
+   * Nested repositories the start found and did not list (past `NESTED_LISTED`, or a name git
+   * cannot be given): a file under one that the snapshot does not hold is not known, and is not
+   * compared. Absent in a snapshot an earlier version took: the first of them was its `last`.
+   */
+  unlisted?: string[];
 }
 
 /**
@@ -71,20 +77,20 @@ export function sameStat(a: FileStat, b: FileStat): boolean {
 }
 
 /**
- * The snapshot of `paths` (raw, sorted, unique): the first `limit` of them not after `upto` (the
- * first nested repository left unlisted) are looked at; `blobs` are the index's at the start.
+ * The snapshot of `paths` (raw, sorted, unique): the first `limit` of them are looked at; `blobs`
+ * are the index's at the start; `tree.unlisted`: the nested repositories the listing left out.
  * `since`: a time (ms) no later than the first stat taken and than git's look for dirty files — a
  * file whose ctime is not `RECENT_MS` older, or whose stat could not be taken, has no stat here.
  */
 export function takeStatSnapshot(
   root: string,
   paths: readonly string[],
-  tree: { nested: readonly string[]; markers: readonly string[]; unlisted: number; upto?: string },
+  tree: { nested: readonly string[]; markers: readonly string[]; unlisted: readonly string[] },
   blobs: ReadonlyMap<string, string>,
   limit: number,
   since: number,
 ): StatSnapshot {
-  const kept = bounded(paths, limit, tree.upto);
+  const kept = bounded(paths, limit);
   const recent = since - RECENT_MS;
   const files = new Map<string, StatEntry>();
   const folders = new LeadingFolders(root);
@@ -101,7 +107,8 @@ export function takeStatSnapshot(
     nested: new Set(tree.nested),
     markers: [...tree.markers],
     limit,
-    skipped: kept.skipped + tree.unlisted,
+    skipped: kept.skipped + tree.unlisted.length,
+    unlisted: [...tree.unlisted].sort(compareRaw),
   };
   if (kept.last !== undefined) snapshot.last = kept.last;
   return snapshot;
@@ -116,6 +123,7 @@ export function statJson(snapshot: StatSnapshot): Record<string, unknown> {
   if (snapshot.last !== undefined) out.last = snapshot.last;
   out.nested = [...snapshot.nested];
   if (snapshot.markers !== undefined) out.markers = snapshot.markers;
+  if (snapshot.unlisted !== undefined) out.unlisted = snapshot.unlisted;
   out.files = [...snapshot.files].map(([raw, entry]) => [raw, entry.stat, entry.blob ?? null]);
   return out;
 }
@@ -149,6 +157,8 @@ export function statOfJson(value: unknown): StatSnapshot {
   if (!Array.isArray(v.nested) || !v.nested.every(isRaw)) bad('nested', 'has no list of nested repositories');
   if (v.markers !== undefined && (!Array.isArray(v.markers) || !v.markers.every(isRaw)))
     bad('markers', 'has a list of .git entries that is not one of paths');
+  if (v.unlisted !== undefined && (!Array.isArray(v.unlisted) || !v.unlisted.every(isRaw)))
+    bad('unlisted', 'has a list of nested repositories not listed that is not one of paths');
   if (!Array.isArray(v.files)) bad('files', 'has no files');
   const files = new Map<string, StatEntry>();
   for (const [i, item] of (v.files as unknown[]).entries()) {
@@ -168,5 +178,6 @@ export function statOfJson(value: unknown): StatSnapshot {
   };
   if (typeof v.last === 'string') snapshot.last = v.last;
   if (Array.isArray(v.markers)) snapshot.markers = v.markers as string[];
+  if (Array.isArray(v.unlisted)) snapshot.unlisted = v.unlisted as string[];
   return snapshot;
 }

@@ -3,6 +3,8 @@
  * close outside git against the start's snapshot. Only paths up to where both snapshots reach are
  * compared; when the later one was cut before the earlier one's bound (or the earlier one was not
  * cut at all), what the session added pushed paths past the limit, and those are counted apart.
+ * In git, what a nested repository holds that either listing left unlisted is not compared either,
+ * and one the later listing left out that the earlier one listed was pushed out the same way.
  */
 import {
   type Differing,
@@ -15,7 +17,7 @@ import {
 import type { Content, Unreadable } from './content.js';
 import { ReconcileError } from './error.js';
 import type { Deadline } from './git.js';
-import { compareRaw } from './paths.js';
+import { compareRaw, underAny } from './paths.js';
 import { minBound, snapshotTree, type TreeSnapshot } from './workspace.js';
 
 export interface SnapshotDiff {
@@ -49,10 +51,11 @@ export function diffSnapshots(before: TreeSnapshot, after: TreeSnapshot): Snapsh
     ...after.files.keys(),
     ...after.unread.keys(),
   ]);
+  const unlisted = new Set([...(before.unlisted ?? []), ...(after.unlisted ?? [])]);
   const differing: Differing[] = [];
   let outside = 0;
   for (const raw of [...keys].sort(compareRaw)) {
-    if (bound !== undefined && raw > bound) {
+    if ((bound !== undefined && raw > bound) || underAny(raw, unlisted)) {
       outside++;
       continue;
     }
@@ -61,8 +64,12 @@ export function diffSnapshots(before: TreeSnapshot, after: TreeSnapshot): Snapsh
     if (!same(start, end)) differing.push({ raw, start, end });
   }
   const skipped = Math.max(before.skipped, after.skipped) + outside;
-  // The later listing stopped before the earlier one's bound: paths the start knows were not compared.
-  const cutFirst = after.last !== undefined && (before.last === undefined || after.last < before.last);
+  // The later listing stopped before the earlier one's bound, or left out a nested repository the
+  // earlier one listed: paths the start knows were not compared.
+  const unlistedBefore = new Set(before.unlisted ?? []);
+  const cutFirst =
+    (after.last !== undefined && (before.last === undefined || after.last < before.last)) ||
+    (after.unlisted ?? []).some((folder) => !unlistedBefore.has(folder));
   const unreadable: Unreadable[] = [
     ...after.folders,
     ...[...after.unread].map(([raw, code]) => ({ raw, code })),

@@ -31,31 +31,19 @@ export interface Listing {
   last?: string;
   /** Folders that could not be listed. */
   unreadable: Unreadable[];
+  /** In git: the nested repositories found and not listed (their files are not known). */
+  unlisted?: string[];
 }
 
-/**
- * The first `limit` of `sorted` (raw, unique, byte order) that are not after `upto`; `last` is set
- * when some were left out: the last path kept, or `upto` when it, not the limit, cut the list.
- */
-export function bounded(
-  sorted: readonly string[],
-  limit: number,
-  upto?: string,
-): Omit<Listing, 'unreadable'> {
-  let end = sorted.length;
-  if (upto !== undefined) {
-    end = sorted.findIndex((raw) => raw > upto);
-    if (end < 0) end = sorted.length;
-  }
-  const paths = sorted.slice(0, Math.min(end, limit));
-  const out: Omit<Listing, 'unreadable'> = { paths, skipped: sorted.length - paths.length };
-  // Cut by the limit: the last path kept; else by `upto` (paths after it are there, not known).
-  const last = paths.length < end ? paths.at(-1) : upto;
-  if (out.skipped > 0 && last !== undefined) out.last = last;
+/** The first `limit` of `sorted` (raw, unique, byte order); `last`, when some were left out, is the last kept. */
+export function bounded(sorted: readonly string[], limit: number): Omit<Listing, 'unreadable' | 'unlisted'> {
+  const paths = sorted.slice(0, limit);
+  const out: Omit<Listing, 'unreadable' | 'unlisted'> = { paths, skipped: sorted.length - paths.length };
+  if (out.skipped > 0 && paths.length > 0) out.last = paths.at(-1)!;
   return out;
 }
 
-/** A path a limit or an unlisted folder leaves out at the start: nothing after it is known. */
+/** The earlier of two listings' bounds (the last path a limit kept): nothing after it is known to both. */
 export function minBound(a: string | undefined, b: string | undefined): string | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
@@ -134,12 +122,13 @@ export async function listTree(
   ]);
   const all = new Set(tree.files);
   for (const raw of nulList(index.stdout)) if (plainPath(raw) && !writtenByTally(raw)) all.add(raw);
-  const upto = tree.unlisted.reduce<string | undefined>(
-    (bound, folder) => minBound(bound, folder),
-    undefined,
-  );
-  const listing = bounded([...all].sort(compareRaw), limit, upto);
-  return { ...listing, skipped: listing.skipped + tree.unlisted.length, unreadable: tree.unreadable };
+  const listing = bounded([...all].sort(compareRaw), limit);
+  return {
+    ...listing,
+    skipped: listing.skipped + tree.unlisted.length,
+    unreadable: tree.unreadable,
+    unlisted: tree.unlisted,
+  };
 }
 
 /** A relative path git could hold: an index entry naming anything else is not looked at. */
@@ -161,6 +150,8 @@ export interface TreeSnapshot {
   limit: number;
   /** When the limit cut the listing: the last path it holds. */
   last?: string;
+  /** In git: the nested repositories the listing found and did not list; what they hold is not known. */
+  unlisted?: string[];
 }
 
 /**
@@ -194,6 +185,7 @@ export async function snapshotTree(
     limit,
   };
   if (listing.last !== undefined) snapshot.last = listing.last;
+  if (listing.unlisted !== undefined && listing.unlisted.length > 0) snapshot.unlisted = listing.unlisted;
   const folders = new LeadingFolders(root);
   for (const [i, raw] of listing.paths.entries()) {
     const id = identify(root, raw, format, folders, options.deadline?.at);

@@ -1,0 +1,115 @@
+/**
+ * The settings git runs a repository with, from files no row watches: the user's `~/.gitconfig`, a
+ * file the repository's config includes from outside the tree or from a folder `.gitignore` hides.
+ * Each case plants a setting that makes git run a program (`core.fsmonitor`, run by `git status`),
+ * checks that git really runs it, and reads the receipt's rows and `tally verify` for real sessions.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
+import { git, packageReceipt } from './fixture.js';
+
+/** One session around `act`: the receipt's rows (Tally's own files left out) and the package's bytes. */
+async function session(p: Project, act: () => void): Promise<{ rows: string[][]; pkg: Buffer }> {
+  assert.equal((await p.tally(['init'])).code, 0);
+  const started = await p.tally(['session', 'start', '--json']);
+  assert.equal(started.code, 0, started.stderr);
+  act();
+  const closed = await p.tally(['session', 'close', '--json']);
+  assert.equal(closed.code, 0, closed.stderr);
+  const path = String(jsonOut(closed).package);
+  const verified = await p.tally(['verify', path, '--json']);
+  assert.equal(verified.code, 0, verified.stdout);
+  const pkg = readFileSync(path);
+  const rows = packageReceipt(pkg)
+    .files_written.filter((row) => !row.path.startsWith('.tally/') && row.path !== '.gitignore')
+    .map((row) => [row.path, row.operation]);
+  return { rows, pkg };
+}
+
+/** A program git runs as the fsmonitor: it leaves `ran` beside itself. */
+function monitor(dir: string): string {
+  const path = join(dir, 'monitor.sh');
+  writeFileSync(path, `#!/bin/sh\necho "$@" > "${join(dir, 'ran')}"\n`, { mode: 0o755 });
+  return path;
+}
+
+/** The oracle: `git status` in `cwd`, as the user (their HOME) runs it, ran the planted program. */
+function gitStatusRuns(p: Project, cwd: string): boolean {
+  execFileSync('git', ['status', '--short'], { cwd, env: { ...process.env, HOME: p.dir }, stdio: 'ignore' });
+  return existsSync(join(p.dir, 'ran'));
+}
+
+describe('the settings git runs a repository with', () => {
+  it("a program planted in the user's ~/.gitconfig is a row; git status runs it", async () => {
+    const p = makeProject('tally-settings-global-');
+    writeFileSync(join(p.dir, '.gitconfig'), '[user]\n\tname = Someone\n');
+    const program = monitor(p.dir);
+    const { rows } = await session(p, () => {
+      writeFileSync(
+        join(p.dir, '.gitconfig'),
+        `[user]\n\tname = Someone\n[core]\n\tfsmonitor = ${program}\n`,
+      );
+    });
+    assert.deepEqual(rows, [['.git/config-in-effect', 'modified']]);
+    assert.ok(gitStatusRuns(p, p.root), 'git did not run the planted fsmonitor');
+  });
+
+  it('a setting in a file the config includes, outside the tree or hidden by .gitignore, is a row', async () => {
+    for (const where of ['outside', 'ignored'] as const) {
+      const p = makeProject(`tally-settings-${where}-`);
+      const file = where === 'outside' ? join(p.dir, 'extra.cfg') : join(p.root, 'local', 'extra.cfg');
+      mkdirSync(join(file, '..'), { recursive: true });
+      writeFileSync(file, '');
+      if (where === 'ignored') writeFileSync(join(p.root, '.gitignore'), 'local/\n.tally/\n');
+      // Included before the session: the include itself was an earlier session's row.
+      git(p.root, 'config', 'include.path', file);
+      const program = monitor(p.dir);
+      const { rows } = await session(p, () => {
+        writeFileSync(file, `[core]\n\tfsmonitor = ${program}\n`);
+      });
+      assert.deepEqual(rows, [['.git/config-in-effect', 'modified']], where);
+      assert.ok(gitStatusRuns(p, p.root), `${where}: git did not run the planted fsmonitor`);
+    }
+  });
+
+  it("a setting in the repository's own config is that file's row alone", async () => {
+    const p = makeProject('tally-settings-own-');
+    const program = monitor(p.dir);
+    const { rows } = await session(p, () => git(p.root, 'config', 'core.fsmonitor', program));
+    assert.deepEqual(rows, [['.git/config', 'modified']]);
+    assert.ok(gitStatusRuns(p, p.root));
+  });
+
+  it("a nested repository's included settings are its own row; the start records no setting's value", async () => {
+    const p = makeProject('tally-settings-nested-');
+    const sub = join(p.root, 'sub');
+    mkdirSync(sub);
+    git(sub, 'init', '-q');
+    const file = join(p.dir, 'sub.cfg');
+    writeFileSync(file, '[http]\n\textraHeader = Authorization: Bearer s3cr3t-t0ken-value\n');
+    git(sub, 'config', 'include.path', file);
+    const program = monitor(p.dir);
+    const { rows, pkg } = await session(p, () => {
+      writeFileSync(file, `[core]\n\tfsmonitor = ${program}\n`);
+    });
+    assert.deepEqual(rows, [['sub/.git/config-in-effect', 'modified']]);
+    assert.ok(!pkg.includes('s3cr3t-t0ken-value'), 'a setting was recorded as it is');
+    assert.ok(gitStatusRuns(p, sub));
+  });
+
+  it('settings as they were: no row', async () => {
+    const p = makeProject('tally-settings-same-');
+    writeFileSync(join(p.dir, 'extra.cfg'), '[alias]\n\tst = status\n');
+    git(p.root, 'config', 'include.path', join(p.dir, 'extra.cfg'));
+    const { rows } = await session(p, () => {
+      // The same settings written again, and a file of the tree: only the file is a row.
+      writeFileSync(join(p.dir, 'extra.cfg'), '[alias]\n\tst = status\n');
+      writeFileSync(join(p.root, 'README.md'), '# changed\n');
+    });
+    assert.deepEqual(rows, [['README.md', 'modified']]);
+  });
+});
