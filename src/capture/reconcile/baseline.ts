@@ -10,8 +10,9 @@ import { canonicalize } from '../../core/canonical.js';
 import { digest } from '../../core/hash.js';
 import { BASELINE_MAP_BYTES, ByteBudget, memberBytes } from '../../core/json-budget.js';
 import { identify, isUnread, LeadingFolders } from './content.js';
+import { type Deadline, deadlineAfter } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { type Deadline, deadlineAfter, headOf, nulList, repositoryOf, runGit } from './git.js';
+import { headOf, nulList, repositoryOf, runGit } from './git.js';
 import {
   type GitDirs,
   type GitRepository,
@@ -230,7 +231,7 @@ async function gitBaseline(
   let gitCut = 0;
   const unlisted = new Set(tree.unlisted);
   const listed = tree.nested.filter((folder) => !unlisted.has(folder));
-  const found = repositoriesAtStart(root, listed);
+  const found = repositoriesAtStart(root, listed, deadline);
   // Where each repository keeps its own files comes first (they are read there): a `.git` file and
   // a `commondir` hold 64 KiB each, of names the agent chose. A repository whose places do not fit
   // is not watched, and its files count as cut.
