@@ -3,9 +3,9 @@
  * compared (files the session creates can push a real change past it), and the time git may take
  * (a FIFO planted where git reads a file keeps it waiting for ever). A limit reached because of the
  * session fails `workspace_reconciled` (`limit-exceeded`), while a tree already past it at the
- * start stays `info` (test/session/reconcile-forged.test.ts); a git command that would wait fails
- * the pass (`reconcile-failed`) and the close ends. Oracles: what the test wrote, POSIX FIFO
- * semantics, and the package verifier.
+ * start stays `info` (test/session/reconcile-forged.test.ts); a git command that would wait, or a
+ * `commondir` that takes seconds to resolve, fails the pass (`reconcile-failed`) and the close
+ * ends. Oracles: what the test wrote, POSIX FIFO semantics, and the package verifier.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -20,7 +20,7 @@ import {
   truncateSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RECENT_MS } from '../../src/capture/reconcile/stat.js';
@@ -272,6 +272,39 @@ describe('what the agent can make the close wait on', () => {
       JSON.stringify(unreadable),
     );
     assert.deepEqual(await verdict(fx, pkg), [false, 'unreadable']);
+  });
+
+  it('a commondir of 64 KiB of steps through folders 2,000 deep: resolving it stops at the deadline, the close ends, the pass fails', async () => {
+    const fx = await makeFixture('tally-deep-commondir-');
+    const bottom = join(fx.dir, ...Array<string>(2000).fill('a'));
+    mkdirSync(bottom, { recursive: true });
+    const { info } = await startSession({ state: fx.state, root: fx.root, signer: fx.signer });
+    // Written during the session: each `../a` is looked up from the root, through the 2,000
+    // folders again (seconds in all); resolved before the pass runs any git command.
+    const steps = '../a/'.repeat(Math.floor((64 * 1024 - bottom.length - 2) / 5));
+    writeFileSync(join(fx.root, '.git', 'commondir'), `${bottom}/${steps}\n`);
+    try {
+      const closing = closeSession({
+        state: fx.state,
+        session: readSessionInfo(fx.state, info.id),
+        signer: fx.signer,
+        reconcileTimeoutMs: 100,
+      });
+      // Unreferenced: a close that ends leaves no timer holding the test's process open.
+      const hung = sleep(120_000, 'hung' as const, { ref: false });
+      const outcome = await Promise.race([closing, hung]);
+      assert.notEqual(outcome, 'hung', 'the close was still running after 120 s');
+      const pkg = readFileSync((await closing).packagePath);
+      const error = summaryOf(fx, pkg).error as { code: string; message: string };
+      assert.equal(error.code, 'timeout');
+      // Stopped while resolving, not at the next git command after it.
+      assert.match(error.message, /^resolving .* did not finish within the pass's 100 ms/);
+      assert.deepEqual(await verdict(fx, pkg), [false, 'reconcile-failed']);
+    } finally {
+      // A folder at a time from the bottom: removed whole, the chain is deeper than Node's rm recurses.
+      for (let folder = bottom; folder !== fx.dir; folder = dirname(folder))
+        rmSync(folder, { recursive: true });
+    }
   });
 
   it('a nested repository whose HEAD is a FIFO: git is stopped at the deadline, the close ends, the pass fails', async () => {

@@ -10,8 +10,9 @@ import { canonicalize } from '../../core/canonical.js';
 import { digest } from '../../core/hash.js';
 import { BASELINE_MAP_BYTES, ByteBudget, memberBytes } from '../../core/json-budget.js';
 import { identify, isUnread, LeadingFolders } from './content.js';
+import { type Deadline, deadlineAfter } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { type Deadline, deadlineAfter, headOf, nulList, repositoryOf, runGit } from './git.js';
+import { headOf, nulList, repositoryOf, runGit } from './git.js';
 import {
   type GitDirs,
   type GitRepository,
@@ -231,6 +232,7 @@ async function gitBaseline(
   const found = repositoriesAtStart(
     root,
     tree.nested.filter((folder) => pathOut(folder).path_b64 === undefined),
+    deadline,
   );
   // Where each repository keeps its own files comes first (they are read there): a `.git` file and
   // a `commondir` hold 64 KiB each, of names the agent chose. A repository whose places do not fit

@@ -16,6 +16,7 @@
 import { type Dir, lstatSync, opendirSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { type Content, type FileIdentity, identifyAt, type Unreadable, unreadableCode } from './content.js';
+import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
 import { commonDirOf, namedGitDir, placeNow } from './git.js';
 import { compareRaw, nativePath, pathOut, rawOfText, rawPath } from './paths.js';
@@ -134,11 +135,13 @@ function isPlain(root: string, dirs: Places): boolean {
 
 /**
  * The repository at `marker` with its places as they are now: the top's `.git` folder where it is,
- * a place `git_dirs` records where git's resolution of it leads (else as recorded: git stops there).
+ * a place `git_dirs` records where git's resolution of it leads (else as recorded: git stops there),
+ * resolved within the pass's deadline.
  */
-function repositoryAt(root: string, marker: string, dirs: Places): GitRepository {
+function repositoryAt(root: string, marker: string, dirs: Places, deadline: Deadline): GitRepository {
   if (marker === '.git' && isPlain(root, dirs)) return { marker, dirs, at: dirs };
-  return { marker, dirs, at: { dir: placeNow(dirs.dir), common: placeNow(dirs.common) } };
+  const at = { dir: placeNow(dirs.dir, deadline), common: placeNow(dirs.common, deadline) };
+  return { marker, dirs, at };
 }
 
 /** Places as the baseline records them. */
@@ -167,12 +170,13 @@ function rawPlace(text: unknown, b64: unknown): string | undefined {
 export function repositoriesAtStart(
   root: string,
   nested: readonly string[],
+  deadline: Deadline,
 ): { repositories: GitRepository[]; git_dirs?: Record<string, GitDirs> } {
   const top = gitDirsOf(root, '.git') ?? plainDirs(root);
-  const repositories: GitRepository[] = [repositoryAt(root, '.git', top)];
+  const repositories: GitRepository[] = [repositoryAt(root, '.git', top, deadline)];
   for (const folder of nested) {
     const dirs = gitDirsOf(root, `${folder}/.git`);
-    if (dirs !== null) repositories.push(repositoryAt(root, `${folder}/.git`, dirs));
+    if (dirs !== null) repositories.push(repositoryAt(root, `${folder}/.git`, dirs, deadline));
   }
   const kept = repositories.filter((r) => r.marker !== '.git' || !isPlain(root, r.dirs));
   if (kept.length === 0) return { repositories };
@@ -184,7 +188,7 @@ export function repositoriesAtStart(
  * baseline's `git_dirs`; the top's `.git` folder when it names none), a nested one only while its
  * `.git` is still there (one that went is a row of its own, as is one that appeared).
  */
-export function repositoriesAtClose(root: string, recorded: unknown): GitRepository[] {
+export function repositoriesAtClose(root: string, recorded: unknown, deadline: Deadline): GitRepository[] {
   const places =
     typeof recorded === 'object' && recorded !== null ? (recorded as Record<string, unknown>) : {};
   const repositories: GitRepository[] = [];
@@ -195,10 +199,10 @@ export function repositoriesAtClose(root: string, recorded: unknown): GitReposit
     if (dir === undefined || common === undefined) continue;
     if (!isAbsolute(dir) || !isAbsolute(common) || !isMarker(marker)) continue;
     if (marker !== '.git' && !present(nativePath(root, marker))) continue;
-    repositories.push(repositoryAt(root, marker, { dir, common }));
+    repositories.push(repositoryAt(root, marker, { dir, common }, deadline));
   }
   if (!repositories.some((r) => r.marker === '.git'))
-    repositories.push(repositoryAt(root, '.git', plainDirs(root)));
+    repositories.push(repositoryAt(root, '.git', plainDirs(root), deadline));
   return repositories;
 }
 

@@ -9,6 +9,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { GitError, type GitOutput, runGitOutput } from '../../core/git.js';
 import { RegularFileError, readRegularFileSync } from '../../core/regular-file.js';
+import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
 import { pathOut, rawOfText, rawPath } from './paths.js';
 import { gitRealPath } from './real-path.js';
@@ -37,24 +38,6 @@ export const GIT_OVERRIDES = [
  * added to them leaves no trace in the tree, so they hide nothing here.
  */
 export const UNTRACKED_ARGS = ['--others', '--exclude-per-directory=.gitignore'] as const;
-
-/** How long the git commands of one pass (a start, a close, a snapshot) may take together. */
-export const DEFAULT_GIT_TIMEOUT_MS = 30_000;
-
-/** The time (ms since the epoch) past which a pass's git commands are killed. */
-export interface Deadline {
-  at: number;
-  /** The budget it was made with, for messages. */
-  ms: number;
-}
-
-export function deadlineAfter(ms = DEFAULT_GIT_TIMEOUT_MS): Deadline {
-  if (!Number.isSafeInteger(ms) || ms < 1)
-    throw new ReconcileError('bad-option', 'the git timeout must be a positive whole number of ms', {
-      field: 'timeoutMs',
-    });
-  return { at: Date.now() + ms, ms };
-}
 
 /** The most output a git command may give (a listing of a very large tree). */
 const GIT_OUTPUT_LIMIT = 1024 * 1024 * 1024;
@@ -221,9 +204,12 @@ export function commonDirOf(dir: string): string | undefined {
   return isAbsolute(common) ? common : `${dir}/${common}`;
 }
 
-/** Where a place a `.git` file, link or `commondir` names is now: as git resolves it, else as named. */
-export function placeNow(raw: string): string {
-  return gitRealPath(raw) ?? raw;
+/**
+ * Where a place a `.git` file, link or `commondir` names is now: as git resolves it, else as named.
+ * Resolving it counts against the pass's deadline, as its git commands do.
+ */
+export function placeNow(raw: string, deadline: Deadline): string {
+  return gitRealPath(raw, deadline) ?? raw;
 }
 
 /**
@@ -231,7 +217,7 @@ export function placeNow(raw: string): string {
  * git directory a `.git` file names, and the common directory of a worktree) are regular files.
  * A `.git` that is a link is taken as git takes it: as the folder or the file it leads to.
  */
-export function checkGitEntries(root: string): void {
+export function checkGitEntries(root: string, deadline: Deadline): void {
   const dot = join(root, '.git');
   let stat: import('node:fs').Stats | undefined;
   try {
@@ -247,13 +233,13 @@ export function checkGitEntries(root: string): void {
     if (named === undefined) return; // not a git file: git says so
     dir = named;
   }
-  const at = dir === rawOfText(dot) ? dir : placeNow(dir);
+  const at = dir === rawOfText(dot) ? dir : placeNow(dir, deadline);
   const shown = (entry: string) => (at === rawOfText(dot) ? `.git/${entry}` : pathOut(`${at}/${entry}`).path);
   for (const entry of READ_FIRST) mustBeFile(bytesOf(`${at}/${entry}`), shown(entry));
   const common = commonDirOf(dir);
   if (common)
     for (const entry of ['config', 'packed-refs']) {
-      const path = `${placeNow(common)}/${entry}`;
+      const path = `${placeNow(common, deadline)}/${entry}`;
       mustBeFile(bytesOf(path), pathOut(path).path);
     }
 }
@@ -263,7 +249,7 @@ export async function repositoryOf(
   root: string,
   deadline: Deadline,
 ): Promise<{ format: 'sha1' | 'sha256' } | null> {
-  checkGitEntries(root);
+  checkGitEntries(root, deadline);
   let out: GitOutput;
   try {
     out = await runGit(root, ['rev-parse', '--is-inside-work-tree', '--show-object-format'], deadline);

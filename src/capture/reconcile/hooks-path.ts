@@ -11,8 +11,9 @@
  */
 import { isAbsolute } from 'node:path';
 import type { Unreadable } from './content.js';
+import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { type Deadline, placeNow, runGit } from './git.js';
+import { placeNow, runGit } from './git.js';
 import { type GitRepository, HOOKS_PATH, worktreeOf } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
@@ -51,7 +52,7 @@ export async function locateHooks(
     const [common, hooks] = lines.map((named) =>
       isAbsolute(named) ? named : `${rawOfText(worktree)}/${named}`,
     );
-    if (placeNow(hooks!) !== placeNow(`${common}/hooks`)) repository.hooks = hooks;
+    if (placeNow(hooks!, deadline) !== placeNow(`${common}/hooks`, deadline)) repository.hooks = hooks;
   }
   return untold;
 }

@@ -20,8 +20,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Unreadable, unreadableCode } from './content.js';
+import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { type Deadline, nulList, runGit } from './git.js';
+import { nulList, runGit } from './git.js';
 import { compareRaw, nativePath, rawOfText, rawPath, writtenByTally } from './paths.js';
 
 /** Repositories nested in the tree listed at most (each costs two git processes); the rest are counted. */

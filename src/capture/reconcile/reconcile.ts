@@ -17,8 +17,9 @@ import {
   type WorkspaceDiff,
 } from './changes.js';
 import { identify, isUnread, LeadingFolders, type Unreadable } from './content.js';
+import { type Deadline, deadlineAfter } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { type Deadline, deadlineAfter, headOf, nulList, repositoryOf, runGit, treeBlobs } from './git.js';
+import { headOf, nulList, repositoryOf, runGit, treeBlobs } from './git.js';
 import {
   gitStatePaths,
   identifyGitState,
@@ -202,7 +203,7 @@ async function diffGit(
   const skippedSession = unlisted + Math.max(0, changed.length - limit);
   // git's own config, hooks and info files, where the start found them: always compared (a few
   // files each, not counted in the limit).
-  const repositories = repositoriesAtClose(root, baseline.git_dirs);
+  const repositories = repositoriesAtClose(root, baseline.git_dirs, deadline);
   const untold = await locateHooks(root, repositories, deadline);
   // A start by an earlier version recorded no settings (the top's are always there): none compared.
   if (baseline.git_state?.[`.git/${SETTINGS}`] !== undefined)

@@ -15,8 +15,9 @@
 import { lstatSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { identityOf } from './content.js';
+import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { type Deadline, placeNow, runGit } from './git.js';
+import { placeNow, runGit } from './git.js';
 import { type GitRepository, worktreeOf } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
@@ -41,21 +42,29 @@ export async function readSettings(
       if (error instanceof ReconcileError && error.code === 'git') continue;
       throw error;
     }
-    repository.settings = identityOf(inEffect(out, rawOfText(worktree), ownConfig(repository)), format);
+    repository.settings = identityOf(
+      inEffect(out, rawOfText(worktree), ownConfig(repository, deadline), deadline),
+      format,
+    );
   }
 }
 
 /** The real places of the repository's own config files that are regular files (rows of their own). */
-function ownConfig(repository: GitRepository): Set<string> {
+function ownConfig(repository: GitRepository, deadline: Deadline): Set<string> {
   const own = new Set<string>();
   for (const place of [`${repository.at.common}/config`, `${repository.at.dir}/config.worktree`]) {
-    try {
-      if (lstatSync(Buffer.from(place, 'latin1')).isFile()) own.add(placeNow(place));
-    } catch {
-      // not there: git read nothing from it
-    }
+    if (isFile(place)) own.add(placeNow(place, deadline));
   }
   return own;
+}
+
+/** Whether a raw place is a regular file (not there, or not to be looked at: no). */
+function isFile(place: string): boolean {
+  try {
+    return lstatSync(Buffer.from(place, 'latin1'), { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -63,7 +72,7 @@ function ownConfig(repository: GitRepository): Set<string> {
  * a NUL), kept in git's order as `key\nvalue\0`: every setting whose origin is not one of `own` nor
  * the command line (Tally's own `-c` options, and its process's environment, not the repository's).
  */
-function inEffect(out: Buffer, worktree: string, own: ReadonlySet<string>): Buffer {
+function inEffect(out: Buffer, worktree: string, own: ReadonlySet<string>, deadline: Deadline): Buffer {
   const kept: Buffer[] = [];
   let at = 0;
   while (at < out.length) {
@@ -71,7 +80,7 @@ function inEffect(out: Buffer, worktree: string, own: ReadonlySet<string>): Buff
     const entryEnd = originEnd < 0 ? -1 : out.indexOf(0, originEnd + 1);
     if (entryEnd < 0) break;
     const origin = rawPath(out.subarray(at, originEnd));
-    if (!origin.startsWith('command line:') && !own.has(originPlace(origin, worktree)))
+    if (!origin.startsWith('command line:') && !own.has(originPlace(origin, worktree, deadline)))
       kept.push(out.subarray(originEnd + 1, entryEnd + 1));
     at = entryEnd + 1;
   }
@@ -79,8 +88,8 @@ function inEffect(out: Buffer, worktree: string, own: ReadonlySet<string>): Buff
 }
 
 /** The real place of a `file:` origin (relative to the work tree, where git ran), else the origin itself. */
-function originPlace(origin: string, worktree: string): string {
+function originPlace(origin: string, worktree: string, deadline: Deadline): string {
   if (!origin.startsWith('file:')) return origin;
   const path = origin.slice('file:'.length);
-  return placeNow(isAbsolute(path) ? path : `${worktree}/${path}`);
+  return placeNow(isAbsolute(path) ? path : `${worktree}/${path}`, deadline);
 }

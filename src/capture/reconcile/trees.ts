@@ -15,8 +15,8 @@ import {
   type WorkspaceDiff,
 } from './changes.js';
 import type { Content, Unreadable } from './content.js';
+import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
-import type { Deadline } from './git.js';
 import { compareRaw, underAny } from './paths.js';
 import { minBound, snapshotTree, type TreeSnapshot } from './workspace.js';
 

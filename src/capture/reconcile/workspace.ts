@@ -14,8 +14,9 @@ import {
   type Unreadable,
   unreadableCode,
 } from './content.js';
+import { type Deadline, deadlineAfter } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { checkGitEntries, type Deadline, deadlineAfter, nulList, runGit } from './git.js';
+import { checkGitEntries, nulList, runGit } from './git.js';
 import { listProject } from './listing.js';
 import { compareRaw, nativePath, rawPath, writtenByTally } from './paths.js';
 
@@ -115,7 +116,7 @@ export async function listTree(
   deadline: Deadline = deadlineAfter(),
 ): Promise<Listing> {
   if (!inGit) return walkFiles(root, '', limit, outsideGit);
-  checkGitEntries(root);
+  checkGitEntries(root, deadline);
   const [tree, index] = await Promise.all([
     listProject(root, deadline),
     runGit(root, ['ls-files', '-z', '--cached'], deadline),

@@ -9,9 +9,10 @@
  */
 import { catalogueEntry } from '../../ahp/protocol/catalogue.js';
 import type { BoundaryDecision } from '../../boundary/boundary.js';
+import { DEFAULT_GIT_TIMEOUT_MS, deadlineAfter } from '../../capture/reconcile/deadline.js';
 import { ReconcileError } from '../../capture/reconcile/error.js';
 import { fileChangedEvent } from '../../capture/reconcile/events.js';
-import { DEFAULT_GIT_TIMEOUT_MS, deadlineAfter, repositoryOf } from '../../capture/reconcile/git.js';
+import { repositoryOf } from '../../capture/reconcile/git.js';
 import { pathOut } from '../../capture/reconcile/paths.js';
 import { diffSnapshots } from '../../capture/reconcile/trees.js';
 import { DEFAULT_FILE_LIMIT, snapshotTree, type TreeSnapshot } from '../../capture/reconcile/workspace.js';

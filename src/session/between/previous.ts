@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Baseline } from '../../capture/reconcile/baseline.js';
-import { DEFAULT_GIT_TIMEOUT_MS } from '../../capture/reconcile/git.js';
+import { DEFAULT_GIT_TIMEOUT_MS } from '../../capture/reconcile/deadline.js';
 import { decodeBase64, verifyEnvelope } from '../../core/dsse.js';
 import { digestParts } from '../../core/hash.js';
 import { isJsonObject } from '../../core/json.js';
