@@ -250,8 +250,11 @@ async function gitBaseline(
     }
     repositories.push(repository);
   }
-  await locateHooks(root, repositories, deadline);
-  await readSettings(root, repositories, format, deadline);
+  // Two questions to git a repository, neither waiting on the other (each sets its own field).
+  await Promise.all([
+    locateHooks(root, repositories, deadline),
+    readSettings(root, repositories, format, deadline),
+  ]);
   for (const raw of gitStatePaths(root, repositories).paths) {
     const out = pathOut(raw);
     if (out.path_b64 !== undefined) continue;

@@ -204,10 +204,13 @@ async function diffGit(
   // git's own config, hooks and info files, where the start found them: always compared (a few
   // files each, not counted in the limit).
   const repositories = repositoriesAtClose(root, baseline.git_dirs, deadline);
-  const untold = await locateHooks(root, repositories, deadline);
   // A start by an earlier version recorded no settings (the top's are always there): none compared.
-  if (baseline.git_state?.[`.git/${SETTINGS}`] !== undefined)
-    await readSettings(root, repositories, format, deadline);
+  const [untold] = await Promise.all([
+    locateHooks(root, repositories, deadline),
+    baseline.git_state?.[`.git/${SETTINGS}`] === undefined
+      ? undefined
+      : readSettings(root, repositories, format, deadline),
+  ]);
   const state = gitStatePaths(root, repositories);
   const recorded = [...dirty.keys()].filter(
     (raw) => isGitState(raw) && repositoryOfPath(repositories, raw) !== undefined,
