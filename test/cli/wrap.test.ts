@@ -261,18 +261,25 @@ describe('tally wrap', () => {
   it('past the nested repositories listed, the rest of the tree is compared and what they hold is counted', async () => {
     const p = makeProject('tally-wrap-nested-');
     await ok(p, ['init']);
+    // A file the index names, in a folder made a repository of its own after: compared by its path.
+    mkdirSync(join(p.root, 'a100'));
+    writeFileSync(join(p.root, 'a100', 'tracked.js'), 'one\n');
+    git(p.root, 'add', 'a100/tracked.js');
+    git(p.root, 'commit', '-qm', 'tracked');
     // 101 repositories that sort before the tree's files: `a000`…`a099` are listed, `a100` is not.
     for (let i = 0; i <= 100; i++) {
       const dir = join(p.root, `a${String(i).padStart(3, '0')}`);
-      mkdirSync(dir);
+      mkdirSync(dir, { recursive: true });
       git(dir, 'init', '-q');
     }
-    const script = "echo in > a100/in.txt; echo new > z.txt; sed -i 's/1/2/' src/app.js";
+    const script =
+      "echo in > a100/in.txt; echo two >> a100/tracked.js; echo new > z.txt; sed -i 's/1/2/' src/app.js";
     const ran = await p.tally(['wrap', '--json', '--', 'sh', '-c', script]);
     assert.equal(ran.code, 0, ran.stderr);
     const out = jsonOut(ran);
     assert.equal(out.skipped, 1);
     assert.deepEqual(wrapChanges(String(out.package)), [
+      ['a100/tracked.js', 'update'],
       ['src/app.js', 'update'],
       ['z.txt', 'create'],
     ]);

@@ -23,7 +23,11 @@ import {
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RECENT_MS } from '../../src/capture/reconcile/stat.js';
+import { captureBaseline } from '../../src/capture/reconcile/baseline.js';
+import { NESTED_WATCHED } from '../../src/capture/reconcile/git-state.js';
+import { NESTED_LISTED } from '../../src/capture/reconcile/listing.js';
+import { diffWorkspace } from '../../src/capture/reconcile/reconcile.js';
+import { RECENT_MS, statJson, statOfJson } from '../../src/capture/reconcile/stat.js';
 import { toPublicKey } from '../../src/core/keys.js';
 import { verifyPackage } from '../../src/evidence/package/verify.js';
 import { closeSession, startSession } from '../../src/session/lifecycle.js';
@@ -123,11 +127,12 @@ describe('the limit, against files the session creates', () => {
   });
 });
 
-/** `count` empty repositories nested at the top of `root`, named `<prefix>000`…, each a copy of one `git init`. */
+/** `count` empty repositories nested in `root`, named `<prefix>000`…, each a copy of one `git init`. */
 function nestedRepositories(root: string, prefix: string, count: number): void {
-  const template = join(root, '..', 'template');
+  const template = join(root, '..', `template-${prefix.replace(/\//g, '-')}`);
   mkdirSync(template);
   git(template, 'init', '-q');
+  mkdirSync(join(root, dirname(`${prefix}x`)), { recursive: true });
   for (let i = 0; i < count; i++) {
     const dir = join(root, `${prefix}${String(i).padStart(3, '0')}`);
     mkdirSync(dir);
@@ -167,6 +172,46 @@ describe('nested repositories past those the listing lists', () => {
     const summary = summaryOf(fx, pkg);
     assert.deepEqual([summary.skipped, summary.skipped_session ?? 0], [1, 0]);
     assert.deepEqual(await verdict(fx, pkg), [true, 'info']);
+  });
+
+  it("past the nested repositories whose own files are watched, an honest session still passes: the rest are the start's bound", async () => {
+    const fx = await makeFixture('tally-bounds-watched-');
+    // More than are watched, each with git's sample hooks: walked all, they would pass `GIT_STATE_ENTRIES`.
+    nestedRepositories(fx.root, 'vendor/r', NESTED_WATCHED + 420);
+    const pkg = await bareSession(fx, () => {
+      writeFileSync(join(fx.root, 'README.md'), '# changed\n');
+      writeFileSync(join(fx.root, 'vendor', 'r000', '.git', 'hooks', 'pre-push'), '#!/bin/sh\n', {
+        mode: 0o755,
+      });
+    });
+    assert.deepEqual(
+      packageReceipt(pkg).files_written.map((row) => [row.path, row.operation]),
+      [
+        ['README.md', 'modified'],
+        ['vendor/r000/.git/hooks/pre-push', 'created'],
+      ],
+    );
+    assert.deepEqual(await verdict(fx, pkg), [true, 'info']);
+  });
+
+  it('a snapshot an earlier version took (no `unlisted`): what it did not list is worked out, not blamed on the session', async () => {
+    const fx = await makeFixture('tally-bounds-old-');
+    // Nothing sorts after the repositories: such a start kept no `last`.
+    nestedRepositories(fx.root, 'z', NESTED_LISTED + 5);
+    await sleep(RECENT_MS + 200);
+    const { baseline, stat } = await captureBaseline(fx.root);
+    const { unlisted, ...old } = statJson(stat!) as { unlisted?: string[] };
+    assert.equal(unlisted?.length, 5);
+    assert.equal((old as { last?: string }).last, undefined);
+    const startStat = statOfJson(old);
+    assert.deepEqual(startStat.unlisted, unlisted);
+    const same = await diffWorkspace(fx.root, baseline, { startStat });
+    assert.deepEqual([same.skippedSession, same.changes.length], [0, 0]);
+    // One more repository first in the listing's order pushes a listed one out: the session's doing.
+    mkdirSync(join(fx.root, 'a'));
+    git(join(fx.root, 'a'), 'init', '-q');
+    const pushed = await diffWorkspace(fx.root, baseline, { startStat });
+    assert.equal(pushed.skippedSession, 1);
   });
 
   it('a nested repository the start listed that the session pushes out of the listing fails the pass', async () => {

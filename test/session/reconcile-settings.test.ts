@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
@@ -73,6 +73,27 @@ describe('the settings git runs a repository with', () => {
       });
       assert.deepEqual(rows, [['.git/config-in-effect', 'modified']], where);
       assert.ok(gitStatusRuns(p, p.root), `${where}: git did not run the planted fsmonitor`);
+    }
+  });
+
+  it('a file included under a condition that does not hold now, named or reached through a link, is watched all the same', async () => {
+    for (const how of ['named', 'link'] as const) {
+      const p = makeProject(`tally-settings-${how}-`);
+      const file = join(p.dir, 'release.cfg');
+      writeFileSync(file, '');
+      // A relative path is taken from the folder of the file that names it.
+      if (how === 'link') symlinkSync(file, join(p.dir, 'linked.cfg'));
+      const named = how === 'named' ? file : 'linked.cfg';
+      // Read by git only on a branch named release: not the branch the session runs on.
+      writeFileSync(join(p.dir, '.gitconfig'), `[includeIf "onbranch:release"]\n\tpath = ${named}\n`);
+      const program = monitor(p.dir);
+      const { rows } = await session(p, () => {
+        writeFileSync(file, `[core]\n\tfsmonitor = ${program}\n`);
+      });
+      assert.deepEqual(rows, [['.git/config-in-effect', 'modified']], how);
+      assert.ok(!gitStatusRuns(p, p.root), `${how}: the condition held on the session's branch`);
+      git(p.root, 'checkout', '-q', '-b', 'release');
+      assert.ok(gitStatusRuns(p, p.root), `${how}: git did not run the planted fsmonitor`);
     }
   });
 

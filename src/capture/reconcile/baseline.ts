@@ -18,6 +18,7 @@ import {
   type GitRepository,
   gitStatePaths,
   identifyGitState,
+  NESTED_WATCHED,
   repositoriesAtStart,
 } from './git-state.js';
 import { locateHooks } from './hooks-path.js';
@@ -223,15 +224,16 @@ async function gitBaseline(
   const statBytes = `${JSON.stringify(statJson(stat))}\n`;
   baseline.stat = { digest: digest(statBytes), files: stat.files.size, skipped: stat.skipped, limit };
   const paths = dirtyPaths((await status).stdout, tree, index);
-  // git's own config, hooks and info files, of the top's repository and of each nested one, listed
-  // or past the listing's bound (its hooks run all the same): always kept (a few files each, not
-  // counted in the limit), first in the record's share. One whose name is not UTF-8 cannot be
-  // given to git as a work tree: it is left to the start's bound.
+  // git's own config, hooks and info files, of the top's repository and of the first
+  // `NESTED_WATCHED` nested ones, listed or past the listing's bound (their hooks run all the
+  // same): always kept (a few files each, not counted in the limit), first in the record's share.
+  // One whose name is not UTF-8 cannot be given to git as a work tree; it and those past them are
+  // left to the start's bound (they are not listed either: counted).
   const budget = new ByteBudget(BASELINE_MAP_BYTES);
   let gitCut = 0;
   const found = repositoriesAtStart(
     root,
-    tree.nested.filter((folder) => pathOut(folder).path_b64 === undefined),
+    tree.nested.filter((folder) => pathOut(folder).path_b64 === undefined).slice(0, NESTED_WATCHED),
     deadline,
   );
   // Where each repository keeps its own files comes first (they are read there): a `.git` file and

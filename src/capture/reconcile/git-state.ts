@@ -74,6 +74,14 @@ const OWN_FILES = new Set(['config.worktree', 'commondir']);
  */
 export const GIT_STATE_ENTRIES = 10_000;
 
+/**
+ * Nested repositories whose own files a start watches at most, in the listing's order (the first
+ * `NESTED_LISTED` of them listed, the rest not): each costs every pass two git processes (its hooks
+ * folder, its settings) and a walk of its hooks and info, a few dozen of `GIT_STATE_ENTRIES`. Those
+ * past it are the start's bound, as what they hold is.
+ */
+export const NESTED_WATCHED = 300;
+
 /** The code of a folder of git's own left unwalked past `GIT_STATE_ENTRIES`. */
 export const TOO_MANY = 'too-many';
 

@@ -42,6 +42,9 @@ export const UNTRACKED_ARGS = ['--others', '--exclude-per-directory=.gitignore']
 /** The most output a git command may give (a listing of a very large tree). */
 const GIT_OUTPUT_LIMIT = 1024 * 1024 * 1024;
 
+/** Git commands a pass runs at once when it asks the same of every repository (one each). */
+export const GIT_AT_ONCE = 4;
+
 /**
  * The environment of every git command run on a tree Tally reconciles. `GIT_NO_REPLACE_OBJECTS`:
  * `git replace` cannot swap the start commit for another. `LC_ALL=C`: messages Tally reads are
@@ -63,7 +66,7 @@ export async function runGit(
   env: NodeJS.ProcessEnv = gitEnv(),
 ): Promise<GitOutput> {
   const left = deadline.at - Date.now();
-  if (left <= 0) throw timedOut(cwd, args, deadline);
+  if (left <= 0) throw timedOut(cwd, args, deadline, false);
   try {
     return await runGitOutput([...GIT_OVERRIDES, ...args], {
       cwd,
@@ -73,7 +76,7 @@ export async function runGit(
     });
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
-    if (error.code === 'timeout') throw timedOut(cwd, args, deadline);
+    if (error.code === 'timeout') throw timedOut(cwd, args, deadline, true);
     const stderr = typeof error.detail?.stderr === 'string' ? error.detail.stderr : '';
     const said = stderr.trim().split('\n').at(-1) ?? '';
     throw new ReconcileError(
@@ -85,12 +88,17 @@ export async function runGit(
   }
 }
 
-function timedOut(cwd: string, args: readonly string[], deadline: Deadline): ReconcileError {
-  return new ReconcileError(
-    'timeout',
-    `git ${args[0]} in ${cwd} did not finish within the pass's ${deadline.ms} ms and was stopped (a FIFO or a device in a git directory keeps git waiting)`,
-    { args: [...args], timeout_ms: deadline.ms },
-  );
+/** `started`: git ran until the deadline (else the pass's time was spent before it could start). */
+function timedOut(
+  cwd: string,
+  args: readonly string[],
+  deadline: Deadline,
+  started: boolean,
+): ReconcileError {
+  const said = started
+    ? `git ${args[0]} in ${cwd} did not finish within the pass's ${deadline.ms} ms and was stopped (a FIFO or a device in a git directory keeps git waiting, or the pass's earlier work left it little time)`
+    : `the pass's ${deadline.ms} ms were spent before git ${args[0]} in ${cwd} could start (many nested repositories, or places of many steps through deep folders)`;
+  return new ReconcileError('timeout', said, { args: [...args], timeout_ms: deadline.ms });
 }
 
 /** NUL-separated git output as raw paths. */

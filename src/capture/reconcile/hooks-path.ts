@@ -10,10 +10,11 @@
  * planted there while the setting pointed elsewhere is a row all the same.
  */
 import { isAbsolute } from 'node:path';
+import { eachAtOnce } from '../../core/at-once.js';
 import type { Unreadable } from './content.js';
 import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { placeNow, runGit } from './git.js';
+import { GIT_AT_ONCE, placeNow, runGit } from './git.js';
 import { type GitRepository, HOOKS_PATH, worktreeOf } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
@@ -31,14 +32,14 @@ export async function locateHooks(
   deadline: Deadline,
 ): Promise<Unreadable[]> {
   const untold: Unreadable[] = [];
-  for (const repository of repositories) {
+  await eachAtOnce(repositories, GIT_AT_ONCE, async (repository) => {
     const worktree = worktreeOf(root, repository.marker);
     let out: Buffer;
     try {
       const asked = ['rev-parse', '--git-common-dir', '--git-path', 'hooks'];
       out = (await runGit(worktree, asked, deadline)).stdout;
     } catch (error) {
-      if (error instanceof ReconcileError && error.code === 'git') continue;
+      if (error instanceof ReconcileError && error.code === 'git') return;
       throw error;
     }
     // Two lines, each from where git ran, the work tree's top (where it runs hooks from too): the
@@ -47,12 +48,12 @@ export async function locateHooks(
     const lines = rawPath(out).replace(/\n$/, '').split('\n');
     if (lines.length !== 2) {
       untold.push({ raw: `${repository.marker}/${HOOKS_PATH}`, code: 'hooks-path-unread', folder: true });
-      continue;
+      return;
     }
     const [common, hooks] = lines.map((named) =>
       isAbsolute(named) ? named : `${rawOfText(worktree)}/${named}`,
     );
     if (placeNow(hooks!, deadline) !== placeNow(`${common}/hooks`, deadline)) repository.hooks = hooks;
-  }
+  });
   return untold;
 }

@@ -71,7 +71,7 @@ function timedOut(raw: string, deadline: Deadline): ReconcileError {
   const shown = `${pathOut(raw.slice(0, SHOWN)).path}${raw.length > SHOWN ? '…' : ''}`;
   return new ReconcileError(
     'timeout',
-    `resolving ${shown} (${raw.length} bytes) did not finish within the pass's ${deadline.ms} ms and was stopped (a place named by a .git file or a commondir, of many steps through deep folders)`,
+    `resolving ${shown} (${raw.length} bytes) did not finish within the pass's ${deadline.ms} ms and was stopped (the pass's time is shared by all it does: many nested repositories, or a place of many steps through deep folders)`,
     { path: shown, timeout_ms: deadline.ms },
   );
 }

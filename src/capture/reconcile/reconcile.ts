@@ -192,12 +192,12 @@ async function diffGit(
     for (const raw of candidates)
       if ([...stat.nested].some((folder) => raw.startsWith(`${folder}/`))) candidates.delete(raw);
   const last = stat?.last;
-  // A nested repository not listed now: one the start did not list either is the start's own bound;
-  // one it listed, the session pushed out. (A snapshot an earlier version took bounded the tree at
-  // the first one it did not list: past that bound, the start's.)
+  // A nested repository not listed now: one the start did not list either is the start's own bound,
+  // and so is one past the snapshot's `last` (nothing after it is compared); one the start listed
+  // before it, the session pushed out.
   const startUnlisted = new Set(stat?.unlisted ?? []);
-  const unlisted = tree.unlisted.filter((folder) =>
-    stat?.unlisted === undefined ? last === undefined || folder < last : !startUnlisted.has(folder),
+  const unlisted = tree.unlisted.filter(
+    (folder) => !startUnlisted.has(folder) && (last === undefined || folder < last),
   ).length;
   const { recent, changed, beyond } = toCompare(root, stat, startOf, candidates);
   const skippedSession = unlisted + Math.max(0, changed.length - limit);

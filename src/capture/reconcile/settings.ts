@@ -7,25 +7,31 @@
  * `.gitignore`. The agent can write any of those. So each pass asks git for every setting in effect
  * (`git config --list`, includes followed, in the repository's work tree), and the digest of those
  * that do not come from the repository's own config is watched as `<marker>/config-in-effect`: a
- * setting added, changed or removed there is a `modified` row. The repository's own `config` and
+ * setting added, changed or removed there is a `modified` row. git lists only the includes whose
+ * condition holds now (`includeIf "onbranch:…"` on another branch reads nothing), so every file an
+ * include names is hashed too, wherever it leads: a setting planted where git reads it only on the
+ * next branch is a row all the same. The repository's own `config` and
  * `config.worktree` are rows of their own, so what git read from them, when they are regular files,
  * is left out here: a change to them is one row, not two. Only the digest is recorded (the
  * settings can hold credentials); what changed is for `git config --list --show-origin` to say.
  */
 import { lstatSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
-import { identityOf } from './content.js';
+import { eachAtOnce } from '../../core/at-once.js';
+import { identifyAt, identityOf, isUnread } from './content.js';
 import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { placeNow, runGit } from './git.js';
+import { GIT_AT_ONCE, placeNow, runGit } from './git.js';
 import { type GitRepository, worktreeOf } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
 /**
  * Sets each repository's `settings`: the identity of the settings git reads for it beyond its own
- * config files, as git lists them now. A repository git will not run in (its config does not parse,
- * its `.git` names no repository) has none: a row says the settings went, beside the row of the
- * file that broke them. A pass past its deadline stops here, as at any git command.
+ * config files, as git lists them now, and of every file a config names to include, whether its
+ * condition holds now or not. A repository git will not run in (its config does not parse, its
+ * `.git` names no repository) has none: a row says the settings went, beside the row of the file
+ * that broke them. A pass past its deadline stops here, as at any git command.
  */
 export async function readSettings(
   root: string,
@@ -33,19 +39,101 @@ export async function readSettings(
   format: 'sha1' | 'sha256',
   deadline: Deadline,
 ): Promise<void> {
-  for (const repository of repositories) {
+  await eachAtOnce(repositories, GIT_AT_ONCE, async (repository) => {
     const worktree = worktreeOf(root, repository.marker);
     let out: Buffer;
     try {
       out = (await runGit(worktree, ['config', '--list', '--show-origin', '-z'], deadline)).stdout;
     } catch (error) {
-      if (error instanceof ReconcileError && error.code === 'git') continue;
+      if (error instanceof ReconcileError && error.code === 'git') return;
       throw error;
     }
-    repository.settings = identityOf(
-      inEffect(out, rawOfText(worktree), ownConfig(repository, deadline), deadline),
-      format,
-    );
+    const places = new OriginPlaces(rawOfText(worktree), deadline);
+    const own = ownConfig(repository, deadline);
+    const kept: Buffer[] = [];
+    for (const { origin, entry } of settingsOf(out)) {
+      // Tally's own `-c` options and its process's environment are not the repository's.
+      if (origin.startsWith('command line:')) continue;
+      if (!own.has(places.of(origin))) kept.push(entry, NUL);
+      const included = includedFile(entry, places.path(origin));
+      if (included !== undefined) kept.push(includeLine(included, format, deadline));
+    }
+    repository.settings = identityOf(Buffer.concat(kept), format);
+  });
+}
+
+const NUL = Buffer.from([0]);
+
+/** `include.path` and `includeIf.<condition>.path`: a file git reads as config where it applies. */
+const INCLUDE = /^include(?:if\..*)?\.path$/s;
+
+/**
+ * `git config --list --show-origin -z`: an origin, then `key\nvalue` or a bare `key`, each ended by
+ * a NUL, in git's order.
+ */
+function* settingsOf(out: Buffer): Generator<{ origin: string; entry: Buffer }> {
+  let at = 0;
+  for (;;) {
+    const originEnd = out.indexOf(0, at);
+    const entryEnd = originEnd < 0 ? -1 : out.indexOf(0, originEnd + 1);
+    if (entryEnd < 0) return;
+    yield { origin: rawPath(out.subarray(at, originEnd)), entry: out.subarray(originEnd + 1, entryEnd) };
+    at = entryEnd + 1;
+  }
+}
+
+/**
+ * The file an include setting names, as git finds it (a relative path from the folder of the file
+ * that names it, as git named that file; `~/` from the home folder), or undefined when the setting
+ * is not an include or its origin is not a file. Only this one step is followed: a file that file
+ * includes in turn is in the settings while its condition holds, not otherwise.
+ */
+function includedFile(entry: Buffer, origin: string | undefined): string | undefined {
+  const cut = entry.indexOf(0x0a);
+  if (cut < 0 || !INCLUDE.test(rawPath(entry.subarray(0, cut)))) return undefined;
+  if (origin === undefined) return undefined;
+  const named = rawPath(entry.subarray(cut + 1));
+  if (named.startsWith('~/')) return `${rawOfText(homedir())}${named.slice(1)}`;
+  return isAbsolute(named) ? named : `${origin.slice(0, origin.lastIndexOf('/'))}/${named}`;
+}
+
+/**
+ * An included file's line of the settings: where it leads (links followed, as git opens it) and
+ * what it holds there (absent, unreadable).
+ */
+function includeLine(named: string, format: 'sha1' | 'sha256', deadline: Deadline): Buffer {
+  const place = placeNow(named, deadline);
+  const content = identifyAt(Buffer.from(place, 'latin1'), format, deadline.at);
+  const held =
+    content === null ? 'absent' : isUnread(content) ? `unreadable:${content.unreadable}` : content.sha256;
+  return Buffer.concat([Buffer.from(`include\0${place}\0${held}`, 'latin1'), NUL]);
+}
+
+/** The places of `file:` origins (relative to the work tree, where git ran), each resolved once. */
+class OriginPlaces {
+  readonly #known = new Map<string, string>();
+  constructor(
+    readonly worktree: string,
+    readonly deadline: Deadline,
+  ) {}
+
+  /** The path of an origin that is a file, made absolute as git named it; else undefined. */
+  path(origin: string): string | undefined {
+    if (!origin.startsWith('file:')) return undefined;
+    const path = origin.slice('file:'.length);
+    return isAbsolute(path) ? path : `${this.worktree}/${path}`;
+  }
+
+  /** The real place of an origin that is a file; any other origin as it is. */
+  of(origin: string): string {
+    const path = this.path(origin);
+    if (path === undefined) return origin;
+    let place = this.#known.get(path);
+    if (place === undefined) {
+      place = placeNow(path, this.deadline);
+      this.#known.set(path, place);
+    }
+    return place;
   }
 }
 
@@ -65,31 +153,4 @@ function isFile(place: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * `git config --list --show-origin -z` (an origin, then `key\nvalue` or a bare `key`, each ended by
- * a NUL), kept in git's order as `key\nvalue\0`: every setting whose origin is not one of `own` nor
- * the command line (Tally's own `-c` options, and its process's environment, not the repository's).
- */
-function inEffect(out: Buffer, worktree: string, own: ReadonlySet<string>, deadline: Deadline): Buffer {
-  const kept: Buffer[] = [];
-  let at = 0;
-  while (at < out.length) {
-    const originEnd = out.indexOf(0, at);
-    const entryEnd = originEnd < 0 ? -1 : out.indexOf(0, originEnd + 1);
-    if (entryEnd < 0) break;
-    const origin = rawPath(out.subarray(at, originEnd));
-    if (!origin.startsWith('command line:') && !own.has(originPlace(origin, worktree, deadline)))
-      kept.push(out.subarray(originEnd + 1, entryEnd + 1));
-    at = entryEnd + 1;
-  }
-  return Buffer.concat(kept);
-}
-
-/** The real place of a `file:` origin (relative to the work tree, where git ran), else the origin itself. */
-function originPlace(origin: string, worktree: string, deadline: Deadline): string {
-  if (!origin.startsWith('file:')) return origin;
-  const path = origin.slice('file:'.length);
-  return placeNow(isAbsolute(path) ? path : `${worktree}/${path}`, deadline);
 }

@@ -11,7 +11,8 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { LeadingFolders, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
-import { compareRaw, nativePath } from './paths.js';
+import { NESTED_LISTED } from './listing.js';
+import { compareRaw, nativePath, pathOut } from './paths.js';
 import { bounded } from './workspace.js';
 
 /** size, modification time (ms), change time (ms), inode, mode: what `lstat` says of a file. */
@@ -42,7 +43,8 @@ export interface StatSnapshot {
   /**
    * Nested repositories the start found and did not list (past `NESTED_LISTED`, or a name git
    * cannot be given): a file under one that the snapshot does not hold is not known, and is not
-   * compared. Absent in a snapshot an earlier version took: the first of them was its `last`.
+   * compared. A snapshot an earlier version took did not keep them (the first of them was its
+   * `last`, when nothing else cut it): read back, they are worked out from `nested`.
    */
   unlisted?: string[];
 }
@@ -178,6 +180,21 @@ export function statOfJson(value: unknown): StatSnapshot {
   };
   if (typeof v.last === 'string') snapshot.last = v.last;
   if (Array.isArray(v.markers)) snapshot.markers = v.markers as string[];
-  if (Array.isArray(v.unlisted)) snapshot.unlisted = v.unlisted as string[];
+  snapshot.unlisted = Array.isArray(v.unlisted) ? (v.unlisted as string[]) : unlistedBefore(snapshot.nested);
   return snapshot;
+}
+
+/**
+ * The nested repositories a snapshot an earlier version took did not list, which it did not keep:
+ * its listing took them in the order `nested` keeps, and listed the first `NESTED_LISTED` whose
+ * names are UTF-8.
+ */
+function unlistedBefore(nested: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  let listed = 0;
+  for (const folder of nested) {
+    if (listed < NESTED_LISTED && pathOut(folder).path_b64 === undefined) listed++;
+    else out.push(folder);
+  }
+  return out.sort(compareRaw);
 }

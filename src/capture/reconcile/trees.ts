@@ -42,6 +42,10 @@ function endIn(snapshot: TreeSnapshot, raw: string): Content {
   return code !== undefined ? { unreadable: code } : (snapshot.files.get(raw) ?? null);
 }
 
+function holds(snapshot: TreeSnapshot, raw: string): boolean {
+  return snapshot.files.has(raw) || snapshot.unread.has(raw);
+}
+
 /** The net changes from one snapshot to another. */
 export function diffSnapshots(before: TreeSnapshot, after: TreeSnapshot): SnapshotDiff {
   const bound = minBound(before.last, after.last);
@@ -55,7 +59,10 @@ export function diffSnapshots(before: TreeSnapshot, after: TreeSnapshot): Snapsh
   const differing: Differing[] = [];
   let outside = 0;
   for (const raw of [...keys].sort(compareRaw)) {
-    if ((bound !== undefined && raw > bound) || underAny(raw, unlisted)) {
+    // Under a nested repository a listing left out, a path the earlier snapshot does not hold was not
+    // looked at (one the index named was; the later snapshot looks at it again by its path).
+    const unknown = underAny(raw, unlisted) && !holds(before, raw);
+    if ((bound !== undefined && raw > bound) || unknown) {
       outside++;
       continue;
     }
