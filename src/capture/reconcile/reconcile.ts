@@ -211,7 +211,7 @@ async function diffGit(
       ? undefined
       : readSettings(root, repositories, format, deadline),
   ]);
-  const state = gitStatePaths(root, repositories);
+  const state = gitStatePaths(root, repositories, format);
   const recorded = [...dirty.keys()].filter(
     (raw) => isGitState(raw) && repositoryOfPath(repositories, raw) !== undefined,
   );
