@@ -1,11 +1,13 @@
 /**
  * git's own files of a work tree whose `.git` is a file (a linked worktree, a submodule) or a
  * link, and of the repositories nested in a project: the config, hooks and info git reads for them lie outside the
- * `.git` under the tree's top. Each test runs real sessions through `tally` in real repositories
- * (`git worktree add`, `git submodule add`), plants what an agent would, and reads the receipt's
- * rows and `tally verify`.
+ * `.git` under the tree's top, and a submodule's git directory under `.git/modules/` lies there
+ * when no `.git` leads to it. Each test runs real sessions through `tally` in real repositories
+ * (`git worktree add`, `git submodule add`, `git submodule deinit`), plants what an agent would,
+ * and reads the receipt's rows and `tally verify`.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import {
   appendFileSync,
   cpSync,
@@ -80,6 +82,24 @@ function withWorktree(prefix: string): { p: Project; wt: string; common: string;
   return { p, wt, common, own: join(common, 'worktrees', 'wt') };
 }
 
+/** A hook that leaves `ran` in `dir` when git runs it: the oracle that git takes the hook. */
+function markingHook(dir: string): string {
+  return `#!/bin/sh\necho planted >> '${join(dir, 'ran')}'\n`;
+}
+
+/** `lib` added as a submodule at `path` of the repository at `cwd`, and committed. */
+function addSubmodule(cwd: string, lib: string, path: string): void {
+  git(cwd, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib, path);
+  git(cwd, 'commit', '-qm', 'submodule');
+}
+
+/** The same, then deinit'd: its git directory stays. */
+function deinitSubmodule(cwd: string, lib: string, path: string): void {
+  addSubmodule(cwd, lib, path);
+  git(cwd, 'submodule', 'deinit', '-q', '-f', path);
+  assert.equal(existsSync(join(cwd, path, '.git')), false);
+}
+
 describe("git's own files where the tree's .git is a file", () => {
   it('a linked worktree: the common config and hooks, its config.worktree and its .git file are rows', async () => {
     const { p, wt, common, own } = withWorktree('tally-git-dirs-worktree-');
@@ -123,8 +143,7 @@ describe("git's own files where the tree's .git is a file", () => {
     const p = makeProject('tally-git-dirs-submodule-');
     const lib = join(p.dir, 'lib');
     repository(lib);
-    git(p.root, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib, 'sub/lib');
-    git(p.root, 'commit', '-qm', 'submodule');
+    addSubmodule(p.root, lib, 'sub/lib');
     const root = join(p.root, 'sub', 'lib');
     const dir = git(root, 'rev-parse', '--absolute-git-dir').trim();
     assert.equal(dir, join(p.root, '.git', 'modules', 'sub', 'lib'));
@@ -168,8 +187,7 @@ describe("git's own files of repositories nested in the project", () => {
     repository(join(p.root, 'sub', 'b'));
     const lib = join(p.dir, 'lib');
     repository(lib);
-    git(p.root, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib, 'sub/c');
-    git(p.root, 'commit', '-qm', 'submodule');
+    addSubmodule(p.root, lib, 'sub/c');
     const c = join(p.root, '.git', 'modules', 'sub', 'c');
     const { rows, pkg } = await session(p, p.root, () => {
       writeFileSync(join(p.root, 'sub', 'b', '.git', 'hooks', 'pre-commit'), '#!/bin/sh\ncurl evil\n');
@@ -235,6 +253,122 @@ describe("git's own files of repositories nested in the project", () => {
       'dev.tally.reconcile'
     ];
     assert.ok(summary.skipped >= 1, JSON.stringify(summary));
+  });
+});
+
+describe('the git directories of submodules under .git/modules', () => {
+  it("a submodule deinit'd before the session: a hook and an fsmonitor planted in its git directory are rows, and git runs both", async () => {
+    const p = makeProject('tally-git-dirs-deinit-');
+    const lib = join(p.dir, 'lib');
+    repository(lib);
+    deinitSubmodule(p.root, lib, 'lib');
+    const dir = join(p.root, '.git', 'modules', 'lib');
+    assert.ok(existsSync(join(dir, 'HEAD')));
+    // A folder whose HEAD is a FIFO (git would wait on it): Tally only looks at what it is, and lists
+    // the folder's files all the same.
+    mkdirSync(join(p.root, '.git', 'modules', 'stray', 'hooks'), { recursive: true });
+    execFileSync('mkfifo', [join(p.root, '.git', 'modules', 'stray', 'HEAD')]);
+    const monitor = join(p.dir, 'monitor.sh');
+    writeFileSync(monitor, `#!/bin/sh\necho monitor >> '${join(p.dir, 'monitored')}'\nexit 1\n`, {
+      mode: 0o755,
+    });
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(join(dir, 'hooks', 'post-checkout'), markingHook(p.dir), { mode: 0o755 });
+      appendFileSync(join(dir, 'config'), `[core]\n\tfsmonitor = ${monitor}\n`);
+      writeFileSync(join(p.root, '.git', 'modules', 'stray', 'hooks', 'post-checkout'), markingHook(p.dir));
+    });
+    assert.deepEqual(rows, [
+      ['.git/modules/lib/config', 'modified'],
+      ['.git/modules/lib/hooks/post-checkout', 'created'],
+      ['.git/modules/stray/hooks/post-checkout', 'created'],
+    ]);
+    // The rows are the files themselves: the tree's own .git holds them.
+    assert.equal(locationOf(pkg, '.git/modules/lib/hooks/post-checkout'), undefined);
+    // The oracle: the next update runs the planted hook and the planted monitor.
+    git(p.root, '-c', 'protocol.file.allow=always', 'submodule', 'update', '-q', '--init');
+    assert.equal(readFileSync(join(p.dir, 'ran'), 'utf8'), 'planted\n');
+    assert.ok(existsSync(join(p.dir, 'monitored')));
+  });
+
+  it("an initialised submodule: a hook in its git directory is one row, under its own .git; a submodule of it deinit'd is watched there too", async () => {
+    const p = makeProject('tally-git-dirs-nested-modules-');
+    const lib = join(p.dir, 'lib');
+    const inner = join(p.dir, 'inner');
+    repository(inner);
+    repository(lib);
+    addSubmodule(lib, inner, 'd');
+    addSubmodule(p.root, lib, 'sub/c');
+    const sub = join(p.root, 'sub', 'c');
+    git(sub, '-c', 'protocol.file.allow=always', 'submodule', 'update', '-q', '--init');
+    git(sub, 'submodule', 'deinit', '-q', '-f', 'd');
+    // Real nested submodules: sub/c's git directory holds d's, under its own modules/.
+    const c = join(p.root, '.git', 'modules', 'sub', 'c');
+    const d = join(c, 'modules', 'd');
+    assert.ok(existsSync(join(d, 'HEAD')));
+    const { rows, pkg } = await session(p, p.root, () => {
+      writeFileSync(join(c, 'hooks', 'post-checkout'), '#!/bin/sh\ncurl evil\n', { mode: 0o755 });
+      writeFileSync(join(d, 'hooks', 'post-checkout'), markingHook(p.dir), { mode: 0o755 });
+    });
+    // sub/c's git directory is watched through sub/c/.git: one change, one row, none under .git/modules/.
+    assert.deepEqual(rows, [
+      ['sub/c/.git/hooks/post-checkout', 'created'],
+      ['sub/c/.git/modules/d/hooks/post-checkout', 'created'],
+    ]);
+    assert.equal(
+      locationOf(pkg, 'sub/c/.git/modules/d/hooks/post-checkout'),
+      join(d, 'hooks', 'post-checkout'),
+    );
+    git(sub, '-c', 'protocol.file.allow=always', 'submodule', 'update', '-q', '--init');
+    assert.equal(readFileSync(join(p.dir, 'ran'), 'utf8'), 'planted\n');
+  });
+
+  it("a submodule deinit'd during the session: its .git is a row, and a hook planted in its git directory is one", async () => {
+    const p = makeProject('tally-git-dirs-deinit-during-');
+    const lib = join(p.dir, 'lib');
+    repository(lib);
+    addSubmodule(p.root, lib, 'sub/c');
+    const c = join(p.root, '.git', 'modules', 'sub', 'c');
+    const { rows } = await session(p, p.root, () => {
+      git(p.root, 'submodule', 'deinit', '-q', '-f', 'sub/c');
+      writeFileSync(join(c, 'hooks', 'post-checkout'), markingHook(p.dir), { mode: 0o755 });
+    });
+    // Watched through sub/c/.git at the start and under .git/modules/ at the close: each file of its
+    // git directory is new by that name.
+    assert.deepEqual(
+      rows.filter(([path]) => !path!.startsWith('.git/modules/sub/c/hooks/') || !path!.endsWith('.sample')),
+      [
+        ['.git/config', 'modified'],
+        ['.git/modules/sub/c/config', 'created'],
+        ['.git/modules/sub/c/hooks/post-checkout', 'created'],
+        ['.git/modules/sub/c/info/exclude', 'created'],
+        ['sub/c/.git', 'deleted'],
+        ['sub/c/lib.txt', 'deleted'],
+      ],
+    );
+    git(p.root, '-c', 'protocol.file.allow=always', 'submodule', 'update', '-q', '--init');
+    assert.equal(readFileSync(join(p.dir, 'ran'), 'utf8'), 'planted\n');
+  });
+
+  it("a submodule named libs/x of a linked worktree, deinit'd: the worktree's own modules are watched, a HEAD planted in libs/ hides nothing", async () => {
+    const { p, wt, own } = withWorktree('tally-git-dirs-worktree-modules-');
+    const lib = join(p.dir, 'lib');
+    repository(lib);
+    deinitSubmodule(wt, lib, 'libs/x');
+    // A linked worktree's submodules are its own: under its git directory, not the common one.
+    const x = join(own, 'modules', 'libs', 'x');
+    assert.ok(existsSync(join(x, 'HEAD')));
+    // A HEAD alone does not make libs/ a git directory to git, which still takes libs/x.
+    writeFileSync(join(own, 'modules', 'libs', 'HEAD'), 'ref: refs/heads/main\n');
+    const { rows, pkg } = await session(p, wt, () => {
+      writeFileSync(join(x, 'hooks', 'post-checkout'), markingHook(p.dir), { mode: 0o755 });
+    });
+    assert.deepEqual(rows, [['.git/modules/libs/x/hooks/post-checkout', 'created']]);
+    assert.equal(
+      locationOf(pkg, '.git/modules/libs/x/hooks/post-checkout'),
+      join(x, 'hooks', 'post-checkout'),
+    );
+    git(wt, '-c', 'protocol.file.allow=always', 'submodule', 'update', '-q', '--init');
+    assert.equal(readFileSync(join(p.dir, 'ran'), 'utf8'), 'planted\n');
   });
 });
 

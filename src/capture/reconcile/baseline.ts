@@ -243,7 +243,7 @@ async function gitBaseline(
   for (const repository of found.repositories) {
     const places = found.git_dirs?.[repository.marker];
     if (places !== undefined && !budget.take(memberBytes(repository.marker, places))) {
-      gitCut += Math.max(1, gitStatePaths(root, [repository]).paths.length);
+      gitCut += Math.max(1, gitStatePaths(root, [repository], format).paths.length);
       continue;
     }
     if (places !== undefined) {
@@ -257,7 +257,7 @@ async function gitBaseline(
     locateHooks(root, repositories, deadline),
     readSettings(root, repositories, format, deadline),
   ]);
-  for (const raw of gitStatePaths(root, repositories).paths) {
+  for (const raw of gitStatePaths(root, repositories, format).paths) {
     const out = pathOut(raw);
     if (out.path_b64 !== undefined) continue;
     if (!budget.take(memberBytes(out.path, DIGEST_SPELLED))) {

@@ -5,7 +5,10 @@
  * in it that the listing finds, whether it lists its files or not. Each is named as the work tree sees it (`.git/hooks/pre-commit`,
  * `sub/b/.git/config`) wherever git keeps it: a linked worktree's config, hooks and info are its
  * main repository's (the `commondir` its git directory names), a submodule's lie under the
- * superproject's `.git/modules/`, a `.git` that is a link leads to them. Where they lie is resolved
+ * superproject's `.git/modules/`, a `.git` that is a link leads to them. A submodule no `.git` in
+ * the tree leads to (deinit'd) keeps its own under the `modules/` of its superproject's git
+ * directory all the same: they are watched there, named by their path under it
+ * (`.git/modules/lib/hooks/post-checkout`; git-walk.ts). Where they lie is resolved
  * at the start and recorded, and the close compares those places: a `.git` file rewritten or a
  * `.git` link retargeted during the session redirects nothing the close reads, and is itself one
  * of the watched files. The places are raw paths (git takes any bytes), recorded as paths are, as
@@ -13,12 +16,13 @@
  * each pass reads them where git's resolution leads then (real-path.ts): links followed as they are
  * then, a `..` after a link going up from where the link leads.
  */
-import { type Dir, lstatSync, opendirSync, readlinkSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { type Content, type FileIdentity, identifyAt, type Unreadable, unreadableCode } from './content.js';
+import { type Content, type FileIdentity, identifyAt, type Unreadable } from './content.js';
 import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
 import { commonDirOf, namedGitDir, placeNow } from './git.js';
+import { DIR_FILES, folderIdentity, GitStateWalk, type Role, STATE_FILES, under } from './git-walk.js';
 import { compareRaw, nativePath, pathOut, rawOfText, rawPath } from './paths.js';
 
 /** Where git keeps a repository's own files, as the baseline records it (`git_dirs`). */
@@ -64,15 +68,7 @@ export interface GitRepository {
 }
 
 /** The files git reads from the git directory itself, not from the common one. */
-const OWN_FILES = new Set(['config.worktree', 'commondir']);
-
-/**
- * Entries under git's own folders (hooks, info: a few files each) one pass walks at most, for all
- * its repositories together. A hooks folder made a link to `/usr` would otherwise be walked and
- * hashed whole, a row a file; a folder that would take the pass past it is not walked, and is
- * unreadable with code `too-many`, as is every folder after it.
- */
-export const GIT_STATE_ENTRIES = 10_000;
+const OWN_FILES = new Set(DIR_FILES);
 
 /**
  * Nested repositories whose own files a start watches at most, in the listing's order (the first
@@ -82,14 +78,8 @@ export const GIT_STATE_ENTRIES = 10_000;
  */
 export const NESTED_WATCHED = 300;
 
-/** The code of a folder of git's own left unwalked past `GIT_STATE_ENTRIES`. */
-export const TOO_MANY = 'too-many';
-
-/** Thrown inside a walk when the pass's entries run out. */
-class OutOfEntries extends Error {}
-
-/** The own files of one repository, beside its hooks and info: git reads each as a whole. */
-const STATE_FILES = ['config', 'config.worktree', 'commondir'];
+/** The folder of a git directory (not of the common one) holding its submodules' git directories. */
+const MODULES = 'modules';
 
 export function worktreeOf(root: string, marker: string): string {
   const folder = marker.slice(0, -'/.git'.length);
@@ -238,15 +228,6 @@ function present(path: Buffer | string): boolean {
   }
 }
 
-function fileOrLink(path: Buffer | string): boolean {
-  try {
-    const stat = lstatSync(path, { throwIfNoEntry: false });
-    return stat?.isFile() === true || stat?.isSymbolicLink() === true;
-  } catch {
-    return false;
-  }
-}
-
 /** The repository a watched raw path belongs to (markers never nest in one another's names). */
 export function repositoryOfPath(
   repositories: readonly GitRepository[],
@@ -255,14 +236,10 @@ export function repositoryOfPath(
   return repositories.find((r) => raw === r.marker || raw.startsWith(`${r.marker}/`));
 }
 
-/** The file system's name of `rel` under a raw place. */
-function under(place: string, rel: string): Buffer {
-  return Buffer.from(`${place}/${rel}`, 'latin1');
-}
-
 /**
- * Where git keeps a watched raw path. A `.git` file or link is read where it is; `config.worktree`
- * and `commondir` in the git directory; the rest in the common one.
+ * Where git keeps a watched raw path. A `.git` file or link is read where it is; `config.worktree`,
+ * `commondir` and what is under `modules/` (a linked worktree's submodules are its own) in the git
+ * directory; the rest in the common one.
  */
 function placeOf(root: string, repository: GitRepository, raw: string): Buffer {
   if (raw === repository.marker) return nativePath(root, raw);
@@ -270,7 +247,8 @@ function placeOf(root: string, repository: GitRepository, raw: string): Buffer {
   if (rel === HOOKS_PATH || rel.startsWith(`${HOOKS_PATH}/`))
     // No such folder this pass: a hook the start found there is one git no longer runs (absent).
     return under(repository.hooks ?? '/dev/null', rel.slice(HOOKS_PATH.length + 1) || '.');
-  return under(OWN_FILES.has(rel) ? repository.at.dir : repository.at.common, rel);
+  const own = OWN_FILES.has(rel) || rel.startsWith(`${MODULES}/`);
+  return under(own ? repository.at.dir : repository.at.common, rel);
 }
 
 /** The name under a repository's marker of the folder `core.hooksPath` names (hooks-path.ts). */
@@ -282,70 +260,51 @@ export const SETTINGS = 'config-in-effect';
 /**
  * Watched raw paths of `repositories` that are there now, in byte order, and the folders among them
  * that cannot be read. An entry under hooks or info that is neither a file, a symbolic link nor a
- * folder is a `git-state` error. The repositories are walked in the order of their markers, hooks
- * then info, within `GIT_STATE_ENTRIES` in all: a folder that would go past it gives no path.
+ * folder is a `git-state` error. The repositories are walked in the order of their markers, hooks,
+ * info then `modules/` (git-walk.ts), within `GIT_STATE_ENTRIES` in all: a folder that would go past
+ * it gives no path. `format` is the object format of the tree's repository, which git reads a
+ * submodule's `HEAD` by; `modules: false` leaves `modules/` out (a start by an earlier version
+ * recorded none of it: what it holds would all read as created).
  */
 export function gitStatePaths(
   root: string,
   repositories: readonly GitRepository[],
+  format: 'sha1' | 'sha256',
+  modules = true,
 ): { paths: string[]; unreadable: Unreadable[] } {
-  const paths: string[] = [];
-  const unreadable: Unreadable[] = [];
-  let left = GIT_STATE_ENTRIES;
-  const walk = (base: string, rel: string, raw: string, into: string[], unread: Unreadable[]): void => {
-    let dir: Dir;
-    try {
-      dir = opendirSync(under(base, rel), { encoding: 'buffer' as BufferEncoding });
-    } catch (error) {
-      const code = unreadableCode(error);
-      if (code !== null) unread.push({ raw, code, folder: true });
-      return;
-    }
-    try {
-      for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
-        if (--left < 0) throw new OutOfEntries();
-        const name = rawPath(entry.name as unknown as Buffer);
-        if (entry.isDirectory()) walk(base, `${rel}/${name}`, `${raw}/${name}`, into, unread);
-        else if (entry.isFile() || entry.isSymbolicLink()) into.push(`${raw}/${name}`);
-        else
-          throw new ReconcileError('git-state', `${raw}/${name} is not a regular file, a link or a folder`, {
-            path: `${raw}/${name}`,
-          });
-      }
-    } catch (error) {
-      if (error instanceof OutOfEntries || error instanceof ReconcileError) throw error;
-      const code = unreadableCode(error);
-      if (code !== null) unread.push({ raw, code, folder: true });
-    } finally {
-      dir.closeSync();
-    }
-  };
-  /** One of git's own folders, whole or not at all. */
-  const folder = (base: string, rel: string, raw: string): void => {
-    const found: string[] = [];
-    const unread: Unreadable[] = [];
-    try {
-      walk(base, rel, raw, found, unread);
-    } catch (error) {
-      if (!(error instanceof OutOfEntries)) throw error;
-      left = 0;
-      unreadable.push({ raw, code: TOO_MANY, folder: true });
-      return;
-    }
-    paths.push(...found);
-    unreadable.push(...unread);
-  };
+  const walk = new GitStateWalk(placesWatched(repositories), format);
   for (const repository of [...repositories].sort((a, b) => compareRaw(a.marker, b.marker))) {
     const { marker, at } = repository;
-    if (fileOrLink(nativePath(root, marker))) paths.push(marker);
+    walk.file(nativePath(root, marker), marker);
     for (const name of STATE_FILES)
-      if (fileOrLink(placeOf(root, repository, `${marker}/${name}`))) paths.push(`${marker}/${name}`);
-    folder(at.common, 'hooks', `${marker}/hooks`);
-    if (repository.hooks !== undefined) folder(repository.hooks, '.', `${marker}/${HOOKS_PATH}`);
-    folder(at.common, 'info', `${marker}/info`);
-    if (repository.settings !== undefined) paths.push(`${marker}/${SETTINGS}`);
+      walk.file(placeOf(root, repository, `${marker}/${name}`), `${marker}/${name}`);
+    walk.folder(at.common, 'hooks', `${marker}/hooks`);
+    if (repository.hooks !== undefined) walk.folder(repository.hooks, '.', `${marker}/${HOOKS_PATH}`);
+    walk.folder(at.common, 'info', `${marker}/info`);
+    if (repository.settings !== undefined) walk.paths.push(`${marker}/${SETTINGS}`);
+    if (modules) walk.modules(at.dir, MODULES, `${marker}/${MODULES}`);
   }
-  return { paths: paths.sort(compareRaw), unreadable };
+  return { paths: walk.paths.sort(compareRaw), unreadable: walk.unreadable };
+}
+
+/**
+ * The folders each repository is watched in, by identity (device and inode: the same folder
+ * whatever path leads to it, a link or a top reached through one): its git directory, and its
+ * common one when that is another.
+ */
+function placesWatched(repositories: readonly GitRepository[]): Map<string, Role> {
+  const watched = new Map<string, Role>();
+  for (const { at } of repositories) {
+    const common = folderIdentity(Buffer.from(at.common, 'latin1'));
+    if (common !== undefined) watched.set(common, 'common');
+  }
+  // A folder that is one repository's git directory and another's common one (a main repository
+  // with a worktree nested in the tree) is a git directory: the first lists all of it.
+  for (const { at } of repositories) {
+    const dir = folderIdentity(Buffer.from(at.dir, 'latin1'));
+    if (dir !== undefined) watched.set(dir, 'dir');
+  }
+  return watched;
 }
 
 /**

@@ -204,14 +204,14 @@ async function diffGit(
   // git's own config, hooks and info files, where the start found them: always compared (a few
   // files each, not counted in the limit).
   const repositories = repositoriesAtClose(root, baseline.git_dirs, deadline);
-  // A start by an earlier version recorded no settings (the top's are always there): none compared.
+  // A start by an earlier version recorded no settings (the top's are always there) and nothing of
+  // submodules' git directories under `modules/`: neither is compared.
+  const current = baseline.git_state?.[`.git/${SETTINGS}`] !== undefined;
   const [untold] = await Promise.all([
     locateHooks(root, repositories, deadline),
-    baseline.git_state?.[`.git/${SETTINGS}`] === undefined
-      ? undefined
-      : readSettings(root, repositories, format, deadline),
+    current ? readSettings(root, repositories, format, deadline) : undefined,
   ]);
-  const state = gitStatePaths(root, repositories);
+  const state = gitStatePaths(root, repositories, format, current);
   const recorded = [...dirty.keys()].filter(
     (raw) => isGitState(raw) && repositoryOfPath(repositories, raw) !== undefined,
   );
