@@ -22,7 +22,7 @@ import {
   repositoriesAtStart,
 } from './git-state.js';
 import { locateHooks } from './hooks-path.js';
-import { listProject, type ProjectTree } from './listing.js';
+import { isUtf8, listProject, type ProjectTree } from './listing.js';
 import { compareRaw, pathOut, writtenByTally } from './paths.js';
 import { readSettings } from './settings.js';
 import { type StatSnapshot, statJson, takeStatSnapshot } from './stat.js';
@@ -231,11 +231,7 @@ async function gitBaseline(
   // left to the start's bound (they are not listed either: counted).
   const budget = new ByteBudget(BASELINE_MAP_BYTES);
   let gitCut = 0;
-  const found = repositoriesAtStart(
-    root,
-    tree.nested.filter((folder) => pathOut(folder).path_b64 === undefined).slice(0, NESTED_WATCHED),
-    deadline,
-  );
+  const found = repositoriesAtStart(root, tree.nested.filter(isUtf8).slice(0, NESTED_WATCHED), deadline);
   // Where each repository keeps its own files comes first (they are read there): a `.git` file and
   // a `commondir` hold 64 KiB each, of names the agent chose. A repository whose places do not fit
   // is not watched, and its files count as cut.

@@ -18,10 +18,11 @@
  */
 import { lstatSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
+import { eachAtOnce } from '../../core/at-once.js';
 import { type Content, type FileIdentity, identifyAt, type Unreadable } from './content.js';
 import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { commonDirOf, namedGitDir, placeNow } from './git.js';
+import { commonDirOf, GIT_AT_ONCE, namedGitDir, placeNow, runGit } from './git.js';
 import { DIR_FILES, folderIdentity, GitStateWalk, type Role, STATE_FILES, under } from './git-walk.js';
 import { compareRaw, nativePath, pathOut, rawOfText, rawPath } from './paths.js';
 
@@ -84,6 +85,31 @@ const MODULES = 'modules';
 export function worktreeOf(root: string, marker: string): string {
   const folder = marker.slice(0, -'/.git'.length);
   return folder === '' ? root : nativePath(root, folder).toString('utf8');
+}
+
+/**
+ * Runs the same git command in the work tree of each repository, `GIT_AT_ONCE` at a time, and hands
+ * each answer to `answer`. A repository git will not run in (its `.git` names no repository, its
+ * config does not parse) gives none. A pass past its deadline stops here, as at any git command.
+ */
+export async function askEach(
+  root: string,
+  repositories: readonly GitRepository[],
+  args: readonly string[],
+  deadline: Deadline,
+  answer: (repository: GitRepository, out: Buffer, worktree: string) => void,
+): Promise<void> {
+  await eachAtOnce(repositories, GIT_AT_ONCE, async (repository) => {
+    const worktree = worktreeOf(root, repository.marker);
+    let out: Buffer;
+    try {
+      out = (await runGit(worktree, args, deadline)).stdout;
+    } catch (error) {
+      if (error instanceof ReconcileError && error.code === 'git') return;
+      throw error;
+    }
+    answer(repository, out, worktree);
+  });
 }
 
 /**

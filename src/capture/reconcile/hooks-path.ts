@@ -10,12 +10,10 @@
  * planted there while the setting pointed elsewhere is a row all the same.
  */
 import { isAbsolute } from 'node:path';
-import { eachAtOnce } from '../../core/at-once.js';
 import type { Unreadable } from './content.js';
 import type { Deadline } from './deadline.js';
-import { ReconcileError } from './error.js';
-import { GIT_AT_ONCE, placeNow, runGit } from './git.js';
-import { type GitRepository, HOOKS_PATH, worktreeOf } from './git-state.js';
+import { placeNow } from './git.js';
+import { askEach, type GitRepository, HOOKS_PATH } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
 /**
@@ -32,16 +30,8 @@ export async function locateHooks(
   deadline: Deadline,
 ): Promise<Unreadable[]> {
   const untold: Unreadable[] = [];
-  await eachAtOnce(repositories, GIT_AT_ONCE, async (repository) => {
-    const worktree = worktreeOf(root, repository.marker);
-    let out: Buffer;
-    try {
-      const asked = ['rev-parse', '--git-common-dir', '--git-path', 'hooks'];
-      out = (await runGit(worktree, asked, deadline)).stdout;
-    } catch (error) {
-      if (error instanceof ReconcileError && error.code === 'git') return;
-      throw error;
-    }
+  const asked = ['rev-parse', '--git-common-dir', '--git-path', 'hooks'];
+  await askEach(root, repositories, asked, deadline, (repository, out, worktree) => {
     // Two lines, each from where git ran, the work tree's top (where it runs hooks from too): the
     // common directory git uses now, and the hooks folder. Compared with each other, not with the
     // places the start recorded: a `.git` file pointed elsewhere is a row of its own.

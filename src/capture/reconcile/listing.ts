@@ -164,7 +164,7 @@ export async function listProject(root: string, deadline: Deadline): Promise<Pro
         if (writtenByTally(folder)) continue;
         tree.nested.push(folder);
         // git takes a folder's name as text: a name that is not UTF-8 cannot be its work tree.
-        if (listed >= NESTED_LISTED || !utf8(folder)) {
+        if (listed >= NESTED_LISTED || !isUtf8(folder)) {
           tree.unlisted.push(folder);
           continue;
         }
@@ -207,7 +207,8 @@ function enterable(root: string, folder: string): string | null | undefined {
   }
 }
 
-function utf8(raw: string): boolean {
+/** Whether a raw name is UTF-8: only such a folder can be given to git as a work tree. */
+export function isUtf8(raw: string): boolean {
   return Buffer.from(Buffer.from(raw, 'latin1').toString('utf8'), 'utf8').equals(Buffer.from(raw, 'latin1'));
 }
 
@@ -221,7 +222,7 @@ function entriesOf(root: string, folder: string): [string, boolean][] | string {
   const path = folder === '' ? Buffer.from(root) : nativePath(root, folder);
   try {
     const named = readdirSync(path.toString('utf8'), { withFileTypes: true });
-    if (utf8(folder) && !named.some((entry) => entry.name.includes('\uFFFD')))
+    if (isUtf8(folder) && !named.some((entry) => entry.name.includes('\uFFFD')))
       // Only folders and `.git` are looked at: only their names need their raw form.
       return named
         .filter((entry) => entry.isDirectory() || entry.name === '.git')

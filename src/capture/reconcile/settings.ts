@@ -18,12 +18,10 @@
 import { lstatSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
-import { eachAtOnce } from '../../core/at-once.js';
 import { identifyAt, identityOf, isUnread } from './content.js';
 import type { Deadline } from './deadline.js';
-import { ReconcileError } from './error.js';
-import { GIT_AT_ONCE, placeNow, runGit } from './git.js';
-import { type GitRepository, worktreeOf } from './git-state.js';
+import { placeNow } from './git.js';
+import { askEach, type GitRepository } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
 /**
@@ -39,15 +37,8 @@ export async function readSettings(
   format: 'sha1' | 'sha256',
   deadline: Deadline,
 ): Promise<void> {
-  await eachAtOnce(repositories, GIT_AT_ONCE, async (repository) => {
-    const worktree = worktreeOf(root, repository.marker);
-    let out: Buffer;
-    try {
-      out = (await runGit(worktree, ['config', '--list', '--show-origin', '-z'], deadline)).stdout;
-    } catch (error) {
-      if (error instanceof ReconcileError && error.code === 'git') return;
-      throw error;
-    }
+  const asked = ['config', '--list', '--show-origin', '-z'];
+  await askEach(root, repositories, asked, deadline, (repository, out, worktree) => {
     const places = new OriginPlaces(rawOfText(worktree), deadline);
     const own = ownConfig(repository, deadline);
     const kept: Buffer[] = [];

@@ -11,8 +11,8 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { LeadingFolders, unreadableCode } from './content.js';
 import { ReconcileError } from './error.js';
-import { NESTED_LISTED } from './listing.js';
-import { compareRaw, nativePath, pathOut } from './paths.js';
+import { isUtf8, NESTED_LISTED } from './listing.js';
+import { compareRaw, nativePath } from './paths.js';
 import { bounded } from './workspace.js';
 
 /** size, modification time (ms), change time (ms), inode, mode: what `lstat` says of a file. */
@@ -193,7 +193,7 @@ function unlistedBefore(nested: ReadonlySet<string>): string[] {
   const out: string[] = [];
   let listed = 0;
   for (const folder of nested) {
-    if (listed < NESTED_LISTED && pathOut(folder).path_b64 === undefined) listed++;
+    if (listed < NESTED_LISTED && isUtf8(folder)) listed++;
     else out.push(folder);
   }
   return out.sort(compareRaw);
