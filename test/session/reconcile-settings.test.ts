@@ -43,6 +43,21 @@ function gitStatusRuns(p: Project, cwd: string): boolean {
   return existsSync(join(p.dir, 'ran'));
 }
 
+/**
+ * A session that plants the fsmonitor in `file`, which git reads only on a branch named release:
+ * a row, and the oracle — git runs it there, not on the session's branch.
+ */
+async function plantedForRelease(p: Project, file: string, label: string): Promise<void> {
+  const program = monitor(p.dir);
+  const { rows } = await session(p, () => {
+    writeFileSync(file, `[core]\n\tfsmonitor = ${program}\n`);
+  });
+  assert.deepEqual(rows, [['.git/config-in-effect', 'modified']], label);
+  assert.ok(!gitStatusRuns(p, p.root), `${label}: the condition held on the session's branch`);
+  git(p.root, 'checkout', '-q', '-b', 'release');
+  assert.ok(gitStatusRuns(p, p.root), `${label}: git did not run the planted fsmonitor`);
+}
+
 describe('the settings git runs a repository with', () => {
   it("a program planted in the user's ~/.gitconfig is a row; git status runs it", async () => {
     const p = makeProject('tally-settings-global-');
@@ -86,14 +101,22 @@ describe('the settings git runs a repository with', () => {
       const named = how === 'named' ? file : 'linked.cfg';
       // Read by git only on a branch named release: not the branch the session runs on.
       writeFileSync(join(p.dir, '.gitconfig'), `[includeIf "onbranch:release"]\n\tpath = ${named}\n`);
-      const program = monitor(p.dir);
-      const { rows } = await session(p, () => {
-        writeFileSync(file, `[core]\n\tfsmonitor = ${program}\n`);
-      });
-      assert.deepEqual(rows, [['.git/config-in-effect', 'modified']], how);
-      assert.ok(!gitStatusRuns(p, p.root), `${how}: the condition held on the session's branch`);
-      git(p.root, 'checkout', '-q', '-b', 'release');
-      assert.ok(gitStatusRuns(p, p.root), `${how}: git did not run the planted fsmonitor`);
+      await plantedForRelease(p, file, how);
+    }
+  });
+
+  it('a file included in turn by a file git does not read yet is watched as well', async () => {
+    for (const how of ['include', 'includeIf'] as const) {
+      const p = makeProject(`tally-settings-deeper-${how}-`);
+      mkdirSync(join(p.dir, 'cfg'));
+      const deeper = join(p.dir, 'cfg', 'deeper.cfg');
+      writeFileSync(deeper, '');
+      // Each relative path from the folder of the file that names it: ~/cfg/release.cfg, then
+      // ~/cfg/deeper.cfg, read by git only on a branch named release.
+      const section = how === 'include' ? '[include]' : '[includeIf "onbranch:release"]';
+      writeFileSync(join(p.dir, 'cfg', 'release.cfg'), `${section}\n\tpath = deeper.cfg\n`);
+      writeFileSync(join(p.dir, '.gitconfig'), '[includeIf "onbranch:release"]\n\tpath = cfg/release.cfg\n');
+      await plantedForRelease(p, deeper, how);
     }
   });
 
@@ -126,6 +149,9 @@ describe('the settings git runs a repository with', () => {
     const p = makeProject('tally-settings-same-');
     writeFileSync(join(p.dir, 'extra.cfg'), '[alias]\n\tst = status\n');
     git(p.root, 'config', 'include.path', join(p.dir, 'extra.cfg'));
+    // A file git does not read yet that includes itself: read once, not round and round.
+    writeFileSync(join(p.dir, 'loop.cfg'), '[include]\n\tpath = loop.cfg\n');
+    git(p.root, 'config', 'includeIf.onbranch:release.path', join(p.dir, 'loop.cfg'));
     const { rows } = await session(p, () => {
       // The same settings written again, and a file of the tree: only the file is a row.
       writeFileSync(join(p.dir, 'extra.cfg'), '[alias]\n\tst = status\n');

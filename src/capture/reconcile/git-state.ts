@@ -97,7 +97,7 @@ export async function askEach(
   repositories: readonly GitRepository[],
   args: readonly string[],
   deadline: Deadline,
-  answer: (repository: GitRepository, out: Buffer, worktree: string) => void,
+  answer: (repository: GitRepository, out: Buffer, worktree: string) => void | Promise<void>,
 ): Promise<void> {
   await eachAtOnce(repositories, GIT_AT_ONCE, async (repository) => {
     const worktree = worktreeOf(root, repository.marker);
@@ -108,7 +108,7 @@ export async function askEach(
       if (error instanceof ReconcileError && error.code === 'git') return;
       throw error;
     }
-    answer(repository, out, worktree);
+    await answer(repository, out, worktree);
   });
 }
 

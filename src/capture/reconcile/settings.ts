@@ -10,7 +10,9 @@
  * setting added, changed or removed there is a `modified` row. git lists only the includes whose
  * condition holds now (`includeIf "onbranch:…"` on another branch reads nothing), so every file an
  * include names is hashed too, wherever it leads: a setting planted where git reads it only on the
- * next branch is a row all the same. The repository's own `config` and
+ * next branch is a row all the same, and so is every file such a file includes in turn, to git's own
+ * depth of includes (git reads none of them until the condition holds, so Tally reads them). The
+ * repository's own `config` and
  * `config.worktree` are rows of their own, so what git read from them, when they are regular files,
  * is left out here: a change to them is one row, not two. Only the digest is recorded (the
  * settings can hold credentials); what changed is for `git config --list --show-origin` to say.
@@ -20,7 +22,8 @@ import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import { identifyAt, identityOf, isUnread } from './content.js';
 import type { Deadline } from './deadline.js';
-import { placeNow } from './git.js';
+import { ReconcileError } from './error.js';
+import { placeNow, runGit } from './git.js';
 import { askEach, type GitRepository } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
@@ -38,20 +41,35 @@ export async function readSettings(
   deadline: Deadline,
 ): Promise<void> {
   const asked = ['config', '--list', '--show-origin', '-z'];
-  await askEach(root, repositories, asked, deadline, (repository, out, worktree) => {
+  await askEach(root, repositories, asked, deadline, async (repository, out, worktree) => {
     const places = new OriginPlaces(rawOfText(worktree), deadline);
     const own = ownConfig(repository, deadline);
     const kept: Buffer[] = [];
+    const unread = new Includes(worktree, format, deadline);
     for (const { origin, entry } of settingsOf(out)) {
       // Tally's own `-c` options and its process's environment are not the repository's.
       if (origin.startsWith('command line:')) continue;
-      if (!own.has(places.of(origin))) kept.push(entry, NUL);
+      const place = places.of(origin);
+      unread.readByGit(place);
+      if (!own.has(place)) kept.push(entry, NUL);
       const included = includedFile(entry, places.path(origin));
-      if (included !== undefined) kept.push(includeLine(included, format, deadline));
+      if (included !== undefined) kept.push(unread.line(included, 1));
     }
+    // Files git did not read (a condition that does not hold now) are read here, after git's own
+    // list: a repository without them keeps the digest an earlier version recorded.
+    kept.push(...(await unread.follow()));
     repository.settings = identityOf(Buffer.concat(kept), format);
   });
 }
+
+/**
+ * git's own bound: a file included through more than ten others is an error, which stops every git
+ * command of the repository (config.c, `MAX_INCLUDE_DEPTH`).
+ */
+const INCLUDE_DEPTH = 10;
+
+/** The most included files of one repository that git did not read and Tally reads for it. */
+const INCLUDES_READ = 100;
 
 const NUL = Buffer.from([0]);
 
@@ -76,8 +94,7 @@ function* settingsOf(out: Buffer): Generator<{ origin: string; entry: Buffer }> 
 /**
  * The file an include setting names, as git finds it (a relative path from the folder of the file
  * that names it, as git named that file; `~/` from the home folder), or undefined when the setting
- * is not an include or its origin is not a file. Only this one step is followed: a file that file
- * includes in turn is in the settings while its condition holds, not otherwise.
+ * is not an include or its origin is not a file.
  */
 function includedFile(entry: Buffer, origin: string | undefined): string | undefined {
   const cut = entry.indexOf(0x0a);
@@ -89,15 +106,72 @@ function includedFile(entry: Buffer, origin: string | undefined): string | undef
 }
 
 /**
- * An included file's line of the settings: where it leads (links followed, as git opens it) and
- * what it holds there (absent, unreadable).
+ * The files a repository's config includes. Each has a line of the settings: where it leads (links
+ * followed, as git opens it) and what it holds there (absent, unreadable). One git did not read
+ * (its condition does not hold now) is read here with git's own parser, `git config --file
+ * --no-includes`, for the files it includes in turn: they are what git reads once the condition
+ * holds. A file is read once; past git's depth or `INCLUDES_READ` files, no further.
  */
-function includeLine(named: string, format: 'sha1' | 'sha256', deadline: Deadline): Buffer {
-  const place = placeNow(named, deadline);
-  const content = identifyAt(Buffer.from(place, 'latin1'), format, deadline.at);
-  const held =
-    content === null ? 'absent' : isUnread(content) ? `unreadable:${content.unreadable}` : content.sha256;
-  return Buffer.concat([Buffer.from(`include\0${place}\0${held}`, 'latin1'), NUL]);
+class Includes {
+  /** Places whose includes are known: git read them, or they were read here. */
+  readonly #known = new Set<string>();
+  /** Regular files named by an include that git did not read, with the depth they were named at. */
+  readonly #pending: { named: string; place: string; depth: number }[] = [];
+
+  constructor(
+    readonly worktree: string,
+    readonly format: 'sha1' | 'sha256',
+    readonly deadline: Deadline,
+  ) {}
+
+  /** A place git listed settings from: its own includes are in git's list. */
+  readByGit(place: string): void {
+    this.#known.add(place);
+  }
+
+  /** The line of the file an include names (at `depth` from git's list), noted to be followed. */
+  line(named: string, depth: number): Buffer {
+    const place = placeNow(named, this.deadline);
+    const content = identifyAt(Buffer.from(place, 'latin1'), this.format, this.deadline.at);
+    const held =
+      content === null ? 'absent' : isUnread(content) ? `unreadable:${content.unreadable}` : content.sha256;
+    if (content !== null && !isUnread(content) && depth <= INCLUDE_DEPTH)
+      this.#pending.push({ named, place, depth });
+    return Buffer.concat([Buffer.from(`include\0${place}\0${held}`, 'latin1'), NUL]);
+  }
+
+  /**
+   * The lines of the files reached from those git did not read, in the order they are named, each
+   * file's includes read once. A file git cannot parse includes nothing (git stops on it as well).
+   */
+  async follow(): Promise<Buffer[]> {
+    const lines: Buffer[] = [];
+    let read = 0;
+    for (let next = this.#pending.shift(); next !== undefined; next = this.#pending.shift()) {
+      if (this.#known.has(next.place)) continue;
+      this.#known.add(next.place);
+      if (++read > INCLUDES_READ) break;
+      let out: Buffer;
+      try {
+        const asked = ['config', '--file', next.place, '--no-includes', '--list', '-z'];
+        out = (await runGit(this.worktree, asked, this.deadline)).stdout;
+      } catch (error) {
+        if (error instanceof ReconcileError && error.code === 'git') continue;
+        throw error;
+      }
+      for (const entry of entriesOf(out)) {
+        const included = includedFile(entry, next.named);
+        if (included !== undefined) lines.push(this.line(included, next.depth + 1));
+      }
+    }
+    return lines;
+  }
+}
+
+/** `git config --list -z` without origins: `key\nvalue` or a bare `key`, each ended by a NUL. */
+function* entriesOf(out: Buffer): Generator<Buffer> {
+  for (let at = 0, end = out.indexOf(0); end >= 0; at = end + 1, end = out.indexOf(0, at))
+    yield out.subarray(at, end);
 }
 
 /** The places of `file:` origins (relative to the work tree, where git ran), each resolved once. */
