@@ -35,9 +35,41 @@ export function gitTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   return value;
 }
 
+/**
+ * The variables that say where git finds the user's and the system's config (git-config(1),
+ * FILES). A reconciliation keeps those of its start for its close: the settings compared are then
+ * read from the same files, whichever process closes.
+ */
+export const CONFIG_PLACES = [
+  'HOME',
+  'XDG_CONFIG_HOME',
+  'GIT_CONFIG_GLOBAL',
+  'GIT_CONFIG_SYSTEM',
+  'GIT_CONFIG_NOSYSTEM',
+] as const;
+export type ConfigPlaces = Partial<Record<(typeof CONFIG_PLACES)[number], string>>;
+
+/** The config places `env` sets (a variable set to nothing is set, as git reads it). */
+export function configPlaces(env: NodeJS.ProcessEnv = process.env): ConfigPlaces {
+  const places: ConfigPlaces = {};
+  for (const name of CONFIG_PLACES) if (env[name] !== undefined) places[name] = env[name];
+  return places;
+}
+
+/**
+ * The environment of git when Tally asks it about a repository: the `PATH` git is found by and
+ * where the user's and the system's config are, nothing else. A process started from a git hook or
+ * alias, or by whoever set them, carries `GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`,
+ * `GIT_CONFIG_PARAMETERS` and the like, which would point git at another repository, index or
+ * settings than those of the folder it runs in.
+ */
+export function repositoryEnv(places: ConfigPlaces = configPlaces()): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...places };
+}
+
 export interface GitOptions {
   cwd: string;
-  /** The whole environment of the command (default: this process's). */
+  /** The whole environment of the command (default: `repositoryEnv()`). */
   env?: NodeJS.ProcessEnv;
   /** Default: `gitTimeoutMs(process.env)`. */
   timeoutMs?: number;
@@ -76,7 +108,7 @@ export function runGitOutput(args: readonly string[], options: GitOptions): Prom
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: options.env ?? repositoryEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group: a deadline kills git and whatever git started (a helper, a hook).
       detached: true,

@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { GitError, gitTimeoutMs, runGit } from '../core/git.js';
+import { GitError, gitTimeoutMs, repositoryEnv, runGit } from '../core/git.js';
 import { tallyHome } from '../core/home.js';
 
 const TOP_LEVEL = ['rev-parse', '--show-toplevel'];
@@ -32,6 +32,7 @@ export function gitTopLevel(cwd: string): string | null {
   try {
     return execFileSync('git', TOP_LEVEL, {
       cwd,
+      env: repositoryEnv(),
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
       timeout: timeoutMs,

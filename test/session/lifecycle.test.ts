@@ -75,11 +75,14 @@ describe('session start baseline', () => {
       const event = logRecords(logPath(state, info.id))[0]!.event as Record<string, unknown>;
       return (event.extensions as Record<string, Record<string, unknown>>)['dev.tally.workspace']!.baseline;
     };
-    const { git_state, stat, ...rest } = (await baselineOf(fresh)) as {
+    const { git_state, stat, config_places, ...rest } = (await baselineOf(fresh)) as {
       git_state: Record<string, string>;
       stat: { files: number; skipped: number };
+      config_places: Record<string, string>;
     };
     assert.deepEqual(rest, { dirty: { 'f.txt': sha256sum(join(fresh, 'f.txt')) } });
+    // Where this process's git finds the user's config: read there again at the close.
+    assert.equal(config_places.HOME, process.env.HOME);
     // Tally's own stat snapshot of the tree's one file, kept beside the session.
     assert.deepEqual([stat.files, stat.skipped], [1, 0]);
     // git's own config and hooks, each with its digest at the start.

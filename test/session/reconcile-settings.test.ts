@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonOut, makeProject, type Project } from '../cli/tally-process.js';
-import { git, packageReceipt } from './fixture.js';
+import { git, packageLines, packageReceipt } from './fixture.js';
 
 /** One session around `act`: the receipt's rows (Tally's own files left out) and the package's bytes. */
 async function session(p: Project, act: () => void): Promise<{ rows: string[][]; pkg: Buffer }> {
@@ -28,6 +28,13 @@ async function session(p: Project, act: () => void): Promise<{ rows: string[][];
     .files_written.filter((row) => !row.path.startsWith('.tally/') && row.path !== '.gitignore')
     .map((row) => [row.path, row.operation]);
   return { rows, pkg };
+}
+
+/** The commit the signed start record's baseline names. */
+function startCommit(pkg: Buffer): unknown {
+  const envelope = JSON.parse(packageLines(pkg)[1]!.toString('utf8')) as { payload: string };
+  const record = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8'));
+  return record.event.extensions['dev.tally.workspace'].baseline.commit;
 }
 
 /** A program git runs as the fsmonitor: it leaves `ran` beside itself. */
@@ -143,6 +150,52 @@ describe('the settings git runs a repository with', () => {
     assert.deepEqual(rows, [['sub/.git/config-in-effect', 'modified']]);
     assert.ok(!pkg.includes('s3cr3t-t0ken-value'), 'a setting was recorded as it is');
     assert.ok(gitStatusRuns(p, sub));
+  });
+
+  it("the close reads the settings where the start's git found them, whatever its own environment", async () => {
+    // A stray environment: the start run from a git hook of another repository (GIT_DIR, settings
+    // on git's command line), the close under another HOME whose ~/.gitconfig differs.
+    const p = makeProject('tally-settings-env-');
+    writeFileSync(join(p.dir, '.gitconfig'), '[alias]\n\tst = status\n');
+    const other = join(p.dir, 'other');
+    mkdirSync(join(other, 'home'), { recursive: true });
+    git(other, 'init', '-q');
+    writeFileSync(join(other, 'home', '.gitconfig'), `[core]\n\tfsmonitor = ${monitor(other)}\n`);
+    Object.assign(p.env, {
+      GIT_DIR: join(other, '.git'),
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'core.hooksPath',
+      GIT_CONFIG_VALUE_0: join(other, 'hooks'),
+    });
+    const { rows, pkg } = await session(p, () => {
+      for (const name of ['GIT_DIR', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0'])
+        delete p.env[name];
+      p.env.HOME = join(other, 'home');
+      writeFileSync(join(p.root, 'README.md'), '# changed\n');
+    });
+    assert.deepEqual(rows, [['README.md', 'modified']]);
+    // The start's commit is the project's, not the other repository's.
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: p.root, encoding: 'utf8' }).trim();
+    assert.equal(startCommit(pkg), head);
+  });
+
+  it("a program planted in the start's ~/.gitconfig is a row when the close runs under a copy of it", async () => {
+    const p = makeProject('tally-settings-copy-');
+    writeFileSync(join(p.dir, '.gitconfig'), '[user]\n\tname = Someone\n');
+    const copy = join(p.dir, 'copy');
+    mkdirSync(copy);
+    writeFileSync(join(copy, '.gitconfig'), '[user]\n\tname = Someone\n');
+    const program = monitor(p.dir);
+    const { rows } = await session(p, () => {
+      writeFileSync(
+        join(p.dir, '.gitconfig'),
+        `[user]\n\tname = Someone\n[core]\n\tfsmonitor = ${program}\n`,
+      );
+      // A close in an environment of the agent's choosing reads the same files as the start.
+      p.env.HOME = copy;
+    });
+    assert.deepEqual(rows, [['.git/config-in-effect', 'modified']]);
+    assert.ok(gitStatusRuns(p, p.root), 'git did not run the planted fsmonitor');
   });
 
   it('settings as they were: no row', async () => {

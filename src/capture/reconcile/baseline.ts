@@ -7,6 +7,7 @@
  * signed start record.
  */
 import { canonicalize } from '../../core/canonical.js';
+import { type ConfigPlaces, configPlaces } from '../../core/git.js';
 import { digest } from '../../core/hash.js';
 import { BASELINE_MAP_BYTES, ByteBudget, memberBytes } from '../../core/json-budget.js';
 import { identify, isUnread, LeadingFolders } from './content.js';
@@ -49,6 +50,12 @@ export interface Baseline {
    * counted in `git_state_cut`.
    */
   git_dirs?: Record<string, GitDirs>;
+  /**
+   * In git: where the start's git found the user's and the system's config (`HOME`,
+   * `XDG_CONFIG_HOME`, `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_NOSYSTEM`, those set).
+   * The close reads the settings it compares from the same files, whichever process closes.
+   */
+  config_places?: ConfigPlaces;
   /** Outside git: the tree snapshot the close compares with (its file is beside the session). */
   tree?: KeptSnapshot;
   /** In git: the stat snapshot the close compares with (its file is beside the session). */
@@ -249,9 +256,11 @@ async function gitBaseline(
     repositories.push(repository);
   }
   // Two questions to git a repository, neither waiting on the other (each sets its own field).
+  const places = configPlaces();
+  baseline.config_places = places;
   await Promise.all([
-    locateHooks(root, repositories, deadline),
-    readSettings(root, repositories, format, deadline),
+    locateHooks(root, repositories, deadline, places),
+    readSettings(root, repositories, format, deadline, places),
   ]);
   for (const raw of gitStatePaths(root, repositories, format).paths) {
     const out = pathOut(raw);

@@ -88,7 +88,7 @@ export function worktreeOf(root: string, marker: string): string {
 }
 
 /**
- * Runs the same git command in the work tree of each repository, `GIT_AT_ONCE` at a time, and hands
+ * Runs the same git command in the work tree of each repository (in `env`), `GIT_AT_ONCE` at a time, and hands
  * each answer to `answer`. A repository git will not run in (its `.git` names no repository, its
  * config does not parse) gives none. A pass past its deadline stops here, as at any git command.
  */
@@ -97,13 +97,14 @@ export async function askEach(
   repositories: readonly GitRepository[],
   args: readonly string[],
   deadline: Deadline,
+  env: NodeJS.ProcessEnv,
   answer: (repository: GitRepository, out: Buffer, worktree: string) => void | Promise<void>,
 ): Promise<void> {
   await eachAtOnce(repositories, GIT_AT_ONCE, async (repository) => {
     const worktree = worktreeOf(root, repository.marker);
     let out: Buffer;
     try {
-      out = (await runGit(worktree, args, deadline)).stdout;
+      out = (await runGit(worktree, args, deadline, env)).stdout;
     } catch (error) {
       if (error instanceof ReconcileError && error.code === 'git') return;
       throw error;

@@ -7,7 +7,14 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { GitError, type GitOutput, runGitOutput } from '../../core/git.js';
+import {
+  type ConfigPlaces,
+  configPlaces,
+  GitError,
+  type GitOutput,
+  repositoryEnv,
+  runGitOutput,
+} from '../../core/git.js';
 import { RegularFileError, readRegularFileSync } from '../../core/regular-file.js';
 import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
@@ -46,12 +53,13 @@ const GIT_OUTPUT_LIMIT = 1024 * 1024 * 1024;
 export const GIT_AT_ONCE = 4;
 
 /**
- * The environment of every git command run on a tree Tally reconciles. `GIT_NO_REPLACE_OBJECTS`:
- * `git replace` cannot swap the start commit for another. `LC_ALL=C`: messages Tally reads are
- * git's own English ones.
+ * The environment of every git command run on a tree Tally reconciles: git found and the user's and
+ * system's config where `places` say (core/git.ts `repositoryEnv`: no `GIT_DIR` or the like of the
+ * process that runs the pass). `GIT_NO_REPLACE_OBJECTS`: `git replace` cannot swap the start commit
+ * for another. `LC_ALL=C`: messages Tally reads are git's own English ones.
  */
-export function gitEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1', LC_ALL: 'C' };
+export function gitEnv(places: ConfigPlaces = configPlaces()): NodeJS.ProcessEnv {
+  return { ...repositoryEnv(places), GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1', LC_ALL: 'C' };
 }
 
 /**

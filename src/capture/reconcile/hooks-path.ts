@@ -10,15 +10,16 @@
  * planted there while the setting pointed elsewhere is a row all the same.
  */
 import { isAbsolute } from 'node:path';
+import type { ConfigPlaces } from '../../core/git.js';
 import type { Unreadable } from './content.js';
 import type { Deadline } from './deadline.js';
-import { placeNow } from './git.js';
+import { gitEnv, placeNow } from './git.js';
 import { askEach, type GitRepository, HOOKS_PATH } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
 /**
  * Sets each repository's `hooks` to the folder git names (`git rev-parse --git-path hooks` in its
- * work tree, with the user's config as git reads it on any command) when it is not the common
+ * work tree, with the user's config as git reads it on any command, where `places` say) when it is not the common
  * directory's `hooks`. A repository git will not run in (its `.git` names no repository, its config
  * does not parse) runs no hook either. A pass past its deadline stops here, as at any git command.
  * Returns the hooks folders that could not be told (a name with a line end in it, which git prints
@@ -28,10 +29,11 @@ export async function locateHooks(
   root: string,
   repositories: readonly GitRepository[],
   deadline: Deadline,
+  places: ConfigPlaces,
 ): Promise<Unreadable[]> {
   const untold: Unreadable[] = [];
   const asked = ['rev-parse', '--git-common-dir', '--git-path', 'hooks'];
-  await askEach(root, repositories, asked, deadline, (repository, out, worktree) => {
+  await askEach(root, repositories, asked, deadline, gitEnv(places), (repository, out, worktree) => {
     // Two lines, each from where git ran, the work tree's top (where it runs hooks from too): the
     // common directory git uses now, and the hooks folder. Compared with each other, not with the
     // places the start recorded: a `.git` file pointed elsewhere is a row of its own.

@@ -6,6 +6,7 @@
  * say which changed); outside git, the two tree snapshots (./trees.ts). Order is byte order of the
  * paths; at most `limit` paths are compared and the rest are counted.
  */
+import { CONFIG_PLACES, type ConfigPlaces, configPlaces } from '../../core/git.js';
 import type { Baseline } from './baseline.js';
 import {
   byPath,
@@ -150,6 +151,28 @@ function markerChanges(
   ];
 }
 
+/**
+ * The config places the start recorded; this process's own for a start an earlier version took.
+ * Each is a variable's value, as the start saw it: anything else is a baseline Tally did not write.
+ */
+function placesOf(baseline: Baseline): ConfigPlaces {
+  const recorded: unknown = baseline.config_places;
+  if (recorded === undefined) return configPlaces();
+  const known = new Set<string>(CONFIG_PLACES);
+  if (
+    recorded === null ||
+    typeof recorded !== 'object' ||
+    Array.isArray(recorded) ||
+    Object.entries(recorded).some(([name, value]) => !known.has(name) || typeof value !== 'string')
+  )
+    throw new ReconcileError(
+      'baseline',
+      `the start's config_places is not a map of ${CONFIG_PLACES.join(', ')} to their values`,
+      { field: 'config_places' },
+    );
+  return recorded as ConfigPlaces;
+}
+
 async function diffGit(
   root: string,
   baseline: Baseline,
@@ -207,9 +230,11 @@ async function diffGit(
   // A start by an earlier version recorded no settings (the top's are always there) and nothing of
   // submodules' git directories under `modules/`: neither is compared.
   const current = baseline.git_state?.[`.git/${SETTINGS}`] !== undefined;
+  // Read from the files the start's git read them from, whichever process closes.
+  const places = placesOf(baseline);
   const [untold] = await Promise.all([
-    locateHooks(root, repositories, deadline),
-    current ? readSettings(root, repositories, format, deadline) : undefined,
+    locateHooks(root, repositories, deadline, places),
+    current ? readSettings(root, repositories, format, deadline, places) : undefined,
   ]);
   const state = gitStatePaths(root, repositories, format, current);
   const recorded = [...dirty.keys()].filter(

@@ -20,10 +20,11 @@
 import { lstatSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
+import type { ConfigPlaces } from '../../core/git.js';
 import { identifyAt, identityOf, isUnread } from './content.js';
 import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { placeNow, runGit } from './git.js';
+import { gitEnv, placeNow, runGit } from './git.js';
 import { askEach, type GitRepository } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
@@ -39,20 +40,23 @@ export async function readSettings(
   repositories: readonly GitRepository[],
   format: 'sha1' | 'sha256',
   deadline: Deadline,
+  config: ConfigPlaces,
 ): Promise<void> {
   const asked = ['config', '--list', '--show-origin', '-z'];
-  await askEach(root, repositories, asked, deadline, async (repository, out, worktree) => {
+  const env = gitEnv(config);
+  const home = rawOfText(config.HOME ?? homedir());
+  await askEach(root, repositories, asked, deadline, env, async (repository, out, worktree) => {
     const places = new OriginPlaces(rawOfText(worktree), deadline);
     const own = ownConfig(repository, deadline);
     const kept: Buffer[] = [];
-    const unread = new Includes(worktree, format, deadline);
+    const unread = new Includes(worktree, { format, deadline, env, home });
     for (const { origin, entry } of settingsOf(out)) {
       // Tally's own `-c` options and its process's environment are not the repository's.
       if (origin.startsWith('command line:')) continue;
       const place = places.of(origin);
       unread.readByGit(place);
       if (!own.has(place)) kept.push(entry, NUL);
-      const included = includedFile(entry, places.path(origin));
+      const included = includedFile(entry, places.path(origin), home);
       if (included !== undefined) kept.push(unread.line(included, 1));
     }
     // Files git did not read (a condition that does not hold now) are read here, after git's own
@@ -96,12 +100,12 @@ function* settingsOf(out: Buffer): Generator<{ origin: string; entry: Buffer }> 
  * that names it, as git named that file; `~/` from the home folder), or undefined when the setting
  * is not an include or its origin is not a file.
  */
-function includedFile(entry: Buffer, origin: string | undefined): string | undefined {
+function includedFile(entry: Buffer, origin: string | undefined, home: string): string | undefined {
   const cut = entry.indexOf(0x0a);
   if (cut < 0 || !INCLUDE.test(rawPath(entry.subarray(0, cut)))) return undefined;
   if (origin === undefined) return undefined;
   const named = rawPath(entry.subarray(cut + 1));
-  if (named.startsWith('~/')) return `${rawOfText(homedir())}${named.slice(1)}`;
+  if (named.startsWith('~/')) return `${home}${named.slice(1)}`;
   return isAbsolute(named) ? named : `${origin.slice(0, origin.lastIndexOf('/'))}/${named}`;
 }
 
@@ -120,8 +124,13 @@ class Includes {
 
   constructor(
     readonly worktree: string,
-    readonly format: 'sha1' | 'sha256',
-    readonly deadline: Deadline,
+    readonly pass: {
+      format: 'sha1' | 'sha256';
+      deadline: Deadline;
+      env: NodeJS.ProcessEnv;
+      /** Where `~/` leads (raw). */
+      home: string;
+    },
   ) {}
 
   /** A place git listed settings from: its own includes are in git's list. */
@@ -131,8 +140,9 @@ class Includes {
 
   /** The line of the file an include names (at `depth` from git's list), noted to be followed. */
   line(named: string, depth: number): Buffer {
-    const place = placeNow(named, this.deadline);
-    const content = identifyAt(Buffer.from(place, 'latin1'), this.format, this.deadline.at);
+    const { format, deadline } = this.pass;
+    const place = placeNow(named, deadline);
+    const content = identifyAt(Buffer.from(place, 'latin1'), format, deadline.at);
     const held =
       content === null ? 'absent' : isUnread(content) ? `unreadable:${content.unreadable}` : content.sha256;
     if (content !== null && !isUnread(content) && depth <= INCLUDE_DEPTH)
@@ -154,13 +164,13 @@ class Includes {
       let out: Buffer;
       try {
         const asked = ['config', '--file', next.place, '--no-includes', '--list', '-z'];
-        out = (await runGit(this.worktree, asked, this.deadline)).stdout;
+        out = (await runGit(this.worktree, asked, this.pass.deadline, this.pass.env)).stdout;
       } catch (error) {
         if (error instanceof ReconcileError && error.code === 'git') continue;
         throw error;
       }
       for (const entry of entriesOf(out)) {
-        const included = includedFile(entry, next.named);
+        const included = includedFile(entry, next.named, this.pass.home);
         if (included !== undefined) lines.push(this.line(included, next.depth + 1));
       }
     }
