@@ -7,6 +7,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tallyHome } from '../core/home.js';
+import { readLogLines } from '../evidence/log/reader.js';
+import { parseHeader } from '../evidence/package/grammar.js';
+import { isCloseRecord, RECONCILE_SUMMARY_TYPE } from '../evidence/record/close-passes.js';
+import { decodeRecordPayload, parseEnvelopeLine } from '../evidence/record/codec.js';
 import { expectOk, RecorderClient } from '../recorder/client.js';
 import { recorderPaths } from '../recorder/config.js';
 import { LEFT_OVER } from '../recorder/spool-file.js';
@@ -71,4 +75,24 @@ export async function sealSession(
     ...(options.reconcileLimit ? { reconcileLimit: options.reconcileLimit } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
+}
+
+/**
+ * When the close's own pass compared the tree, by its summary's record time (ms since the epoch),
+ * or undefined when the package holds none. Read from a package just sealed or verified: its lines
+ * are the signed records. A pass older than the close that asked for it ran in an earlier close:
+ * the agent can ask for one while it works (docs/security.md, "A close the agent asks for").
+ */
+export async function comparedAt(packagePath: string): Promise<number | undefined> {
+  let at: number | undefined;
+  let records = -1;
+  for await (const { line } of readLogLines(packagePath)) {
+    // The header says how many records follow; the seal comes after them.
+    if (records < 0) records = parseHeader(line).record_count;
+    else if (records-- > 0) {
+      const record = decodeRecordPayload(Buffer.from(parseEnvelopeLine(line).payload, 'base64'));
+      if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) at = Date.parse(record.time);
+    }
+  }
+  return at;
 }

@@ -82,6 +82,9 @@ export interface SessionHint {
 
 export type Sealed = CloseResult & { witness?: WitnessSummary };
 
+/** Harness sessions whose former agent one recorder keeps. */
+const FORMER_KEPT = 10_000;
+
 /** A session whose log ends with session.end but was never sealed: its refusal (`ended`). */
 interface Ended {
   ended: SessionError;
@@ -90,6 +93,11 @@ interface Ended {
 export class SessionRegistry {
   private readonly held = new Map<string, Held>();
   private readonly byHarness = new Map<string, string>();
+  /**
+   * The agent whose certificate judged a harness session's events, kept once its Tally session is
+   * sealed: the harness session's later events open their next session under it (`FORMER_KEPT`).
+   */
+  private readonly formerAgent = new Map<string, string>();
   private readonly pending = new Map<string, Promise<unknown>>();
   private readonly signers = new Map<string, Promise<ShipSigner>>();
   /** Work admitted before a stop (events being recorded, closes): the stop finishes it first. */
@@ -363,12 +371,25 @@ export class SessionRegistry {
           if (!(error instanceof SessionError) || error.code !== 'already-closed') throw error;
         });
     }
+    // A harness session a certificate judged keeps it: its session sealed while the harness runs
+    // on (by a close the agent asked for, or the person's) does not let its next calls go unjudged.
+    const agent = this.formerAgent.get(captured.harnessSession) ?? hint.agent;
     const held = await this.start({
       cwd,
-      ...(hint.agent ? { agent: hint.agent } : {}),
+      ...(agent ? { agent } : {}),
       openedFor: captured.harnessSession,
     });
     return this.join(held, captured.harnessSession);
+  }
+
+  private keepFormer(harnessSession: string, agent: string): void {
+    this.formerAgent.delete(harnessSession);
+    this.formerAgent.set(harnessSession, agent);
+    // The oldest go first: a harness session not heard from in thousands is over.
+    for (const oldest of this.formerAgent.keys()) {
+      if (this.formerAgent.size <= FORMER_KEPT) break;
+      this.formerAgent.delete(oldest);
+    }
   }
 
   private join(held: Held, harnessSession: string): Held {
@@ -435,7 +456,11 @@ export class SessionRegistry {
     }
     if (!held) throw new RecorderError('refused', `session ${id} is not held by this recorder`);
     this.held.delete(id);
-    for (const h of held.harnessSessions) if (this.byHarness.get(h) === id) this.byHarness.delete(h);
+    const agent = held.open.info.agent?.name;
+    for (const h of held.harnessSessions) {
+      if (this.byHarness.get(h) === id) this.byHarness.delete(h);
+      if (agent !== undefined) this.keepFormer(h, agent);
+    }
     await held.reopening?.catch(() => undefined);
     // The head of the last record the recorder made durable: a log cut while it was held is
     // refused at the seal (a record whose write failed is not counted: it was never answered).

@@ -2,7 +2,8 @@
  * `files_written` in receipt v2: one row per path with its net operation over the session and every
  * source that saw it. Oracle: the rules of docs/receipt.md (net operation: existence at the start
  * from the earliest witness, at the end from the latest; the reconcile pass's start-versus-end
- * operation wins; a rename's source has no row of its own) — and v1 receipts keep one row per
+ * operation wins; a rename's source has no row of its own, unless the pass reported it: a channel's
+ * rename the pass did not pair) — and v1 receipts keep one row per
  * (path, operation), as packages sealed before v2 were.
  */
 import assert from 'node:assert/strict';
@@ -59,6 +60,34 @@ describe('files_written: one row per path (v2)', () => {
     );
     assert.equal(receipt.counts.files_written, 4);
     assert.ok(!receipt.unknown.types.some((t) => t.type === 'tally.reconcile.summary'));
+  });
+
+  it("a channel's rename the pass did not pair keeps the source's deletion as its own row", () => {
+    // The agent deletes auth.js, writes an unrelated notes.txt and reports a rename of one into the
+    // other; the pass compared the end with the start: one deleted, one created, contents apart.
+    const list = new RecordList().start('/repo');
+    list.fileChanged(
+      [{ path: 'notes.txt', operation: 'create', agentCaused: true }],
+      {},
+      {
+        'dev.tally.changes': { 'notes.txt': { from: 'auth.js' } },
+      },
+    );
+    list.add(
+      summary([
+        { path: 'auth.js', operation: 'deleted' },
+        { path: 'notes.txt', operation: 'created' },
+      ]),
+      { source: 'git-reconcile' },
+    );
+    const receipt = composeReceipt(list.end().records, ROOT_HEX);
+    assert.deepEqual(
+      receipt.files_written.map((row) => [row.path, row.operation, row.from ?? null, row.sources]),
+      [
+        ['auth.js', 'deleted', null, ['git-reconcile']],
+        ['notes.txt', 'created', null, ['git-reconcile', 'hook']],
+      ],
+    );
   });
 
   it('v1 receipts keep one row per (path, operation)', () => {

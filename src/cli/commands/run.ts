@@ -24,6 +24,7 @@ import { type Command, type CommandContext, parseFlags, printJson, UsageError } 
 import { describeSwitch, preflightRun } from '../run-preflight.js';
 import { claudeSession, wireRun } from '../run-wiring.js';
 import { placesOf, recorderPassphrase } from '../session-context.js';
+import { comparedAt } from '../session-seal.js';
 
 const HARNESSES: Record<string, string> = {
   claude: 'claude-code',
@@ -266,6 +267,7 @@ export const command: Command = {
       state = stateFolder.now();
       stateFolder.close();
     }
+    const exited = Date.now();
     mark('agent');
     // The agent is done: its session is sealed, whatever its exit code. The project is named, so a
     // recorder started again since (the one holding the session died) opens the session to seal it.
@@ -315,6 +317,21 @@ export const command: Command = {
       return 1;
     }
     const failed = result.checks.filter((c) => !c.ok && c.code !== 'skipped');
+    // The tree must have been compared after the agent stopped. A close the agent asked for while
+    // it ran (the recorder's endpoint, `tally session close`) sealed the session then, and a later
+    // close found it sealed already: what the agent changed after that is in no receipt.
+    const compared = await comparedAt(own);
+    if (compared !== undefined && compared < exited) {
+      failed.push({
+        check: 'workspace_reconciled',
+        ok: false,
+        code: 'closed-while-running',
+        detail: { compared_at: new Date(compared).toISOString() },
+      });
+      ctx.stderr(
+        `tally run: the session was closed at ${new Date(compared).toISOString()}, while the agent ran, by a close this run did not ask for: what the agent changed after it is in no receipt\n`,
+      );
+    }
     const silent = failed.find((c) => c.check === 'harness_reported');
     if (silent)
       ctx.stderr(
@@ -335,7 +352,7 @@ export const command: Command = {
         package: sealed.package,
         records: sealed.records,
         agent_exit: code,
-        verified: result.ok,
+        verified: result.ok && failed.length === 0,
         failed: failed.map((c) => ({ check: c.check, code: c.code })),
         unauthorized: result.cross?.unauthorized.length ?? null,
         ...(sealed.witness ? { witness: { hub: witness?.hub, ...sealed.witness } } : {}),
@@ -350,12 +367,12 @@ export const command: Command = {
             : `tally run: ${sealed.witness.failures.length} chain heads were not witnessed: ${sealed.witness.failures[0]}\n`,
         );
       ctx.stderr(
-        result.ok
+        result.ok && failed.length === 0
           ? `tally run: VERIFIED${result.cross ? ` — ${result.cross.unauthorized.filter((c) => !c.blocked).length} unauthorized calls ran, ${result.cross.unauthorized.filter((c) => c.blocked).length} were blocked` : ''}\n`
           : `tally run: verification FAILED: ${failed.map((c) => `${c.check} (${c.code})`).join(', ')}\n`,
       );
       ctx.stdout(`${sealed.package}\n`);
     }
-    return result.ok ? code : 1;
+    return result.ok && failed.length === 0 ? code : 1;
   },
 };

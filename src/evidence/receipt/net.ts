@@ -62,7 +62,8 @@ export function netOperation(
 
 /**
  * Groups by the path their row will carry: a path that is only the source of a rename (and was not
- * itself reported by the reconcile pass, nor witnessed after the rename) joins the rename's row.
+ * itself reported by the reconcile pass, in any operation, nor witnessed after the rename) joins the
+ * rename's row.
  */
 export function groupsByRow<G extends NetGroup>(groups: readonly G[]): Map<string, G[]> {
   const byPath = new Map<string, G[]>();
@@ -78,7 +79,10 @@ export function groupsByRow<G extends NetGroup>(groups: readonly G[]): Map<strin
     const source = byPath.get(rename.from!);
     const target = byPath.get(rename.path);
     if (source === undefined || target === undefined || source === target) continue;
-    const own = source.some((g) => g.reconciled && !(g.operation === 'deleted'));
+    // The pass compared the end with the start: a source it reported (deleted too) keeps its own
+    // row. Had it paired the two paths itself, it would have reported the rename at the target
+    // and nothing at the source; a channel's word that a deleted file became another is not that.
+    const own = source.some((g) => g.reconciled);
     const after = source.some((g) => g.lastSeq > rename.lastSeq && !g.reconciled);
     if (own || after) continue;
     target.push(...source);

@@ -1,0 +1,73 @@
+/**
+ * A harness session keeps the certificate that judged it. The person starts a session under an
+ * agent's certificate (`tally session start --agent coder`) with hooks installed without one; the
+ * agent, which can read the recorder's secret, asks the recorder to close that session while it
+ * runs. Before the fix its next events opened a session on the spot with no certificate, and a call
+ * the certificate forbids was answered with no denial. Oracle: the certificate's own forbid pattern;
+ * the call must be denied before and after the close it forged, and the session its later events
+ * open must bind the same certificate.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { makeProject, type Project, runTally } from '../cli/tally-process.js';
+
+const projects: Project[] = [];
+after(async () => {
+  for (const p of projects) await p.tally(['recorder', 'stop']);
+});
+
+describe('a harness session keeps the certificate that judged it', () => {
+  it('a close the agent forged does not let its next forbidden call go unjudged', async () => {
+    const p = makeProject('tally-former-agent-');
+    p.env.TALLY_RECORDER_IDLE_MS = '20000';
+    projects.push(p);
+    for (const args of [
+      ['init'],
+      ['agent', 'register', '--name', 'coder', '--allow', 'Write(src/**)', '--forbid', 'Write(protected/**)'],
+      ['session', 'start', '--agent', 'coder'],
+    ])
+      assert.equal((await p.tally(args)).code, 0, args.join(' '));
+    const state = join(p.root, '.tally');
+    const first = readFileSync(join(state, 'sessions', 'current'), 'utf8').trim();
+    const fields = { session_id: 'harness-1', cwd: p.root, transcript_path: join(p.dir, 'none.jsonl') };
+    const hook = async (payload: Record<string, unknown>) => {
+      const ran = await runTally(['hook', 'claude-code'], {
+        cwd: p.root,
+        env: p.env,
+        stdin: JSON.stringify({ ...fields, ...payload }),
+      });
+      assert.equal(ran.code, 0, ran.stderr);
+      return ran.stdout;
+    };
+    const forbidden = (id: string) =>
+      hook({
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Write',
+        tool_input: { file_path: join(p.root, 'protected/a.txt'), content: 'x' },
+        tool_use_id: id,
+      });
+    await hook({ hook_event_name: 'SessionStart', source: 'startup' });
+    assert.match(await forbidden('toolu_1'), /"permissionDecision":"deny"/);
+    // The agent's close, with the secret it can read.
+    const home = String(p.env.TALLY_HOME);
+    const { port } = JSON.parse(readFileSync(join(home, 'recorder.json'), 'utf8')) as { port: number };
+    const secret = readFileSync(join(home, 'run', 'recorder.secret'), 'utf8').trim();
+    const closed = await fetch(`http://127.0.0.1:${port}/sessions/close`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ session: first, cwd: p.root }),
+    });
+    assert.equal(closed.status, 200, await closed.text());
+    assert.match(await forbidden('toolu_2'), /"permissionDecision":"deny"/);
+    // The session the harness session's next events opened binds coder's certificate too.
+    const status = JSON.parse((await p.tally(['recorder', 'status', '--json'])).stdout) as {
+      sessions: { session: string }[];
+    };
+    const next = status.sessions.map((s) => s.session).find((s) => s !== first);
+    assert.ok(next, 'no session was opened for the later events');
+    const info = JSON.parse(readFileSync(join(state, 'sessions', next, 'session.json'), 'utf8'));
+    assert.equal(info.agent?.name, 'coder');
+  });
+});
