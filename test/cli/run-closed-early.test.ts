@@ -59,7 +59,7 @@ describe('tally run and a close it did not ask for', () => {
           if (forged) {
             assert.equal(ran.code, 1, ran.stderr);
             assert.equal(out.verified, false);
-            assert.match(ran.stderr, /while the agent ran, by a close this run did not ask for/);
+            assert.match(ran.stderr, /before this run asked, by a close it did not ask for/);
           } else assert.equal(ran.code, 0, ran.stderr);
         } finally {
           await p.tally(['recorder', 'stop']);

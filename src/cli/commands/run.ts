@@ -267,7 +267,6 @@ export const command: Command = {
       state = stateFolder.now();
       stateFolder.close();
     }
-    const exited = Date.now();
     mark('agent');
     // The agent is done: its session is sealed, whatever its exit code. The project is named, so a
     // recorder started again since (the one holding the session died) opens the session to seal it.
@@ -280,6 +279,9 @@ export const command: Command = {
         `tally run: the project moved to ${dirname(state)} during the session; it is sealed there\n`,
       );
     await client.ensure({ env: ctx.env, ...(secret ? { passphrase: secret } : {}) });
+    // The close's pass must compare the tree after this: not while the agent ran, nor in the moment
+    // between its exit and this close, when a process it left behind could ask for one.
+    const asked = Date.now();
     let sealed: { package: string; records: number; witness?: { sent_to_last: number; failures: string[] } };
     try {
       sealed = expectOk(
@@ -317,11 +319,11 @@ export const command: Command = {
       return 1;
     }
     const failed = result.checks.filter((c) => !c.ok && c.code !== 'skipped');
-    // The tree must have been compared after the agent stopped. A close the agent asked for while
-    // it ran (the recorder's endpoint, `tally session close`) sealed the session then, and a later
-    // close found it sealed already: what the agent changed after that is in no receipt.
+    // The tree must have been compared by this run's close. One the agent asked for while it ran
+    // (the recorder's endpoint, `tally session close`) sealed the session then, and this close
+    // found it sealed already: what the agent changed after that is in no receipt.
     const compared = await comparedAt(own);
-    if (compared !== undefined && compared < exited) {
+    if (compared !== undefined && compared < asked) {
       failed.push({
         check: 'workspace_reconciled',
         ok: false,
@@ -329,7 +331,7 @@ export const command: Command = {
         detail: { compared_at: new Date(compared).toISOString() },
       });
       ctx.stderr(
-        `tally run: the session was closed at ${new Date(compared).toISOString()}, while the agent ran, by a close this run did not ask for: what the agent changed after it is in no receipt\n`,
+        `tally run: the session was closed at ${new Date(compared).toISOString()}, before this run asked, by a close it did not ask for (while the agent ran): what changed after it is in no receipt\n`,
       );
     }
     const silent = failed.find((c) => c.check === 'harness_reported');
