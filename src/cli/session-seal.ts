@@ -13,7 +13,7 @@ import { isCloseRecord, RECONCILE_SUMMARY_TYPE } from '../evidence/record/close-
 import { decodeRecordPayload, parseEnvelopeLine } from '../evidence/record/codec.js';
 import { expectOk, RecorderClient } from '../recorder/client.js';
 import { recorderPaths } from '../recorder/config.js';
-import { LEFT_OVER } from '../recorder/spool-file.js';
+import { LEFT_OVER, type SpoolEntry } from '../recorder/spool-file.js';
 import { type CloseResult, closeSession } from '../session/lifecycle.js';
 import type { Places } from '../session/paths.js';
 import type { SessionInfo } from '../session/store.js';
@@ -22,7 +22,11 @@ import { recorderPassphrase, signerOf } from './session-context.js';
 
 export type Sealed = Pick<CloseResult, 'packagePath' | 'records' | 'recovered'>;
 
-/** Whether a spooled payload names this session (a shim spools under the run's session). */
+/**
+ * Whether a spooled payload may belong to this session: one that names it (a shim spools under the
+ * run's session), or one that names none (a shim that had no session to name: the recorder puts it
+ * in the session open for its project, which may be this one).
+ */
 function spoolHolds(dir: string, session: string): boolean {
   let names: string[];
   try {
@@ -31,13 +35,22 @@ function spoolHolds(dir: string, session: string): boolean {
   } catch {
     return false;
   }
-  const named = `"session":${JSON.stringify(session)}`;
   return names.some((name) => {
+    let text: string;
     try {
-      return readFileSync(join(dir, name), 'utf8').includes(named);
+      text = readFileSync(join(dir, name), 'utf8');
     } catch {
       return false;
     }
+    return text.split('\n').some((line) => {
+      if (line.trim() === '') return false;
+      try {
+        const named = (JSON.parse(line) as Partial<SpoolEntry>).session;
+        return named === undefined || named === session;
+      } catch {
+        return false; // a line cut short: the ingest drops it too
+      }
+    });
   });
 }
 
