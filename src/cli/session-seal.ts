@@ -90,22 +90,31 @@ export async function sealSession(
   });
 }
 
+/** How many of a package's last records are looked at for the close's own pass (`comparedAt`). */
+const LAST_RECORDS = 64;
+
 /**
  * When the close's own pass compared the tree, by its summary's record time (ms since the epoch),
- * or undefined when the package holds none. Read from a package just sealed or verified: its lines
- * are the signed records. A pass older than the close that asked for it ran in an earlier close:
- * the agent can ask for one while it works (docs/security.md, "A close the agent asks for").
+ * or undefined when the package holds none. A close writes it among its last records (after it at
+ * most the session's end; no record follows a session's end but a close's), so only the last
+ * `LAST_RECORDS` are decoded. Read from a package just sealed or verified: its lines are the signed
+ * records. A pass older than the close that asked for it ran in an earlier close: the agent can ask
+ * for one while it works (docs/security.md, "A close the agent asks for").
  */
 export async function comparedAt(packagePath: string): Promise<number | undefined> {
-  let at: number | undefined;
+  const last: Buffer[] = [];
   let records = -1;
   for await (const { line } of readLogLines(packagePath)) {
     // The header says how many records follow; the seal comes after them.
     if (records < 0) records = parseHeader(line).record_count;
     else if (records-- > 0) {
-      const record = decodeRecordPayload(Buffer.from(parseEnvelopeLine(line).payload, 'base64'));
-      if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) at = Date.parse(record.time);
+      last.push(line);
+      if (last.length > LAST_RECORDS) last.shift();
     }
   }
-  return at;
+  for (const line of last.reverse()) {
+    const record = decodeRecordPayload(Buffer.from(parseEnvelopeLine(line).payload, 'base64'));
+    if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) return Date.parse(record.time);
+  }
+  return undefined;
 }
