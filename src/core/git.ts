@@ -75,6 +75,8 @@ export interface GitOptions {
   timeoutMs?: number;
   /** Bytes of stdout past which the command is stopped and refused. */
   maxOutput?: number;
+  /** An open file descriptor git reads as its stdin (default: none). */
+  stdin?: number;
 }
 
 function isDirectory(path: string): boolean {
@@ -109,7 +111,7 @@ export function runGitOutput(args: readonly string[], options: GitOptions): Prom
     const child = spawn('git', args, {
       cwd: options.cwd,
       env: options.env ?? repositoryEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
       // Its own process group: a deadline kills git and whatever git started (a helper, a hook).
       detached: true,
     });

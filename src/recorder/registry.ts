@@ -85,6 +85,26 @@ export type Sealed = CloseResult & { witness?: WitnessSummary };
 /** Harness sessions whose former agent one recorder keeps. */
 const FORMER_KEPT = 10_000;
 
+/** A harness session in one project (its state folder): a former agent is that project's. */
+function formerKey(state: string, harnessSession: string): string {
+  return `${state}\0${harnessSession}`;
+}
+
+/**
+ * `held`, when it runs under the agent whose certificate judged the harness session before
+ * (`former`), or when none did. Otherwise the event is refused: another session open in the project
+ * (one the agent opened itself, with no certificate or another's) would judge its calls by another
+ * certificate. Refused, an interceptable call fails closed where its hook says so.
+ */
+function judgedAlike(held: Held, harnessSession: string, former: string | undefined): Held {
+  const agent = held.open.info.agent?.name;
+  if (former === undefined || former === agent) return held;
+  throw new RecorderError(
+    'refused',
+    `harness session ${harnessSession} was judged under ${former}'s certificate, and the session open here (${held.id}) runs under ${agent === undefined ? 'none' : `${agent}'s`}: close it ('tally session close') and start one with --agent ${former}`,
+  );
+}
+
 /** A session whose log ends with session.end but was never sealed: its refusal (`ended`). */
 interface Ended {
   ended: SessionError;
@@ -358,11 +378,13 @@ export class SessionRegistry {
     if (cwd === undefined)
       throw new RecorderError('refused', 'the event names no cwd: no project to record it in');
     const where = places(cwd, this.env);
+    const former = this.formerAgent.get(formerKey(where.state, captured.harnessSession));
     const open = currentSession(where.state);
     if (open) {
       const info = readSessionInfo(where.state, open);
       const resumed = info.state === 'open' ? await this.resume(where, info) : undefined;
-      if (resumed !== undefined && 'open' in resumed) return this.join(resumed, captured.harnessSession);
+      if (resumed !== undefined && 'open' in resumed)
+        return this.join(judgedAlike(resumed, captured.harnessSession, former), captured.harnessSession);
       // A run's session that has ended is left for the run's close; any other is sealed now (by
       // this event or one beside it) and the event goes to a new session.
       if (resumed?.ended.detail?.run === true) throw resumed.ended;
@@ -371,15 +393,16 @@ export class SessionRegistry {
           if (!(error instanceof SessionError) || error.code !== 'already-closed') throw error;
         });
     }
-    // A harness session a certificate judged keeps it: its session sealed while the harness runs
-    // on (by a close the agent asked for, or the person's) does not let its next calls go unjudged.
-    const agent = this.formerAgent.get(captured.harnessSession) ?? hint.agent;
+    // A harness session a certificate judged in this project keeps it: its session sealed while the
+    // harness runs on (by a close the agent asked for, or the person's) does not let its next calls
+    // go unjudged, in a session opened for them or one another start opened meanwhile.
+    const agent = former ?? hint.agent;
     const held = await this.start({
       cwd,
       ...(agent ? { agent } : {}),
       openedFor: captured.harnessSession,
     });
-    return this.join(held, captured.harnessSession);
+    return this.join(judgedAlike(held, captured.harnessSession, former), captured.harnessSession);
   }
 
   private keepFormer(harnessSession: string, agent: string): void {
@@ -459,7 +482,7 @@ export class SessionRegistry {
     const agent = held.open.info.agent?.name;
     for (const h of held.harnessSessions) {
       if (this.byHarness.get(h) === id) this.byHarness.delete(h);
-      if (agent !== undefined) this.keepFormer(h, agent);
+      if (agent !== undefined) this.keepFormer(formerKey(held.where.state, h), agent);
     }
     await held.reopening?.catch(() => undefined);
     // The head of the last record the recorder made durable: a log cut while it was held is

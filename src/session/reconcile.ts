@@ -31,6 +31,7 @@ import {
   RECONCILE_CORROBORATED_TYPE,
   RECONCILE_SOURCE,
   RECONCILE_SUMMARY_TYPE,
+  RENAME_SOURCES_KEPT,
 } from '../evidence/record/close-passes.js';
 import type { EventRecord } from '../evidence/record/record.js';
 import { sessionDir } from './store.js';
@@ -296,6 +297,9 @@ export async function reconcileSession(options: {
       parts: rest.length + 1,
     });
   summary.attempt = attempt;
+  // The receipt keeps a source this pass reported as a row of its own when it paired no rename
+  // there (docs/receipt.md); a summary without this field was sealed under the earlier rule.
+  summary.rename_sources = RENAME_SOURCES_KEPT;
   summary.corroborated = first;
   if (rest.length > 0) summary.corroborated_parts = rest.length + 1;
   await passRecord(RECONCILE_SUMMARY_TYPE, summary);

@@ -11,11 +11,16 @@ import { describe, it } from 'node:test';
 import { composeReceipt } from '../../src/evidence/receipt/receipt.js';
 import { RecordList, ROOT_HEX } from './receipt-fixture.js';
 
-function summary(corroborated: Record<string, unknown>[]): Record<string, unknown> {
+function summary(
+  corroborated: Record<string, unknown>[],
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     type: 'tally.reconcile.summary',
     session: { id: 'ssn_test' },
-    extensions: { 'dev.tally.reconcile': { mode: 'git', corroborated, reported: 1, skipped: 0, limit: 10 } },
+    extensions: {
+      'dev.tally.reconcile': { mode: 'git', corroborated, reported: 1, skipped: 0, limit: 10, ...extra },
+    },
   };
 }
 
@@ -65,29 +70,33 @@ describe('files_written: one row per path (v2)', () => {
   it("a channel's rename the pass did not pair keeps the source's deletion as its own row", () => {
     // The agent deletes auth.js, writes an unrelated notes.txt and reports a rename of one into the
     // other; the pass compared the end with the start: one deleted, one created, contents apart.
-    const list = new RecordList().start('/repo');
-    list.fileChanged(
-      [{ path: 'notes.txt', operation: 'create', agentCaused: true }],
-      {},
-      {
-        'dev.tally.changes': { 'notes.txt': { from: 'auth.js' } },
-      },
-    );
-    list.add(
-      summary([
+    const rows = (extra: Record<string, unknown>) => {
+      const list = new RecordList().start('/repo');
+      list.fileChanged(
+        [{ path: 'notes.txt', operation: 'create', agentCaused: true }],
+        {},
+        {
+          'dev.tally.changes': { 'notes.txt': { from: 'auth.js' } },
+        },
+      );
+      const corroborated = [
         { path: 'auth.js', operation: 'deleted' },
         { path: 'notes.txt', operation: 'created' },
-      ]),
-      { source: 'git-reconcile' },
-    );
-    const receipt = composeReceipt(list.end().records, ROOT_HEX);
-    assert.deepEqual(
-      receipt.files_written.map((row) => [row.path, row.operation, row.from ?? null, row.sources]),
-      [
-        ['auth.js', 'deleted', null, ['git-reconcile']],
-        ['notes.txt', 'created', null, ['git-reconcile', 'hook']],
-      ],
-    );
+      ];
+      list.add(summary(corroborated, extra), { source: 'git-reconcile' });
+      return composeReceipt(list.end().records, ROOT_HEX).files_written.map((row) => [
+        row.path,
+        row.operation,
+        row.from ?? null,
+        row.sources,
+      ]);
+    };
+    assert.deepEqual(rows({ rename_sources: 'kept' }), [
+      ['auth.js', 'deleted', null, ['git-reconcile']],
+      ['notes.txt', 'created', null, ['git-reconcile', 'hook']],
+    ]);
+    // A summary sealed before that rule: the receipt is composed as it was signed, the source merged.
+    assert.deepEqual(rows({}), [['notes.txt', 'created', null, ['git-reconcile', 'hook']]]);
   });
 
   it('v1 receipts keep one row per (path, operation)', () => {

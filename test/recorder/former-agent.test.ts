@@ -3,9 +3,9 @@
  * agent's certificate (`tally session start --agent coder`) with hooks installed without one; the
  * agent, which can read the recorder's secret, asks the recorder to close that session while it
  * runs. Before the fix its next events opened a session on the spot with no certificate, and a call
- * the certificate forbids was answered with no denial. Oracle: the certificate's own forbid pattern;
- * the call must be denied before and after the close it forged, and the session its later events
- * open must bind the same certificate.
+ * the certificate forbids was answered with no denial; nor may they join a session the agent opens
+ * itself meanwhile. Oracle: the certificate's own forbid pattern — the call must be denied before
+ * and after the close it forged.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -18,49 +18,57 @@ after(async () => {
   for (const p of projects) await p.tally(['recorder', 'stop']);
 });
 
+const DENY = /"permissionDecision":"deny"/;
+
+/** A project whose person's session runs under coder, its first forbidden call denied, then closed by the agent. */
+async function closedByTheAgent() {
+  const p = makeProject('tally-former-agent-');
+  p.env.TALLY_RECORDER_IDLE_MS = '20000';
+  projects.push(p);
+  for (const args of [
+    ['init'],
+    ['agent', 'register', '--name', 'coder', '--allow', 'Write(src/**)', '--forbid', 'Write(protected/**)'],
+    ['session', 'start', '--agent', 'coder'],
+  ])
+    assert.equal((await p.tally(args)).code, 0, args.join(' '));
+  const state = join(p.root, '.tally');
+  const first = readFileSync(join(state, 'sessions', 'current'), 'utf8').trim();
+  const hook = async (payload: Record<string, unknown>, harness = 'harness-1') => {
+    const fields = { session_id: harness, cwd: p.root, transcript_path: join(p.dir, 'none.jsonl') };
+    const ran = await runTally(['hook', 'claude-code'], {
+      cwd: p.root,
+      env: p.env,
+      stdin: JSON.stringify({ ...fields, ...payload }),
+    });
+    assert.equal(ran.code, 0, ran.stderr);
+    return ran.stdout;
+  };
+  const forbidden = (id: string) =>
+    hook({
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Write',
+      tool_input: { file_path: join(p.root, 'protected/a.txt'), content: 'x' },
+      tool_use_id: id,
+    });
+  await hook({ hook_event_name: 'SessionStart', source: 'startup' });
+  assert.match(await forbidden('toolu_1'), DENY);
+  // The agent's close, with the secret it can read.
+  const home = String(p.env.TALLY_HOME);
+  const { port } = JSON.parse(readFileSync(join(home, 'recorder.json'), 'utf8')) as { port: number };
+  const secret = readFileSync(join(home, 'run', 'recorder.secret'), 'utf8').trim();
+  const closed = await fetch(`http://127.0.0.1:${port}/sessions/close`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ session: first, cwd: p.root }),
+  });
+  assert.equal(closed.status, 200, await closed.text());
+  return { p, state, first, hook, forbidden };
+}
+
 describe('a harness session keeps the certificate that judged it', () => {
   it('a close the agent forged does not let its next forbidden call go unjudged', async () => {
-    const p = makeProject('tally-former-agent-');
-    p.env.TALLY_RECORDER_IDLE_MS = '20000';
-    projects.push(p);
-    for (const args of [
-      ['init'],
-      ['agent', 'register', '--name', 'coder', '--allow', 'Write(src/**)', '--forbid', 'Write(protected/**)'],
-      ['session', 'start', '--agent', 'coder'],
-    ])
-      assert.equal((await p.tally(args)).code, 0, args.join(' '));
-    const state = join(p.root, '.tally');
-    const first = readFileSync(join(state, 'sessions', 'current'), 'utf8').trim();
-    const fields = { session_id: 'harness-1', cwd: p.root, transcript_path: join(p.dir, 'none.jsonl') };
-    const hook = async (payload: Record<string, unknown>) => {
-      const ran = await runTally(['hook', 'claude-code'], {
-        cwd: p.root,
-        env: p.env,
-        stdin: JSON.stringify({ ...fields, ...payload }),
-      });
-      assert.equal(ran.code, 0, ran.stderr);
-      return ran.stdout;
-    };
-    const forbidden = (id: string) =>
-      hook({
-        hook_event_name: 'PreToolUse',
-        tool_name: 'Write',
-        tool_input: { file_path: join(p.root, 'protected/a.txt'), content: 'x' },
-        tool_use_id: id,
-      });
-    await hook({ hook_event_name: 'SessionStart', source: 'startup' });
-    assert.match(await forbidden('toolu_1'), /"permissionDecision":"deny"/);
-    // The agent's close, with the secret it can read.
-    const home = String(p.env.TALLY_HOME);
-    const { port } = JSON.parse(readFileSync(join(home, 'recorder.json'), 'utf8')) as { port: number };
-    const secret = readFileSync(join(home, 'run', 'recorder.secret'), 'utf8').trim();
-    const closed = await fetch(`http://127.0.0.1:${port}/sessions/close`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ session: first, cwd: p.root }),
-    });
-    assert.equal(closed.status, 200, await closed.text());
-    assert.match(await forbidden('toolu_2'), /"permissionDecision":"deny"/);
+    const { p, state, first, forbidden } = await closedByTheAgent();
+    assert.match(await forbidden('toolu_2'), DENY);
     // The session the harness session's next events opened binds coder's certificate too.
     const status = JSON.parse((await p.tally(['recorder', 'status', '--json'])).stdout) as {
       sessions: { session: string }[];
@@ -69,5 +77,14 @@ describe('a harness session keeps the certificate that judged it', () => {
     assert.ok(next, 'no session was opened for the later events');
     const info = JSON.parse(readFileSync(join(state, 'sessions', next, 'session.json'), 'utf8'));
     assert.equal(info.agent?.name, 'coder');
+  });
+
+  it('nor does a session with no certificate the agent opens itself before it', async () => {
+    for (const how of ['an event of its own', 'tally session start'] as const) {
+      const { p, hook, forbidden } = await closedByTheAgent();
+      if (how === 'tally session start') assert.equal((await p.tally(['session', 'start'])).code, 0);
+      else await hook({ hook_event_name: 'UserPromptSubmit', prompt: 'hi' }, 'agent-own');
+      assert.match(await forbidden('toolu_2'), DENY, how);
+    }
   });
 });

@@ -113,16 +113,21 @@ describe('the settings git runs a repository with', () => {
   });
 
   it('a file included in turn by a file git does not read yet is watched as well', async () => {
-    for (const how of ['include', 'includeIf'] as const) {
+    // A folder named in bytes beyond ASCII (a home such as /home/josé): read all the same.
+    for (const [how, folder] of [
+      ['include', 'cfg'],
+      ['includeIf', 'cfg-josé'],
+    ] as const) {
       const p = makeProject(`tally-settings-deeper-${how}-`);
-      mkdirSync(join(p.dir, 'cfg'));
-      const deeper = join(p.dir, 'cfg', 'deeper.cfg');
+      mkdirSync(join(p.dir, folder));
+      const deeper = join(p.dir, folder, 'deeper.cfg');
       writeFileSync(deeper, '');
-      // Each relative path from the folder of the file that names it: ~/cfg/release.cfg, then
-      // ~/cfg/deeper.cfg, read by git only on a branch named release.
+      // Each relative path from the folder of the file that names it: ~/<folder>/release.cfg,
+      // then ~/<folder>/deeper.cfg, read by git only on a branch named release.
       const section = how === 'include' ? '[include]' : '[includeIf "onbranch:release"]';
-      writeFileSync(join(p.dir, 'cfg', 'release.cfg'), `${section}\n\tpath = deeper.cfg\n`);
-      writeFileSync(join(p.dir, '.gitconfig'), '[includeIf "onbranch:release"]\n\tpath = cfg/release.cfg\n');
+      writeFileSync(join(p.dir, folder, 'release.cfg'), `${section}\n\tpath = deeper.cfg\n`);
+      const named = `${folder}/release.cfg`;
+      writeFileSync(join(p.dir, '.gitconfig'), `[includeIf "onbranch:release"]\n\tpath = ${named}\n`);
       await plantedForRelease(p, deeper, how);
     }
   });

@@ -65,13 +65,15 @@ export function gitEnv(places: ConfigPlaces = configPlaces()): NodeJS.ProcessEnv
 /**
  * Runs git in `cwd` without blocking (core/git.ts: a process group of its own, killed with all it
  * started), the overrides first, stopped when the pass's deadline passes; `env` replaces the usual
- * environment. A non-zero exit is a `git` error, a stop at the deadline a `timeout` one.
+ * environment; `stdin`, an open descriptor git reads. A non-zero exit is a `git` error, a stop at
+ * the deadline a `timeout` one.
  */
 export async function runGit(
   cwd: string,
   args: readonly string[],
   deadline: Deadline,
   env: NodeJS.ProcessEnv = gitEnv(),
+  stdin?: number,
 ): Promise<GitOutput> {
   const left = deadline.at - Date.now();
   if (left <= 0) throw timedOut(cwd, args, deadline, false);
@@ -81,6 +83,7 @@ export async function runGit(
       env,
       timeoutMs: left,
       maxOutput: GIT_OUTPUT_LIMIT,
+      ...(stdin === undefined ? {} : { stdin }),
     });
   } catch (error) {
     if (!(error instanceof GitError)) throw error;

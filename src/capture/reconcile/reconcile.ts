@@ -234,7 +234,11 @@ async function diffGit(
   const places = placesOf(baseline);
   const [untold] = await Promise.all([
     locateHooks(root, repositories, deadline, places),
-    current ? readSettings(root, repositories, format, deadline, places) : undefined,
+    // A start that recorded no config places (an earlier version) followed no file git does not
+    // read: neither does its close.
+    current
+      ? readSettings(root, repositories, format, deadline, places, baseline.config_places !== undefined)
+      : undefined,
   ]);
   const state = gitStatePaths(root, repositories, format, current);
   const recorded = [...dirty.keys()].filter(

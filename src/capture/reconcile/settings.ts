@@ -17,14 +17,15 @@
  * is left out here: a change to them is one row, not two. Only the digest is recorded (the
  * settings can hold credentials); what changed is for `git config --list --show-origin` to say.
  */
-import { lstatSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
+import { eachAtOnce } from '../../core/at-once.js';
 import type { ConfigPlaces } from '../../core/git.js';
 import { identifyAt, identityOf, isUnread } from './content.js';
 import type { Deadline } from './deadline.js';
 import { ReconcileError } from './error.js';
-import { gitEnv, placeNow, runGit } from './git.js';
+import { GIT_AT_ONCE, gitEnv, placeNow, runGit } from './git.js';
 import { askEach, type GitRepository } from './git-state.js';
 import { rawOfText, rawPath } from './paths.js';
 
@@ -41,15 +42,18 @@ export async function readSettings(
   format: 'sha1' | 'sha256',
   deadline: Deadline,
   config: ConfigPlaces,
+  followUnread = true,
 ): Promise<void> {
   const asked = ['config', '--list', '--show-origin', '-z'];
   const env = gitEnv(config);
   const home = rawOfText(config.HOME ?? homedir());
+  // The files git does not read, read once a pass whichever repositories include them.
+  const parsed = new Map<string, Promise<Buffer | null>>();
   await askEach(root, repositories, asked, deadline, env, async (repository, out, worktree) => {
     const places = new OriginPlaces(rawOfText(worktree), deadline);
     const own = ownConfig(repository, deadline);
     const kept: Buffer[] = [];
-    const unread = new Includes(worktree, { format, deadline, env, home });
+    const unread = new Includes(worktree, { format, deadline, env, home, parsed });
     for (const { origin, entry } of settingsOf(out)) {
       // Tally's own `-c` options and its process's environment are not the repository's.
       if (origin.startsWith('command line:')) continue;
@@ -60,8 +64,9 @@ export async function readSettings(
       if (included !== undefined) kept.push(unread.line(included, 1));
     }
     // Files git did not read (a condition that does not hold now) are read here, after git's own
-    // list: a repository without them keeps the digest an earlier version recorded.
-    kept.push(...(await unread.follow()));
+    // list: a repository without them keeps the digest an earlier version recorded, and a close
+    // whose start an earlier version took (`followUnread` false) reads none, as that start did not.
+    if (followUnread) kept.push(...(await unread.follow()));
     repository.settings = identityOf(Buffer.concat(kept), format);
   });
 }
@@ -109,6 +114,14 @@ function includedFile(entry: Buffer, origin: string | undefined, home: string): 
   return isAbsolute(named) ? named : `${origin.slice(0, origin.lastIndexOf('/'))}/${named}`;
 }
 
+/** A file an include names that git did not read, to be read: as named, where it leads, its content. */
+interface Pending {
+  named: string;
+  place: string;
+  depth: number;
+  sha256: string;
+}
+
 /**
  * The files a repository's config includes. Each has a line of the settings: where it leads (links
  * followed, as git opens it) and what it holds there (absent, unreadable). One git did not read
@@ -120,7 +133,7 @@ class Includes {
   /** Places whose includes are known: git read them, or they were read here. */
   readonly #known = new Set<string>();
   /** Regular files named by an include that git did not read, with the depth they were named at. */
-  readonly #pending: { named: string; place: string; depth: number }[] = [];
+  readonly #pending: Pending[] = [];
 
   constructor(
     readonly worktree: string,
@@ -130,6 +143,8 @@ class Includes {
       env: NodeJS.ProcessEnv;
       /** Where `~/` leads (raw). */
       home: string;
+      /** What `git config --list -z` read of each file, by place and content, for the whole pass. */
+      parsed: Map<string, Promise<Buffer | null>>;
     },
   ) {}
 
@@ -146,35 +161,75 @@ class Includes {
     const held =
       content === null ? 'absent' : isUnread(content) ? `unreadable:${content.unreadable}` : content.sha256;
     if (content !== null && !isUnread(content) && depth <= INCLUDE_DEPTH)
-      this.#pending.push({ named, place, depth });
+      this.#pending.push({ named, place, depth, sha256: content.sha256 });
     return Buffer.concat([Buffer.from(`include\0${place}\0${held}`, 'latin1'), NUL]);
   }
 
   /**
-   * The lines of the files reached from those git did not read, in the order they are named, each
-   * file's includes read once. A file git cannot parse includes nothing (git stops on it as well).
+   * The lines of the files reached from those git did not read, in the order they are named (each
+   * step's files read `GIT_AT_ONCE` at a time, then taken in order), each file's includes read once.
+   * A file git cannot parse includes nothing (git stops on it as well).
    */
   async follow(): Promise<Buffer[]> {
     const lines: Buffer[] = [];
     let read = 0;
-    for (let next = this.#pending.shift(); next !== undefined; next = this.#pending.shift()) {
-      if (this.#known.has(next.place)) continue;
-      this.#known.add(next.place);
-      if (++read > INCLUDES_READ) break;
-      let out: Buffer;
-      try {
-        const asked = ['config', '--file', next.place, '--no-includes', '--list', '-z'];
-        out = (await runGit(this.worktree, asked, this.pass.deadline, this.pass.env)).stdout;
-      } catch (error) {
-        if (error instanceof ReconcileError && error.code === 'git') continue;
-        throw error;
+    while (this.#pending.length > 0 && read < INCLUDES_READ) {
+      const step: Pending[] = [];
+      for (const next of this.#pending.splice(0)) {
+        if (this.#known.has(next.place) || read >= INCLUDES_READ) continue;
+        this.#known.add(next.place);
+        read++;
+        step.push(next);
       }
-      for (const entry of entriesOf(out)) {
-        const included = includedFile(entry, next.named, this.pass.home);
-        if (included !== undefined) lines.push(this.line(included, next.depth + 1));
+      const results = new Map<Pending, Buffer | null>();
+      await eachAtOnce(step, GIT_AT_ONCE, async (next) => {
+        results.set(next, await this.parsed(next));
+      });
+      for (const next of step) {
+        const entries = results.get(next);
+        if (entries === null || entries === undefined) continue;
+        for (const entry of entriesOf(entries)) {
+          const included = includedFile(entry, next.named, this.pass.home);
+          if (included !== undefined) lines.push(this.line(included, next.depth + 1));
+        }
       }
     }
     return lines;
+  }
+
+  /** What git read of a file: parsed once a pass for each content of it. */
+  private parsed(next: Pending): Promise<Buffer | null> {
+    const key = `${next.place}\0${next.sha256}`;
+    let out = this.pass.parsed.get(key);
+    if (out === undefined) {
+      out = this.parse(next.place);
+      this.pass.parsed.set(key, out);
+    }
+    return out;
+  }
+
+  /**
+   * A file's settings, read with git's own parser from a descriptor opened here (its place in any
+   * bytes; git given `--file -`), or null when it is no regular file now or git cannot parse it
+   * (git stops on such a file as well).
+   */
+  private async parse(place: string): Promise<Buffer | null> {
+    let fd: number;
+    try {
+      fd = openSync(Buffer.from(place, 'latin1'), constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch {
+      return null;
+    }
+    try {
+      if (!fstatSync(fd).isFile()) return null;
+      const asked = ['config', '--file', '-', '--no-includes', '--list', '-z'];
+      return (await runGit(this.worktree, asked, this.pass.deadline, this.pass.env, fd)).stdout;
+    } catch (error) {
+      if (error instanceof ReconcileError && error.code === 'git') return null;
+      throw error;
+    } finally {
+      closeSync(fd);
+    }
   }
 }
 

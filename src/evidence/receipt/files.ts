@@ -264,7 +264,11 @@ export class WriteLedger {
    * The rows. `net` (receipt v2): one row per path with its net operation (./net.ts); otherwise
    * (v1) one row per (path, operation, rename source).
    */
-  build(baselineDirty: ReadonlyMap<string, string | null>, net = false): FoldedWrites {
+  build(
+    baselineDirty: ReadonlyMap<string, string | null>,
+    net = false,
+    keepDeletedSources = true,
+  ): FoldedWrites {
     let groups: WriteGroup[] = [...this.definite.values()];
     for (const gathered of this.inferred.values()) {
       const candidates = this.definiteByPath.get(gathered.path) ?? [];
@@ -285,7 +289,10 @@ export class WriteLedger {
       span(target, gathered.lastSeq);
       target.w.join(gathered.w);
     }
-    if (net) groups = [...groupsByRow(groups).entries()].map(([path, list]) => mergeNet(path, list));
+    if (net)
+      groups = [...groupsByRow(groups, keepDeletedSources).entries()].map(([path, list]) =>
+        mergeNet(path, list),
+      );
     const rows: FileWriteRow[] = [];
     const unchangedSinceStart: string[] = [];
     for (const group of groups) {

@@ -62,10 +62,13 @@ export function netOperation(
 
 /**
  * Groups by the path their row will carry: a path that is only the source of a rename (and was not
- * itself reported by the reconcile pass, in any operation, nor witnessed after the rename) joins the
- * rename's row.
+ * itself reported by the reconcile pass, in any operation — or, `keepDeletedSources` false, in any
+ * but `deleted` — nor witnessed after the rename) joins the rename's row.
  */
-export function groupsByRow<G extends NetGroup>(groups: readonly G[]): Map<string, G[]> {
+export function groupsByRow<G extends NetGroup>(
+  groups: readonly G[],
+  keepDeletedSources = true,
+): Map<string, G[]> {
   const byPath = new Map<string, G[]>();
   for (const g of groups) {
     const list = byPath.get(g.path);
@@ -82,7 +85,9 @@ export function groupsByRow<G extends NetGroup>(groups: readonly G[]): Map<strin
     // The pass compared the end with the start: a source it reported (deleted too) keeps its own
     // row. Had it paired the two paths itself, it would have reported the rename at the target
     // and nothing at the source; a channel's word that a deleted file became another is not that.
-    const own = source.some((g) => g.reconciled);
+    // (`keepDeletedSources` false: a package whose pass's summary predates that rule, composed as
+    // it was signed.)
+    const own = source.some((g) => g.reconciled && (keepDeletedSources || g.operation !== 'deleted'));
     const after = source.some((g) => g.lastSeq > rename.lastSeq && !g.reconciled);
     if (own || after) continue;
     target.push(...source);

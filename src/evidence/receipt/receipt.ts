@@ -19,6 +19,7 @@ import {
   isPassReport,
   RECONCILE_CORROBORATED_TYPE,
   RECONCILE_SUMMARY_TYPE,
+  RENAME_SOURCES_KEPT,
 } from '../record/close-passes.js';
 import type { EventRecord } from '../record/record.js';
 import { type AgentGraph, AgentGraphBuilder } from './agents.js';
@@ -37,7 +38,7 @@ import {
 } from './calls.js';
 import { type FileReadRow, type FileWriteRow, ReadLedger, WriteLedger } from './files.js';
 import { fitReceipt } from './fit.js';
-import { ReconcileParts } from './reconcile-parts.js';
+import { ReconcileParts, reconcileBody } from './reconcile-parts.js';
 import { omittedField, ROW_SHARE_BYTES, shareRows } from './row-share.js';
 import { type ProcessesOmitted, ProcessLedger, sortedCounts, ToolLedger } from './rows.js';
 import { type ReceiptSince, sinceOf } from './since.js';
@@ -197,6 +198,8 @@ export class ReceiptComposer {
   private readonly processes = new ProcessLedger();
   private readonly network = new NetworkLedger();
   private readonly reconcileParts = new ReconcileParts();
+  /** The pass's summary keeps a rename's source it reported as a row of its own (net.ts). */
+  private renameSourcesKept = false;
   private readonly tools = new ToolLedger();
   private readonly agents = new AgentGraphBuilder();
   private readonly calls = new CallTable({
@@ -283,10 +286,11 @@ export class ReceiptComposer {
     else if (type === 'file.changed')
       for (const w of fileChangedWitnesses(record, frame)) this.writes.addDefinite(w);
     // A v1 receipt reads no corroborated paths, but the pass's reports of the summary's attempt.
-    else if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE))
+    else if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) {
       for (const w of this.reconcileParts.summary(record, frame, this.version === 2))
         this.writes.addDefinite(w);
-    else if (isCloseRecord(record, RECONCILE_CORROBORATED_TYPE) && this.version === 2)
+      this.renameSourcesKept = reconcileBody(record).rename_sources === RENAME_SOURCES_KEPT;
+    } else if (isCloseRecord(record, RECONCILE_CORROBORATED_TYPE) && this.version === 2)
       for (const w of this.reconcileParts.part(record, frame)) this.writes.addDefinite(w);
     else if (type === NETWORK_EVENT_TYPE) {
       const destination = networkEvent(record);
@@ -353,7 +357,7 @@ export class ReceiptComposer {
     const session = this.sessionSection();
     if (frame.root !== undefined) session.root = frame.root;
     if (frame.cwd !== undefined) session.cwd = frame.cwd;
-    const writes = this.writes.build(workspace.baselineDirty, this.version === 2);
+    const writes = this.writes.build(workspace.baselineDirty, this.version === 2, this.renameSourcesKept);
     if (workspace.baselineCommit !== undefined || workspace.baselineDirty.size > 0) {
       session.baseline = {
         dirty_at_start: sortedUnique(workspace.baselineDirty.keys()),

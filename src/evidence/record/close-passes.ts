@@ -10,6 +10,12 @@ import type { EventRecord } from './record.js';
 export const RECONCILE_SOURCE = 'git-reconcile';
 export const RECONCILE_SUMMARY_TYPE = 'tally.reconcile.summary';
 /**
+ * `rename_sources` of a reconcile summary: the receipt keeps a rename's source the pass reported
+ * (deleted too) as a row of its own. Summaries sealed before it merged a reported deletion into a
+ * channel's rename; their receipts are recomposed by that rule, as they were signed.
+ */
+export const RENAME_SOURCES_KEPT = 'kept';
+/**
  * The corroborated paths past what the summary's share of its record holds (core/json-budget), in
  * records of their own written before the summary.
  */
