@@ -88,9 +88,10 @@ export function worktreeOf(root: string, marker: string): string {
 }
 
 /**
- * Runs the same git command in the work tree of each repository (in `env`), `GIT_AT_ONCE` at a time, and hands
- * each answer to `answer`. A repository git will not run in (its `.git` names no repository, its
- * config does not parse) gives none. A pass past its deadline stops here, as at any git command.
+ * Runs the same git command in the work tree of each repository (in `env`), `GIT_AT_ONCE` at a
+ * time, and hands each answer to `answer`. A repository git will not run in (its `.git` names no
+ * repository, its config does not parse) gives none. A pass past its deadline stops here, as at
+ * any git command.
  */
 export async function askEach(
   root: string,

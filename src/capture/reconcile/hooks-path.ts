@@ -19,8 +19,8 @@ import { rawOfText, rawPath } from './paths.js';
 
 /**
  * Sets each repository's `hooks` to the folder git names (`git rev-parse --git-path hooks` in its
- * work tree, with the user's config as git reads it on any command, where `places` say) when it is not the common
- * directory's `hooks`. A repository git will not run in (its `.git` names no repository, its config
+ * work tree, with the user's config as git reads it on any command, where `places` say) when it is
+ * not the common directory's `hooks`. A repository git will not run in (its `.git` names no repository, its config
  * does not parse) runs no hook either. A pass past its deadline stops here, as at any git command.
  * Returns the hooks folders that could not be told (a name with a line end in it, which git prints
  * as it is): unreadable, so the pass that compares them fails rather than watch the wrong place.

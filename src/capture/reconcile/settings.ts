@@ -10,11 +10,10 @@
  * setting added, changed or removed there is a `modified` row. git lists only the includes whose
  * condition holds now (`includeIf "onbranch:…"` on another branch reads nothing), so every file an
  * include names is hashed too, wherever it leads: a setting planted where git reads it only on the
- * next branch is a row all the same, and so is every file such a file includes in turn, to git's own
- * depth of includes (git reads none of them until the condition holds, so Tally reads them). The
- * repository's own `config` and
- * `config.worktree` are rows of their own, so what git read from them, when they are regular files,
- * is left out here: a change to them is one row, not two. Only the digest is recorded (the
+ * next branch is a row all the same, and so is every file such a file includes in turn, to git's
+ * own depth of includes (git reads none of them until the condition holds, so Tally reads them).
+ * The repository's own `config` and `config.worktree` are rows of their own, so what git read from
+ * them, when they are regular files, is left out here: a change to them is one row, not two. Only the digest is recorded (the
  * settings can hold credentials); what changed is for `git config --list --show-origin` to say.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
@@ -125,7 +124,7 @@ interface Pending {
 /**
  * The files a repository's config includes. Each has a line of the settings: where it leads (links
  * followed, as git opens it) and what it holds there (absent, unreadable). One git did not read
- * (its condition does not hold now) is read here with git's own parser, `git config --file
+ * (its condition does not hold now) is read here with git's own parser, `git config --file -
  * --no-includes`, for the files it includes in turn: they are what git reads once the condition
  * holds. A file is read once; past git's depth or `INCLUDES_READ` files, no further.
  */
