@@ -7,13 +7,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tallyHome } from '../core/home.js';
-import { readLogLines } from '../evidence/log/reader.js';
-import { parseHeader } from '../evidence/package/grammar.js';
-import { isCloseRecord, RECONCILE_SUMMARY_TYPE } from '../evidence/record/close-passes.js';
-import { decodeRecordPayload, parseEnvelopeLine } from '../evidence/record/codec.js';
+import type { PublicKeyInput } from '../core/keys.js';
 import { expectOk, RecorderClient } from '../recorder/client.js';
 import { recorderPaths } from '../recorder/config.js';
 import { LEFT_OVER, type SpoolEntry } from '../recorder/spool-file.js';
+import { packageCloseSummary } from '../session/close-summary.js';
 import { type CloseResult, closeSession } from '../session/lifecycle.js';
 import type { Places } from '../session/paths.js';
 import type { SessionInfo } from '../session/store.js';
@@ -90,31 +88,18 @@ export async function sealSession(
   });
 }
 
-/** How many of a package's last records are looked at for the close's own pass (`comparedAt`). */
-const LAST_RECORDS = 64;
-
 /**
- * When the close's own pass compared the tree, by its summary's record time (ms since the epoch),
- * or undefined when the package holds none. A close writes it among its last records (after it at
- * most the session's end; no record follows a session's end but a close's), so only the last
- * `LAST_RECORDS` are decoded. Read from a package just sealed or verified: its lines are the signed
- * records. A pass older than the close that asked for it ran in an earlier close: the agent can ask
- * for one while it works (docs/security.md, "A close the agent asks for").
+ * When the close's own pass compared the tree of `session`, by the record time of its summary
+ * (ms since the epoch), read from the package's end and checked with the pinned keys (`trusted`);
+ * undefined when the package holds no such summary. A pass older than the close that asked for it
+ * ran in an earlier close: the agent can ask for one while it works (docs/security.md, "A close
+ * the agent asks for").
  */
-export async function comparedAt(packagePath: string): Promise<number | undefined> {
-  const last: Buffer[] = [];
-  let records = -1;
-  for await (const { line } of readLogLines(packagePath)) {
-    // The header says how many records follow; the seal comes after them.
-    if (records < 0) records = parseHeader(line).record_count;
-    else if (records-- > 0) {
-      last.push(line);
-      if (last.length > LAST_RECORDS) last.shift();
-    }
-  }
-  for (const line of last.reverse()) {
-    const record = decodeRecordPayload(Buffer.from(parseEnvelopeLine(line).payload, 'base64'));
-    if (isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) return Date.parse(record.time);
-  }
-  return undefined;
+export async function comparedAt(
+  packagePath: string,
+  session: string,
+  trusted: readonly PublicKeyInput[],
+): Promise<number | undefined> {
+  const summary = await packageCloseSummary(packagePath, session, trusted);
+  return typeof summary === 'object' ? Date.parse(summary.time) : undefined;
 }

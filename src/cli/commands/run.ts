@@ -305,8 +305,9 @@ export const command: Command = {
     const certificate = values.agent
       ? readCertificateFile(certificatePathFor(here, cwd, values.agent))
       : undefined;
+    const trusted = defaultTrustedKeys(here).map((k) => k.publicKey);
     const result = await verifyPackageLines(readLogLines(own), {
-      trusted: defaultTrustedKeys(here).map((k) => k.publicKey),
+      trusted,
       approvers: pinnedApprovers(here.home).map((k) => k.publicKey),
       now: new Date(),
       ...(certificate ? { certificate } : {}),
@@ -322,7 +323,7 @@ export const command: Command = {
     // The tree must have been compared by this run's close. One the agent asked for while it ran
     // (the recorder's endpoint, `tally session close`) sealed the session then, and this close
     // found it sealed already: what the agent changed after that is in no receipt.
-    const compared = await comparedAt(own);
+    const compared = await comparedAt(own, started.session, trusted);
     if (compared !== undefined && compared < asked) {
       failed.push({
         check: 'workspace_reconciled',

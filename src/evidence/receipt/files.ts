@@ -262,12 +262,13 @@ export class WriteLedger {
 
   /**
    * The rows. `net` (receipt v2): one row per path with its net operation (./net.ts); otherwise
-   * (v1) one row per (path, operation, rename source).
+   * (v1) one row per (path, operation, rename source). `keepDeletedSources`: the pass's summary
+   * says `rename_sources: "kept"` (net.ts `groupsByRow`).
    */
   build(
     baselineDirty: ReadonlyMap<string, string | null>,
-    net = false,
-    keepDeletedSources = true,
+    net: boolean,
+    keepDeletedSources: boolean,
   ): FoldedWrites {
     let groups: WriteGroup[] = [...this.definite.values()];
     for (const gathered of this.inferred.values()) {

@@ -67,7 +67,7 @@ export function netOperation(
  */
 export function groupsByRow<G extends NetGroup>(
   groups: readonly G[],
-  keepDeletedSources = true,
+  keepDeletedSources: boolean,
 ): Map<string, G[]> {
   const byPath = new Map<string, G[]>();
   for (const g of groups) {

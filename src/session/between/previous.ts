@@ -9,14 +9,12 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Baseline } from '../../capture/reconcile/baseline.js';
 import { DEFAULT_GIT_TIMEOUT_MS } from '../../capture/reconcile/deadline.js';
-import { decodeBase64, verifyEnvelope } from '../../core/dsse.js';
 import { digestParts } from '../../core/hash.js';
 import { isJsonObject } from '../../core/json.js';
 import type { PublicKeyInput } from '../../core/keys.js';
 import { openRegular, READ_NOFOLLOW } from '../../core/regular-file.js';
-import { isCloseRecord, RECONCILE_SUMMARY_TYPE } from '../../evidence/record/close-passes.js';
-import { decodeRecordPayload, MAX_LINE_BYTES, parseEnvelopeLine } from '../../evidence/record/codec.js';
-import type { EventRecord } from '../../evidence/record/record.js';
+import { reconcileBody } from '../../evidence/receipt/reconcile-parts.js';
+import { closeSummaryIn, lastLines, TAIL_LINES } from '../close-summary.js';
 import { readSessionInfo, type SessionInfo } from '../store.js';
 import { type ProjectPointer, readPointer } from './pointer.js';
 
@@ -89,15 +87,6 @@ function toChosen(info: SessionInfo | null) {
   };
 }
 
-/** How many of a package's last lines are looked at: the close's summary is among them. */
-const TAIL_LINES = 16;
-/** The first window of a package's end read for them; it grows fourfold while it holds fewer lines. */
-const TAIL_FIRST = 1 << 20;
-/**
- * The most of a package's end read: the seal line and the close's summary may each be as long as a
- * line may be, and what follows the summary (its `session.end`) is short.
- */
-const TAIL_MAX = 2 * (MAX_LINE_BYTES + 1) + TAIL_FIRST;
 /** One read of the digest. */
 const CHUNK = 1 << 20;
 
@@ -145,12 +134,13 @@ async function readPrevious(
     // this session, of the type and source only the close writes, is that session's end state
     // whatever the rest of the file holds. Checking every record of a long session would cost each
     // start what \`tally verify\` of the whole package costs.
-    const found = closeSummaryIn(await lastLines(handle, size), chosen.session, options.trusted);
-    if (found === undefined)
+    const record = closeSummaryIn(await lastLines(handle, size), chosen.session, options.trusted);
+    if (record === undefined)
       return unverified(
         `${chosen.package} holds no close summary among its last ${TAIL_LINES} lines: it is not the package of a closed session`,
       );
-    if (typeof found === 'string') return unverified(`${chosen.package}: ${found}`);
+    if (typeof record === 'string') return unverified(`${chosen.package}: ${record}`);
+    const found = reconcileBody(record);
     return {
       state: 'verified',
       ...named,
@@ -163,63 +153,4 @@ async function readPrevious(
   } finally {
     await handle.close();
   }
-}
-
-/** The last TAIL_LINES whole lines of a file of `size` bytes (fewer when it has fewer), read from its end. */
-async function lastLines(handle: FileHandle, size: number): Promise<Buffer[]> {
-  for (let window = TAIL_FIRST; ; window *= 4) {
-    const from = Math.max(0, size - Math.min(window, TAIL_MAX));
-    const bytes = Buffer.alloc(size - from);
-    for (let at = 0; at < bytes.length; ) {
-      const { bytesRead } = await handle.read(bytes, at, bytes.length - at, from + at);
-      if (bytesRead === 0) break;
-      at += bytesRead;
-    }
-    const lines: Buffer[] = [];
-    let end = bytes.length;
-    if (end > 0 && bytes[end - 1] === 0x0a) end -= 1;
-    while (lines.length < TAIL_LINES) {
-      const newline = bytes.lastIndexOf(0x0a, end - 1);
-      // The first line of a window that does not start the file may be cut: not taken.
-      if (newline < 0 && from > 0) break;
-      lines.unshift(bytes.subarray(newline + 1, end));
-      if (newline < 0) break;
-      end = newline;
-    }
-    if (lines.length === TAIL_LINES || from === 0 || window >= TAIL_MAX) return lines;
-  }
-}
-
-/**
- * The close's own reconcile summary of `session` among `lines` (the last first), its signature
- * checked with `trusted`: its `dev.tally.reconcile` extension; a reason when the line that claims
- * to be it does not verify or is another session's; undefined when there is none.
- */
-function closeSummaryIn(
-  lines: readonly Buffer[],
-  session: string,
-  trusted: readonly PublicKeyInput[],
-): Record<string, unknown> | string | undefined {
-  for (let i = lines.length - 1; i >= 0; i--) {
-    let envelope: unknown;
-    let record: EventRecord;
-    try {
-      envelope = parseEnvelopeLine(lines[i]!);
-      record = decodeRecordPayload(decodeBase64((envelope as { payload: string }).payload, 'payload'));
-    } catch {
-      continue; // the header, the seal: not records
-    }
-    if (!isCloseRecord(record, RECONCILE_SUMMARY_TYPE)) continue;
-    try {
-      verifyEnvelope(envelope, trusted, { strict: true });
-    } catch (error) {
-      return `its reconcile summary (seq ${record.seq}) does not verify with a pinned key: ${(error as Error).message}`;
-    }
-    if (record.session !== session)
-      return `its reconcile summary is session ${record.session}'s, not ${session}'s`;
-    const extensions = record.event.extensions;
-    const summary = isJsonObject(extensions) ? extensions['dev.tally.reconcile'] : undefined;
-    return isJsonObject(summary) ? summary : {};
-  }
-  return undefined;
 }

@@ -1,5 +1,6 @@
 /** `tally session close`: `session.end`, then the log sealed into a package (its path on stdout). */
 
+import { defaultTrustedKeys } from '../../../session/identity.js';
 import { resolveSession } from '../../../session/store.js';
 import { type Command, parseFlags, printJson } from '../../command.js';
 import { placesOf } from '../../session-context.js';
@@ -19,7 +20,8 @@ export const command: Command = {
     });
     // The tree compared by an earlier close (one the agent asked for, then wrote session.json
     // back to open; or one stopped between its pass and its seal): this package ends there.
-    const compared = await comparedAt(result.packagePath);
+    const trusted = defaultTrustedKeys(where).map((k) => k.publicKey);
+    const compared = await comparedAt(result.packagePath, session.id, trusted);
     const early = compared !== undefined && compared < asked;
     if (early)
       ctx.stderr(
