@@ -11,6 +11,7 @@ import type { ChainHead } from '../evidence/record/chain.js';
 import type { AgentAttribution } from '../evidence/record/record.js';
 import type { Witness } from '../hub-client/witness.js';
 import { resolveAgent } from '../session/agents.js';
+import { formerAgentOf, keepFormerAgent } from '../session/former-agents.js';
 import { defaultTrustedKeys, loadShipSigner, type ShipSigner } from '../session/identity.js';
 import {
   type CloseResult,
@@ -378,7 +379,9 @@ export class SessionRegistry {
     if (cwd === undefined)
       throw new RecorderError('refused', 'the event names no cwd: no project to record it in');
     const where = places(cwd, this.env);
-    const former = this.formerAgent.get(formerKey(where.state, captured.harnessSession));
+    const former =
+      this.formerAgent.get(formerKey(where.state, captured.harnessSession)) ??
+      this.formerOnDisk(where.state, captured.harnessSession);
     const open = currentSession(where.state);
     if (open) {
       const info = readSessionInfo(where.state, open);
@@ -403,6 +406,19 @@ export class SessionRegistry {
       openedFor: captured.harnessSession,
     });
     return this.join(judgedAlike(held, captured.harnessSession, former), captured.harnessSession);
+  }
+
+  /** What a recorder before this one kept of the harness session's certificate (a damaged file: none, said). */
+  private formerOnDisk(state: string, harnessSession: string): string | undefined {
+    try {
+      return formerAgentOf(state, harnessSession);
+    } catch (error) {
+      this.logger(
+        'warn',
+        `${state}: which agent judged each harness session is unreadable (${(error as Error).message})`,
+      );
+      return undefined;
+    }
   }
 
   private keepFormer(harnessSession: string, agent: string): void {
@@ -484,6 +500,15 @@ export class SessionRegistry {
       if (this.byHarness.get(h) === id) this.byHarness.delete(h);
       if (agent !== undefined) this.keepFormer(formerKey(held.where.state, h), agent);
     }
+    if (agent !== undefined)
+      try {
+        keepFormerAgent(held.where.state, [...held.harnessSessions], agent);
+      } catch (error) {
+        this.logger(
+          'warn',
+          `session ${id}: which agent judged its harness sessions was not kept on disk (${(error as Error).message}); this recorder still knows`,
+        );
+      }
     await held.reopening?.catch(() => undefined);
     // The head of the last record the recorder made durable: a log cut while it was held is
     // refused at the seal (a record whose write failed is not counted: it was never answered).

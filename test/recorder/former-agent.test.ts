@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { decodedPayloads, makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { logContent } from '../log-content.js';
 
 const projects: Project[] = [];
 after(async () => {
@@ -19,6 +20,17 @@ after(async () => {
 });
 
 const DENY = /"permissionDecision":"deny"/;
+
+async function waitGone(pid: number): Promise<void> {
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /** A project whose person's session runs under coder, its first forbidden call denied, then closed by the agent. */
 async function closedByTheAgent() {
@@ -86,5 +98,25 @@ describe('a harness session keeps the certificate that judged it', () => {
       else await hook({ hook_event_name: 'UserPromptSubmit', prompt: 'hi' }, 'agent-own');
       assert.match(await forbidden('toolu_2'), DENY, how);
     }
+  });
+
+  it('nor does a recorder started again after the agent killed the one that judged it', async () => {
+    const { p, state, first, hook, forbidden } = await closedByTheAgent();
+    const { pid } = JSON.parse((await p.tally(['recorder', 'status', '--json'])).stdout) as { pid: number };
+    process.kill(pid, 'SIGKILL');
+    await waitGone(pid);
+    // The agent's own SessionStart starts a recorder that never held the session: what judged it
+    // is read from the project.
+    await hook({ hook_event_name: 'SessionStart', source: 'resume' });
+    assert.match(await forbidden('toolu_2'), DENY);
+    const { sessions } = JSON.parse((await p.tally(['recorder', 'status', '--json'])).stdout) as {
+      sessions: { session: string }[];
+    };
+    const next = sessions.map((s) => s.session).find((s) => s !== first);
+    assert.ok(next, 'no session was opened for the later events');
+    const info = JSON.parse(readFileSync(join(state, 'sessions', next, 'session.json'), 'utf8'));
+    assert.equal(info.agent?.name, 'coder');
+    // Denied by the certificate in that session, not by a shim that found no recorder.
+    assert.match(decodedPayloads(logContent(join(state, 'sessions', next, 'events.log'))), /toolu_2/);
   });
 });
