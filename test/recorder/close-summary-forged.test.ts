@@ -9,23 +9,17 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { describe, it } from 'node:test';
+import { jsonOut, runTally } from '../cli/tally-process.js';
+import { certified, recorderProjects } from './projects.js';
 
-const projects: Project[] = [];
-after(async () => {
-  for (const p of projects) await p.tally(['recorder', 'stop']);
-});
+const project = recorderProjects();
 
 const line = (value: unknown) => `${JSON.stringify(value)}\n`;
 
 describe("a channel cannot write the close's own summaries", () => {
   it('forged summaries are refused, and the close still reports the hidden write and the hidden call', async () => {
-    const p = makeProject('tally-forged-');
-    p.env.TALLY_RECORDER_IDLE_MS = '20000';
-    projects.push(p);
-    for (const args of [['init'], ['agent', 'register', '--name', 'coder', '--allow', 'Bash(ls*)']])
-      assert.equal((await p.tally(args)).code, 0);
+    const p = await project('tally-forged-', certified('--allow', 'Bash(ls*)'));
     const transcript = join(p.dir, 't.jsonl');
     writeFileSync(
       transcript,

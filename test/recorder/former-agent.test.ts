@@ -10,14 +10,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { decodedPayloads, makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { describe, it } from 'node:test';
+import { decodedPayloads, runTally } from '../cli/tally-process.js';
 import { logContent } from '../log-content.js';
+import { certified, recorderProjects } from './projects.js';
 
-const projects: Project[] = [];
-after(async () => {
-  for (const p of projects) await p.tally(['recorder', 'stop']);
-});
+const project = recorderProjects();
 
 const DENY = /"permissionDecision":"deny"/;
 
@@ -34,15 +32,10 @@ async function waitGone(pid: number): Promise<void> {
 
 /** A project whose person's session runs under coder, its first forbidden call denied, then closed by the agent. */
 async function closedByTheAgent() {
-  const p = makeProject('tally-former-agent-');
-  p.env.TALLY_RECORDER_IDLE_MS = '20000';
-  projects.push(p);
-  for (const args of [
-    ['init'],
-    ['agent', 'register', '--name', 'coder', '--allow', 'Write(src/**)', '--forbid', 'Write(protected/**)'],
+  const p = await project('tally-former-agent-', [
+    ...certified('--allow', 'Write(src/**)', '--forbid', 'Write(protected/**)'),
     ['session', 'start', '--agent', 'coder'],
-  ])
-    assert.equal((await p.tally(args)).code, 0, args.join(' '));
+  ]);
   const state = join(p.root, '.tally');
   const first = readFileSync(join(state, 'sessions', 'current'), 'utf8').trim();
   const hook = async (payload: Record<string, unknown>, harness = 'harness-1') => {

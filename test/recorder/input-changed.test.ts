@@ -8,13 +8,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { describe, it } from 'node:test';
+import { jsonOut, type Project, runTally } from '../cli/tally-process.js';
+import { certified, recorderProjects } from './projects.js';
 
-const projects: Project[] = [];
-after(async () => {
-  for (const p of projects) await p.tally(['recorder', 'stop']);
-});
+const project = recorderProjects();
 
 function hook(p: Project, payload: Record<string, unknown>, args: string[] = []) {
   return runTally(['hook', 'claude-code', ...args], {
@@ -36,14 +34,11 @@ function payload(p: Project, event: string, extra: Record<string, unknown> = {})
 
 describe('input_changed through the recorder', () => {
   it('PreToolUse ls then PostToolUse rm -rf / is flagged and counted as unauthorized', async () => {
-    const p = makeProject('tally-rec-changed-');
-    p.env.TALLY_RECORDER_IDLE_MS = '5000';
-    projects.push(p);
-    for (const args of [
-      ['init'],
-      ['agent', 'register', '--name', 'coder', '--allow', 'Bash(ls*)', '--forbid', 'Bash(rm -rf *)'],
-    ])
-      assert.equal((await p.tally(args)).code, 0);
+    const p = await project(
+      'tally-rec-changed-',
+      certified('--allow', 'Bash(ls*)', '--forbid', 'Bash(rm -rf *)'),
+      5000,
+    );
     assert.equal(
       (await hook(p, payload(p, 'SessionStart', { source: 'startup' }), ['--agent', 'coder'])).code,
       0,

@@ -7,14 +7,12 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { describe, it } from 'node:test';
+import { jsonOut, type Project, runTally } from '../cli/tally-process.js';
 import { git, packageReceipt } from '../session/fixture.js';
+import { recorderProjects } from './projects.js';
 
-const projects: Project[] = [];
-after(async () => {
-  for (const p of projects) await p.tally(['recorder', 'stop']);
-});
+const project = recorderProjects();
 
 function hook(p: Project, cwd: string, payload: Record<string, unknown>): Promise<void> {
   return runTally(['hook', 'claude-code'], { cwd, env: p.env, stdin: JSON.stringify(payload) }).then((ran) =>
@@ -32,9 +30,7 @@ function rows(pkg: string): [string, string, string[]][] {
 
 describe('a project nested in another project', () => {
   it("each session gets its own project's events; the outer close reports the inner changes once, as no channel's", async () => {
-    const a = makeProject('tally-nested-project-');
-    a.env.TALLY_RECORDER_IDLE_MS = '20000';
-    projects.push(a);
+    const a = await project('tally-nested-project-', []);
     const b = join(a.root, 'sub', 'b');
     mkdirSync(b, { recursive: true });
     writeFileSync(join(b, 'b.txt'), 'b\n');

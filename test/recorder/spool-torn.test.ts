@@ -8,21 +8,15 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { jsonOut, makeProject, type Project, runTally, TALLY_BIN } from '../cli/tally-process.js';
+import { describe, it } from 'node:test';
+import { jsonOut, type Project, runTally, TALLY_BIN } from '../cli/tally-process.js';
 import { packageRecords } from '../evidence/forge.js';
+import { recorderProjects } from './projects.js';
 
-const projects: Project[] = [];
-
-after(async () => {
-  for (const p of projects) await p.tally(['recorder', 'stop']);
-});
+const project = recorderProjects();
 
 async function started(): Promise<{ p: Project; id: string; spool: string }> {
-  const p = makeProject('tally-spool-torn-');
-  p.env.TALLY_RECORDER_IDLE_MS = '5000';
-  projects.push(p);
-  assert.equal((await p.tally(['init'])).code, 0);
+  const p = await project('tally-spool-torn-', [['init']], 5000);
   const id = jsonOut(await p.tally(['session', 'start', '--json'])).session as string;
   return { p, id, spool: join(p.home, 'spool') };
 }

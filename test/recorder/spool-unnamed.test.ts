@@ -8,21 +8,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { decodedPayloads, jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { describe, it } from 'node:test';
+import { decodedPayloads, jsonOut, runTally } from '../cli/tally-process.js';
+import { recorderProjects } from './projects.js';
 
-const projects: Project[] = [];
-after(async () => {
-  for (const p of projects) await p.tally(['recorder', 'stop']);
-});
+const project = recorderProjects();
 
 describe('a spooled payload that names no session', () => {
   it('is ingested into the session open for its project before that session is sealed', async () => {
-    const p = makeProject('tally-spool-unnamed-');
-    p.env.TALLY_RECORDER_IDLE_MS = '20000';
-    projects.push(p);
-    assert.equal((await p.tally(['init'])).code, 0);
-    assert.equal((await p.tally(['session', 'start'])).code, 0);
+    const p = await project('tally-spool-unnamed-', [['init'], ['session', 'start']]);
     // No recorder is up and none is started for a PreToolUse: the shim spools it, naming no session.
     const payload = {
       session_id: 'harness-s',

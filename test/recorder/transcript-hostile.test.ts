@@ -9,13 +9,9 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { decodedPayloads, jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
-
-const projects: Project[] = [];
-after(async () => {
-  for (const p of projects) await p.tally(['recorder', 'stop']);
-});
+import { describe, it } from 'node:test';
+import { decodedPayloads, jsonOut, type Project, runTally } from '../cli/tally-process.js';
+import { certified, recorderProjects } from './projects.js';
 
 const line = (value: unknown) => `${JSON.stringify(value)}\n`;
 const use = (id: string, name: string, input: unknown) =>
@@ -23,14 +19,8 @@ const use = (id: string, name: string, input: unknown) =>
 const result = (id: string) =>
   line({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: id, content: 'ok' }] } });
 
-async function project(): Promise<Project> {
-  const p = makeProject('tally-transcript-');
-  p.env.TALLY_RECORDER_IDLE_MS = '20000';
-  projects.push(p);
-  for (const args of [['init'], ['agent', 'register', '--name', 'coder', '--allow', 'Bash(ls*)']])
-    assert.equal((await p.tally(args)).code, 0);
-  return p;
-}
+const projects = recorderProjects();
+const project = () => projects('tally-transcript-', certified('--allow', 'Bash(ls*)'));
 
 function hook(p: Project, payload: Record<string, unknown>, args: string[] = []) {
   return runTally(['hook', 'claude-code', ...args], {

@@ -9,13 +9,11 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, readFileSync, truncateSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { jsonOut, makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { describe, it } from 'node:test';
+import { jsonOut, type Project, runTally } from '../cli/tally-process.js';
+import { recorderProjects } from './projects.js';
 
-const projects: Project[] = [];
-after(async () => {
-  for (const p of projects) await p.tally(['recorder', 'stop']);
-});
+const project = recorderProjects();
 
 function hook(p: Project, payload: Record<string, unknown>) {
   return runTally(['hook', 'claude-code'], { cwd: p.root, env: p.env, stdin: JSON.stringify(payload) });
@@ -60,10 +58,7 @@ function killAtAnswer(p: Project, body: string): Promise<string> {
 
 describe('the recorder holds the chain head', () => {
   it('names a record in the head file before its answer leaves: a recorder killed at the answer leaves no record the head does not cover', async () => {
-    const p = makeProject('tally-rec-headfirst-');
-    p.env.TALLY_RECORDER_IDLE_MS = '5000';
-    projects.push(p);
-    assert.equal((await p.tally(['init'])).code, 0);
+    const p = await project('tally-rec-headfirst-', [['init']], 5000);
     for (let attempt = 0; attempt < 8; attempt++) {
       // A SessionStart through the shim (re)starts the recorder, which resumes the session's log.
       assert.equal((await hook(p, payload(p, 'SessionStart', { source: 'startup' }))).code, 0);
@@ -94,10 +89,7 @@ describe('the recorder holds the chain head', () => {
   });
 
   it('a log cut back under a restored older head file is refused at close, naming the missing records', async () => {
-    const p = makeProject('tally-rec-trunc-');
-    p.env.TALLY_RECORDER_IDLE_MS = '5000';
-    projects.push(p);
-    assert.equal((await p.tally(['init'])).code, 0);
+    const p = await project('tally-rec-trunc-', [['init']], 5000);
     assert.equal((await hook(p, payload(p, 'SessionStart', { source: 'startup' }))).code, 0);
     const status = jsonOut(await p.tally(['recorder', 'status', '--json'])) as {
       sessions: { session: string }[];

@@ -9,16 +9,13 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { makeProject, type Project, runTally } from '../cli/tally-process.js';
+import { describe, it } from 'node:test';
+import { type Project, runTally } from '../cli/tally-process.js';
 import { logContent } from '../log-content.js';
 import { postRaw } from './post-raw.js';
+import { recorderProjects } from './projects.js';
 
-const projects: Project[] = [];
-
-after(async () => {
-  for (const p of projects) await p.tally(['recorder', 'stop']);
-});
+const project = recorderProjects();
 
 function cursorPayload(p: Project, event: string, extra: Record<string, unknown>) {
   return {
@@ -48,10 +45,7 @@ function recorded(p: Project): string[] {
 
 describe('a Cursor payload the recorder cannot judge', () => {
   it('is denied in Cursor’s answer and recorded as rejected: strict JSON refused, and a bad field', async () => {
-    const p = makeProject('tally-unjudgeable-');
-    p.env.TALLY_RECORDER_IDLE_MS = '5000';
-    projects.push(p);
-    assert.equal((await p.tally(['init'])).code, 0);
+    const p = await project('tally-unjudgeable-', [['init']], 5000);
     const started = await runTally(['hook', 'cursor'], {
       cwd: p.root,
       env: p.env,
