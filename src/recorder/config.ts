@@ -5,7 +5,7 @@
  * while it is down. The secret keeps other local users and processes (and other homes' sessions)
  * out; it does not keep out the agent, which runs as the same user (docs/security.md).
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -31,6 +31,21 @@ export class RecorderError extends TallyError<RecorderErrorCode> {}
 export const SECRET_ENV = 'TALLY_RECORDER_SECRET';
 /** The environment variable that names the Tally session a run's hooks belong to. */
 export const SESSION_ENV = 'TALLY_SESSION';
+
+/** What a run token is derived under, so that no other use of the secret's MAC can stand for one. */
+const RUN_TOKEN_CONTEXT = 'tally-run-token/v1\0';
+
+/**
+ * The bearer token `tally run` hands its agent's http hooks instead of the secret:
+ * `run_` + hex(HMAC-SHA256(key: the secret's text, message: "tally-run-token/v1\0" + session)).
+ * The recorder takes it for the native hook endpoints of that session only (docs/recorder.md), so a
+ * listener that takes the port while the recorder is down learns no more than that.
+ */
+export function runToken(secret: string, session: string): string {
+  return `run_${createHmac('sha256', secret)
+    .update(RUN_TOKEN_CONTEXT + session)
+    .digest('hex')}`;
+}
 
 export interface RecorderPaths {
   home: string;

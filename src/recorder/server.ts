@@ -28,7 +28,7 @@ import { firstBadUtf8Byte } from '../core/utf8.js';
 import { SessionError } from '../session/store.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import { parseWiring, type SessionWiring } from '../session/wiring.js';
-import { RecorderError } from './config.js';
+import { RecorderError, runToken } from './config.js';
 import type { Held, HeldReply, SessionHint, SessionRegistry } from './registry.js';
 import { DEFAULT_WITNESS_EVERY, type WitnessOptions } from './session-witness.js';
 
@@ -68,12 +68,25 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   return readLimited(req, MAX_BODY, (message) => new HttpProblem(413, message));
 }
 
-function authorised(req: IncomingMessage, secret: string): boolean {
+function sameToken(given: Buffer, expected: string): boolean {
+  const bytes = Buffer.from(expected);
+  return given.length === bytes.length && timingSafeEqual(given, bytes);
+}
+
+/**
+ * Who a request's bearer token lets in: `all` for the secret; `hooks` for a run token
+ * (`runToken`) sent with the `X-Tally-Session` it was derived for — that session's native hooks
+ * only; undefined for anything else.
+ */
+function authorised(req: IncomingMessage, secret: string): 'all' | 'hooks' | undefined {
   const header = req.headers.authorization;
-  if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false;
+  if (typeof header !== 'string' || !header.startsWith('Bearer ')) return undefined;
   const given = Buffer.from(header.slice(7).trim());
-  const expected = Buffer.from(secret);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  if (sameToken(given, secret)) return 'all';
+  const session = req.headers['x-tally-session'];
+  if (typeof session === 'string' && SESSION_ID.test(session) && sameToken(given, runToken(secret, session)))
+    return 'hooks';
+  return undefined;
 }
 
 /** A request's path and query, read without building a URL (every hook comes through here). */
@@ -102,11 +115,13 @@ function looselyRead(bytes: Buffer): unknown {
   }
 }
 
+const SESSION_ID = /^ses_[A-Za-z0-9_]+$/;
+
 function hintOf(req: IncomingMessage, url: Target): SessionHint {
   const session = req.headers['x-tally-session'];
   const agent = url.query.get('agent');
   return {
-    ...(typeof session === 'string' && /^ses_[A-Za-z0-9_]+$/.test(session) ? { session } : {}),
+    ...(typeof session === 'string' && SESSION_ID.test(session) ? { session } : {}),
     ...(agent && /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(agent) ? { agent } : {}),
   };
 }
@@ -338,15 +353,23 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (waiting) await options.ready;
     const url = targetOf(req.url);
-    if (!authorised(req, options.secret))
+    const allowed = authorised(req, options.secret);
+    if (allowed === undefined)
       return send(res, 401, {
         error: { code: 'unauthorized', message: 'a recorder secret is required (Authorization: Bearer …)' },
       });
     options.onActivity();
     const key = `${req.method} ${url.path}`;
+    const hooked = /^POST \/hooks\/([a-z0-9-]+)$/.exec(key);
+    if (allowed === 'hooks' && !hooked)
+      return send(res, 403, {
+        error: {
+          code: 'forbidden',
+          message: `a run's token is for its session's hooks only, not ${key}: use the recorder secret`,
+        },
+      });
     if (key === 'GET /status')
       return send(res, 200, { pid: process.pid, started_at: options.started, sessions: registry.list() });
-    const hooked = /^POST \/hooks\/([a-z0-9-]+)$/.exec(key);
     const adapter = hooked ? adapterOf(hooked[1]!) : undefined;
     if (adapter) return send(res, 200, await nativeHook(adapter, req, url));
     if (key === 'POST /ingest') return send(res, 200, await ingest(req, url));

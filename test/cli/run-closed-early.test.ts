@@ -1,8 +1,9 @@
 /**
- * `tally run` and a close it did not ask for. The agent holds the recorder's secret and its session
- * id (Claude Code's http hooks send them from its environment), so it can ask the recorder to close
- * its own session while it runs, put `session.json` back to open, and change files afterwards: the
- * run's own close then finds the session sealed with the tree compared before those changes.
+ * `tally run` and a close it did not ask for. The agent can read the recorder's secret (a file of
+ * its user's) and holds its session id (its http hooks send it from its environment), so it can ask
+ * the recorder to close its own session while it runs, put `session.json` back to open, and change
+ * files afterwards: the run's own close then finds the session sealed with the tree compared before
+ * those changes.
  * Oracle: the changes are on disk and in no receipt, so the run must not say VERIFIED, and must
  * exit 1; the same agent without the forged close is not flagged.
  */
@@ -18,12 +19,13 @@ function agentScript(forgeClose: boolean): string {
 const { readFileSync, writeFileSync } = require('node:fs');
 const env = process.env;
 const port = JSON.parse(readFileSync(env.TALLY_HOME + '/recorder.json', 'utf8')).port;
-const headers = { authorization: 'Bearer ' + env.TALLY_RECORDER_SECRET, 'x-tally-session': env.TALLY_SESSION, 'content-type': 'application/json' };
-const post = (path, body) => fetch('http://127.0.0.1:' + port + path, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.text());
+// Its hooks' token is good for its session's hooks only; the secret itself is a file the agent can read.
+const secret = readFileSync(env.TALLY_HOME + '/run/recorder.secret', 'utf8').trim();
+const post = (path, body, token) => fetch('http://127.0.0.1:' + port + path, { method: 'POST', headers: { authorization: 'Bearer ' + token, 'x-tally-session': env.TALLY_SESSION, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.text());
 (async () => {
-  await post('/hooks/claude-code', { session_id: 'h1', cwd: process.cwd(), hook_event_name: 'UserPromptSubmit', prompt: 'hi', transcript_path: '/nonexistent' });
+  await post('/hooks/claude-code', { session_id: 'h1', cwd: process.cwd(), hook_event_name: 'UserPromptSubmit', prompt: 'hi', transcript_path: '/nonexistent' }, env.TALLY_RECORDER_SECRET);
   if (${forgeClose}) {
-    await post('/sessions/close', { session: env.TALLY_SESSION });
+    await post('/sessions/close', { session: env.TALLY_SESSION }, secret);
     const file = '.tally/sessions/' + env.TALLY_SESSION + '/session.json';
     const info = JSON.parse(readFileSync(file, 'utf8'));
     info.state = 'open';

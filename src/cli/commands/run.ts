@@ -14,7 +14,7 @@ import { tallyHome } from '../../core/home.js';
 import { readLogLines } from '../../evidence/log/reader.js';
 import { verifyPackageLines } from '../../evidence/package/verify.js';
 import { expectOk, RecorderClient } from '../../recorder/client.js';
-import { SECRET_ENV, SESSION_ENV } from '../../recorder/config.js';
+import { runToken, SECRET_ENV, SESSION_ENV } from '../../recorder/config.js';
 import { certificatePathFor, readCertificateFile } from '../../session/agents.js';
 import { defaultTrustedKeys, pinnedApprovers } from '../../session/identity.js';
 import { places, projectRootFor } from '../../session/paths.js';
@@ -252,7 +252,12 @@ export const command: Command = {
       );
       throw error;
     }
-    const env = { ...ctx.env, ...wired.env, [SECRET_ENV]: client.secret, [SESSION_ENV]: started.session };
+    const env = {
+      ...ctx.env,
+      ...wired.env,
+      [SECRET_ENV]: runToken(client.secret, started.session),
+      [SESSION_ENV]: started.session,
+    };
     mark('session');
     const stop = watchdog(client, ctx, secret);
     // Followed by a descriptor: an agent may move the project, and the session's state with it.
