@@ -4,10 +4,11 @@
  * changes it made, found by comparing content-hash snapshots of the tree taken before and after.
  * The channel translates; the caller records through the boundary.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
+import type { Readable } from 'node:stream';
 import { eventId } from '../../boundary/prepare.js';
 import type { CanonicalEvent } from '../../core/event.js';
 
@@ -19,11 +20,31 @@ export const WRAP_SOURCE = 'wrap';
 export const WRAP_TOOL = 'wrap';
 
 const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
+/** A word that sets something: `NAME=value`, `--flag=value`, `-f=value`. */
+const SETTING = /^((?:[A-Za-z_][A-Za-z0-9_]*|--?[A-Za-z0-9][A-Za-z0-9_.-]*)=)([\s\S]*)$/;
+/** What stays literal inside double quotes in every POSIX shell. */
+const DOUBLE_SAFE = /^[^"\\$`]*$/;
 
-/** The argv as one POSIX shell command line (each word quoted only when it needs it). */
+/** One word as the shell reads it back: single quotes, or double ones around a single quote. */
+function quoted(word: string): string {
+  if (word !== '' && PLAIN.test(word)) return word;
+  if (!word.includes("'")) return `'${word}'`;
+  if (DOUBLE_SAFE.test(word)) return `"${word}"`;
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The argv as one POSIX shell command line that reads back as the same words. A setting's value is
+ * quoted apart from its name (`--password='a b'`, not `'--password=a b'`) and a word holding a single
+ * quote is put in double quotes where that reads the same: so the redaction of recorded inputs,
+ * which reads command lines as a shell does, sees the value a secret-named setting gives.
+ */
 export function commandLine(argv: readonly string[]): string {
   return argv
-    .map((word) => (word !== '' && PLAIN.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`))
+    .map((word) => {
+      const setting = PLAIN.test(word) ? null : SETTING.exec(word);
+      return setting ? `${setting[1]}${quoted(setting[2]!)}` : quoted(word);
+    })
     .join(' ');
 }
 
@@ -37,10 +58,15 @@ export interface Ran {
   durationMs: number;
   /** Why it could not start (`ENOENT`, …). */
   startError?: string;
+  /**
+   * Processes the command started still held its watch descriptor (fd 3) when wrap stopped waiting
+   * for them: what they write later is not in this comparison.
+   */
+  stillRunning?: boolean;
 }
 
 /** The signals that would end wrap before the command: sent on to the command instead. */
-const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
+export const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
 /** The signals a terminal's keys send to its whole foreground process group. */
 const FROM_KEYS = new Set<string>(['SIGINT', 'SIGQUIT']);
 
@@ -65,21 +91,63 @@ export function inForeground(): boolean {
  * the command's end): they are sent on to the command, but for Ctrl-C and Ctrl-\ while wrap is in
  * the terminal's foreground, which the terminal sent to the command already (sent twice, a second
  * Ctrl-C is "quit now" to many programs).
+ *
+ * The command also gets one end of a pipe as fd 3, which every process it starts inherits unless it
+ * closes it: once the command has exited, wrap waits up to `lingerMs` for the last of them to let
+ * go (a child left running in the background writes after its parent exits), or for a signal.
  */
 export function runInherited(
   argv: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv },
+  options: { cwd: string; env: NodeJS.ProcessEnv; lingerMs: number },
 ): Promise<Ran> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit', cwd: options.cwd, env: options.env });
+    let child: ChildProcess;
+    try {
+      child = spawn(argv[0]!, argv.slice(1), {
+        stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+        cwd: options.cwd,
+        env: options.env,
+      });
+    } catch (error) {
+      // An argument no process can be given (a NUL byte in it): it cannot be run.
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      return resolve({ code: 126, startError: code, durationMs: 0 });
+    }
+    const watch = child.stdio[3] as Readable | null;
+    let exited = false;
+    let stopWaiting = () => {};
     const forward = (signal: NodeJS.Signals) => {
-      if (!(FROM_KEYS.has(signal) && inForeground())) child.kill(signal);
+      if (exited) stopWaiting();
+      else if (!(FROM_KEYS.has(signal) && inForeground())) child.kill(signal);
     };
     for (const signal of FORWARDED) process.on(signal, forward);
-    const done = (ran: Omit<Ran, 'durationMs'>) => {
+    const released = new Promise<void>((let_go) => {
+      if (watch === null) return let_go();
+      watch.on('error', () => let_go());
+      watch.on('close', () => let_go());
+      watch.resume();
+    });
+    let held = watch !== null;
+    released.then(() => {
+      held = false;
+    });
+    const done = async (ran: Omit<Ran, 'durationMs'>) => {
+      exited = true;
+      const durationMs = Math.round(performance.now() - started);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        released,
+        new Promise<void>((stop) => {
+          stopWaiting = stop;
+          timer = setTimeout(stop, options.lingerMs);
+        }),
+      ]);
+      clearTimeout(timer);
       for (const signal of FORWARDED) process.off(signal, forward);
-      resolve({ ...ran, durationMs: Math.round(performance.now() - started) });
+      const stillRunning = held;
+      watch?.destroy();
+      resolve({ ...ran, durationMs, ...(stillRunning ? { stillRunning } : {}) });
     };
     // As a shell says: 127 when there is no such command, 126 when it is there but cannot be run.
     child.once('error', (error: NodeJS.ErrnoException) =>

@@ -20,6 +20,7 @@ import {
   afterEvent,
   beforeEvent,
   commandLine,
+  FORWARDED,
   type Ran,
   runInherited,
   WRAP_SOURCE,
@@ -29,15 +30,17 @@ import {
 import type { CanonicalEvent } from '../../core/event.js';
 import { tallyHome } from '../../core/home.js';
 import { processAlive } from '../../core/process-alive.js';
+import { redactErrorMessage, redactText } from '../../evidence/redact.js';
 import { expectOk, RecorderClient } from '../../recorder/client.js';
 import { certificatePathFor } from '../../session/agents.js';
 import { recordEvent, startSession } from '../../session/lifecycle.js';
-import { projectRootFor } from '../../session/paths.js';
-import { currentSession, readSessionInfo, type SessionInfo } from '../../session/store.js';
+import { type Places, sessionRootFor } from '../../session/paths.js';
+import { currentSession, readSessionInfo, SessionError, type SessionInfo } from '../../session/store.js';
 import { type Command, type CommandContext, parseFlags, printJson, UsageError } from '../command.js';
 import { harnessLogger } from '../harness-logger.js';
 import { placesOf, signerOf } from '../session-context.js';
 import { sealSession } from '../session-seal.js';
+import { joinWrapSession, leaveWrapSession, otherWraps } from '../wrap-participants.js';
 
 /** Where the events go: the recorder holding the session, or the session's log directly. */
 type Sink = (event: CanonicalEvent) => Promise<BoundaryDecision | undefined>;
@@ -116,16 +119,107 @@ function positiveInteger(value: string | undefined, flag: string, fallback: numb
   return Number(value);
 }
 
+/** What recording the command's end found. */
+interface Outcome {
+  changes: number;
+  skipped: number;
+  unreadable: string[];
+  compared: boolean;
+  stillRunning?: boolean;
+}
+
+/** The command's end and the files it changed, recorded into the session (unless it closed it). */
+async function recordEnd(
+  ctx: CommandContext,
+  run: {
+    where: Places;
+    session: SessionInfo;
+    sink: Sink;
+    call: string;
+    text: string;
+    root: string;
+    inGit: boolean;
+    limit: number;
+    ms: number;
+    before: TreeSnapshot;
+    ran: Ran;
+  },
+): Promise<Outcome> {
+  const { where, session, sink, before } = run;
+  const outcome: Outcome = { changes: 0, skipped: before.skipped, unreadable: [], compared: false };
+  // The command can close the session itself (`tally session close` in a script): that close
+  // compared the tree then; what the command did after it is recorded nowhere, and said so.
+  if (readSessionInfo(where.state, session.id).state !== 'open') {
+    ctx.stderr(
+      `tally wrap: session ${session.id} was closed while the command ran: the command's end and the files it changed after that close are not recorded\n`,
+    );
+    return outcome;
+  }
+  await sink(afterEvent(run.call, run.text, ctx.cwd, session.id, run.ran));
+  const after = await afterSnapshot(ctx, run.root, run.inGit, run.limit, before, run.ms);
+  const diff = after ? diffSnapshots(before, after) : undefined;
+  if (diff === undefined) return outcome;
+  outcome.skipped = diff.skipped;
+  outcome.unreadable = diff.unreadable.map((u) => pathOut(u.raw).path);
+  for (const change of diff.changes) {
+    await sink(
+      fileChangedEvent(change, { session: session.id, time: new Date().toISOString(), source: WRAP_URI }),
+    );
+    outcome.changes++;
+  }
+  outcome.compared = true;
+  return outcome;
+}
+
+/**
+ * A session of wrap's own (or one it joined), sealed when no other wrap still records into it; its
+ * package when it was sealed, by this wrap or by the close that ended it under the command.
+ */
+async function sealOwn(
+  ctx: CommandContext,
+  where: Places,
+  id: string,
+  limit: number,
+): Promise<string | undefined> {
+  const others = leaveWrapSession(where.state, id);
+  const info = readSessionInfo(where.state, id);
+  if (info.state !== 'open') return info.package;
+  if (others.length > 0) {
+    ctx.stderr(
+      `tally wrap: session ${id} is left for the tally wrap still recording into it (pid ${others[0]}) to seal\n`,
+    );
+    return undefined;
+  }
+  try {
+    return (await sealSession(ctx, where, info, { reconcileLimit: limit })).packagePath;
+  } catch (error) {
+    // Another wrap of the session finishing at the same moment sealed it first.
+    if (error instanceof SessionError && error.code === 'already-closed')
+      return readSessionInfo(where.state, id).package;
+    throw error;
+  }
+}
+
+const DEFAULT_WAIT_S = 5;
+
+function wholeSeconds(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) > 3600)
+    throw new UsageError(`${flag}: '${value}' is not a whole number of seconds from 0 to 3600`);
+  return Number(value);
+}
+
 export const command: Command = {
   summary: 'run a command and record what it did (process, file changes)',
   usage: [
-    'usage: tally wrap [--agent NAME] [--max-files N] [--max-seconds S] [--json] -- <command…>',
+    'usage: tally wrap [--agent NAME] [--max-files N] [--max-seconds S] [--wait S] [--json] -- <command…>',
     '',
     'Runs the command with inherited stdio and records it: the command (redacted), cwd, exit code and',
     'duration, and every file it created, modified, deleted or renamed (content hashes of the tree',
     'before and after; .gitignore respected; at most N files hashed, default 100000, the rest counted;',
     'each reading of the tree stops after S seconds, default 30, and a file not read by then is',
-    'reported unreadable).',
+    'reported unreadable). Once the command exits, processes it left running are waited for up to',
+    '--wait seconds (default 5; 0: not at all), then the tree is compared and any still running said.',
     "Inside the project's open session it records into it; otherwise into a session of its own, sealed",
     "at the end (under NAME's certificate with --agent). A command the certificate forbids does not run.",
     'Exit: the command’s own code (a signal as 128+n), 1 when it was forbidden.',
@@ -137,20 +231,26 @@ export const command: Command = {
       agent: { type: 'string' },
       'max-files': { type: 'string' },
       'max-seconds': { type: 'string' },
+      wait: { type: 'string' },
       json: { type: 'boolean' },
     });
     if (positionals.length > 0)
       throw new UsageError(`unexpected argument '${positionals[0]}' (the command goes after --)`);
     const limit = positiveInteger(values['max-files'], '--max-files', DEFAULT_FILE_LIMIT);
     const ms = positiveInteger(values['max-seconds'], '--max-seconds', DEFAULT_GIT_TIMEOUT_MS / 1000) * 1000;
+    const lingerMs = wholeSeconds(values.wait, '--wait', DEFAULT_WAIT_S) * 1000;
     const cmd = argv.slice(dash + 1);
+    if (cmd[0] === '') throw new UsageError('the command after -- is empty: give the program to run');
     const where = placesOf(ctx);
-    const root = projectRootFor(ctx.cwd);
-    const inGit = (await repositoryOf(root, deadlineAfter())) !== null;
     const openId = currentSession(where.state);
     let open = openId ? readSessionInfo(where.state, openId) : undefined;
     const owner = open?.state === 'open' ? wrapOwner(open) : undefined;
-    if (open !== undefined && owner !== undefined && !processAlive(owner)) {
+    const ownerGone =
+      open !== undefined &&
+      owner !== undefined &&
+      !processAlive(owner) &&
+      otherWraps(where.state, open.id).length === 0;
+    if (open !== undefined && owner !== undefined && ownerGone) {
       // A wrap killed outright left its own session open: sealed now, not taken for the user's.
       const stale = open;
       try {
@@ -166,10 +266,23 @@ export const command: Command = {
         );
       }
     }
-    let session: SessionInfo;
+    let session: SessionInfo | undefined;
     let own = false;
-    if (open?.state === 'open') session = open;
-    else {
+    if (open?.state === 'open') {
+      if (wrapOwner(open) === undefined) session = open;
+      else {
+        // Another wrap's own session: joined, and sealed by the last of them to finish.
+        joinWrapSession(where.state, open.id);
+        if (readSessionInfo(where.state, open.id).state === 'open') {
+          session = open;
+          own = true;
+        } else leaveWrapSession(where.state, open.id);
+      }
+    }
+    // The tree the session watches: the project's (where its `.tally/` is), whatever folder wrap runs in.
+    const root = session?.root ?? sessionRootFor(where, ctx.cwd);
+    const inGit = (await repositoryOf(root, deadlineAfter())) !== null;
+    if (session === undefined) {
       const signer = await signerOf(ctx, where);
       const certificatePath = values.agent ? certificatePathFor(where, ctx.cwd, values.agent) : undefined;
       ({ info: session } = await startSession({
@@ -182,6 +295,7 @@ export const command: Command = {
         owner: { command: 'wrap', pid: process.pid },
       }));
       own = true;
+      joinWrapSession(where.state, session.id);
     }
     const sink = await sinkFor(ctx, where.state, session);
     const text = commandLine(cmd);
@@ -190,61 +304,64 @@ export const command: Command = {
     // a sparse file of a terabyte would keep the command waiting for hours).
     const before = await snapshotTree(root, inGit, limit, { deadline: deadlineAfter(ms) });
     const decision = await sink(beforeEvent(call, text, ctx.cwd, session.id));
-    let code: number;
-    let changes = 0;
-    let skipped = before.skipped;
-    let unreadable: string[] = [];
+    let code = 1;
     let durationMs: number | null = null;
-    let compared = false;
-    let ran: Ran | undefined;
+    let outcome: Outcome = { changes: 0, skipped: before.skipped, unreadable: [], compared: false };
+    let pkg: string | undefined;
     // `ask` stops the command too: no harness is there to ask a person, and running it would be
     // counted as approved in the harness.
     const denied = decision !== null && decision !== undefined && decision.decision !== 'allow';
-    if (denied) {
-      const why = decision.reason ? ` (${decision.reason})` : '';
-      ctx.stderr(
-        decision.decision === 'ask'
-          ? `tally wrap: not run: it needs a person's approval${why}, which tally wrap cannot ask for; run it where the agent's harness asks, or allow it in the certificate\n`
-          : `tally wrap: not run: denied by ${decision.by}${why}\n`,
-      );
-      code = 1;
-    } else {
-      ran = await runInherited(cmd, { cwd: ctx.cwd, env: ctx.env });
-      if (ran.startError) ctx.stderr(`tally wrap: cannot start ${cmd[0]}: ${ran.startError}\n`);
-      code = ran.code;
-      durationMs = ran.durationMs;
-    }
-    // The command can close the session itself (`tally session close` in a script): that close
-    // compared the tree then; what the command did after it is recorded nowhere, and said so.
-    const closedUnder = ran !== undefined && readSessionInfo(where.state, session.id).state !== 'open';
-    if (closedUnder)
-      ctx.stderr(
-        `tally wrap: session ${session.id} was closed while the command ran: the command's end and the files it changed after that close are not recorded\n`,
-      );
-    else if (ran !== undefined) {
-      await sink(afterEvent(call, text, ctx.cwd, session.id, ran));
-      const after = await afterSnapshot(ctx, root, inGit, limit, before, ms);
-      const diff = after ? diffSnapshots(before, after) : undefined;
-      if (diff) {
-        skipped = diff.skipped;
-        unreadable = diff.unreadable.map((u) => pathOut(u.raw).path);
-      }
-      for (const change of diff?.changes ?? []) {
-        await sink(
-          fileChangedEvent(change, { session: session.id, time: new Date().toISOString(), source: WRAP_URI }),
+    // From here a signal does not end wrap before it has recorded the command's end and sealed its
+    // session: during the command it is sent on, after it only noted.
+    let late: NodeJS.Signals | undefined;
+    const hold = (signal: NodeJS.Signals) => {
+      late ??= signal;
+    };
+    for (const signal of FORWARDED) process.on(signal, hold);
+    try {
+      if (denied) {
+        const why = decision.reason ? ` (${decision.reason})` : '';
+        ctx.stderr(
+          decision.decision === 'ask'
+            ? `tally wrap: not run: it needs a person's approval${why}, which tally wrap cannot ask for; run it where the agent's harness asks, or allow it in the certificate\n`
+            : `tally wrap: not run: denied by ${decision.by}${why}\n`,
         );
-        changes++;
+      } else {
+        const ran = await runInherited(cmd, { cwd: ctx.cwd, env: ctx.env, lingerMs });
+        late = undefined; // sent on to the command
+        code = ran.code;
+        durationMs = ran.durationMs;
+        if (ran.startError)
+          ctx.stderr(`tally wrap: cannot start ${redactText(cmd[0]!)}: ${ran.startError}\n`);
+        if (ran.stillRunning)
+          ctx.stderr(
+            `tally wrap: processes the command started still run after ${lingerMs / 1000} s: what they change from now on is not in this comparison\n`,
+          );
+        outcome = await recordEnd(ctx, {
+          where,
+          session,
+          sink,
+          call,
+          text,
+          root,
+          inGit,
+          limit,
+          ms,
+          before,
+          ran,
+        });
+        outcome.stillRunning = ran.stillRunning === true;
       }
-      compared = diff !== undefined;
+      pkg = own ? await sealOwn(ctx, where, session.id, limit) : undefined;
+    } catch (error) {
+      // The command ran or was refused: its exit code is wrap's, whatever recording it met.
+      ctx.stderr(`tally wrap: not all was recorded: ${redactErrorMessage(error)}\n`);
+    } finally {
+      for (const signal of FORWARDED) process.off(signal, hold);
+      if (late !== undefined)
+        ctx.stderr(`tally wrap: ${late} came once the command had ended: recorded first\n`);
     }
-    // Wrap's own session, closed by the command: sealed by that close.
-    let pkg = own && closedUnder ? readSessionInfo(where.state, session.id).package : undefined;
-    if (own && !closedUnder) {
-      const closed = await sealSession(ctx, where, readSessionInfo(where.state, session.id), {
-        reconcileLimit: limit,
-      });
-      pkg = closed.packagePath;
-    }
+    const { changes, skipped, unreadable, compared } = outcome;
     if (values.json)
       printJson(ctx, {
         session: session.id,
@@ -256,6 +373,7 @@ export const command: Command = {
         limit,
         unreadable,
         compared,
+        still_running: outcome.stillRunning === true,
         ...(pkg ? { package: pkg } : {}),
       });
     else {
