@@ -145,7 +145,23 @@ export function claudeSession(
   if (argv.some((arg) => chosen.has(arg.split('=')[0]!))) return undefined;
   const id = randomUUID();
   const config = env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude');
-  return { id, transcript: join(config, 'projects', cwd.replace(/[^A-Za-z0-9]/g, '-'), `${id}.jsonl`) };
+  return { id, transcript: join(config, 'projects', claudeProjectFolder(cwd), `${id}.jsonl`) };
+}
+
+/** The longest project folder name the pinned Claude Code keeps whole. */
+const FOLDER_KEPT = 200;
+
+/**
+ * The folder the pinned Claude Code keeps a project's transcripts in: the cwd with every UTF-16 unit
+ * but letters and digits as '-'; past 200 characters, the first 200, '-', and the base-36 absolute
+ * value of the 32-bit string hash of the cwd (h = h * 31 + unit, each unit in turn).
+ */
+export function claudeProjectFolder(cwd: string): string {
+  const name = cwd.replace(/[^A-Za-z0-9]/g, '-');
+  if (name.length <= FOLDER_KEPT) return name;
+  let hash = 0;
+  for (let i = 0; i < cwd.length; i++) hash = (Math.imul(hash, 31) + cwd.charCodeAt(i)) | 0;
+  return `${name.slice(0, FOLDER_KEPT)}-${Math.abs(hash).toString(36)}`;
 }
 
 /** What `tally run` wires for an agent: its hooks block, or OpenCode's plugin. */

@@ -25,6 +25,14 @@ import { TRANSCRIPT_URI, transcriptUseEvent } from './transcript-events.js';
 const FILE = 'transcripts.json';
 /** Unread files and unrecorded uses a summary names at most; its counts are always whole. */
 const LISTED = 20;
+/**
+ * Uses a close records from transcripts at most, all transcripts together (a record is a signed,
+ * durable write: a transcript of a million tiny uses would keep the close for hours). The rest are
+ * `unrecorded`, counted whole.
+ */
+export const TRANSCRIPT_MAX_RECORDED = 5_000;
+/** The harness whose transcript format is read (Claude Code's JSON lines). */
+const READ_FORMAT = 'claude-code';
 /** The list of a session's transcripts: a path per harness session. */
 const FILE_LIMIT = 16 * 1024 * 1024;
 
@@ -80,7 +88,9 @@ async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecor
   const denied = new Set<string>();
   let done = false;
   let cwd: string | undefined;
-  let agent: AgentAttribution | undefined;
+  let startedAt: number | undefined;
+  // Each harness session's main agent as its hooks first named it.
+  const agents = new Map<string, AgentAttribution>();
   // Each subagent as the hooks first named it: a use the transcript alone shows gets the same name and parent.
   const subagents = new Map<string, AgentAttribution>();
   for await (const record of records) {
@@ -95,13 +105,26 @@ async function readLog(records: AsyncIterable<EventRecord> | Iterable<EventRecor
     }
     const session = record.event.session;
     if (cwd === undefined && isJsonObject(session) && typeof session.cwd === 'string') cwd = session.cwd;
-    if (agent === undefined && record.source === 'hook' && record.agent?.parent === undefined)
-      agent = record.agent;
+    if (
+      startedAt === undefined &&
+      record.event.type === 'session.start' &&
+      typeof record.event.time === 'string'
+    )
+      startedAt = Date.parse(record.event.time);
+    const main = record.source === 'hook' && record.agent?.parent === undefined ? record.agent : undefined;
+    if (main?.instance !== undefined && !agents.has(main.instance)) agents.set(main.instance, main);
     const instance = record.agent?.instance;
     if (record.source === 'hook' && record.agent?.parent !== undefined && instance !== undefined)
       if (!subagents.has(instance)) subagents.set(instance, record.agent);
   }
-  return { calls, byChannel, ended, denied, done, cwd, agent, subagents };
+  return { calls, byChannel, ended, denied, done, cwd, startedAt, agents, subagents };
+}
+
+/** Whether a transcript's time (ISO 8601) is before `startedAt`; false when either is unknown. */
+function isBefore(time: string | undefined, startedAt: number | undefined): boolean {
+  if (time === undefined || startedAt === undefined) return false;
+  const at = Date.parse(time);
+  return Number.isFinite(at) && at < startedAt;
 }
 
 export async function reconcileTranscripts(options: {
@@ -119,15 +142,44 @@ export async function reconcileTranscripts(options: {
   // One budget for the whole pass: however many transcripts the hooks named.
   let budget = TRANSCRIPT_MAX_BYTES;
   for (const entry of known) {
+    if (entry.harness !== READ_FORMAT) {
+      // Another harness's transcript (a Codex rollout, a Qwen Code or Gemini CLI chat) is in a format
+      // this pass does not read: said, not summarised as read with no tool use in it.
+      const reason = `the ${entry.harness} transcript format is not read (only Claude Code's is)`;
+      summary.push({
+        path: entry.path,
+        files: 0,
+        tool_uses: 0,
+        seen_only_in_transcript: 0,
+        skipped_lines: 0,
+        unread: [{ file: entry.path, reason }],
+        unread_count: 1,
+      });
+      continue;
+    }
     const reading = readTranscript(entry.path, budget);
     budget -= reading.bytes;
     let onlyHere = 0;
+    let beforeSession = 0;
     const unrecorded: { call: string; reason: string }[] = [];
     for (const use of reading.uses) {
       // A call the hooks reported whole is known; one whose end they lost gets its end from here.
       // A call the boundary denied did not run: the log already says all there is.
       if (log.ended.has(use.id) || log.denied.has(use.id)) continue;
       if (log.calls.has(use.id) && use.result === undefined) continue;
+      // A transcript a resumed harness session goes on writing holds its earlier sessions' calls
+      // too: one the transcript dates before this session started, and no record of it names, is theirs.
+      if (!log.calls.has(use.id) && isBefore(use.time, log.startedAt)) {
+        beforeSession++;
+        continue;
+      }
+      if (recorded >= TRANSCRIPT_MAX_RECORDED) {
+        unrecorded.push({
+          call: use.id.slice(0, 200),
+          reason: `past the ${TRANSCRIPT_MAX_RECORDED} uses a close records`,
+        });
+        continue;
+      }
       // A use a dead attempt of this pass began is still seen only in the transcript.
       const only = !log.byChannel.has(use.id);
       const agent: AgentAttribution | undefined =
@@ -138,7 +190,12 @@ export async function reconcileTranscripts(options: {
               parent: entry.harness_session,
               harness: entry.harness,
             })
-          : log.agent;
+          : (log.agents.get(entry.harness_session) ?? {
+              // No hook of this harness session named its agent: the session's, as its other harness sessions' hooks did.
+              ...(log.agents.values().next().value ?? { name: entry.harness }),
+              instance: entry.harness_session,
+              harness: entry.harness,
+            });
       const event = transcriptUseEvent(use, {
         session: options.session,
         harnessSession: entry.harness_session,
@@ -166,6 +223,7 @@ export async function reconcileTranscripts(options: {
       tool_uses: reading.uses.length,
       seen_only_in_transcript: onlyHere,
       skipped_lines: reading.skippedLines,
+      ...(beforeSession > 0 ? { before_session: beforeSession } : {}),
       // A transcript that could not be read (a FIFO, a device, too large) is said, not waited on.
       ...(reading.unread.length > 0
         ? { unread: reading.unread.slice(0, LISTED), unread_count: reading.unread.length }

@@ -5,10 +5,10 @@
  * beside it (`<session>/subagents/agent-<id>.jsonl`, lines with `agentId`). Lines that are not JSON
  * (a line being written as the agent stopped) are skipped and counted.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { closeSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
-import { readRegularFileSync } from '../../core/regular-file.js';
+import { openRegularSync, readUpTo } from '../../core/regular-file.js';
 
 export interface TranscriptToolUse {
   /** The model's tool-use id: what the hooks report as `tool_use_id`. */
@@ -21,6 +21,8 @@ export interface TranscriptToolUse {
   result?: { isError: boolean; blockedByHook: boolean };
   /** The transcript file it was read from. */
   file: string;
+  /** When the transcript says the model asked for it (the line's `timestamp`), if it says. */
+  time?: string;
 }
 
 export interface TranscriptReading {
@@ -59,17 +61,41 @@ function blocks(line: Record<string, unknown>): Record<string, unknown>[] {
   return Array.isArray(content) ? content.filter(isJsonObject) : [];
 }
 
-function readOne(file: string, out: TranscriptReading, budget: number): void {
-  // The agent can put anything at the path (a FIFO, /dev/zero): only a regular file is read, whole
-  // and bounded, and never waited on.
-  let bytes: Buffer;
+/**
+ * The file's bytes up to `limit`, cut after its last whole line when the file holds more (that cut
+ * said in `unread`); null when it cannot be read (said, but for a file that is not there).
+ */
+function readBounded(file: string, out: TranscriptReading, limit: number): Buffer | null {
+  // The agent can put anything at the path (a FIFO, /dev/zero): only a regular file is read,
+  // bounded, and never waited on.
+  let opened: { fd: number; size: number };
   try {
-    bytes = readRegularFileSync(file, Math.max(0, budget - out.bytes));
+    opened = openRegularSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
       out.unread.push({ file, reason: (error as Error).message });
-    return;
+    return null;
   }
+  try {
+    const bytes = readUpTo(opened.fd, limit + 1);
+    if (bytes.length <= limit) return bytes;
+    const whole = bytes.lastIndexOf(10, limit - 1) + 1;
+    out.unread.push({
+      file,
+      reason: `read up to byte ${whole} only: a close reads at most ${TRANSCRIPT_MAX_BYTES} bytes of transcripts`,
+    });
+    return bytes.subarray(0, whole);
+  } catch (error) {
+    out.unread.push({ file, reason: (error as Error).message });
+    return null;
+  } finally {
+    closeSync(opened.fd);
+  }
+}
+
+function readOne(file: string, out: TranscriptReading, budget: number): void {
+  const bytes = readBounded(file, out, Math.max(0, budget - out.bytes));
+  if (bytes === null) return;
   out.files.push(file);
   out.bytes += bytes.length;
   const byId = new Map<string, TranscriptToolUse>();
@@ -92,6 +118,7 @@ function readOne(file: string, out: TranscriptReading, budget: number): void {
       continue;
     }
     const agentId = line.isSidechain === true && typeof line.agentId === 'string' ? line.agentId : undefined;
+    const time = typeof line.timestamp === 'string' ? line.timestamp : undefined;
     for (const block of blocks(line)) {
       if (line.type === 'assistant' && block.type === 'tool_use' && typeof block.id === 'string') {
         if (byId.has(block.id) || typeof block.name !== 'string') continue;
@@ -102,6 +129,7 @@ function readOne(file: string, out: TranscriptReading, budget: number): void {
           file,
         };
         if (agentId !== undefined) use.agentId = agentId;
+        if (time !== undefined) use.time = time;
         byId.set(block.id, use);
         out.uses.push(use);
       } else if (

@@ -16,7 +16,7 @@
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
-import { openRegularSync } from '../../core/regular-file.js';
+import { openRegularSync, READ_NOFOLLOW } from '../../core/regular-file.js';
 import { jsonLine } from '../json-line.js';
 
 const WINDOW = 2 * 1024 * 1024;
@@ -50,7 +50,7 @@ function* linesFromEnd(path: string, wanted: (chunk: Buffer) => boolean): Genera
   let fd: number;
   try {
     // A regular file only, never waited on (the agent names the path: a FIFO would hold the recorder).
-    fd = openRegularSync(path).fd;
+    fd = openRegularSync(path, READ_NOFOLLOW).fd;
   } catch {
     return;
   }

@@ -14,7 +14,7 @@
 import { closeSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isJsonObject } from '../../core/json.js';
-import { openRegularSync } from '../../core/regular-file.js';
+import { openRegularSync, READ_NOFOLLOW } from '../../core/regular-file.js';
 
 const HEAD_LIMIT = 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -28,7 +28,7 @@ const found = new Map<string, string>();
 function firstLine(path: string): string | undefined {
   let fd: number;
   try {
-    fd = openRegularSync(path).fd;
+    fd = openRegularSync(path, READ_NOFOLLOW).fd;
   } catch {
     return undefined;
   }

@@ -19,7 +19,7 @@
 import { closeSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
-import { openRegularSync, readUpTo } from '../../core/regular-file.js';
+import { openRegularSync, READ_NOFOLLOW, readUpTo } from '../../core/regular-file.js';
 import { jsonLine } from '../json-line.js';
 import type { HarnessAgent } from '../types.js';
 
@@ -69,7 +69,7 @@ interface SessionState {
 function readSlice(path: string, fromEnd: boolean, bytes: number): string | undefined {
   let fd: number | undefined;
   try {
-    const opened = openRegularSync(path);
+    const opened = openRegularSync(path, READ_NOFOLLOW);
     fd = opened.fd;
     const length = Math.min(bytes, opened.size);
     return readUpTo(fd, length, fromEnd ? opened.size - length : 0).toString('utf8');
