@@ -18,7 +18,10 @@ function folder(state: string, session: string): string {
 export function joinWrapSession(state: string, session: string): void {
   const dir = folder(state, session);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(join(dir, String(process.pid)), '', { flag: 'w', mode: 0o600 });
+  // Made new: whatever stood at the name (a FIFO would hold the open) goes first.
+  const path = join(dir, String(process.pid));
+  rmSync(path, { force: true, recursive: true });
+  writeFileSync(path, '', { flag: 'wx', mode: 0o600 });
 }
 
 /** The other wraps recording into the session that still run. */
