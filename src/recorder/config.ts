@@ -41,6 +41,19 @@ const RUN_TOKEN_CONTEXT = 'tally-run-token/v1\0';
  * The recorder takes it for the native hook endpoints of that session only (docs/recorder.md), so a
  * listener that takes the port while the recorder is down learns no more than that.
  */
+/** What the installed hooks' token is derived under. */
+const HOOKS_TOKEN_CONTEXT = 'tally-hooks-token/v1\0';
+
+/**
+ * The bearer token `tally recorder env` gives the hooks `tally install` writes, which send it from
+ * the agent's environment: `hooks_` + hex(HMAC-SHA256(key: the secret's text, message:
+ * "tally-hooks-token/v1\0")). The recorder takes it for the native hook endpoints only, of any
+ * session: a listener on the port while the recorder is down learns no more than that.
+ */
+export function hooksToken(secret: string): string {
+  return `hooks_${createHmac('sha256', secret).update(HOOKS_TOKEN_CONTEXT).digest('hex')}`;
+}
+
 export function runToken(secret: string, session: string): string {
   return `run_${createHmac('sha256', secret)
     .update(RUN_TOKEN_CONTEXT + session)

@@ -28,7 +28,7 @@ import { firstBadUtf8Byte } from '../core/utf8.js';
 import { SessionError } from '../session/store.js';
 import { rememberTranscript } from '../session/transcripts.js';
 import { parseWiring, type SessionWiring } from '../session/wiring.js';
-import { RecorderError, runToken } from './config.js';
+import { hooksToken, RecorderError, runToken } from './config.js';
 import type { Held, HeldReply, SessionHint, SessionRegistry } from './registry.js';
 import { DEFAULT_WITNESS_EVERY, type WitnessOptions } from './session-witness.js';
 
@@ -74,15 +74,17 @@ function sameToken(given: Buffer, expected: string): boolean {
 }
 
 /**
- * Who a request's bearer token lets in: `all` for the secret; `hooks` for a run token
+ * Who a request's bearer token lets in: `all` for the secret; `hooks` for the installed hooks'
+ * token (`hooksToken`: the native hooks of any session) or a run token
  * (`runToken`) sent with the `X-Tally-Session` it was derived for — that session's native hooks
  * only; undefined for anything else.
  */
-function authorised(req: IncomingMessage, secret: string): 'all' | 'hooks' | undefined {
+function authorised(req: IncomingMessage, secret: string, hooks: string): 'all' | 'hooks' | undefined {
   const header = req.headers.authorization;
   if (typeof header !== 'string' || !header.startsWith('Bearer ')) return undefined;
   const given = Buffer.from(header.slice(7).trim());
   if (sameToken(given, secret)) return 'all';
+  if (sameToken(given, hooks)) return 'hooks';
   const session = req.headers['x-tally-session'];
   if (typeof session === 'string' && SESSION_ID.test(session) && sameToken(given, runToken(secret, session)))
     return 'hooks';
@@ -149,6 +151,7 @@ function rememberReply(held: Held, key: string, reply: Promise<HeldReply>): void
 
 export function createRecorderServer(options: RecorderServerOptions): Server {
   const { registry } = options;
+  const installedToken = hooksToken(options.secret);
   // Awaited only until it settles: the hot path then takes no extra turn of the microtask queue.
   let waiting = options.ready !== undefined;
   options.ready?.then(
@@ -353,7 +356,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (waiting) await options.ready;
     const url = targetOf(req.url);
-    const allowed = authorised(req, options.secret);
+    const allowed = authorised(req, options.secret, installedToken);
     if (allowed === undefined)
       return send(res, 401, {
         error: { code: 'unauthorized', message: 'a recorder secret is required (Authorization: Bearer …)' },
@@ -365,7 +368,7 @@ export function createRecorderServer(options: RecorderServerOptions): Server {
       return send(res, 403, {
         error: {
           code: 'forbidden',
-          message: `a run's token is for its session's hooks only, not ${key}: use the recorder secret`,
+          message: `a hooks' token is for the hooks only, not ${key}: use the recorder secret`,
         },
       });
     if (key === 'GET /status')

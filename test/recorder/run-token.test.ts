@@ -1,9 +1,10 @@
 /**
- * The token `tally run` hands its agent's http hooks instead of the recorder's secret. Claude Code
- * posts its http hooks to whoever listens on the recorder's port, so a listener that takes the port
- * while the recorder is down learns what the hooks send: with a run token, that session's hooks and
- * nothing else. Oracle: the derivation docs/recorder.md gives (computed here with node:crypto), and
- * the endpoints it names: the token is taken for its session's native hooks only.
+ * The tokens `tally run` hands its agent's http hooks, and `tally recorder env` the hooks `tally
+ * install` writes, instead of the recorder's secret. Claude Code posts its http hooks to whoever
+ * listens on the recorder's port, so a listener that takes the port while the recorder is down
+ * learns what the hooks send: with a run token, that session's hooks and nothing else; with the
+ * installed hooks' token, the hooks. Oracle: the derivations docs/recorder.md gives (computed here
+ * with node:crypto), and the endpoints it names.
  */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
@@ -98,7 +99,7 @@ describe("a run's token", () => {
     ] as const) {
       const refused = await post(port, method, path, token, started, body);
       assert.equal(refused.status, 403, `${method} ${path}: ${refused.text}`);
-      assert.match(refused.text, /for its session's hooks only/);
+      assert.match(refused.text, /for the hooks only/);
     }
     assert.doesNotMatch(decodedPayloads(logContent(log)), /refused/);
     const status = await post(port, 'GET', '/status', secret, undefined, undefined);
@@ -138,5 +139,45 @@ fetch('http://127.0.0.1:' + port + '/hooks/claude-code', {
     const { secret } = recorderOf(p);
     assert.notEqual(token, secret);
     assert.equal(token, documentedToken(secret, session));
+  });
+  it('the installed hooks’ token from tally recorder env: the hooks of any session, nothing else', async () => {
+    const p = await project('tally-hooks-token-');
+    const started = jsonOut(await p.tally(['session', 'start', '--json'])).session as string;
+    const shim = await runTally(['hook', 'claude-code'], {
+      cwd: p.root,
+      env: p.env,
+      stdin: JSON.stringify({
+        session_id: 'harness-2',
+        cwd: p.root,
+        hook_event_name: 'SessionStart',
+        source: 'startup',
+      }),
+    });
+    assert.equal(shim.code, 0, shim.stderr);
+    const { port, secret } = recorderOf(p);
+    const token = jsonOut(await p.tally(['recorder', 'env', '--json'])).TALLY_RECORDER_SECRET as string;
+    assert.notEqual(token, secret);
+    assert.equal(
+      token,
+      `hooks_${createHmac('sha256', secret).update('tally-hooks-token/v1\0').digest('hex')}`,
+    );
+    const prompt = {
+      session_id: 'harness-2',
+      cwd: p.root,
+      hook_event_name: 'UserPromptSubmit',
+      prompt: 'installed-prompt',
+      transcript_path: join(p.dir, 'none.jsonl'),
+    };
+    const hooked = await post(port, 'POST', '/hooks/claude-code', token, undefined, prompt);
+    assert.equal(hooked.status, 200, hooked.text);
+    const log = join(p.root, '.tally', 'sessions', started, 'events.log');
+    assert.match(decodedPayloads(logContent(log)), /installed-prompt/);
+    for (const [method, path] of [
+      ['GET', '/status'],
+      ['POST', '/stop'],
+    ] as const) {
+      const refused = await post(port, method, path, token, undefined, method === 'GET' ? undefined : {});
+      assert.equal(refused.status, 403, `${method} ${path}: ${refused.text}`);
+    }
   });
 });

@@ -179,7 +179,7 @@ const install: Command = {
       for (const gap of installer.gaps) ctx.stderr(`  - ${gap}\n`);
       if (chosen === 'http')
         ctx.stderr(
-          `${installer.label} sends the recorder's secret from its environment: run it where ${SECRET_ENV} is set (eval "$(tally recorder env)"), or use tally run.\n`,
+          `${installer.label} sends the hooks' token from its environment: run it where ${SECRET_ENV} is set (eval "$(tally recorder env)"), or use tally run.\n`,
         );
       if (scope !== 'managed')
         ctx.stderr(

@@ -1,19 +1,20 @@
 /**
- * `tally recorder env`: the shell line that gives an agent the recorder's secret, for agents that
- * send it from their environment (Claude Code http hooks). `eval "$(tally recorder env)"`.
+ * `tally recorder env`: the shell line that gives an agent the token its installed http hooks send
+ * from its environment (Claude Code's, Qwen Code's): not the secret, but one the recorder takes for
+ * the native hook endpoints only (`hooksToken`). `eval "$(tally recorder env)"`.
  */
 import { tallyHome } from '../../../core/home.js';
-import { recorderPaths, recorderSecret, SECRET_ENV } from '../../../recorder/config.js';
+import { hooksToken, recorderPaths, recorderSecret, SECRET_ENV } from '../../../recorder/config.js';
 import { type Command, parseFlags, printJson } from '../../command.js';
 
 export const command: Command = {
-  summary: "the shell line that puts the recorder's secret in an agent's environment",
+  summary: "the shell line that puts the hooks' token (not the secret) in an agent's environment",
   usage: 'usage: tally recorder env [--json]   (eval "$(tally recorder env)")',
   async run(argv, ctx) {
     const { values } = parseFlags(argv, { json: { type: 'boolean' } });
-    const secret = recorderSecret(recorderPaths(tallyHome(ctx.env)), true);
-    if (values.json) printJson(ctx, { [SECRET_ENV]: secret });
-    else ctx.stdout(`export ${SECRET_ENV}=${secret}\n`);
+    const token = hooksToken(recorderSecret(recorderPaths(tallyHome(ctx.env)), true));
+    if (values.json) printJson(ctx, { [SECRET_ENV]: token });
+    else ctx.stdout(`export ${SECRET_ENV}=${token}\n`);
     return 0;
   },
 };
