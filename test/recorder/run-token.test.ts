@@ -49,6 +49,29 @@ async function post(
   return { status: response.status, text: await response.text() };
 }
 
+/** A prompt of harness session `harness` posted with `token`; it must be recorded in `session`'s log. */
+async function promptRecorded(
+  p: Project,
+  port: number,
+  token: string,
+  header: string | undefined,
+  session: string,
+  harness: string,
+  words: string,
+): Promise<void> {
+  const prompt = {
+    session_id: harness,
+    cwd: p.root,
+    hook_event_name: 'UserPromptSubmit',
+    prompt: words,
+    transcript_path: join(p.dir, 'none.jsonl'),
+  };
+  const hooked = await post(port, 'POST', '/hooks/claude-code', token, header, prompt);
+  assert.equal(hooked.status, 200, hooked.text);
+  const log = join(p.root, '.tally', 'sessions', session, 'events.log');
+  assert.match(decodedPayloads(logContent(log)), new RegExp(words));
+}
+
 describe("a run's token", () => {
   it("is taken for its own session's hooks and nothing else", async () => {
     const p = await project('tally-run-token-');
@@ -67,17 +90,9 @@ describe("a run's token", () => {
     assert.equal(shim.code, 0, shim.stderr);
     const { port, secret } = recorderOf(p);
     const token = documentedToken(secret, started);
-    const prompt = {
-      session_id: 'harness-1',
-      cwd: p.root,
-      hook_event_name: 'UserPromptSubmit',
-      prompt: 'token-prompt',
-      transcript_path: join(p.dir, 'none.jsonl'),
-    };
-    const hooked = await post(port, 'POST', '/hooks/claude-code', token, started, prompt);
-    assert.equal(hooked.status, 200, hooked.text);
+    await promptRecorded(p, port, token, started, started, 'harness-1', 'token-prompt');
+    const prompt = { session_id: 'harness-1', cwd: p.root, hook_event_name: 'UserPromptSubmit' };
     const log = join(p.root, '.tally', 'sessions', started, 'events.log');
-    assert.match(decodedPayloads(logContent(log)), /token-prompt/);
 
     // Another session's id with this token, no session, a token of another secret: not let in.
     const elsewhere = 'ses_20261207T000000Z_00000000';
@@ -161,17 +176,7 @@ fetch('http://127.0.0.1:' + port + '/hooks/claude-code', {
       token,
       `hooks_${createHmac('sha256', secret).update('tally-hooks-token/v1\0').digest('hex')}`,
     );
-    const prompt = {
-      session_id: 'harness-2',
-      cwd: p.root,
-      hook_event_name: 'UserPromptSubmit',
-      prompt: 'installed-prompt',
-      transcript_path: join(p.dir, 'none.jsonl'),
-    };
-    const hooked = await post(port, 'POST', '/hooks/claude-code', token, undefined, prompt);
-    assert.equal(hooked.status, 200, hooked.text);
-    const log = join(p.root, '.tally', 'sessions', started, 'events.log');
-    assert.match(decodedPayloads(logContent(log)), /installed-prompt/);
+    await promptRecorded(p, port, token, undefined, started, 'harness-2', 'installed-prompt');
     for (const [method, path] of [
       ['GET', '/status'],
       ['POST', '/stop'],
