@@ -195,6 +195,33 @@ describe('tally wrap: review', () => {
     );
   });
 
+  it('a command that starts the recorder on wrap’s own session (a hook it runs): its end is recorded through it', async () => {
+    const p = makeProject('rv-recorder-takes-');
+    await ok(p, ['init']);
+    // Longer than wrap would wait for the log's lock: the recorder keeps the session meanwhile.
+    p.env.TALLY_RECORDER_IDLE_MS = '30000';
+    const payload = JSON.stringify({
+      session_id: 'h',
+      cwd: p.root,
+      hook_event_name: 'SessionStart',
+      source: 'startup',
+    });
+    writeFileSync(join(p.dir, 'start.json'), payload);
+    try {
+      const script = `"${process.execPath}" "${TALLY_BIN}" hook claude-code < "${join(p.dir, 'start.json')}" > /dev/null; echo x > x.txt; exit 3`;
+      const ran = await p.tally(['wrap', '--json', '--', 'sh', '-c', script]);
+      assert.equal(ran.code, 3, ran.stderr);
+      const out = jsonOut(ran);
+      assert.equal(out.compared, true, ran.stderr);
+      assert.ok(
+        allChanges(String(out.package)).some(([path]) => path === 'x.txt'),
+        ran.stderr,
+      );
+    } finally {
+      await p.tally(['recorder', 'stop']);
+    }
+  });
+
   it('D8 a SIGTERM that reaches wrap after the command ended does not leave its session open', async () => {
     const p = makeProject('rv-late-signal-');
     await ok(p, ['init']);

@@ -134,7 +134,6 @@ async function recordEnd(
   run: {
     where: Places;
     session: SessionInfo;
-    sink: Sink;
     call: string;
     text: string;
     root: string;
@@ -145,7 +144,7 @@ async function recordEnd(
     ran: Ran;
   },
 ): Promise<Outcome> {
-  const { where, session, sink, before } = run;
+  const { where, session, before } = run;
   const outcome: Outcome = { changes: 0, skipped: before.skipped, unreadable: [], compared: false };
   // The command can close the session itself (`tally session close` in a script): that close
   // compared the tree then; what the command did after it is recorded nowhere, and said so.
@@ -155,6 +154,8 @@ async function recordEnd(
     );
     return outcome;
   }
+  // Asked again: the command may have started a recorder that now holds the session (a hook it ran).
+  const sink = await sinkFor(ctx, where.state, session);
   await sink(afterEvent(run.call, run.text, ctx.cwd, session.id, run.ran));
   const after = await afterSnapshot(ctx, run.root, run.inGit, run.limit, before, run.ms);
   const diff = after ? diffSnapshots(before, after) : undefined;
@@ -340,7 +341,6 @@ export const command: Command = {
         outcome = await recordEnd(ctx, {
           where,
           session,
-          sink,
           call,
           text,
           root,
