@@ -6,24 +6,15 @@
  * summary counting the tool use it holds.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { runTally } from '../cli/tally-process.js';
 import { call, text } from './model/script.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
+import { packageRecords, runSummary, tallyProject, underTallyRun } from './tally-flow.js';
+import { stopRecorder } from './tally-run-check.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
-
-const TALLY = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
-
-function records(pkg: string): Record<string, unknown>[] {
-  const lines = readFileSync(pkg, 'utf8').split('\n').filter(Boolean);
-  return lines
-    .slice(1, -1)
-    .map((l) => JSON.parse(Buffer.from((JSON.parse(l) as { payload: string }).payload, 'base64').toString()));
-}
 
 /** Every `.jsonl` file under `dir`, at any depth. */
 function transcriptsUnder(dir: string): string[] {
@@ -38,17 +29,8 @@ describe('tally run -- claude from a folder with a long path (real CLI, scripted
   it('reads the transcript the real Claude Code wrote', async (t) => {
     const repo = makeRepo({ files: { 'README.md': '# demo\n' } });
     const home = makeTempDir('tally-home');
-    const env = {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      TALLY_HOME: join(home, 'tally'),
-      TALLY_RECORDER_IDLE_MS: '4000',
-    };
     try {
-      for (const args of [['init'], ['agent', 'register', '--name', 'coder', '--allow', 'Write']]) {
-        const ran = await runTally(args, { cwd: repo.dir, env });
-        assert.equal(ran.code, 0, ran.stderr);
-      }
+      const project = await tallyProject(repo.dir, home, ['--allow', 'Write']);
       const deep = join(repo.dir, ...Array.from({ length: 9 }, (_, i) => `a-rather-long-folder-name-${i}`));
       mkdirSync(deep, { recursive: true });
       assert.ok(deep.length > 220, `${deep.length} characters`);
@@ -58,23 +40,18 @@ describe('tally run -- claude from a folder with a long path (real CLI, scripted
         prompt: 'Write a.txt.',
         permissive: false,
         script: [call('Write', { file_path: join(deep, 'a.txt'), content: 'alpha\n' }), text('Done.')],
-        env,
-        wrap: (bin, argv) => [
-          process.execPath,
-          [TALLY, 'run', '--agent', 'coder', '--json', '--', bin, ...argv],
-        ],
+        env: project.env,
+        wrap: underTallyRun,
       });
       t.diagnostic(`exit ${run.exitCode}; stderr: ${run.stderr.slice(-600)}`);
       assert.equal(run.exitCode, 0, run.stderr);
-      const summary = JSON.parse(run.stdout.slice(run.stdout.lastIndexOf('\n{') + 1 || 0)) as {
-        package: string;
-      };
+      const summary = runSummary(run.stdout);
       // Where the real CLI wrote it: one transcript, in a folder whose name Claude Code shortened.
       const written = transcriptsUnder(join(home, '.claude', 'projects'));
       assert.equal(written.length, 1, written.join('\n'));
       const folder = written[0]!.split('/').at(-2)!;
       assert.ok(folder.length < deep.length, `the folder is named ${folder}`);
-      const read = records(summary.package).find(
+      const read = packageRecords(String(summary.package)).find(
         (r) => (r.event as { type?: string }).type === 'tally.transcript.summary',
       );
       assert.ok(read, 'the close wrote no transcript summary');
@@ -86,7 +63,7 @@ describe('tally run -- claude from a folder with a long path (real CLI, scripted
       assert.equal(entry.files, 1, JSON.stringify(entry));
       assert.equal(entry.tool_uses, 1, JSON.stringify(entry));
     } finally {
-      await runTally(['recorder', 'stop'], { cwd: repo.dir, env });
+      await stopRecorder(repo.dir, home);
       repo.cleanup();
       removeTempDir(home);
     }
