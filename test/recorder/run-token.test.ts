@@ -49,6 +49,23 @@ async function post(
   return { status: response.status, text: await response.text() };
 }
 
+/** A session started in the project and held by a recorder that a SessionStart through the shim started. */
+async function heldSession(p: Project, harness: string): Promise<string> {
+  const started = jsonOut(await p.tally(['session', 'start', '--json'])).session as string;
+  const shim = await runTally(['hook', 'claude-code'], {
+    cwd: p.root,
+    env: { ...p.env, TALLY_SESSION: started },
+    stdin: JSON.stringify({
+      session_id: harness,
+      cwd: p.root,
+      hook_event_name: 'SessionStart',
+      source: 'startup',
+    }),
+  });
+  assert.equal(shim.code, 0, shim.stderr);
+  return started;
+}
+
 /** A prompt of harness session `harness` posted with `token`; it must be recorded in `session`'s log. */
 async function promptRecorded(
   p: Project,
@@ -75,19 +92,7 @@ async function promptRecorded(
 describe("a run's token", () => {
   it("is taken for its own session's hooks and nothing else", async () => {
     const p = await project('tally-run-token-');
-    const started = jsonOut(await p.tally(['session', 'start', '--json'])).session as string;
-    // A SessionStart through the command shim starts the recorder, which holds the session.
-    const shim = await runTally(['hook', 'claude-code'], {
-      cwd: p.root,
-      env: { ...p.env, TALLY_SESSION: started },
-      stdin: JSON.stringify({
-        session_id: 'harness-1',
-        cwd: p.root,
-        hook_event_name: 'SessionStart',
-        source: 'startup',
-      }),
-    });
-    assert.equal(shim.code, 0, shim.stderr);
+    const started = await heldSession(p, 'harness-1');
     const { port, secret } = recorderOf(p);
     const token = documentedToken(secret, started);
     await promptRecorded(p, port, token, started, started, 'harness-1', 'token-prompt');
@@ -157,18 +162,7 @@ fetch('http://127.0.0.1:' + port + '/hooks/claude-code', {
   });
   it('the installed hooks’ token from tally recorder env: the hooks of any session, nothing else', async () => {
     const p = await project('tally-hooks-token-');
-    const started = jsonOut(await p.tally(['session', 'start', '--json'])).session as string;
-    const shim = await runTally(['hook', 'claude-code'], {
-      cwd: p.root,
-      env: p.env,
-      stdin: JSON.stringify({
-        session_id: 'harness-2',
-        cwd: p.root,
-        hook_event_name: 'SessionStart',
-        source: 'startup',
-      }),
-    });
-    assert.equal(shim.code, 0, shim.stderr);
+    const started = await heldSession(p, 'harness-2');
     const { port, secret } = recorderOf(p);
     const token = jsonOut(await p.tally(['recorder', 'env', '--json'])).TALLY_RECORDER_SECRET as string;
     assert.notEqual(token, secret);

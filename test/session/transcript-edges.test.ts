@@ -17,6 +17,7 @@ import {
   TRANSCRIPT_MAX_RECORDED,
 } from '../../src/session/transcripts.js';
 import { openFixture } from '../boundary/fixture.js';
+import { tempDir } from '../temp.js';
 
 const SESSION = 'ses_20260101T000000Z_0000beef';
 const line = (value: unknown) => `${JSON.stringify(value)}\n`;
@@ -25,24 +26,40 @@ const use = (id: string, input: Record<string, unknown> = { file_path: `${id}.tx
 const result = (id: string) =>
   line({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: id, content: 'ok' }] } });
 
+type Fixture = Awaited<ReturnType<typeof openFixture>>;
+
+/**
+ * The close's transcript pass over `entry` (one transcript a harness named) in a session of the
+ * fixture: what it recorded, and its summary's entry for that transcript.
+ */
+async function witnessed(
+  f: Fixture,
+  entry: { harness: string; harness_session: string; path: string },
+): Promise<{ recorded: number | undefined; summary: Record<string, unknown> }> {
+  const state = join(f.dir, 'state');
+  mkdirSync(join(state, 'sessions', SESSION), { recursive: true });
+  rememberTranscript(state, SESSION, entry);
+  const done = await reconcileTranscripts({
+    state,
+    session: SESSION,
+    records: await f.records(),
+    boundary: f.boundary,
+  });
+  const record = (await f.records()).find((r) => r.event.type === 'tally.transcript.summary')!;
+  const extensions = record.event.extensions as Record<string, { transcripts: Record<string, unknown>[] }>;
+  return { recorded: done?.recorded, summary: extensions['dev.tally.transcript']!.transcripts[0]! };
+}
+
 describe('the transcript witness at its edges', () => {
   it("a use only h2's transcript shows is h2's agent, not the first harness session's", async () => {
     const f = await openFixture(null, null);
     try {
-      const state = join(f.dir, 'state');
-      mkdirSync(join(state, 'sessions', SESSION), { recursive: true });
       // Two Claude Code sessions in one Tally session (a second terminal, or `/clear`): h1 then h2.
       const h1 = { name: 'claude-code', instance: 'h1', harness: 'claude-code' };
       await f.boundary.observe({ type: 'user.prompt', session: { id: 'h1' } }, { source: 'hook', agent: h1 });
       const t2 = join(f.dir, 'h2.jsonl');
       writeFileSync(t2, use('toolu_h2') + result('toolu_h2'));
-      rememberTranscript(state, SESSION, { harness: 'claude-code', harness_session: 'h2', path: t2 });
-      await reconcileTranscripts({
-        state,
-        session: SESSION,
-        records: await f.records(),
-        boundary: f.boundary,
-      });
+      await witnessed(f, { harness: 'claude-code', harness_session: 'h2', path: t2 });
       const seen = (await f.records()).find(
         (r) => r.source === 'transcript' && r.event.type === 'tool.after',
       );
@@ -63,55 +80,40 @@ describe('the transcript witness at its edges', () => {
     );
     const f = await openFixture(null, null);
     try {
-      const state = join(f.dir, 'state');
-      mkdirSync(join(state, 'sessions', SESSION), { recursive: true });
       const chats = join(f.dir, 'chats');
       mkdirSync(chats);
       const transcript = join(chats, basename(fixture));
       copyFileSync(fixture, transcript);
       // What server.ts does for every Claude-family hook that carries transcript_path (Qwen's included).
-      rememberTranscript(state, SESSION, { harness: 'qwen-code', harness_session: 'q1', path: transcript });
-      await reconcileTranscripts({
-        state,
-        session: SESSION,
-        records: await f.records(),
-        boundary: f.boundary,
+      const { summary } = await witnessed(f, {
+        harness: 'qwen-code',
+        harness_session: 'q1',
+        path: transcript,
       });
-      const summary = (await f.records()).find((r) => r.event.type === 'tally.transcript.summary')!;
-      const [entry] = (
-        summary.event.extensions as Record<string, { transcripts: Record<string, unknown>[] }>
-      )['dev.tally.transcript']!.transcripts;
-      // Either its two calls are read, or the summary says the file was not read as a transcript.
-      assert.equal(entry!.files, 0, JSON.stringify(entry));
-      assert.match(JSON.stringify(entry!.unread), /the qwen-code transcript format is not read/);
+      // Its format is not read: the summary says so rather than "read, no tool use".
+      assert.equal(summary.files, 0, JSON.stringify(summary));
+      assert.match(JSON.stringify(summary.unread), /the qwen-code transcript format is not read/);
     } finally {
       await f.close();
     }
   });
 
   it('a transcript past the byte budget still has its first part read (docs: "what is past 256 MiB … is not read")', async () => {
-    const f = await openFixture(null, null);
-    try {
-      const transcript = join(f.dir, 'big.jsonl');
-      // 10 uses, then padding that takes the file past the (scaled-down) budget.
-      let text = '';
-      for (let i = 0; i < 10; i++) text += use(`toolu_${i}`) + result(`toolu_${i}`);
-      text += line({ type: 'attachment', pad: 'x'.repeat(8192) });
-      writeFileSync(transcript, text);
-      const reading = readTranscript(transcript, 4096);
-      assert.equal(reading.uses.length, 10, `read: ${JSON.stringify(reading.unread)}`);
-      assert.ok(reading.uses.every((u) => u.result !== undefined));
-      assert.match(reading.unread[0]?.reason ?? '', /read up to byte \d+ only/);
-    } finally {
-      await f.close();
-    }
+    const transcript = join(tempDir('tally-transcript-budget-'), 'big.jsonl');
+    // 10 uses, then padding that takes the file past the (scaled-down) budget.
+    let text = '';
+    for (let i = 0; i < 10; i++) text += use(`toolu_${i}`) + result(`toolu_${i}`);
+    text += line({ type: 'attachment', pad: 'x'.repeat(8192) });
+    writeFileSync(transcript, text);
+    const reading = readTranscript(transcript, 4096);
+    assert.equal(reading.uses.length, 10, `read: ${JSON.stringify(reading.unread)}`);
+    assert.ok(reading.uses.every((u) => u.result !== undefined));
+    assert.match(reading.unread[0]?.reason ?? '', /read up to byte \d+ only/);
   });
 
   it("records at most the close's bound of uses and counts the rest whole", async () => {
     const f = await openFixture(null, null);
     try {
-      const state = join(f.dir, 'state');
-      mkdirSync(join(state, 'sessions', SESSION), { recursive: true });
       const over = TRANSCRIPT_MAX_RECORDED + 3;
       const blocks = Array.from({ length: over }, (_, i) => ({
         type: 'tool_use',
@@ -121,20 +123,14 @@ describe('the transcript witness at its edges', () => {
       }));
       const transcript = join(f.dir, 'flood.jsonl');
       writeFileSync(transcript, line({ type: 'assistant', message: { content: blocks } }));
-      rememberTranscript(state, SESSION, { harness: 'claude-code', harness_session: 'h1', path: transcript });
-      const done = await reconcileTranscripts({
-        state,
-        session: SESSION,
-        records: await f.records(),
-        boundary: f.boundary,
+      const { recorded, summary } = await witnessed(f, {
+        harness: 'claude-code',
+        harness_session: 'h1',
+        path: transcript,
       });
-      assert.equal(done?.recorded, TRANSCRIPT_MAX_RECORDED);
-      const summary = (await f.records()).find((r) => r.event.type === 'tally.transcript.summary')!;
-      const [entry] = (
-        summary.event.extensions as Record<string, { transcripts: Record<string, unknown>[] }>
-      )['dev.tally.transcript']!.transcripts;
-      assert.equal(entry!.tool_uses, over);
-      assert.equal(entry!.unrecorded_count, 3);
+      assert.equal(recorded, TRANSCRIPT_MAX_RECORDED);
+      assert.equal(summary.tool_uses, over);
+      assert.equal(summary.unrecorded_count, 3);
     } finally {
       await f.close();
     }
