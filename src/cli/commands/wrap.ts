@@ -112,12 +112,21 @@ function wrapOwner(info: SessionInfo): number | undefined {
   return Number.isSafeInteger(pid) && (pid as number) > 0 ? pid : undefined;
 }
 
-function positiveInteger(value: string | undefined, flag: string, fallback: number): number {
+/** A flag's whole number from `min` to `max` (`unit` names what it counts), `fallback` when not given. */
+function wholeNumber(
+  value: string | undefined,
+  flag: string,
+  fallback: number,
+  [min, max]: readonly [number, number],
+  unit = '',
+): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100_000_000)
-    throw new UsageError(`${flag}: '${value}' is not a whole number from 1 to 100000000`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+    throw new UsageError(`${flag}: '${value}' is not a whole number ${unit}from ${min} to ${max}`);
   return Number(value);
 }
+
+const COUNT = [1, 100_000_000] as const;
 
 /** What recording the command's end found. */
 interface Outcome {
@@ -203,13 +212,6 @@ async function sealOwn(
 
 const DEFAULT_WAIT_S = 5;
 
-function wholeSeconds(value: string | undefined, flag: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) > 3600)
-    throw new UsageError(`${flag}: '${value}' is not a whole number of seconds from 0 to 3600`);
-  return Number(value);
-}
-
 export const command: Command = {
   summary: 'run a command and record what it did (process, file changes)',
   usage: [
@@ -237,9 +239,10 @@ export const command: Command = {
     });
     if (positionals.length > 0)
       throw new UsageError(`unexpected argument '${positionals[0]}' (the command goes after --)`);
-    const limit = positiveInteger(values['max-files'], '--max-files', DEFAULT_FILE_LIMIT);
-    const ms = positiveInteger(values['max-seconds'], '--max-seconds', DEFAULT_GIT_TIMEOUT_MS / 1000) * 1000;
-    const lingerMs = wholeSeconds(values.wait, '--wait', DEFAULT_WAIT_S) * 1000;
+    const limit = wholeNumber(values['max-files'], '--max-files', DEFAULT_FILE_LIMIT, COUNT);
+    const ms =
+      wholeNumber(values['max-seconds'], '--max-seconds', DEFAULT_GIT_TIMEOUT_MS / 1000, COUNT) * 1000;
+    const lingerMs = wholeNumber(values.wait, '--wait', DEFAULT_WAIT_S, [0, 3600], 'of seconds ') * 1000;
     const cmd = argv.slice(dash + 1);
     if (cmd[0] === '') throw new UsageError('the command after -- is empty: give the program to run');
     const where = placesOf(ctx);
