@@ -11,15 +11,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { Receipt } from '../../src/evidence/receipt/receipt.js';
-import { runTally } from '../cli/tally-process.js';
 import { call, text } from './model/script.js';
 import { makeRepo } from './repo.js';
 import { runAgent } from './runner.js';
+import { runSummary, tallyProject, underTallyRun, verifiedUnderCertificate } from './tally-flow.js';
+import { stopRecorder } from './tally-run-check.js';
 import { leftovers, makeTempDir, removeTempDir } from './temp.js';
-
-const TALLY = fileURLToPath(new URL('../../../bin/tally.js', import.meta.url));
 
 function receiptOf(pkg: string): Receipt {
   const lines = readFileSync(pkg, 'utf8').trimEnd().split('\n');
@@ -45,12 +43,6 @@ describe('the bar: tally run -- claude (real CLI, scripted model)', () => {
       },
     });
     const home = makeTempDir('tally-home');
-    const env = {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      TALLY_HOME: join(home, 'tally'),
-      TALLY_RECORDER_IDLE_MS: '4000',
-    };
     // Dirty before the session, and never touched during it.
     writeFileSync(join(repo.dir, 'dirty.txt'), 'edited before the session\n');
     try {
@@ -64,21 +56,11 @@ describe('the bar: tally run -- claude (real CLI, scripted model)', () => {
         'Bash(rm delete.txt)',
         'Bash(mv *)',
       ];
-      for (const args of [
-        ['init'],
-        [
-          'agent',
-          'register',
-          '--name',
-          'coder',
-          ...allow.flatMap((a) => ['--allow', a]),
-          '--forbid',
-          'Bash(rm -rf *)',
-        ],
-      ]) {
-        const ran = await runTally(args, { cwd: repo.dir, env });
-        assert.equal(ran.code, 0, ran.stderr);
-      }
+      const project = await tallyProject(repo.dir, home, [
+        ...allow.flatMap((a) => ['--allow', a]),
+        '--forbid',
+        'Bash(rm -rf *)',
+      ]);
       const run = await runAgent({
         agent: 'claude-code',
         cwd: repo.dir,
@@ -116,18 +98,12 @@ describe('the bar: tally run -- claude (real CLI, scripted model)', () => {
             if (thread === 'main' && k === 3) writeFileSync(join(repo.dir, 'manual.txt'), 'edited by hand\n');
           },
         },
-        env,
-        wrap: (bin, argv) => [
-          process.execPath,
-          [TALLY, 'run', '--agent', 'coder', '--json', '--', bin, ...argv],
-        ],
+        env: project.env,
+        wrap: underTallyRun,
       });
       t.diagnostic(`exit ${run.exitCode} in ${run.durationMs} ms; stderr: ${run.stderr.slice(-600)}`);
       assert.equal(run.exitCode, 0, run.stderr);
-      const summary = JSON.parse(run.stdout.slice(run.stdout.lastIndexOf('\n{') + 1 || 0)) as Record<
-        string,
-        unknown
-      >;
+      const summary = runSummary(run.stdout);
       assert.equal(summary.verified, true, JSON.stringify(summary));
 
       // What really happened on disk.
@@ -191,12 +167,7 @@ describe('the bar: tally run -- claude (real CLI, scripted model)', () => {
       const deny = receipt.decisions.find((d) => d.decision === 'deny');
       assert.equal(deny?.by, 'dev.tally.certificate');
       assert.equal(deny?.rule, 'Bash(rm -rf *)');
-      const verify = await runTally(['verify', String(summary.package), '--certificate', 'coder', '--json'], {
-        cwd: repo.dir,
-        env,
-      });
-      assert.equal(verify.code, 0, verify.stdout);
-      const cross = JSON.parse(verify.stdout) as {
+      const cross = (await verifiedUnderCertificate(project, String(summary.package))) as unknown as {
         checks: { check: string; ok: boolean; detail?: Record<string, unknown> }[];
       };
       const unauthorized = cross.checks.find((c) => c.check === 'unauthorized_calls');
@@ -209,7 +180,7 @@ describe('the bar: tally run -- claude (real CLI, scripted model)', () => {
         [['Bash(rm -rf *)', true]],
       );
     } finally {
-      await runTally(['recorder', 'stop'], { cwd: repo.dir, env });
+      await stopRecorder(repo.dir, home);
       repo.cleanup();
       removeTempDir(home);
     }
